@@ -1,1 +1,45 @@
-fn main() {}
+//! simcrawl-bench: the benchmark binary. Each subcommand measures one part of simcrawl and prints one
+//! JSON object (with `--json`) or a short table. It is not run by CI; docs/BENCHMARKS.md records its
+//! figures with the command that produced each.
+//!
+//! Build it in release mode: `cargo run --release -p simcrawl-bench -- index --n 1048576 --k 3 --json`.
+
+mod fingerprint;
+mod index;
+mod rng;
+mod stats;
+mod textgen;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "simcrawl-bench",
+    about = "Benchmarks for simcrawl (release builds only)"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// The near-duplicate fingerprint index against a brute-force scan and the rotation baseline.
+    Index(index::Args),
+    /// SimHash and MinHash throughput in MB/s of text on one core.
+    Fingerprint(fingerprint::Args),
+}
+
+fn main() -> Result<()> {
+    let cli = Cli::parse();
+    if cfg!(debug_assertions) {
+        eprintln!(
+            "warning: simcrawl-bench was built without optimisations; use --release for figures"
+        );
+    }
+    match cli.command {
+        Command::Index(args) => index::run(args),
+        Command::Fingerprint(args) => fingerprint::run(args),
+    }
+}

@@ -199,6 +199,51 @@ fn planted_pairs_at_every_distance_are_found_in_a_large_index() {
 }
 
 #[test]
+fn a_run_large_enough_for_implicit_high_bits_answers_exactly() {
+    // 2^19 + entries give k = 3 tables a 16-bit directory, so the top 16 bits of each entry are
+    // implied by its bucket. Check that layout, including removal and a merge with a small run.
+    let mut state = 9u64;
+    let mut next = || {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let n = (1 << 19) + 1000;
+    let mut model: Vec<(u64, u32)> = (0..n).map(|i| (next(), i as u32)).collect();
+    // Plant a cluster of near copies and an exact duplicate.
+    let base = model[10].0;
+    model.push((base ^ 0b101, n as u32));
+    model.push((base, n as u32 + 1));
+    let entries = model.iter().map(|&(fp, id)| (SimHash(fp), id)).collect();
+    let mut index = SimHashIndex::build(3, entries).expect("k = 3");
+    let check_some = |index: &SimHashIndex, model: &[(u64, u32)], next: &mut dyn FnMut() -> u64| {
+        for _ in 0..40 {
+            let (fp, _) = model[(next() % model.len() as u64) as usize];
+            let q = fp ^ (1 << (next() % 64)) ^ (1 << (next() % 64));
+            assert_eq!(sorted(index.query(SimHash(q))), brute(model, q, 3));
+        }
+        assert_eq!(
+            sorted(index.query(SimHash(base ^ 1))),
+            brute(model, base ^ 1, 3)
+        );
+    };
+    check_some(&index, &model, &mut next);
+    assert_eq!(index.query(SimHash(base)).len(), 3);
+    assert!(index.remove(SimHash(base), n as u32 + 1));
+    model.pop();
+    assert_eq!(index.query(SimHash(base)).len(), 2);
+    for i in 0..300u32 {
+        let fp = base ^ (1u64 << (i % 64)) ^ u64::from(i) << 20;
+        index.insert(SimHash(fp), 2_000_000 + i);
+        model.push((fp, 2_000_000 + i));
+    }
+    index.compact();
+    check_some(&index, &model, &mut next);
+}
+
+#[test]
 fn k_above_eight_is_refused_with_the_limit() {
     let err = SimHashIndex::new(9, 100).unwrap_err();
     assert_eq!(

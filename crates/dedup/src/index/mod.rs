@@ -24,6 +24,10 @@ use crate::error::{DedupError, check_k};
 use crate::simhash::SimHash;
 use run::Run;
 
+/// Tables whose buckets are located before any is scanned; plans with more tables locate the rest
+/// one at a time.
+const MAX_PROBES: usize = 16;
+
 /// One fingerprint found within distance k of a query.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Match {
@@ -230,32 +234,38 @@ impl SimHashIndex {
             }
         }
         let layouts = self.plan.tables();
-        for (t, layout) in layouts.iter().enumerate() {
-            let pq = layout.permute(q);
-            for run in &self.runs {
-                let table = &run.tables[t];
-                let range = table.bucket(pq);
-                let keys = &table.keys[range.clone()];
-                for (offset, &x) in keys.iter().enumerate() {
-                    let distance = (x ^ pq).count_ones();
-                    if distance > k {
-                        continue;
+        let mut probes: [Option<(u64, run::Bucket)>; MAX_PROBES] = std::array::from_fn(|_| None);
+        for run in &self.runs {
+            // First locate every table's bucket, so that their loads overlap; then scan them.
+            let tables = layouts.len().min(MAX_PROBES);
+            for (t, layout) in layouts.iter().enumerate().take(tables) {
+                let pq = layout.permute(q);
+                probes[t] = Some((pq, run.tables[t].locate(pq)));
+            }
+            for (t, layout) in layouts.iter().enumerate() {
+                let (pq, bucket) = match probes.get_mut(t).and_then(Option::take) {
+                    Some(probe) => probe,
+                    None => {
+                        let pq = layout.permute(q);
+                        (pq, run.tables[t].locate(pq))
                     }
+                };
+                let mut previous: Option<u64> = None;
+                run.tables[t].scan(&bucket, pq, k, |i, x, distance| {
                     let stored = layout.unpermute(x);
+                    let first = previous != Some(x);
+                    previous = Some(x);
                     if self.plan.first_agreeing_table(stored ^ q) != Some(t) {
-                        continue;
+                        return;
                     }
                     if t == 0 {
                         out.push(Match {
-                            id: run.ids[range.start + offset],
+                            id: run.ids[i],
                             fp: SimHash(stored),
                             distance,
                         });
-                    } else {
+                    } else if first {
                         // Equal keys are adjacent: report a fingerprint's ids once, at its first copy.
-                        if offset > 0 && keys[offset - 1] == x {
-                            continue;
-                        }
                         for &id in run.ids_of(stored) {
                             out.push(Match {
                                 id,
@@ -264,20 +274,17 @@ impl SimHashIndex {
                             });
                         }
                     }
-                }
+                });
             }
         }
     }
 
     /// Every stored pair, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (SimHash, u32)> + '_ {
-        let runs = self.runs.iter().flat_map(|run| {
-            run.tables[0]
-                .keys
-                .iter()
-                .zip(&run.ids)
-                .map(|(&fp, &id)| (SimHash(fp), id))
-        });
+        let runs = self
+            .runs
+            .iter()
+            .flat_map(|run| run.entries().map(|(fp, id)| (SimHash(fp), id)));
         self.delta
             .iter()
             .map(|&(fp, id)| (SimHash(fp), id))

@@ -3,62 +3,289 @@
 use super::plan::{Plan, TableLayout, directory_bits};
 use super::sort::radix_sort_by_key;
 
-/// One table of a run: permuted fingerprints in ascending order, and a directory of bucket starts.
+/// One table of a run: permuted fingerprints in ascending order and a directory of bucket starts.
+///
+/// Each 64-bit permuted key `p` keeps its low 48 bits, as a 32-bit `mid = p[16..48]` and a 16-bit
+/// `low = p[0..16]`. Within a bucket the mids come first, then the lows: bucket `b` holding entries
+/// `s..s+L` occupies bytes `6s..6(s+L)`, mids at `6s..6s+4L`, lows after them. A probe reads the
+/// bucket's mids in a row (4 bytes per entry); only the entries whose mid is within k of the query's
+/// (about one in a million for k = 3) read their low, so a probe is one sequential read.
+///
+/// When the directory has at least 16 bits, the top 16 bits `p[48..64]` of every entry of a bucket are
+/// the bucket number's, so they are not stored: 6 bytes per entry. Smaller runs keep them in `high`.
 #[derive(Debug, Clone)]
 pub(crate) struct Table {
-    pub(crate) keys: Vec<u64>,
+    /// `p[48..64]` by entry index, only when `dir_bits < 16`.
+    high: Vec<u16>,
+    /// Per bucket: the mids, then the lows, little-endian.
+    data: Vec<u8>,
     /// `dir[b]` is the first index whose top `dir_bits` bits are `>= b`; `dir[2^dir_bits] = len`.
     dir: Vec<u32>,
     dir_bits: u32,
 }
 
+/// A directory this wide makes the top 16 bits implicit.
+const IMPLICIT_HIGH_BITS: u32 = 16;
+
+/// Where one bucket's entries and columns are.
+#[derive(Debug, Clone)]
+pub(crate) struct Bucket {
+    b: usize,
+    /// First entry index.
+    start: usize,
+    /// Number of entries.
+    len: usize,
+}
+
 impl Table {
-    fn new(keys: Vec<u64>, key_bits: u32) -> Table {
+    fn new(keys: &[u64], key_bits: u32) -> Table {
         let dir_bits = directory_bits(keys.len() as u64, key_bits);
         let buckets = 1usize << dir_bits;
         let mut dir = vec![0u32; buckets + 1];
         // Count per bucket, then prefix sums.
-        for &k in &keys {
+        for &k in keys {
             dir[bucket_of(k, dir_bits) + 1] += 1;
         }
         for b in 0..buckets {
             dir[b + 1] += dir[b];
         }
+        let high = if dir_bits >= IMPLICIT_HIGH_BITS {
+            Vec::new()
+        } else {
+            keys.iter().map(|&k| (k >> 48) as u16).collect()
+        };
+        let mut data = Vec::with_capacity(6 * keys.len());
+        advise_huge_pages(&data);
+        for b in 0..buckets {
+            let bucket = &keys[dir[b] as usize..dir[b + 1] as usize];
+            for &k in bucket {
+                data.extend_from_slice(&((k >> 16) as u32).to_le_bytes());
+            }
+            for &k in bucket {
+                data.extend_from_slice(&(k as u16).to_le_bytes());
+            }
+        }
         Table {
-            keys,
+            high,
+            data,
             dir,
             dir_bits,
         }
     }
 
-    /// The index range of entries sharing the query's top `dir_bits` bits.
     #[inline]
-    pub(crate) fn bucket(&self, pq: u64) -> std::ops::Range<usize> {
-        let b = bucket_of(pq, self.dir_bits);
-        self.dir[b] as usize..self.dir[b + 1] as usize
+    fn bucket_at(&self, b: usize) -> Bucket {
+        let start = self.dir[b] as usize;
+        Bucket {
+            b,
+            start,
+            len: self.dir[b + 1] as usize - start,
+        }
+    }
+
+    #[inline(always)]
+    fn mid(&self, bucket: &Bucket, j: usize) -> u32 {
+        let at = 6 * bucket.start + 4 * j;
+        let mut bytes = [0u8; 4];
+        bytes.copy_from_slice(&self.data[at..at + 4]);
+        u32::from_le_bytes(bytes)
+    }
+
+    #[inline(always)]
+    fn low(&self, bucket: &Bucket, j: usize) -> u16 {
+        let at = 6 * bucket.start + 4 * bucket.len + 2 * j;
+        u16::from_le_bytes([self.data[at], self.data[at + 1]])
+    }
+
+    /// The full permuted key of the `j`-th entry of a bucket.
+    #[inline]
+    fn key(&self, bucket: &Bucket, j: usize) -> u64 {
+        let high = if self.high.is_empty() {
+            // dir_bits >= 16: the bucket number holds the top dir_bits bits.
+            (bucket.b as u64) << (64 - self.dir_bits)
+        } else {
+            u64::from(self.high[bucket.start + j]) << 48
+        };
+        high | (u64::from(self.mid(bucket, j)) << 16) | u64::from(self.low(bucket, j))
+    }
+
+    /// All keys in ascending order.
+    pub(crate) fn keys(&self) -> impl Iterator<Item = u64> + '_ {
+        (0..self.dir.len() - 1).flat_map(move |b| {
+            let bucket = self.bucket_at(b);
+            (0..bucket.len).map(move |j| self.key(&bucket, j))
+        })
+    }
+
+    /// The bucket of a permuted query. Hints the CPU to start loading its mids, so that the probes of
+    /// several tables overlap their memory latency.
+    #[inline]
+    pub(crate) fn locate(&self, pq: u64) -> Bucket {
+        let bucket = self.bucket_at(bucket_of(pq, self.dir_bits));
+        let mids = &self.data[6 * bucket.start..6 * bucket.start + 4 * bucket.len];
+        for line in mids.chunks(64) {
+            prefetch(line.as_ptr());
+        }
+        bucket
+    }
+
+    /// Calls `hit(index, key, distance)` for every entry of `bucket` within `k` of the permuted query
+    /// `pq`.
+    #[inline]
+    pub(crate) fn scan(
+        &self,
+        bucket: &Bucket,
+        pq: u64,
+        k: u32,
+        mut hit: impl FnMut(usize, u64, u32),
+    ) {
+        let qm = (pq >> 16) as u32;
+        let ql = pq as u16;
+        let qh = (pq >> 48) as u16;
+        let mids = &self.data[6 * bucket.start..6 * bucket.start + 4 * bucket.len];
+        filter_mids(mids, qm, k, |j| {
+            let dm = (self.mid(bucket, j) ^ qm).count_ones();
+            let mut d = dm + (self.low(bucket, j) ^ ql).count_ones();
+            if !self.high.is_empty() {
+                d += (self.high[bucket.start + j] ^ qh).count_ones();
+            }
+            if d <= k {
+                hit(bucket.start + j, self.key(bucket, j), d);
+            }
+        });
     }
 
     /// The index range of entries exactly equal to `pq`.
     pub(crate) fn equal_range(&self, pq: u64) -> std::ops::Range<usize> {
-        let range = self.bucket(pq);
-        let slice = &self.keys[range.clone()];
-        let lo = slice.partition_point(|&x| x < pq);
-        let hi = slice.partition_point(|&x| x <= pq);
-        range.start + lo..range.start + hi
+        let bucket = self.bucket_at(bucket_of(pq, self.dir_bits));
+        let lo = partition(0..bucket.len, |j| self.key(&bucket, j) < pq);
+        let hi = partition(0..bucket.len, |j| self.key(&bucket, j) <= pq);
+        bucket.start + lo..bucket.start + hi
     }
 
-    /// Removes the entry at `i`, keeping the directory right.
+    /// Removes the entry at index `i`, keeping the directory and the bucket's columns right.
     fn remove_at(&mut self, i: usize) {
-        let b = bucket_of(self.keys[i], self.dir_bits);
-        self.keys.remove(i);
+        let b = partition(0..self.dir.len() - 1, |b| (self.dir[b + 1] as usize) <= i);
+        let bucket = self.bucket_at(b);
+        let j = i - bucket.start;
+        // The low first (it lies after the mids), then the mid; the lows then start 4 bytes earlier,
+        // exactly where a bucket of len - 1 entries expects them.
+        let low_at = 6 * bucket.start + 4 * bucket.len + 2 * j;
+        self.data.drain(low_at..low_at + 2);
+        let mid_at = 6 * bucket.start + 4 * j;
+        self.data.drain(mid_at..mid_at + 4);
+        if !self.high.is_empty() {
+            self.high.remove(i);
+        }
         for start in &mut self.dir[b + 1..] {
             *start -= 1;
         }
     }
 
     fn bytes(&self) -> usize {
-        self.keys.capacity() * 8 + self.dir.capacity() * 4
+        self.high.capacity() * 2 + self.data.capacity() + self.dir.capacity() * 4
     }
+}
+
+/// Calls `pass(j)` for every 4-byte little-endian `mids[j]` within `k` bits of `qm`, in order.
+#[inline]
+fn filter_mids(mids: &[u8], qm: u32, k: u32, pass: impl FnMut(usize)) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512vpopcntdq")
+            && std::arch::is_x86_feature_detected!("avx512f")
+        {
+            // SAFETY: both features were detected just above; the function needs nothing else.
+            unsafe { filter_mids_avx512(mids, qm, k, pass) };
+            return;
+        }
+    }
+    filter_mids_generic(mids, qm, k, pass)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vpopcntdq")]
+fn filter_mids_avx512(mids: &[u8], qm: u32, k: u32, pass: impl FnMut(usize)) {
+    filter_mids_generic(mids, qm, k, pass)
+}
+
+/// Sixteen mids at a time into a bit mask, a loop the compiler turns into a few vector instructions
+/// where the CPU has a vector POPCNT; then one call per set bit.
+#[inline(always)]
+fn filter_mids_generic(mids: &[u8], qm: u32, k: u32, mut pass: impl FnMut(usize)) {
+    let chunks = mids.chunks_exact(64);
+    let rest = chunks.remainder();
+    let mut base = 0;
+    for chunk in chunks {
+        let mut mask = 0u32;
+        for (i, m) in chunk.chunks_exact(4).enumerate() {
+            let m = u32::from_le_bytes([m[0], m[1], m[2], m[3]]);
+            mask |= u32::from((m ^ qm).count_ones() <= k) << i;
+        }
+        while mask != 0 {
+            pass(base + mask.trailing_zeros() as usize);
+            mask &= mask - 1;
+        }
+        base += 16;
+    }
+    for (i, m) in rest.chunks_exact(4).enumerate() {
+        let m = u32::from_le_bytes([m[0], m[1], m[2], m[3]]);
+        if (m ^ qm).count_ones() <= k {
+            pass(base + i);
+        }
+    }
+}
+
+/// Asks the kernel to back a large, freshly allocated buffer with transparent huge pages, before it is
+/// touched. The tables are probed at random; with 4 KiB pages nearly every probe of a large table would
+/// also miss the TLB. Only a hint: where the kernel says no, nothing changes.
+pub(crate) fn advise_huge_pages<T>(v: &Vec<T>) {
+    const HUGE: usize = 2 << 20;
+    let bytes = v.capacity() * std::mem::size_of::<T>();
+    if bytes < 2 * HUGE {
+        return;
+    }
+    #[cfg(target_os = "linux")]
+    {
+        let start = v.as_ptr() as usize;
+        let aligned = start.next_multiple_of(HUGE);
+        let len = (start + bytes).saturating_sub(aligned) / HUGE * HUGE;
+        if len > 0 {
+            // SAFETY: the range lies inside the vector's own allocation, and MADV_HUGEPAGE only changes
+            // how the kernel backs those pages, never their contents.
+            unsafe {
+                libc::madvise(aligned as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+}
+
+/// Asks the CPU to start loading the cache line at `p`. A hint only: it never faults.
+#[inline(always)]
+fn prefetch(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        // SAFETY: prefetch is a hint that never dereferences in a way that can fault, whatever the
+        // address; SSE is part of the x86_64 baseline.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// The first index in `range` for which `pred` is false (`pred` must be true then false).
+fn partition(range: std::ops::Range<usize>, pred: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (range.start, range.end);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if pred(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 #[inline]
@@ -84,14 +311,13 @@ impl Run {
         let (fps, ids): (Vec<u64>, Vec<u32>) = entries.into_iter().unzip();
         let mut tables = Vec::with_capacity(plan.tables().len());
         for (t, layout) in plan.tables().iter().enumerate() {
-            let keys = if t == 0 {
-                fps.clone()
+            if t == 0 {
+                tables.push(Table::new(&fps, layout.key_bits));
             } else {
                 let mut keys: Vec<u64> = fps.iter().map(|&x| layout.permute(x)).collect();
                 radix_sort_by_key(&mut keys, |&x| x);
-                keys
-            };
-            tables.push(Table::new(keys, layout.key_bits));
+                tables.push(Table::new(&keys, layout.key_bits));
+            }
         }
         Run { tables, ids }
     }
@@ -108,17 +334,22 @@ impl Run {
                 _ => unreachable!("runs of one index have one table per plan table"),
             };
             let keys = if t == 0 {
-                merge_with_ids(&ta.keys, &a.ids, &tb.keys, &b.ids, &mut ids)
+                merge_with_ids(ta.keys(), &a.ids, tb.keys(), &b.ids, &mut ids)
             } else {
-                merge_keys(&ta.keys, &tb.keys)
+                merge_keys(ta.keys(), tb.keys())
             };
-            tables.push(Table::new(keys, layout.key_bits));
+            tables.push(Table::new(&keys, layout.key_bits));
         }
         Run { tables, ids }
     }
 
     pub(crate) fn len(&self) -> usize {
         self.ids.len()
+    }
+
+    /// The fingerprint stored at index `i` of the identity table, and its id.
+    pub(crate) fn entries(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
+        self.tables[0].keys().zip(self.ids.iter().copied())
     }
 
     /// The ids stored for fingerprint `fp` in this run.
@@ -148,46 +379,44 @@ impl Run {
     }
 }
 
-fn merge_keys(a: &[u64], b: &[u64]) -> Vec<u64> {
-    let mut out = Vec::with_capacity(a.len() + b.len());
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        if a[i] <= b[j] {
-            out.push(a[i]);
-            i += 1;
-        } else {
-            out.push(b[j]);
-            j += 1;
-        }
+fn merge_keys(a: impl Iterator<Item = u64>, b: impl Iterator<Item = u64>) -> Vec<u64> {
+    let mut out = Vec::with_capacity(a.size_hint().0 + b.size_hint().0);
+    let (mut a, mut b) = (a.peekable(), b.peekable());
+    loop {
+        let take_a = match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) => x <= y,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => break,
+        };
+        out.extend(if take_a { a.next() } else { b.next() });
     }
-    out.extend_from_slice(&a[i..]);
-    out.extend_from_slice(&b[j..]);
     out
 }
 
 fn merge_with_ids(
-    a: &[u64],
+    a: impl Iterator<Item = u64>,
     a_ids: &[u32],
-    b: &[u64],
+    b: impl Iterator<Item = u64>,
     b_ids: &[u32],
     ids: &mut Vec<u32>,
 ) -> Vec<u64> {
-    let mut out = Vec::with_capacity(a.len() + b.len());
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        if a[i] <= b[j] {
-            out.push(a[i]);
-            ids.push(a_ids[i]);
-            i += 1;
-        } else {
-            out.push(b[j]);
-            ids.push(b_ids[j]);
-            j += 1;
+    let mut out = Vec::with_capacity(a_ids.len() + b_ids.len());
+    let (mut a, mut b) = (
+        a.zip(a_ids.iter().copied()).peekable(),
+        b.zip(b_ids.iter().copied()).peekable(),
+    );
+    loop {
+        let take_a = match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) => x.0 <= y.0,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => break,
+        };
+        if let Some((key, id)) = if take_a { a.next() } else { b.next() } {
+            out.push(key);
+            ids.push(id);
         }
     }
-    out.extend_from_slice(&a[i..]);
-    ids.extend_from_slice(&a_ids[i..]);
-    out.extend_from_slice(&b[j..]);
-    ids.extend_from_slice(&b_ids[j..]);
     out
 }

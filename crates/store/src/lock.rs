@@ -1,0 +1,111 @@
+//! The lock file that keeps a store to one process at a time.
+//!
+//! `<store>/simcrawl.lock` is locked with the operating system's advisory file lock
+//! ([`File::try_lock`], `flock` on Unix) and holds the holder's process id in decimal, followed by a
+//! newline. The lock belongs to the open file, not to the file's existence: the OS releases it when
+//! the holder closes the file or dies, even by `kill -9`. A lock file left behind by a dead process
+//! therefore never blocks the next open; it is simply locked again and overwritten.
+//!
+//! The file is never deleted: deleting a lock file while another process is about to lock it would
+//! let two processes each hold a lock on a different file of the same name.
+
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::StoreError;
+
+/// The lock file's name inside the store directory.
+pub const LOCK_FILE_NAME: &str = "simcrawl.lock";
+
+/// A held lock on a store directory. Dropping it releases the lock.
+#[derive(Debug)]
+pub(crate) struct LockFile {
+    /// Kept open: the lock lives as long as this descriptor.
+    _file: File,
+}
+
+impl LockFile {
+    /// Locks `<dir>/simcrawl.lock` and writes this process's id into it.
+    pub(crate) fn acquire(dir: &Path) -> Result<LockFile, StoreError> {
+        let path = dir.join(LOCK_FILE_NAME);
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| open_error(&path, e))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                return Err(StoreError::Locked {
+                    pid: read_pid(&path),
+                    lock_path: path,
+                });
+            }
+            Err(TryLockError::Error(e)) => return Err(StoreError::Io { path, source: e }),
+        }
+        let write_pid = |file: &mut File| -> io::Result<()> {
+            file.set_len(0)?;
+            file.write_all(format!("{}\n", std::process::id()).as_bytes())?;
+            file.flush()
+        };
+        write_pid(&mut file).map_err(|e| open_error(&path, e))?;
+        Ok(LockFile { _file: file })
+    }
+}
+
+/// Reads the pid a holder wrote into the lock file. `None` if the file cannot be read or does not hold
+/// a pid yet (the holder may be between locking and writing).
+fn read_pid(path: &Path) -> Option<u32> {
+    let mut text = String::new();
+    File::open(path).ok()?.read_to_string(&mut text).ok()?;
+    text.trim().parse().ok()
+}
+
+/// Maps an error opening or writing a file in the store directory.
+pub(crate) fn open_error(path: &Path, error: io::Error) -> StoreError {
+    let path: PathBuf = path.to_owned();
+    match error.kind() {
+        io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => {
+            StoreError::PermissionDenied {
+                path,
+                source: error,
+            }
+        }
+        _ => StoreError::Io {
+            path,
+            source: error,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn second_lock_in_the_same_process_is_refused_with_our_pid() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let held = LockFile::acquire(dir.path()).expect("first lock");
+        match LockFile::acquire(dir.path()) {
+            Err(StoreError::Locked { lock_path, pid }) => {
+                assert_eq!(lock_path, dir.path().join(LOCK_FILE_NAME));
+                assert_eq!(pid, Some(std::process::id()));
+            }
+            other => panic!("expected Locked, got {other:?}"),
+        }
+        drop(held);
+        assert!(LockFile::acquire(dir.path()).is_ok());
+    }
+
+    #[test]
+    fn a_stale_lock_file_does_not_block() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join(LOCK_FILE_NAME), "999999999\n").expect("write");
+        let _held = LockFile::acquire(dir.path()).expect("stale file is not a lock");
+        let text = std::fs::read_to_string(dir.path().join(LOCK_FILE_NAME)).expect("read");
+        assert_eq!(text, format!("{}\n", std::process::id()));
+    }
+}

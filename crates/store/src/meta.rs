@@ -1,0 +1,193 @@
+//! The `meta` tree: the schema version, named counters, and queue sequence numbers.
+//!
+//! # Records (key -> value)
+//!
+//! | key | value |
+//! |-----|-------|
+//! | `schema_version` | `u32` big-endian |
+//! | `counter/<name>` (UTF-8) | `u64` big-endian |
+//! | `queue_seq/<queues tree name>` (UTF-8) | `u64` big-endian: the next sequence number to hand out |
+//!
+//! The prefixes keep the three kinds apart: a counter named `schema_version` is stored under
+//! `counter/schema_version`.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::codec::Codec;
+use crate::error::StoreError;
+use crate::store::{META_TREE, SCHEMA_VERSION, Shared};
+
+/// Key of the schema version record.
+const SCHEMA_KEY: &[u8] = b"schema_version";
+/// Prefix of counter records.
+const COUNTER_PREFIX: &[u8] = b"counter/";
+/// Prefix of queue sequence records.
+const QUEUE_SEQ_PREFIX: &[u8] = b"queue_seq/";
+
+/// The meta key of the next-sequence record of the queues in tree `name`.
+pub(crate) fn queue_seq_key(name: &str) -> Vec<u8> {
+    [QUEUE_SEQ_PREFIX, name.as_bytes()].concat()
+}
+
+fn counter_key(name: &str) -> Vec<u8> {
+    [COUNTER_PREFIX, name.as_bytes()].concat()
+}
+
+/// Decodes a `u64` read from meta.
+pub(crate) fn decode_u64(bytes: &[u8]) -> Result<u64, StoreError> {
+    u64::decode(bytes).map_err(|e| StoreError::decode(META_TREE, e))
+}
+
+/// Checks the schema version of an opened store; writes it into a new one. `initialised` says whether
+/// the store directory was initialised before (see
+/// [`INITIALISED_FILE_NAME`](crate::INITIALISED_FILE_NAME)).
+pub(crate) fn check_schema(
+    shared: &Shared,
+    path: &Path,
+    initialised: bool,
+) -> Result<(), StoreError> {
+    let meta_err = |e| StoreError::backend(META_TREE, e);
+    match shared.meta.get(SCHEMA_KEY).map_err(meta_err)? {
+        Some(bytes) => {
+            let found = u32::decode(&bytes).map_err(|e| StoreError::Corrupt {
+                path: path.to_owned(),
+                detail: format!("its schema version record is unreadable ({e})"),
+            })?;
+            if found != SCHEMA_VERSION {
+                return Err(StoreError::SchemaMismatch {
+                    path: path.to_owned(),
+                    found,
+                    expected: SCHEMA_VERSION,
+                });
+            }
+            Ok(())
+        }
+        None => {
+            if initialised {
+                return Err(StoreError::Corrupt {
+                    path: path.to_owned(),
+                    detail: "it was initialised, but sled finds no schema version in its files \
+                             (they are damaged or were removed)"
+                        .to_owned(),
+                });
+            }
+            if holds_data(shared).map_err(meta_err)? {
+                return Err(StoreError::Corrupt {
+                    path: path.to_owned(),
+                    detail: "it holds data but no schema version".to_owned(),
+                });
+            }
+            shared
+                .meta
+                .insert(SCHEMA_KEY, SCHEMA_VERSION.encode())
+                .map_err(meta_err)?;
+            shared.db.flush().map_err(meta_err)?;
+            Ok(())
+        }
+    }
+}
+
+/// Whether any tree of the database holds an entry. Only called on a store without a schema version,
+/// which is normally a new, empty one.
+fn holds_data(shared: &Shared) -> sled::Result<bool> {
+    if shared.db.first()?.is_some() {
+        return Ok(true);
+    }
+    for name in shared.db.tree_names() {
+        if shared.db.open_tree(&name)?.first()?.is_some() {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Named `u64` counters, kept in the meta tree: cheap totals that would otherwise need a full scan.
+///
+/// Every update is atomic (a compare-and-swap loop), so concurrent updates are never lost. A counter
+/// that was never set reads as 0.
+#[derive(Clone)]
+pub struct Counters {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Counters {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Counters").finish_non_exhaustive()
+    }
+}
+
+impl Counters {
+    pub(crate) fn new(shared: Arc<Shared>) -> Self {
+        Counters { shared }
+    }
+
+    /// The value of counter `name` (0 if it was never set).
+    pub fn get(&self, name: &str) -> Result<u64, StoreError> {
+        match self
+            .shared
+            .meta
+            .get(counter_key(name))
+            .map_err(|e| StoreError::backend(META_TREE, e))?
+        {
+            Some(bytes) => decode_u64(&bytes),
+            None => Ok(0),
+        }
+    }
+
+    /// Adds `delta` (which may be negative) to counter `name` and returns the new value.
+    ///
+    /// A result below 0 or above `u64::MAX` is an error and leaves the counter unchanged.
+    pub fn add(&self, name: &str, delta: i64) -> Result<u64, StoreError> {
+        let key = counter_key(name);
+        let meta = &self.shared.meta;
+        loop {
+            let current = meta
+                .get(&key)
+                .map_err(|e| StoreError::backend(META_TREE, e))?;
+            let value = match &current {
+                Some(bytes) => decode_u64(bytes)?,
+                None => 0,
+            };
+            let new =
+                value
+                    .checked_add_signed(delta)
+                    .ok_or_else(|| StoreError::CounterOutOfRange {
+                        name: name.to_owned(),
+                        value,
+                        delta,
+                    })?;
+            let swapped = meta
+                .compare_and_swap(&key, current, Some(&new.encode()[..]))
+                .map_err(|e| StoreError::backend(META_TREE, e))?;
+            if swapped.is_ok() {
+                return Ok(new);
+            }
+        }
+    }
+
+    /// Sets counter `name` to `value` and returns its previous value.
+    pub fn set(&self, name: &str, value: u64) -> Result<u64, StoreError> {
+        let previous = self
+            .shared
+            .meta
+            .insert(counter_key(name), value.encode())
+            .map_err(|e| StoreError::backend(META_TREE, e))?;
+        match previous {
+            Some(bytes) => decode_u64(&bytes),
+            None => Ok(0),
+        }
+    }
+
+    /// Every counter that was ever set, by name.
+    pub fn all(&self) -> Result<Vec<(String, u64)>, StoreError> {
+        let mut out = Vec::new();
+        for entry in self.shared.meta.scan_prefix(COUNTER_PREFIX) {
+            let (key, value) = entry.map_err(|e| StoreError::backend(META_TREE, e))?;
+            let name = String::decode(&key[COUNTER_PREFIX.len()..])
+                .map_err(|e| StoreError::decode(META_TREE, e))?;
+            out.push((name, decode_u64(&value)?));
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,397 @@
+//! [`Store`]: opening, locking, the schema check, and handing out typed handles.
+
+use std::collections::HashMap;
+use std::io;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use crate::codec::Codec;
+use crate::error::StoreError;
+use crate::lock::{LockFile, open_error};
+use crate::log::Log;
+use crate::meta::{self, Counters};
+use crate::queue::Queues;
+use crate::tree::Tree;
+
+/// The schema version this build writes and accepts. Bump it whenever a tree's key or value format,
+/// or the meaning of a meta record, changes.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The subdirectory of a store directory that holds sled's files (`db`, `conf`, `blobs/`, `snap.*`).
+pub const SLED_DIR_NAME: &str = "sled";
+
+/// A file written into the store directory once the store is initialised (its schema version is on
+/// disk). If it is there but sled finds no schema version, sled's files were damaged or removed: sled
+/// 0.34 opens a `db` file that is garbage from its first byte as an empty database, and without this
+/// marker the store would silently start over.
+pub const INITIALISED_FILE_NAME: &str = "simcrawl.store";
+
+/// The name of the tree holding the schema version, counters and sequence numbers. Reserved, like
+/// every name starting with `meta/`.
+pub const META_TREE: &str = "meta";
+
+/// How long `open` keeps retrying when sled's own file lock is still held after the lock file was
+/// taken. Only this process can be holding it then (a `Store` that was just dropped, whose sled
+/// threads have not exited yet): see sled issues #1234 and #1289.
+const SLED_LOCK_WAIT: Duration = Duration::from_secs(10);
+
+/// Tuning for [`Store::open_with`]. `Options::default()` is what [`Store::open`] uses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Options {
+    /// Size of sled's page cache in bytes. Default 128 MiB.
+    ///
+    /// This is a target, not a cap: sled's memory use overshoots it, by a lot with large write
+    /// batches, which is why this crate offers single-key writes and no batch API. Leave room for the
+    /// rest of the crawler (the fingerprint index lives in memory).
+    pub cache_capacity: u64,
+    /// How often sled writes its buffers to disk on its own, in milliseconds. Default 500 (sled's
+    /// default). `None` turns the background flusher off; then only [`Store::flush`] makes writes
+    /// durable.
+    pub flush_every_ms: Option<u64>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            cache_capacity: 128 * 1024 * 1024,
+            flush_every_ms: Some(500),
+        }
+    }
+}
+
+/// State shared by a [`Store`] and every handle taken from it.
+///
+/// Field order matters: fields drop in declaration order, so sled is closed before the lock file is
+/// released.
+pub(crate) struct Shared {
+    pub(crate) db: sled::Db,
+    pub(crate) meta: sled::Tree,
+    path: Option<PathBuf>,
+    /// Tree name -> how it was opened ("Tree<u64, String>", ...), to catch a name opened twice with
+    /// different types in one process.
+    opened: Mutex<HashMap<String, String>>,
+    _lock: Option<LockFile>,
+}
+
+/// An open store: a directory holding sled's files and the lock file.
+///
+/// A `Store` is a cheap handle (`Clone` shares it). The directory stays locked until the `Store`, its
+/// clones and every [`Tree`], [`Log`], [`Queues`] and [`Counters`] taken from it are dropped.
+///
+/// # Durability
+///
+/// Writes are in memory first. sled writes them out on its own every
+/// [`flush_every_ms`](Options::flush_every_ms) (default 500 ms); [`flush`](Store::flush) writes them
+/// out now and returns when they are on disk. Call it at checkpoints (after a unit of work whose loss
+/// would be visible, e.g. when a page is indexed and its skip records are written) and on shutdown:
+/// dropping the store also flushes, but cannot report a failure. After a crash, the store holds a
+/// prefix of the writes made: everything up to the last flush, perhaps more, never a later write
+/// without an earlier one.
+#[derive(Clone)]
+pub struct Store {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("path", &self.shared.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Store {
+    /// Opens the store in directory `path` with default [`Options`], creating it if needed.
+    ///
+    /// The directory gets a lock file (`simcrawl.lock`) and a `sled/` subdirectory. A new store gets
+    /// the current [`SCHEMA_VERSION`]. Every failure is a [`StoreError`] naming the path and what to
+    /// do: the path is a file ([`NotADirectory`](StoreError::NotADirectory)), cannot be written
+    /// ([`PermissionDenied`](StoreError::PermissionDenied)), is used by another process
+    /// ([`Locked`](StoreError::Locked)), holds another schema version
+    /// ([`SchemaMismatch`](StoreError::SchemaMismatch)) or cannot be read
+    /// ([`Corrupt`](StoreError::Corrupt)).
+    pub fn open(path: impl AsRef<Path>) -> Result<Store, StoreError> {
+        Store::open_with(path, &Options::default())
+    }
+
+    /// Opens the store in directory `path` with the given options. See [`Store::open`].
+    pub fn open_with(path: impl AsRef<Path>, options: &Options) -> Result<Store, StoreError> {
+        let path = path.as_ref();
+        prepare_dir(path)?;
+        let lock = LockFile::acquire(path)?;
+        let marker = path.join(INITIALISED_FILE_NAME);
+        let initialised = marker.exists();
+        let sled_dir = path.join(SLED_DIR_NAME);
+        let config = sled::Config::new()
+            .path(&sled_dir)
+            .cache_capacity(options.cache_capacity)
+            .flush_every_ms(options.flush_every_ms)
+            .mode(sled::Mode::LowSpace);
+        let db = open_sled(&config, path, &sled_dir)?;
+        let meta = db
+            .open_tree(META_TREE)
+            .map_err(|e| open_failure(path, &sled_dir, e))?;
+        let shared = Shared {
+            db,
+            meta,
+            path: Some(path.to_owned()),
+            opened: Mutex::new(HashMap::new()),
+            _lock: Some(lock),
+        };
+        meta::check_schema(&shared, path, initialised)?;
+        if !initialised {
+            std::fs::write(
+                &marker,
+                "simcrawl store: see the simcrawl-store crate docs\n",
+            )
+            .map_err(|e| open_error(&marker, e))?;
+        }
+        Ok(Store {
+            shared: Arc::new(shared),
+        })
+    }
+
+    /// A store in a fresh temporary directory (in memory-backed `/dev/shm` on Linux), deleted when the
+    /// store and its handles are dropped. No lock file: nobody else knows the path. For tests.
+    pub fn temporary() -> Result<Store, StoreError> {
+        let config = sled::Config::new()
+            .temporary(true)
+            .cache_capacity(Options::default().cache_capacity);
+        let label = PathBuf::from("<temporary store>");
+        let db = open_sled(&config, &label, &label)?;
+        let meta = db
+            .open_tree(META_TREE)
+            .map_err(|e| open_failure(&label, &label, e))?;
+        let shared = Shared {
+            db,
+            meta,
+            path: None,
+            opened: Mutex::new(HashMap::new()),
+            _lock: None,
+        };
+        meta::check_schema(&shared, &label, false)?;
+        Ok(Store {
+            shared: Arc::new(shared),
+        })
+    }
+
+    /// The store directory, or `None` for a [temporary](Store::temporary) store.
+    pub fn path(&self) -> Option<&Path> {
+        self.shared.path.as_deref()
+    }
+
+    /// A typed tree named `name`, created empty if it does not exist yet.
+    ///
+    /// Names are chosen by the caller (`"seen"`, `"pages"`, ...). `meta`, names starting with `meta/`
+    /// and names starting with `__sled__` are reserved. A name keeps its key and value types: opening
+    /// it again in this process with other types is an error.
+    pub fn tree<K: Codec, V: Codec>(&self, name: &str) -> Result<Tree<K, V>, StoreError> {
+        let kind = format!(
+            "Tree<{}, {}>",
+            std::any::type_name::<K>(),
+            std::any::type_name::<V>()
+        );
+        let inner = self.open_user_tree(name, kind)?;
+        Ok(Tree::new(inner, name, Arc::clone(&self.shared)))
+    }
+
+    /// An append-only log named `name` with monotonic `u64` ids. See [`Log`].
+    pub fn log<V: Codec>(&self, name: &str) -> Result<Log<V>, StoreError> {
+        let kind = format!("Log<{}>", std::any::type_name::<V>());
+        let inner = self.open_user_tree(name, kind)?;
+        Log::open(inner, name, Arc::clone(&self.shared))
+    }
+
+    /// Durable FIFO queues named `name`, one per queue key. See [`Queues`].
+    ///
+    /// Besides the tree `name`, this uses the reserved tree `meta/queue_len/<name>` and the meta
+    /// record `queue_seq/<name>`.
+    pub fn queues<Q: Codec, V: Codec>(&self, name: &str) -> Result<Queues<Q, V>, StoreError> {
+        let kind = format!(
+            "Queues<{}, {}>",
+            std::any::type_name::<Q>(),
+            std::any::type_name::<V>()
+        );
+        let items = self.open_user_tree(name, kind)?;
+        let lengths_name = format!("{META_TREE}/queue_len/{name}");
+        let lengths = self
+            .shared
+            .db
+            .open_tree(lengths_name.as_bytes())
+            .map_err(|e| StoreError::backend(&lengths_name, e))?;
+        Ok(Queues::new(items, lengths, name, Arc::clone(&self.shared)))
+    }
+
+    /// The named counters kept in the meta tree. See [`Counters`].
+    pub fn counters(&self) -> Counters {
+        Counters::new(Arc::clone(&self.shared))
+    }
+
+    /// Writes every buffered write to disk and returns when it is durable.
+    ///
+    /// Call it at checkpoints and on shutdown; see [Durability](Store#durability).
+    pub fn flush(&self) -> Result<(), StoreError> {
+        self.shared
+            .db
+            .flush()
+            .map(|_bytes| ())
+            .map_err(|e| StoreError::backend("<store>", e))
+    }
+
+    /// The size of sled's files on disk, in bytes (about 170 bytes per small entry).
+    pub fn size_on_disk(&self) -> Result<u64, StoreError> {
+        self.shared
+            .db
+            .size_on_disk()
+            .map_err(|e| StoreError::backend("<store>", e))
+    }
+
+    /// Checks the name, records how it is opened, and opens the sled tree.
+    fn open_user_tree(&self, name: &str, kind: String) -> Result<sled::Tree, StoreError> {
+        check_tree_name(name)?;
+        {
+            let mut opened = self
+                .shared
+                .opened
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            match opened.get(name) {
+                Some(existing) if *existing != kind => {
+                    return Err(StoreError::TreeTypeMismatch {
+                        name: name.to_owned(),
+                        opened_as: existing.clone(),
+                        requested: kind,
+                    });
+                }
+                Some(_) => {}
+                None => {
+                    opened.insert(name.to_owned(), kind);
+                }
+            }
+        }
+        self.shared
+            .db
+            .open_tree(name.as_bytes())
+            .map_err(|e| StoreError::backend(name, e))
+    }
+}
+
+/// Rejects names the store uses itself.
+fn check_tree_name(name: &str) -> Result<(), StoreError> {
+    let reason = if name.is_empty() {
+        "it is empty"
+    } else if name == META_TREE || name.starts_with("meta/") {
+        "`meta` and names starting with `meta/` are reserved by the store"
+    } else if name.starts_with("__sled__") {
+        "names starting with `__sled__` are reserved by sled"
+    } else {
+        return Ok(());
+    };
+    Err(StoreError::InvalidTreeName {
+        name: name.to_owned(),
+        reason,
+    })
+}
+
+/// Makes sure `path` is a directory we can use, creating it if missing.
+fn prepare_dir(path: &Path) -> Result<(), StoreError> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => return Ok(()),
+        Ok(_) => {
+            return Err(StoreError::NotADirectory {
+                path: path.to_owned(),
+            });
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(dir_error(path, e)),
+    }
+    std::fs::create_dir_all(path).map_err(|e| dir_error(path, e))
+}
+
+fn dir_error(path: &Path, error: io::Error) -> StoreError {
+    match error.kind() {
+        // A component of the path is a file.
+        io::ErrorKind::NotADirectory | io::ErrorKind::AlreadyExists => StoreError::NotADirectory {
+            path: path.to_owned(),
+        },
+        _ => open_error(path, error),
+    }
+}
+
+/// Opens sled, retrying while its own lock is still held by a store of this process that was just
+/// dropped, and turning a panic inside sled (on damaged files) into an error.
+fn open_sled(config: &sled::Config, path: &Path, sled_dir: &Path) -> Result<sled::Db, StoreError> {
+    let deadline = Instant::now() + SLED_LOCK_WAIT;
+    let mut pause = Duration::from_millis(5);
+    loop {
+        let attempt = catch_unwind(AssertUnwindSafe(|| config.open()));
+        match attempt {
+            Ok(Ok(db)) => return Ok(db),
+            Ok(Err(e)) if is_sled_lock_error(&e) && Instant::now() < deadline => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(100));
+            }
+            Ok(Err(e)) if is_sled_lock_error(&e) => {
+                return Err(StoreError::Locked {
+                    lock_path: sled_dir.join("db"),
+                    pid: None,
+                });
+            }
+            Ok(Err(e)) => return Err(open_failure(path, sled_dir, e)),
+            Err(panic) => {
+                let what = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                    .unwrap_or_else(|| "unknown panic".to_owned());
+                return Err(StoreError::Corrupt {
+                    path: path.to_owned(),
+                    detail: format!("sled failed while reading it: {what}"),
+                });
+            }
+        }
+    }
+}
+
+/// sled 0.34.7 reports a held `flock` on its `db` file as an `Io` error of kind `Other` whose
+/// message starts with "could not acquire lock" (`Config::try_lock` in sled's `config.rs`). The
+/// version is pinned, so matching the message is stable.
+fn is_sled_lock_error(error: &sled::Error) -> bool {
+    matches!(error, sled::Error::Io(e) if e.to_string().contains("could not acquire lock"))
+}
+
+/// Classifies an error from opening sled.
+fn open_failure(path: &Path, sled_dir: &Path, error: sled::Error) -> StoreError {
+    match error {
+        sled::Error::Io(e) => match e.kind() {
+            io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => {
+                StoreError::PermissionDenied {
+                    path: sled_dir.to_owned(),
+                    source: e,
+                }
+            }
+            io::ErrorKind::UnexpectedEof | io::ErrorKind::InvalidData => StoreError::Corrupt {
+                path: path.to_owned(),
+                detail: format!("sled could not read its files: {e}"),
+            },
+            _ => StoreError::Io {
+                path: sled_dir.to_owned(),
+                source: e,
+            },
+        },
+        sled::Error::Corruption { at, .. } => StoreError::Corrupt {
+            path: path.to_owned(),
+            detail: match at {
+                Some(at) => format!("sled found damaged data at {at:?}"),
+                None => "sled found damaged data".to_owned(),
+            },
+        },
+        other => StoreError::Corrupt {
+            path: path.to_owned(),
+            detail: format!("sled refused to open it: {other}"),
+        },
+    }
+}

@@ -1,0 +1,354 @@
+//! The public API, one behaviour per test.
+
+use simcrawl_store::codec::leading_element;
+use simcrawl_store::{SCHEMA_VERSION, Store, StoreError};
+
+use crate::util::{Must, fresh_store_dir, open, raw_sled};
+
+#[test]
+fn tree_basic_operations_return_previous_values() {
+    let store = Store::temporary().must("temporary store");
+    let tree = store.tree::<u64, String>("pages").must("tree");
+    assert!(tree.is_empty().must("is_empty"));
+    assert_eq!(tree.insert(&7, &"a".to_owned()).must("insert"), None);
+    assert_eq!(
+        tree.insert(&7, &"b".to_owned()).must("insert"),
+        Some("a".to_owned())
+    );
+    assert_eq!(tree.get(&7).must("get"), Some("b".to_owned()));
+    assert!(tree.contains_key(&7).must("contains"));
+    assert!(!tree.insert_if_absent(&7, &"c".to_owned()).must("if absent"));
+    assert_eq!(tree.get(&7).must("get"), Some("b".to_owned()));
+    assert!(tree.insert_if_absent(&8, &"c".to_owned()).must("if absent"));
+    assert_eq!(tree.len().must("len"), 2);
+    assert_eq!(tree.remove(&7).must("remove"), Some("b".to_owned()));
+    assert_eq!(tree.remove(&7).must("remove"), None);
+    assert!(!tree.contains_key(&7).must("contains"));
+    assert_eq!(tree.name(), "pages");
+}
+
+#[test]
+fn iteration_ranges_and_ends_follow_numeric_key_order() {
+    let store = Store::temporary().must("temporary store");
+    let tree = store.tree::<i64, ()>("numbers").must("tree");
+    for k in [300_i64, -5, 2, 256, 0, -300] {
+        tree.insert(&k, &()).must("insert");
+    }
+    let keys: Vec<i64> = tree.iter().map(|r| r.must("iter").0).collect();
+    assert_eq!(keys, [-300, -5, 0, 2, 256, 300]);
+    let rev: Vec<i64> = tree.iter().rev().map(|r| r.must("iter").0).collect();
+    assert_eq!(rev, [300, 256, 2, 0, -5, -300]);
+    let mid: Vec<i64> = tree.range(-5..256).map(|r| r.must("range").0).collect();
+    assert_eq!(mid, [-5, 0, 2]);
+    let upto: Vec<i64> = tree.range(..=2).map(|r| r.must("range").0).collect();
+    assert_eq!(upto, [-300, -5, 0, 2]);
+    #[allow(clippy::reversed_empty_ranges)]
+    let empty = tree.range(10..-10).count();
+    assert_eq!(empty, 0);
+    assert_eq!(tree.first().must("first").map(|e| e.0), Some(-300));
+    assert_eq!(tree.last().must("last").map(|e| e.0), Some(300));
+}
+
+#[test]
+fn prefix_scan_on_tuple_keys_finds_exactly_one_first_element() {
+    let store = Store::temporary().must("temporary store");
+    let tree = store.tree::<(String, u64), u8>("by_host").must("tree");
+    // "a" is a byte prefix of "ab": without the length prefix their keys would interleave.
+    for (host, n) in [
+        ("ab", 1_u64),
+        ("a", 2),
+        ("a", 1),
+        ("b", 0),
+        ("ab", 0),
+        ("", 5),
+    ] {
+        tree.insert(&(host.to_owned(), n), &0).must("insert");
+    }
+    let of_a: Vec<(String, u64)> = tree
+        .scan_prefix(&leading_element(&"a".to_owned()))
+        .map(|r| r.must("scan").0)
+        .collect();
+    assert_eq!(of_a, [("a".to_owned(), 1), ("a".to_owned(), 2)]);
+    let of_empty: Vec<(String, u64)> = tree
+        .scan_prefix(&leading_element(&String::new()))
+        .map(|r| r.must("scan").0)
+        .collect();
+    assert_eq!(of_empty, [(String::new(), 5)]);
+}
+
+#[test]
+fn a_tree_name_keeps_its_types_and_reserved_names_are_refused() {
+    let store = Store::temporary().must("temporary store");
+    let _seen = store.tree::<u128, ()>("seen").must("tree");
+    let _again = store.tree::<u128, ()>("seen").must("same types again");
+    match store.tree::<String, ()>("seen") {
+        Err(StoreError::TreeTypeMismatch { name, .. }) => assert_eq!(name, "seen"),
+        other => panic!("expected TreeTypeMismatch, got {other:?}"),
+    }
+    match store.log::<()>("seen") {
+        Err(StoreError::TreeTypeMismatch { .. }) => {}
+        other => panic!("expected TreeTypeMismatch, got {other:?}"),
+    }
+    for name in ["meta", "meta/queue_len/q", "__sled__default", ""] {
+        match store.tree::<u64, u64>(name) {
+            Err(StoreError::InvalidTreeName { name: got, .. }) => assert_eq!(got, name),
+            other => panic!("expected InvalidTreeName for {name:?}, got {other:?}"),
+        }
+    }
+    // "metadata" is an ordinary name.
+    store
+        .tree::<u64, u64>("metadata")
+        .must("tree named metadata");
+}
+
+#[test]
+fn counters_add_set_and_refuse_to_leave_the_u64_range() {
+    let store = Store::temporary().must("temporary store");
+    let counters = store.counters();
+    assert_eq!(counters.get("fetched").must("get"), 0);
+    assert_eq!(counters.add("fetched", 5).must("add"), 5);
+    assert_eq!(counters.add("fetched", -2).must("add"), 3);
+    match counters.add("fetched", -4) {
+        Err(StoreError::CounterOutOfRange {
+            value: 3,
+            delta: -4,
+            ..
+        }) => {}
+        other => panic!("expected CounterOutOfRange, got {other:?}"),
+    }
+    assert_eq!(counters.get("fetched").must("get"), 3);
+    assert_eq!(counters.set("fetched", u64::MAX).must("set"), 3);
+    assert!(matches!(
+        counters.add("fetched", 1),
+        Err(StoreError::CounterOutOfRange { .. })
+    ));
+    // A counter named like the schema record does not touch it.
+    counters.set("schema_version", 42).must("set");
+    assert_eq!(
+        counters.all().must("all"),
+        [
+            ("fetched".to_owned(), u64::MAX),
+            ("schema_version".to_owned(), 42)
+        ]
+    );
+}
+
+#[test]
+fn counter_increments_from_several_threads_are_not_lost() {
+    let store = Store::temporary().must("temporary store");
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let counters = store.counters();
+            std::thread::spawn(move || {
+                for _ in 0..250 {
+                    counters.add("hits", 1).must("add");
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().expect("counter thread");
+    }
+    assert_eq!(store.counters().get("hits").must("get"), 1000);
+}
+
+#[test]
+fn log_ids_start_at_one_and_keep_growing_across_reopen() {
+    let (_tmp, dir) = fresh_store_dir();
+    {
+        let store = open(&dir);
+        let log = store.log::<String>("skips").must("log");
+        assert_eq!(log.last_id().must("last"), None);
+        assert_eq!(log.append(&"a".to_owned()).must("append"), 1);
+        assert_eq!(log.append(&"b".to_owned()).must("append"), 2);
+        store.flush().must("flush");
+    }
+    let store = open(&dir);
+    let log = store.log::<String>("skips").must("log");
+    assert_eq!(log.last_id().must("last"), Some(2));
+    assert_eq!(log.append(&"c".to_owned()).must("append"), 3);
+    assert_eq!(log.get(2).must("get"), Some("b".to_owned()));
+    assert_eq!(log.get(9).must("get"), None);
+    let from_two: Vec<(u64, String)> = log.iter_from(2).map(|r| r.must("iter")).collect();
+    assert_eq!(from_two, [(2, "b".to_owned()), (3, "c".to_owned())]);
+    assert_eq!(log.iter_from(0).count(), 3);
+}
+
+#[test]
+fn log_appends_from_several_handles_and_threads_get_distinct_increasing_ids() {
+    let store = Store::temporary().must("temporary store");
+    let threads: Vec<_> = (0..4_u64)
+        .map(|t| {
+            // A separate handle per thread: ids are claimed in the tree, not in the handle.
+            let log = store.log::<u64>("skips").must("log");
+            std::thread::spawn(move || {
+                (0..100_u64)
+                    .map(|i| (log.append(&(t * 1000 + i)).must("append"), t * 1000 + i))
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let mut appended: Vec<(u64, u64)> = threads
+        .into_iter()
+        .flat_map(|t| t.join().expect("append thread"))
+        .collect();
+    appended.sort();
+    let ids: Vec<u64> = appended.iter().map(|e| e.0).collect();
+    assert_eq!(ids, (1..=400).collect::<Vec<_>>());
+    let log = store.log::<u64>("skips").must("log");
+    let stored: Vec<(u64, u64)> = log.iter_from(1).map(|r| r.must("iter")).collect();
+    assert_eq!(stored, appended);
+    // Each thread's own entries are in the order it appended them.
+    for t in 0..4 {
+        let mine: Vec<u64> = stored
+            .iter()
+            .filter(|e| e.1 / 1000 == t)
+            .map(|e| e.1)
+            .collect();
+        assert!(mine.windows(2).all(|w| w[0] < w[1]));
+    }
+}
+
+#[test]
+fn queues_are_fifo_per_key_and_keys_that_share_bytes_stay_apart() {
+    let store = Store::temporary().must("temporary store");
+    let queues = store.queues::<String, u32>("queues").must("queues");
+    let a = "a".to_owned();
+    let ab = "ab".to_owned();
+    assert!(queues.is_empty(&a).must("is_empty"));
+    assert_eq!(queues.push_back(&a, &1).must("push"), 1);
+    assert_eq!(queues.push_back(&ab, &10).must("push"), 2);
+    assert_eq!(queues.push_back(&a, &2).must("push"), 3);
+    assert_eq!(queues.len(&a).must("len"), 2);
+    assert_eq!(queues.len(&ab).must("len"), 1);
+    let items: Vec<(u64, u32)> = queues.iter(&a).map(|r| r.must("iter")).collect();
+    assert_eq!(items, [(1, 1), (3, 2)]);
+    assert_eq!(queues.front(&a).must("front"), Some((1, 1)));
+    assert_eq!(queues.pop_front(&a).must("pop"), Some((1, 1)));
+    assert_eq!(queues.pop_front(&a).must("pop"), Some((3, 2)));
+    assert_eq!(queues.pop_front(&a).must("pop"), None);
+    assert!(queues.is_empty(&a).must("is_empty"));
+    assert_eq!(queues.front(&ab).must("front"), Some((2, 10)));
+}
+
+#[test]
+fn a_leased_item_is_removed_only_when_acknowledged_and_seqs_are_never_reused() {
+    let store = Store::temporary().must("temporary store");
+    let queues = store.queues::<String, String>("queues").must("queues");
+    let host = "example.com".to_owned();
+    let first = queues.push_back(&host, &"/a".to_owned()).must("push");
+    queues.push_back(&host, &"/b".to_owned()).must("push");
+    let (leased, url) = queues.front(&host).must("front").expect("non-empty");
+    assert_eq!((leased, url.as_str()), (first, "/a"));
+    // Still there until acknowledged.
+    assert_eq!(queues.front(&host).must("front").map(|f| f.0), Some(first));
+    assert_eq!(
+        queues.remove(&host, leased).must("ack"),
+        Some("/a".to_owned())
+    );
+    assert_eq!(queues.remove(&host, leased).must("second ack"), None);
+    assert_eq!(
+        queues.remove(&"other".to_owned(), 2).must("wrong queue"),
+        None
+    );
+    assert_eq!(queues.len(&host).must("len"), 1);
+    queues.pop_front(&host).must("pop");
+    // The queue is empty now; a new item gets a new seq, so the stale ack above cannot hit it.
+    let next = queues.push_back(&host, &"/c".to_owned()).must("push");
+    assert!(next > leased + 1);
+    assert_eq!(queues.remove(&host, leased).must("stale ack"), None);
+    assert_eq!(queues.len(&host).must("len"), 1);
+}
+
+#[test]
+fn non_empty_queues_and_their_lengths_survive_reopen() {
+    let (_tmp, dir) = fresh_store_dir();
+    {
+        let store = open(&dir);
+        let queues = store.queues::<String, u8>("frontier").must("queues");
+        for (host, n) in [("b.org", 3), ("a.com", 1), ("c.net", 2)] {
+            for i in 0..n {
+                queues.push_back(&host.to_owned(), &i).must("push");
+            }
+        }
+        queues.pop_front(&"c.net".to_owned()).must("pop");
+        queues.pop_front(&"c.net".to_owned()).must("pop");
+        store.flush().must("flush");
+    }
+    let store = open(&dir);
+    let queues = store.queues::<String, u8>("frontier").must("queues");
+    let non_empty: Vec<(String, u64)> = queues.non_empty().map(|r| r.must("non_empty")).collect();
+    assert_eq!(
+        non_empty,
+        [("a.com".to_owned(), 1), ("b.org".to_owned(), 3)]
+    );
+    assert_eq!(queues.push_back(&"a.com".to_owned(), &9).must("push"), 7);
+}
+
+#[test]
+fn the_lock_is_held_until_the_last_handle_is_dropped() {
+    let (_tmp, dir) = fresh_store_dir();
+    let store = open(&dir);
+    let tree = store.tree::<u64, u64>("t").must("tree");
+    drop(store);
+    match Store::open(&dir) {
+        Err(StoreError::Locked { pid, .. }) => assert_eq!(pid, Some(std::process::id())),
+        other => panic!("expected Locked while a tree handle lives, got {other:?}"),
+    }
+    tree.insert(&1, &1)
+        .must("insert through the surviving handle");
+    drop(tree);
+    let store = open(&dir);
+    let tree = store.tree::<u64, u64>("t").must("tree");
+    assert_eq!(tree.get(&1).must("get"), Some(1));
+}
+
+#[test]
+fn a_second_open_in_the_same_process_is_refused_and_names_this_process() {
+    let (_tmp, dir) = fresh_store_dir();
+    let _store = open(&dir);
+    let err = Store::open(&dir).expect_err("second open must fail");
+    let text = err.to_string();
+    assert!(
+        text.contains(&format!("this process (pid {})", std::process::id())),
+        "{text}"
+    );
+    assert!(text.contains("simcrawl.lock"), "{text}");
+}
+
+#[test]
+fn a_new_store_records_the_current_schema_version() {
+    let (_tmp, dir) = fresh_store_dir();
+    drop(open(&dir));
+    assert!(dir.join(simcrawl_store::LOCK_FILE_NAME).is_file());
+    let db = raw_sled(&dir);
+    let meta = db.open_tree("meta").expect("meta tree");
+    let version = meta.get("schema_version").expect("read").expect("present");
+    assert_eq!(&version[..], &SCHEMA_VERSION.to_be_bytes());
+}
+
+#[test]
+fn temporary_stores_do_not_conflict() {
+    let a = Store::temporary().must("first");
+    let b = Store::temporary().must("second");
+    a.tree::<u64, u64>("t")
+        .must("tree")
+        .insert(&1, &1)
+        .must("insert");
+    assert_eq!(
+        b.tree::<u64, u64>("t").must("tree").get(&1).must("get"),
+        None
+    );
+    assert_eq!(a.path(), None);
+}
+
+/// Compile-time check: every handle can be shared with and moved to other threads (the crawl's
+/// coordinator and its tasks).
+const _: fn() = || {
+    fn send_sync<T: Send + Sync + Clone>() {}
+    send_sync::<Store>();
+    send_sync::<simcrawl_store::Tree<u64, String>>();
+    send_sync::<simcrawl_store::Log<String>>();
+    send_sync::<simcrawl_store::Queues<String, String>>();
+    send_sync::<simcrawl_store::Counters>();
+};
