@@ -1,0 +1,508 @@
+//! Learned rules: parameter rules, mirror rules and host aliases, and how they are stored.
+//!
+//! Rules are learned elsewhere (by the crawl's rule learner, from duplicate evidence); this module
+//! holds them, checks them, serialises them, and answers the look-ups the canonicaliser makes.
+//! Hosts in rules are written as the key spells them: lowercase, punycode, no trailing dot, and
+//! without `www.` when [`CanonOptions::www_equals_bare`](crate::CanonOptions::www_equals_bare) is on.
+//!
+//! - **Parameter rule** `(H, P)`: on host `H` (any port), the query parameter named `P` (exactly,
+//!   case-sensitively) does not change the content, so it is dropped from the key.
+//! - **Mirror rule** `H2/β -> H1/α`: the key's `host[:port]/β` prefix is rewritten to
+//!   `host[:port]/α`; the scheme and the rest of the path and query stay. Prefixes match whole
+//!   path segments (`/docs` covers `/docs` and `/docs/x`, not `/docs2`), and the longest matching
+//!   prefix wins. A rewritten key may match another rule: rewrites chain, and a rule that could
+//!   make a chain loop is refused when it is added.
+//! - **Alias** `A -> B`: host `A` serves what host `B` serves (any port and path); aliases chain
+//!   too, and loops are refused.
+
+mod codec;
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::fmt;
+use std::str::FromStr;
+
+use url::Url;
+
+use crate::error::RuleError;
+use crate::host::{parse_rule_host, strip_trailing_dots};
+use crate::percent;
+
+pub use codec::RULES_FORMAT_VERSION;
+
+/// One side of a mirror rule: `host[:port]` and a path prefix (`example.org/docs`).
+///
+/// The path is percent-normalised and kept without its trailing `/` (the root is empty), so
+/// `example.org/docs/` and `example.org/docs` are the same prefix. It displays as
+/// `host[:port]/path`, and parsing the display gives the prefix back.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Prefix {
+    authority: String,
+    host_len: usize,
+    path: String,
+}
+
+impl Prefix {
+    /// Parses `host[:port][/path]`, with an optional `http://` or `https://` in front (ignored:
+    /// mirror rules hold for both schemes). Ports 80 and 443 are taken as "the scheme's default
+    /// port" and dropped, since a key never spells its default port: `a:443/x` matches
+    /// `https://a/x` and `http://a/x`, not `http://a:443/x`.
+    ///
+    /// ```
+    /// use simcrawl_url::Prefix;
+    ///
+    /// let p = Prefix::parse("https://Mirror.Example.ORG:8080/Docs/")?;
+    /// assert_eq!((p.host(), p.port(), p.path()), ("mirror.example.org", Some(8080), "/Docs"));
+    /// assert_eq!(p.to_string(), "mirror.example.org:8080/Docs");
+    /// # Ok::<(), simcrawl_url::RuleError>(())
+    /// ```
+    pub fn parse(input: &str) -> Result<Self, RuleError> {
+        let invalid = |reason: String| RuleError::InvalidPrefix {
+            input: input.to_owned(),
+            reason,
+        };
+        let rest = match input.split_once("://") {
+            Some((scheme, rest)) if !scheme.contains('/') => {
+                if !(scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https")) {
+                    return Err(invalid(format!("scheme {scheme:?} is not http or https")));
+                }
+                rest
+            }
+            _ => input,
+        };
+        if rest.starts_with('/') || rest.is_empty() {
+            return Err(invalid("a prefix starts with a host".to_owned()));
+        }
+        let url = Url::parse(&format!("http://{rest}")).map_err(|e| invalid(e.to_string()))?;
+        if url.query().is_some() || url.fragment().is_some() {
+            return Err(invalid("a prefix has no query or fragment".to_owned()));
+        }
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err(invalid("a prefix has no userinfo".to_owned()));
+        }
+        let host = url.host_str().unwrap_or_default();
+        let host = strip_trailing_dots(host).unwrap_or_else(|| host.to_owned());
+        let host_len = host.len();
+        let mut authority = host;
+        if let Some(port) = url.port().filter(|&p| p != 443) {
+            authority.push(':');
+            authority.push_str(&port.to_string());
+        }
+        let path = percent::normalize(url.path());
+        let path = path.trim_end_matches('/').to_owned();
+        Ok(Prefix {
+            authority,
+            host_len,
+            path,
+        })
+    }
+
+    /// `host[:port]`, as the key spells it.
+    pub fn authority(&self) -> &str {
+        &self.authority
+    }
+
+    /// The host.
+    pub fn host(&self) -> &str {
+        &self.authority[..self.host_len]
+    }
+
+    /// The port, when one other than 80 or 443 was given.
+    pub fn port(&self) -> Option<u16> {
+        self.authority[self.host_len..]
+            .strip_prefix(':')
+            .and_then(|p| p.parse().ok())
+    }
+
+    /// The path prefix: empty for the root, else starting with `/` and not ending with one.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// This prefix with its host replaced (the port stays).
+    fn with_host(&self, host: &str) -> Prefix {
+        let mut authority = host.to_owned();
+        authority.push_str(&self.authority[self.host_len..]);
+        Prefix {
+            authority,
+            host_len: host.len(),
+            path: self.path.clone(),
+        }
+    }
+}
+
+impl fmt::Display for Prefix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.authority)?;
+        if self.path.is_empty() {
+            f.write_str("/")
+        } else {
+            f.write_str(&self.path)
+        }
+    }
+}
+
+impl FromStr for Prefix {
+    type Err = RuleError;
+    fn from_str(s: &str) -> Result<Self, RuleError> {
+        Prefix::parse(s)
+    }
+}
+
+/// Whether `prefix` covers `path` segment-wise: `""` covers everything, `/a` covers `/a`, `/a/`
+/// and `/a/b` but not `/ab`.
+pub(crate) fn covers(prefix: &str, path: &str) -> bool {
+    match path.strip_prefix(prefix) {
+        Some(rest) => prefix.is_empty() || rest.is_empty() || rest.starts_with('/'),
+        None => false,
+    }
+}
+
+/// One learned rule, as listed by [`LearnedRules::iter`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LearnedRule<'a> {
+    /// Host `host` is an alias of host `to`.
+    Alias {
+        /// The alias.
+        host: &'a str,
+        /// The host it stands for.
+        to: &'a str,
+    },
+    /// `from` mirrors `to`: keys under `from` are rewritten to `to`.
+    Mirror {
+        /// The mirror's prefix.
+        from: &'a Prefix,
+        /// The original's prefix.
+        to: &'a Prefix,
+    },
+    /// On host `host`, the query parameter `param` does not change the content.
+    Param {
+        /// The host.
+        host: &'a str,
+        /// The parameter name, percent-encoded as in the key.
+        param: &'a str,
+    },
+}
+
+impl fmt::Display for LearnedRule<'_> {
+    /// `alias a -> b`, `mirror a/x -> b/`, `param p on h`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LearnedRule::Alias { host, to } => write!(f, "alias {host} -> {to}"),
+            LearnedRule::Mirror { from, to } => write!(f, "mirror {from} -> {to}"),
+            LearnedRule::Param { host, param } => write!(f, "param {param} on {host}"),
+        }
+    }
+}
+
+/// The learned rules a [`Canonicalizer`](crate::Canonicalizer) applies after its static rules.
+///
+/// ```
+/// use simcrawl_url::{CanonOptions, Canonicalizer, LearnedRules};
+///
+/// let mut rules = LearnedRules::new();
+/// rules.add_param_rule("shop.example", "view")?;
+/// rules.add_mirror_rule("mirror.example.net/pub/python", "python.example.org/")?;
+/// rules.add_alias("example.org", "example.com")?;
+///
+/// let canon = Canonicalizer::new(CanonOptions::default(), rules);
+/// let key = |u| canon.canonicalize(u, None).unwrap().key.into_string();
+/// assert_eq!(key("http://shop.example/item?id=7&view=grid"), "http://shop.example/item?id=7");
+/// assert_eq!(key("http://mirror.example.net/pub/python/doc/"), "http://python.example.org/doc/");
+/// assert_eq!(key("https://example.org/about"), "https://example.com/about");
+///
+/// // The byte encoding round-trips.
+/// let bytes = canon.rules().to_bytes();
+/// assert_eq!(&LearnedRules::from_bytes(&bytes)?, canon.rules());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LearnedRules {
+    /// Alias host -> the host it stands for (one step; chains are followed at look-up).
+    aliases: BTreeMap<String, String>,
+    /// Mirror source authority -> source path prefix -> (source, target).
+    mirrors: BTreeMap<String, BTreeMap<String, (Prefix, Prefix)>>,
+    /// Number of mirror rules (the sum of the inner maps' lengths).
+    mirror_count: usize,
+    /// Host -> parameter names that do not change its content.
+    params: BTreeMap<String, BTreeSet<String>>,
+    /// Number of parameter rules.
+    param_count: usize,
+}
+
+impl LearnedRules {
+    /// No rules.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The number of rules of all kinds.
+    pub fn len(&self) -> usize {
+        self.aliases.len() + self.mirror_count + self.param_count
+    }
+
+    /// Whether there are no rules.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Every rule: aliases, then mirror rules, then parameter rules, each sorted.
+    pub fn iter(&self) -> impl Iterator<Item = LearnedRule<'_>> + '_ {
+        let aliases = self
+            .aliases
+            .iter()
+            .map(|(host, to)| LearnedRule::Alias { host, to });
+        let mirrors = self
+            .mirror_rules()
+            .map(|(from, to)| LearnedRule::Mirror { from, to });
+        let params = self.params.iter().flat_map(|(host, names)| {
+            names
+                .iter()
+                .map(move |param| LearnedRule::Param { host, param })
+        });
+        aliases.chain(mirrors).chain(params)
+    }
+
+    /// Adds "on `host`, parameter `param` does not change the content". Returns whether the
+    /// rule is new.
+    ///
+    /// `param` is a name as it appears in a query; characters a URL may not hold raw (a space,
+    /// non-ASCII letters) are percent-encoded the way the key encodes them.
+    pub fn add_param_rule(&mut self, host: &str, param: &str) -> Result<bool, RuleError> {
+        let host = parse_rule_host(host)?;
+        let param = parse_param(param)?;
+        let added = self.params.entry(host).or_default().insert(param);
+        self.param_count += usize::from(added);
+        Ok(added)
+    }
+
+    /// Removes a parameter rule. Returns whether it existed.
+    pub fn remove_param_rule(&mut self, host: &str, param: &str) -> Result<bool, RuleError> {
+        let host = parse_rule_host(host)?;
+        let param = parse_param(param)?;
+        let Some(names) = self.params.get_mut(&host) else {
+            return Ok(false);
+        };
+        let removed = names.remove(&param);
+        if names.is_empty() {
+            self.params.remove(&host);
+        }
+        self.param_count -= usize::from(removed);
+        Ok(removed)
+    }
+
+    /// Adds "`from` is a mirror of `to`" (both `host[:port][/path]`, see [`Prefix::parse`]).
+    /// A rule with the same `from` is replaced. Returns whether the rules changed.
+    ///
+    /// Refused with [`RuleError::MirrorLoop`] when a key rewritten by the rule could be
+    /// rewritten back into the rule's own source, directly or through other rules: the
+    /// rewritten path and the source of the next rule overlap on the same `host[:port]`
+    /// (after aliases). This also refuses a rule whose target is inside its own source host
+    /// and path, such as `a/docs -> a/`.
+    pub fn add_mirror_rule(&mut self, from: &str, to: &str) -> Result<bool, RuleError> {
+        let from = Prefix::parse(from)?;
+        let to = Prefix::parse(to)?;
+        if self.mirror_target(&from) == Some(&to) {
+            return Ok(false);
+        }
+        if self.mirror_loops(&self.aliases, &from, &to) {
+            return Err(RuleError::MirrorLoop {
+                from: from.to_string(),
+                to: to.to_string(),
+            });
+        }
+        let replaced = self
+            .mirrors
+            .entry(from.authority.clone())
+            .or_default()
+            .insert(from.path.clone(), (from, to))
+            .is_some();
+        self.mirror_count += usize::from(!replaced);
+        Ok(true)
+    }
+
+    /// Removes the mirror rule whose source is `from`. Returns whether it existed.
+    pub fn remove_mirror_rule(&mut self, from: &str) -> Result<bool, RuleError> {
+        let from = Prefix::parse(from)?;
+        let Some(paths) = self.mirrors.get_mut(&from.authority) else {
+            return Ok(false);
+        };
+        let removed = paths.remove(&from.path).is_some();
+        if paths.is_empty() {
+            self.mirrors.remove(&from.authority);
+        }
+        self.mirror_count -= usize::from(removed);
+        Ok(removed)
+    }
+
+    /// Adds "host `host` is an alias of host `to`". An alias with the same `host` is replaced.
+    /// Returns whether the rules changed.
+    ///
+    /// Refused with [`RuleError::AliasLoop`] when `to` is `host` or already resolves to it, or
+    /// when the alias would let mirror rules chain into a loop.
+    pub fn add_alias(&mut self, host: &str, to: &str) -> Result<bool, RuleError> {
+        let host = parse_rule_host(host)?;
+        let to = parse_rule_host(to)?;
+        if self.aliases.get(&host) == Some(&to) {
+            return Ok(false);
+        }
+        let looped = || RuleError::AliasLoop {
+            host: host.clone(),
+            to: to.clone(),
+        };
+        let mut aliases = self.aliases.clone();
+        aliases.insert(host.clone(), to.clone());
+        // With the new alias in place (replacing any old one), following aliases from `to`
+        // must not come back to `host`.
+        let mut current = to.as_str();
+        for _ in 0..aliases.len() {
+            if current == host {
+                return Err(looped());
+            }
+            match aliases.get(current) {
+                Some(next) => current = next,
+                None => break,
+            }
+        }
+        if self
+            .mirror_rules()
+            .any(|(from, to)| self.mirror_loops(&aliases, from, to))
+        {
+            return Err(looped());
+        }
+        self.aliases = aliases;
+        Ok(true)
+    }
+
+    /// Removes the alias of `host`. Returns whether it existed.
+    pub fn remove_alias(&mut self, host: &str) -> Result<bool, RuleError> {
+        let host = parse_rule_host(host)?;
+        Ok(self.aliases.remove(&host).is_some())
+    }
+
+    /// The host `host` finally stands for, following aliases; `host` itself when it has none.
+    pub fn resolve_alias<'a>(&'a self, host: &'a str) -> &'a str {
+        resolve_in(&self.aliases, host)
+    }
+
+    /// The target of the mirror rule whose source is exactly `from`.
+    pub fn mirror_target(&self, from: &Prefix) -> Option<&Prefix> {
+        self.mirrors
+            .get(&from.authority)?
+            .get(&from.path)
+            .map(|(_, to)| to)
+    }
+
+    /// The parameter names learned for `host`.
+    pub fn params_for(&self, host: &str) -> Option<&BTreeSet<String>> {
+        self.params.get(host)
+    }
+
+    pub(crate) fn has_aliases(&self) -> bool {
+        !self.aliases.is_empty()
+    }
+
+    pub(crate) fn has_mirrors(&self) -> bool {
+        self.mirror_count > 0
+    }
+
+    pub(crate) fn has_params(&self) -> bool {
+        self.param_count > 0
+    }
+
+    pub(crate) fn mirror_count(&self) -> usize {
+        self.mirror_count
+    }
+
+    /// The mirror rule with the longest source prefix covering `path` on `authority`:
+    /// `(source path, target)`.
+    pub(crate) fn longest_mirror(&self, authority: &str, path: &str) -> Option<(&str, &Prefix)> {
+        let paths = self.mirrors.get(authority)?;
+        let mut probe = path.trim_end_matches('/');
+        loop {
+            if let Some((source, target)) = paths.get(probe) {
+                return Some((source.path(), target));
+            }
+            if probe.is_empty() {
+                return None;
+            }
+            probe = &probe[..probe.rfind('/').unwrap_or(0)];
+        }
+    }
+
+    fn mirror_rules(&self) -> impl Iterator<Item = (&Prefix, &Prefix)> + '_ {
+        self.mirrors
+            .values()
+            .flat_map(|paths| paths.values().map(|(from, to)| (from, to)))
+    }
+
+    /// Whether the mirror rule `from -> to` (new, or replacing the rule with the same source)
+    /// could chain back into its own source, under `aliases`.
+    ///
+    /// A key rewritten to `to` can next be rewritten by a rule on `to`'s `host[:port]` (after
+    /// aliases) whose source covers `to`'s path or is covered by it. Following those rules from
+    /// `to` must never reach `from`. The other rules are known not to loop among themselves,
+    /// so only paths through the new rule need checking.
+    fn mirror_loops(&self, aliases: &BTreeMap<String, String>, from: &Prefix, to: &Prefix) -> bool {
+        let overlap = |a: &str, b: &str| covers(a, b) || covers(b, a);
+        let mut stack: Vec<&Prefix> = vec![to];
+        let mut seen: HashSet<&Prefix> = HashSet::new();
+        while let Some(target) = stack.pop() {
+            let host = resolve_in(aliases, target.host());
+            let resolved;
+            let authority = if host == target.host() {
+                target.authority()
+            } else {
+                resolved = target.with_host(host);
+                resolved.authority.as_str()
+            };
+            if authority == from.authority && overlap(&from.path, &target.path) {
+                return true;
+            }
+            let Some(paths) = self.mirrors.get(authority) else {
+                continue;
+            };
+            for (source, next) in paths.values() {
+                if source != from && overlap(&source.path, &target.path) && seen.insert(source) {
+                    stack.push(next);
+                }
+            }
+        }
+        false
+    }
+}
+
+/// Follows aliases from `host` (at most once per alias, so even a loop could not hang it).
+fn resolve_in<'a>(aliases: &'a BTreeMap<String, String>, host: &'a str) -> &'a str {
+    let mut current = host;
+    for _ in 0..aliases.len() {
+        match aliases.get(current) {
+            Some(next) => current = next,
+            None => break,
+        }
+    }
+    current
+}
+
+/// Checks a parameter name and spells it as the key does.
+fn parse_param(input: &str) -> Result<String, RuleError> {
+    let invalid = |reason| RuleError::InvalidParam {
+        input: input.to_owned(),
+        reason,
+    };
+    if input.is_empty() {
+        return Err(invalid("the name is empty"));
+    }
+    if input.contains(['&', '=', '#']) {
+        return Err(invalid("a name has no '&', '=' or '#'"));
+    }
+    // Let the URL parser percent-encode it exactly as it encodes a query.
+    let url = Url::parse(&format!("http://h/?{input}"))
+        .map_err(|_| invalid("not a query parameter name"))?;
+    let encoded = percent::normalize(url.query().unwrap_or_default()).into_owned();
+    if encoded.is_empty() {
+        return Err(invalid(
+            "the name is empty once tabs and newlines are removed",
+        ));
+    }
+    Ok(encoded)
+}

@@ -1,0 +1,294 @@
+//! Property tests: never panic, idempotence, explanations that chain, the rules encoding.
+
+use proptest::prelude::*;
+use proptest::sample::select;
+use simcrawl_url::{CanonOptions, Canonicalizer, LearnedRules};
+
+/// URL-like strings built from pieces that exercise the rules, plus a random tail.
+fn url_like() -> impl Strategy<Value = String> {
+    let scheme = select(vec![
+        "http://", "https://", "HTTP://", "hTTps://", "http:", "http:///", "ftp://", "",
+    ]);
+    let userinfo = select(vec!["", "", "user@", "u:p@", ":@", "a%40b:c@", "%7eu@"]);
+    let host = select(vec![
+        "example.com",
+        "www.example.com",
+        "WWW.Example.COM.",
+        "www.www.ex.com",
+        "bücher.de",
+        "xn--bcher-kva.de",
+        "[::1]",
+        "[2001:DB8::1]",
+        "0x7f.1",
+        "127.0.0.1",
+        "1.2.3.4..",
+        "www.1.2.3.4..",
+        "0x7f.1..",
+        "a",
+        "www.com",
+        "a..",
+        "ex\u{AD}ample.com",
+        "m.example",
+        "www.m.example",
+        "o.example",
+        "alias.example",
+        "www.",
+        "",
+    ]);
+    let port = select(vec!["", "", ":80", ":443", ":8080", ":", ":0", ":99999"]);
+    let segment = select(vec![
+        "a",
+        "B",
+        "index.html",
+        "Index.HTML",
+        "default.aspx",
+        "",
+        ".",
+        "..",
+        "%2e",
+        "%2E%2e",
+        "%7e",
+        "%7E",
+        "%zz",
+        "%",
+        "%2f",
+        "%41",
+        "é",
+        " ",
+        ";jsessionid=0123456789ABCDEF",
+        ";x=1",
+        "a;jsessionid=node0abc123.node0",
+        "..;jsessionid=0123456789ABCDEF",
+        "www.",
+        "\\",
+        "?",
+    ]);
+    let param = select(vec![
+        "a=1",
+        "b=2",
+        "A=1",
+        "a",
+        "",
+        "utm_source=x",
+        "sid=3",
+        "sid=9f86d081884c7d659a2feaa0c55ad015",
+        "PHPSESSID=r2t5uvjq435r4q7ib3vtdjq120",
+        "q=a+b",
+        "q=a%20b",
+        "%7e=%7E",
+        "x=%",
+        "view=1",
+        "gclid",
+        "a=%2f",
+    ]);
+    let query = prop::option::of(prop::collection::vec(param, 0..5));
+    let fragment = prop::option::of(select(vec!["", "top", "a?b=1"]));
+    let tail = "[\\PC]{0,3}";
+    (
+        scheme,
+        userinfo,
+        host,
+        port,
+        prop::collection::vec(segment, 0..6),
+        query,
+        fragment,
+        tail,
+    )
+        .prop_map(
+            |(scheme, userinfo, host, port, segments, query, fragment, tail)| {
+                let mut s = format!("{scheme}{userinfo}{host}{port}");
+                for segment in segments {
+                    s.push('/');
+                    s.push_str(segment);
+                }
+                s.push_str(&tail);
+                if let Some(params) = query {
+                    s.push('?');
+                    s.push_str(&params.join("&"));
+                }
+                if let Some(fragment) = fragment {
+                    s.push('#');
+                    s.push_str(fragment);
+                }
+                s
+            },
+        )
+}
+
+fn any_options() -> impl Strategy<Value = CanonOptions> {
+    prop::array::uniform10(any::<bool>()).prop_map(|b| CanonOptions {
+        strip_userinfo: b[0],
+        sort_query: b[1],
+        drop_session_ids: b[2],
+        drop_tracking: b[3],
+        www_equals_bare: b[4],
+        http_equals_https: b[5],
+        collapse_slashes: b[6],
+        strip_index_pages: b[7],
+        ignore_trailing_slash: b[8],
+        lowercase_path: b[9],
+    })
+}
+
+/// A fixed set of learned rules touching the hosts `url_like` produces.
+fn some_rules() -> LearnedRules {
+    let mut r = LearnedRules::new();
+    r.add_alias("alias.example", "www.m.example").unwrap();
+    r.add_mirror_rule("m.example/a", "o.example/B/").unwrap();
+    r.add_mirror_rule("m.example/", "o.example/all").unwrap();
+    r.add_mirror_rule("www.m.example/", "o.example/w").unwrap();
+    r.add_param_rule("o.example", "view").unwrap();
+    r.add_param_rule("example.com", "b").unwrap();
+    r
+}
+
+fn check_idempotent(canon: &Canonicalizer, input: &str) -> Result<(), TestCaseError> {
+    if let Ok(first) = canon.canonicalize(input, None) {
+        let again = canon.canonicalize(first.key.as_str(), None);
+        prop_assert!(
+            again.is_ok(),
+            "key {} of {input:?} does not parse: {again:?}",
+            first.key
+        );
+        let again = again.unwrap();
+        prop_assert_eq!(&again.key, &first.key, "input {:?}", input);
+        // The URL to fetch is stable too.
+        let refetched = canon.canonicalize(first.fetch.as_str(), None).unwrap();
+        prop_assert_eq!(&refetched.fetch, &first.fetch);
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn never_panics_on_arbitrary_strings(input in any::<String>(), options in any_options()) {
+        let canon = Canonicalizer::new(options, some_rules());
+        let _ = canon.canonicalize(&input, None);
+        let _ = canon.explain(&input, None);
+        let _ = canon.canonicalize(&format!("http://{input}"), None);
+        let _ = canon.canonicalize(&format!("http://a/{input}"), None);
+        let _ = simcrawl_url::surt_host(&input);
+    }
+
+    #[test]
+    fn canonicalising_is_idempotent(input in url_like(), options in any_options()) {
+        check_idempotent(&Canonicalizer::new(options, LearnedRules::new()), &input)?;
+        check_idempotent(&Canonicalizer::new(options, some_rules()), &input)?;
+    }
+
+    #[test]
+    fn relative_links_resolve_and_stay_idempotent(link in "[a-zA-Z0-9/.?&=#%;_-]{0,24}", options in any_options()) {
+        let canon = Canonicalizer::new(options, some_rules());
+        let base = canon.canonicalize("http://m.example/a/b/c?x=1", None).unwrap();
+        if let Ok(c) = canon.canonicalize(&link, Some(base.fetch.as_url())) {
+            check_idempotent(&canon, c.fetch.as_str())?;
+        }
+    }
+
+    #[test]
+    fn explanations_chain_from_input_to_key(input in url_like(), options in any_options()) {
+        let canon = Canonicalizer::new(options, some_rules());
+        if let Ok(explained) = canon.explain(&input, None) {
+            prop_assert_eq!(&explained.candidate, &canon.canonicalize(&input, None).unwrap());
+            let mut current = input.clone();
+            for step in &explained.steps {
+                prop_assert_eq!(&step.before, &current, "step {}", step.rule);
+                prop_assert_ne!(&step.before, &step.after);
+                current = step.after.clone();
+            }
+            prop_assert_eq!(current.as_str(), explained.candidate.key.as_str());
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Alias(&'static str, &'static str),
+    Mirror(String, String),
+    Param(&'static str, &'static str),
+}
+
+fn any_ops() -> impl Strategy<Value = Vec<Op>> {
+    let hosts = || {
+        select(vec![
+            "a.example",
+            "b.example",
+            "c.example",
+            "[::1]",
+            "127.0.0.1",
+            "bücher.de",
+            "A.Example.",
+        ])
+    };
+    let ports = || select(vec!["", ":8080"]);
+    let paths = || select(vec!["", "/", "/x", "/x/y", "/X", "/%7e", "/a b", "/x/"]);
+    let prefix = move || (hosts(), ports(), paths()).prop_map(|(h, p, q)| format!("{h}{p}{q}"));
+    let params = select(vec!["p", "q", "utm_x", "a b", "é", "%41"]);
+    let op = prop_oneof![
+        (hosts(), hosts()).prop_map(|(a, b)| Op::Alias(a, b)),
+        (prefix(), prefix()).prop_map(|(a, b)| Op::Mirror(a, b)),
+        (hosts(), params).prop_map(|(h, p)| Op::Param(h, p)),
+    ];
+    prop::collection::vec(op, 0..24)
+}
+
+proptest! {
+    #[test]
+    fn the_rules_encoding_round_trips(ops in any_ops()) {
+        let mut rules = LearnedRules::new();
+        for op in ops {
+            // Loops are refused; the rest is added.
+            let _ = match op {
+                Op::Alias(a, b) => rules.add_alias(a, b),
+                Op::Mirror(a, b) => rules.add_mirror_rule(&a, &b),
+                Op::Param(h, p) => rules.add_param_rule(h, p),
+            };
+        }
+        let bytes = rules.to_bytes();
+        let decoded = LearnedRules::from_bytes(&bytes);
+        prop_assert_eq!(decoded.as_ref(), Ok(&rules));
+        prop_assert_eq!(decoded.unwrap().to_bytes(), bytes);
+    }
+
+    #[test]
+    fn decoding_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..64), flip in any::<(usize, u8)>()) {
+        let _ = LearnedRules::from_bytes(&bytes);
+        let mut valid = some_rules().to_bytes();
+        let at = flip.0 % valid.len();
+        valid[at] ^= flip.1;
+        let _ = LearnedRules::from_bytes(&valid);
+    }
+}
+
+#[test]
+fn huge_and_odd_inputs_do_not_panic() {
+    let canon = Canonicalizer::new(CanonOptions::all(), some_rules());
+    let huge_path = format!("http://example.com/{}", "a/".repeat(500_000));
+    let c = canon.canonicalize(&huge_path, None).unwrap();
+    assert!(c.key.as_str().len() < huge_path.len());
+    let huge_query = format!("http://example.com/?{}", "utm_source=1&c=2&".repeat(50_000));
+    assert_eq!(
+        canon
+            .canonicalize(&huge_query, None)
+            .unwrap()
+            .key
+            .as_str()
+            .matches("c=2")
+            .count(),
+        50_000
+    );
+    let huge_host = format!("http://{}.com/", "a".repeat(100_000));
+    let _ = canon.canonicalize(&huge_host, None);
+    for odd in [
+        "http://\u{0}/",
+        "http://a/\u{0}\u{7f}\u{202e}",
+        "http://[::1]:80/",
+        "http://%41.com/",
+        "http://a:/",
+        "\u{feff}http://a/",
+    ] {
+        let _ = canon.explain(odd, None);
+    }
+}
