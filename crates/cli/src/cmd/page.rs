@@ -1,0 +1,231 @@
+//! `simcrawl extract`, `simcrawl fingerprint` and `simcrawl explain`: what simcrawl sees on a page, and
+//! why two pages are or are not duplicates.
+
+use crate::flags::{ExplainArgs, PageArgs};
+use crate::input::{LoadedPage, load};
+use crate::output::{clip, wrap};
+use anyhow::Result;
+use serde_json::json;
+use simcrawl_crawl::{Analyzer, Extraction, PageAnalysis};
+use std::collections::HashMap;
+use std::process::ExitCode;
+
+fn extraction_name(e: &Extraction) -> &'static str {
+    if e.is_main() { "main" } else { "fallback" }
+}
+
+pub fn extract(args: PageArgs) -> Result<ExitCode> {
+    let analyzer = Analyzer::default();
+    let page = load(&analyzer, &args.input, args.url.as_deref())?;
+    let doc = &page.analysis.document;
+    if args.json {
+        let links: Vec<_> = doc
+            .links
+            .iter()
+            .map(|l| json!({"url": l.url.as_str(), "text": l.text, "kind": format!("{:?}", l.kind), "rel": format!("{:?}", l.rel)}))
+            .collect();
+        let obj = json!({
+            "source": page.source,
+            "url": page.url.as_str(),
+            "title": doc.title,
+            "lang": doc.lang,
+            "extraction": extraction_name(&doc.extraction),
+            "extraction_detail": format!("{:?}", doc.extraction),
+            "words": doc.word_count,
+            "main_text": doc.main_text,
+            "full_text": doc.full_text,
+            "canonical": doc.canonical.as_ref().map(|c| c.url.as_str()),
+            "meta_robots": format!("{:?}", doc.meta_robots),
+            "meta_refresh": doc.meta_refresh.as_ref().map(|r| format!("{r:?}")),
+            "links": links,
+            "skipped_links": doc.skipped_links.total(),
+        });
+        println!("{obj}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("source:     {}", page.source);
+    println!("title:      {}", doc.title.as_deref().unwrap_or("(none)"));
+    println!(
+        "extraction: {} ({:?}), {} words",
+        extraction_name(&doc.extraction),
+        doc.extraction,
+        doc.word_count
+    );
+    if let Some(c) = &doc.canonical {
+        println!("canonical:  {}", c.url);
+    }
+    println!("\nmain text:\n{}", wrap(&doc.main_text, 96, 2));
+    println!(
+        "\nlinks ({}, {} skipped):",
+        doc.links.len(),
+        doc.skipped_links.total()
+    );
+    for link in &doc.links {
+        println!("  {}  {}", link.url, clip(&link.text, 40));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn fingerprint_json(page: &LoadedPage) -> serde_json::Value {
+    let a = &page.analysis;
+    json!({
+        "source": page.source,
+        "simhash": a.simhash.to_string(),
+        "body_digest": a.body_digest.to_string(),
+        "body_sha256": a.body_sha256,
+        "text_digest": a.text_digest.to_string(),
+        "words": a.words,
+        "extraction": extraction_name(&a.document.extraction),
+        "minhash_permutations": a.sketch.values().len(),
+        "distinct_shingles_estimate": a.sketch.cardinality().round(),
+    })
+}
+
+pub fn fingerprint(args: PageArgs) -> Result<ExitCode> {
+    let analyzer = Analyzer::default();
+    let page = load(&analyzer, &args.input, args.url.as_deref())?;
+    if args.json {
+        println!("{}", fingerprint_json(&page));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let a = &page.analysis;
+    println!("source:       {}", page.source);
+    println!("simhash:      {}", a.simhash);
+    println!(
+        "body digest:  {}  (sha256 {})",
+        a.body_digest, a.body_sha256
+    );
+    println!("text digest:  {}", a.text_digest);
+    println!(
+        "words:        {} ({} extraction)",
+        a.words,
+        extraction_name(&a.document.extraction)
+    );
+    println!(
+        "shingles:     ~{:.0} distinct (MinHash-{})",
+        a.sketch.cardinality(),
+        a.sketch.values().len()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What the dedup stages would say of B given A, with the reason.
+fn verdict(
+    a: &PageAnalysis,
+    b: &PageAnalysis,
+    distance: u32,
+    jaccard: f64,
+    args: &ExplainArgs,
+) -> (&'static str, String) {
+    if a.body_digest == b.body_digest {
+        return ("exact-duplicate", "the bodies are byte-identical".into());
+    }
+    if a.text_digest == b.text_digest {
+        return (
+            "text-duplicate",
+            "the normalised main texts are identical".into(),
+        );
+    }
+    if distance > args.k {
+        return (
+            "distinct",
+            format!("Hamming distance {distance} > k = {}", args.k),
+        );
+    }
+    if args.jaccard > 0.0 && jaccard < args.jaccard {
+        return (
+            "distinct",
+            format!(
+                "distance {distance} <= k = {}, but Jaccard {jaccard:.3} < {}",
+                args.k, args.jaccard
+            ),
+        );
+    }
+    (
+        "near-duplicate",
+        format!(
+            "distance {distance} <= k = {}, Jaccard {jaccard:.3}",
+            args.k
+        ),
+    )
+}
+
+/// Features of a text with their counts, keyed by hash.
+fn feature_counts(analyzer: &Analyzer, text: &str) -> HashMap<u64, (String, i64)> {
+    let mut counts: HashMap<u64, (String, i64)> = HashMap::new();
+    for (h, word) in analyzer.simhasher().features().collect_with_text(text) {
+        counts.entry(h).or_insert((word, 0)).1 += 1;
+    }
+    counts
+}
+
+pub fn explain(args: ExplainArgs) -> Result<ExitCode> {
+    let analyzer = Analyzer::default();
+    let a = load(&analyzer, &args.a, None)?;
+    let b = load(&analyzer, &args.b, None)?;
+    let (pa, pb) = (&a.analysis, &b.analysis);
+    let distance = pa.simhash.distance(pb.simhash);
+    let jaccard = pa.sketch.jaccard(&pb.sketch)?;
+    let (verdict, reason) = verdict(pa, pb, distance, jaccard, &args);
+
+    // The features whose weight differs most between the two texts.
+    let (fa, fb) = (
+        feature_counts(&analyzer, &pa.text),
+        feature_counts(&analyzer, &pb.text),
+    );
+    let mut diffs: Vec<(String, i64, i64)> = fa
+        .iter()
+        .map(|(h, (w, ca))| (w.clone(), *ca, fb.get(h).map_or(0, |x| x.1)))
+        .chain(
+            fb.iter()
+                .filter(|(h, _)| !fa.contains_key(h))
+                .map(|(_, (w, cb))| (w.clone(), 0, *cb)),
+        )
+        .filter(|(_, ca, cb)| ca != cb)
+        .collect();
+    diffs.sort_by(|x, y| {
+        (y.1 - y.2)
+            .abs()
+            .cmp(&(x.1 - x.2).abs())
+            .then(x.0.cmp(&y.0))
+    });
+    diffs.truncate(args.features);
+
+    if args.json {
+        let obj = json!({
+            "a": fingerprint_json(&a),
+            "b": fingerprint_json(&b),
+            "distance": distance,
+            "jaccard": (jaccard * 1000.0).round() / 1000.0,
+            "k": args.k,
+            "jaccard_threshold": args.jaccard,
+            "verdict": verdict,
+            "reason": reason,
+            "differing_features": diffs.iter().map(|(w, ca, cb)| json!({"feature": w, "a": ca, "b": cb})).collect::<Vec<_>>(),
+        });
+        println!("{obj}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "A  {}  simhash {}  {} words",
+        a.source, pa.simhash, pa.words
+    );
+    println!(
+        "B  {}  simhash {}  {} words",
+        b.source, pb.simhash, pb.words
+    );
+    println!("   differing bits:   {:016x}", pa.simhash.0 ^ pb.simhash.0);
+    println!("Hamming distance:    {distance} of 64 (k = {})", args.k);
+    println!(
+        "Jaccard (MinHash):   {jaccard:.3} (threshold {})",
+        args.jaccard
+    );
+    println!("verdict:             {verdict}: {reason}");
+    if !diffs.is_empty() {
+        println!("\nfeatures that differ most (count in A, count in B):");
+        for (w, ca, cb) in &diffs {
+            println!("  {:<32} {ca:>4} {cb:>4}", clip(w, 32));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

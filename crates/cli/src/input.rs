@@ -1,0 +1,90 @@
+//! Reading a page the user names on the command line.
+
+use anyhow::{Context, Result, bail};
+use simcrawl_crawl::{Analyzer, PageAnalysis};
+use simcrawl_url::Url;
+use std::io::Read;
+
+/// The largest page file read (the crawl's default body cap).
+const MAX_PAGE_BYTES: u64 = 10 << 20;
+
+/// A page loaded from a file or standard input, analysed as the crawl would.
+pub struct LoadedPage {
+    pub source: String,
+    pub url: Url,
+    pub analysis: PageAnalysis,
+}
+
+/// Reads `input` (a path, or `-` for standard input) and analyses it. HTML is recognised by its
+/// content; anything else is treated as plain text. `url` is where the page is said to come from.
+pub fn load(analyzer: &Analyzer, input: &str, url: Option<&str>) -> Result<LoadedPage> {
+    let mut bytes = Vec::new();
+    if input == "-" {
+        std::io::stdin()
+            .take(MAX_PAGE_BYTES)
+            .read_to_end(&mut bytes)
+            .context("cannot read standard input")?;
+    } else {
+        if input.starts_with("http://") || input.starts_with("https://") {
+            bail!(
+                "{input} is a URL; this command reads a saved page (fetch it first, e.g. with curl -o page.html)"
+            );
+        }
+        let file = std::fs::File::open(input).with_context(|| format!("cannot open {input}"))?;
+        file.take(MAX_PAGE_BYTES)
+            .read_to_end(&mut bytes)
+            .with_context(|| format!("cannot read {input}"))?;
+    }
+    let url = match url {
+        Some(u) => Url::parse(u).with_context(|| format!("--url {u:?} is not a URL"))?,
+        None => file_url(input),
+    };
+    // Pages on disk are usually UTF-8; anything else is decoded lossily, never refused.
+    let text = String::from_utf8_lossy(&bytes);
+    let analysis = if looks_like_html(&text) {
+        analyzer.analyze_html(&bytes, &text, &url, None)
+    } else {
+        analyzer.analyze_text(&bytes, &text, &url)
+    };
+    Ok(LoadedPage {
+        source: input.to_string(),
+        url,
+        analysis,
+    })
+}
+
+/// A stand-in URL for a file, so that relative links print as something readable.
+fn file_url(input: &str) -> Url {
+    let path = std::path::Path::new(input);
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    Url::from_file_path(&absolute)
+        .unwrap_or_else(|()| Url::parse("file:///stdin").expect("a valid constant URL"))
+}
+
+fn looks_like_html(text: &str) -> bool {
+    let head: String = text
+        .trim_start()
+        .chars()
+        .take(512)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    head.starts_with("<!doctype html")
+        || head.starts_with("<html")
+        || head.starts_with("<?xml")
+        || head.contains("<body")
+        || head.contains("<head")
+        || head.contains("<p>")
+        || head.contains("<div")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn html_is_recognised_by_content() {
+        assert!(looks_like_html("  <!DOCTYPE html><p>x"));
+        assert!(looks_like_html("<div>hello</div>"));
+        assert!(!looks_like_html("just some words"));
+    }
+}

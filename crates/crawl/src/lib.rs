@@ -1,0 +1,37 @@
+//! simcrawl-crawl is the pipeline: it composes the other simcrawl crates into a crawl that skips URL
+//! variants, mirrors, exact copies and near-duplicate pages before they reach the index.
+//!
+//! It is the only crate that composes several others; the binary only parses flags, calls in here and
+//! prints. It is not where any single algorithm lives: canonical URLs are `simcrawl-url`'s, the seen
+//! set and politeness `simcrawl-frontier`'s, fingerprints `simcrawl-dedup`'s, HTML `simcrawl-extract`'s.
+//!
+//! # Layout
+//! - [`page`]: one page analysed (extraction, digests, SimHash, MinHash): [`Analyzer`] and
+//!   [`PageAnalysis`].
+//!
+//! # Example
+//! ```
+//! use simcrawl_crawl::Analyzer;
+//! use url::Url;
+//!
+//! let analyzer = Analyzer::default();
+//! let html = "<html><body><article><p>Two copies of a page that differ only in their ads and \
+//!     the time they were rendered have the same main text, and so the same fingerprints. The \
+//!     extractor keeps the article and drops the navigation, the footer and the advertising around \
+//!     it; the normaliser then folds case and strips digits and punctuation, so that counters, dates \
+//!     and session ids in what remains do not move a single bit of the SimHash either.</p>\
+//!     </article><footer>Rendered at 10:31</footer></body></html>";
+//! let url = Url::parse("http://127.0.0.1:8080/a.html")?;
+//! let page = analyzer.analyze_html(html.as_bytes(), html, &url, None);
+//! assert_eq!(page.simhash.to_string().len(), 16);
+//! assert!(page.document.extraction.is_main());
+//! assert!(!page.text.contains("rendered at"));
+//! # Ok::<(), url::ParseError>(())
+//! ```
+
+#![deny(missing_docs)]
+
+pub mod page;
+
+pub use page::{Analyzer, PageAnalysis};
+pub use simcrawl_extract::{Document, Extraction};

@@ -1,0 +1,169 @@
+//! One page, analysed: what the dedup stages compare. The same analysis serves the crawl, `simcrawl
+//! fingerprint` and `simcrawl explain`, so what a user inspects is exactly what the crawl decided on.
+
+use simcrawl_dedup::{
+    Digest128, FeatureOptions, MinHasher, SimHash, SimHasher, Sketch, sha256_hex,
+};
+use simcrawl_extract::{Document, ExtractOptions, Extractor, NormalizeOptions, normalize_text};
+use url::Url;
+
+/// Everything the exact and near-duplicate checks need from one page.
+#[derive(Debug, Clone)]
+pub struct PageAnalysis {
+    /// What the extractor saw: title, main text, links, canonical, robots meta.
+    pub document: Document,
+    /// xxh3-128 of the body bytes as received (after content decoding): exact copies.
+    pub body_digest: Digest128,
+    /// SHA-256 of the body bytes, hex: the published fingerprint.
+    pub body_sha256: String,
+    /// The main text, normalised for fingerprints (lowercase, no digits, no punctuation).
+    pub text: String,
+    /// xxh3-128 of `text`: copies with the same text under different templates or noise.
+    pub text_digest: Digest128,
+    /// Charikar SimHash of `text`.
+    pub simhash: SimHash,
+    /// MinHash sketch of `text`'s shingles.
+    pub sketch: Sketch,
+    /// Words in `text`.
+    pub words: usize,
+}
+
+/// Turns pages into [`PageAnalysis`] values. Cheap to clone and share between threads.
+#[derive(Debug, Clone)]
+pub struct Analyzer {
+    extractor: Extractor,
+    simhash: SimHasher,
+    minhash: MinHasher,
+    normalize: NormalizeOptions,
+}
+
+impl Default for Analyzer {
+    fn default() -> Self {
+        Analyzer {
+            extractor: Extractor::new(ExtractOptions::default()),
+            simhash: SimHasher::default(),
+            minhash: MinHasher::default(),
+            normalize: NormalizeOptions::FINGERPRINT,
+        }
+    }
+}
+
+impl Analyzer {
+    /// An analyser with explicit extraction options and the default fingerprints.
+    pub fn with_extract_options(options: ExtractOptions) -> Self {
+        Analyzer {
+            extractor: Extractor::new(options),
+            ..Analyzer::default()
+        }
+    }
+
+    /// The SimHash hasher in use (its feature options decide what `explain` shows).
+    pub fn simhasher(&self) -> &SimHasher {
+        &self.simhash
+    }
+
+    /// The MinHash hasher in use.
+    pub fn minhasher(&self) -> &MinHasher {
+        &self.minhash
+    }
+
+    /// The SimHash feature options in use.
+    pub fn simhash_features(&self) -> &FeatureOptions {
+        self.simhash.features().options()
+    }
+
+    /// Analyses an HTML page. `body` is the raw body (for the body digests), `html` its text decoded
+    /// to UTF-8, `url` the URL it was fetched from after redirects, `link_header` the HTTP `Link`
+    /// header if any.
+    pub fn analyze_html(
+        &self,
+        body: &[u8],
+        html: &str,
+        url: &Url,
+        link_header: Option<&str>,
+    ) -> PageAnalysis {
+        let document = self.extractor.extract(html, url, link_header);
+        self.finish(body, document)
+    }
+
+    /// Analyses a plain-text body: the whole text is the main text.
+    pub fn analyze_text(&self, body: &[u8], text: &str, url: &Url) -> PageAnalysis {
+        let escaped = escape_html(text);
+        let html = format!("<html><body><pre>{escaped}</pre></body></html>");
+        let mut document = self.extractor.extract(&html, url, None);
+        document.main_text = text.to_string();
+        document.word_count = text.split_whitespace().count();
+        self.finish(body, document)
+    }
+
+    fn finish(&self, body: &[u8], document: Document) -> PageAnalysis {
+        let text = normalize_text(&document.main_text, self.normalize);
+        let words = text.split_whitespace().count();
+        PageAnalysis {
+            body_digest: Digest128::of_bytes(body),
+            body_sha256: sha256_hex(body),
+            text_digest: Digest128::of_text(&text),
+            simhash: self.simhash.fingerprint(&text),
+            sketch: self.minhash.sketch(&text),
+            words,
+            text,
+            document,
+        }
+    }
+}
+
+fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(ad: &str, time: &str) -> String {
+        format!(
+            "<html><head><title>Tides</title></head><body><nav><a href='/'>Home</a></nav>\
+             <article><h1>Reading a tide table</h1><p>A tide table lists the times and heights of \
+             high and low water for one place, usually a harbour, for every day of the year. \
+             Heights are measured from chart datum, the lowest level the sea is expected to fall to \
+             in ordinary weather. Between the listed times the water rises and falls roughly along \
+             a sine curve, so a third of the range comes in during the middle two hours.</p></article>\
+             <div class='ad-banner'>{ad}</div><footer>Rendered at {time}</footer></body></html>"
+        )
+    }
+
+    #[test]
+    fn noise_changes_the_body_but_not_the_text() {
+        let analyzer = Analyzer::default();
+        let url = Url::parse("http://127.0.0.1/tides").unwrap();
+        let a_html = page("Buy a boat", "10:31:07");
+        let b_html = page("Sell your car", "11:02:55");
+        let a = analyzer.analyze_html(a_html.as_bytes(), &a_html, &url, None);
+        let b = analyzer.analyze_html(b_html.as_bytes(), &b_html, &url, None);
+        assert_ne!(a.body_digest, b.body_digest);
+        assert_eq!(a.text_digest, b.text_digest);
+        assert_eq!(a.simhash, b.simhash);
+        assert_eq!(a.sketch.jaccard(&b.sketch).unwrap(), 1.0);
+        assert!(a.words > 50, "{}", a.words);
+        assert!(a.document.extraction.is_main());
+    }
+
+    #[test]
+    fn plain_text_is_its_own_main_text() {
+        let analyzer = Analyzer::default();
+        let url = Url::parse("http://127.0.0.1/a.txt").unwrap();
+        let text = "Plain <text> & more words here.";
+        let a = analyzer.analyze_text(text.as_bytes(), text, &url);
+        assert_eq!(a.text, "plain text more words here");
+        assert_eq!(a.document.main_text, text);
+    }
+}
