@@ -1,1 +1,284 @@
-//! placeholder
+//! simcrawl's HTML extractor: one HTML page and its URL in, one [`Document`] out.
+//!
+//! Near-duplicate detection is only as good as the text it is given. Two copies of a news page
+//! differ in their ads, the "rendered at" line, a session id in the footer, the navigation and the
+//! related links; if that noise reaches the fingerprint the copies look different, and if the
+//! whole page is template, different pages look the same. This crate finds the page's **main
+//! text** (dropping navigation, headers, footers, ads, cookie banners, comment sections and other
+//! boilerplate), and with it everything else the crawler reads from a page: title, language, full
+//! text, links with their anchor text and `rel` flags, canonical URL, robots directives and meta
+//! refresh.
+//!
+//! What it is not for:
+//! - **fetching**: it does no I/O; the fetcher hands over the body;
+//! - **charset detection**: input is `&str`, already decoded to UTF-8 by the fetcher;
+//! - **fingerprints**: digests, shingles and SimHash live in `simcrawl-dedup`; this crate stops
+//!   at [`normalize_text`], which prepares text for them;
+//! - **URL canonicalisation**: links are resolved as the HTML standard says and handed on as
+//!   written; canonical keys are `simcrawl-url`'s job.
+//!
+//! Extraction never fails and never panics: an empty string, binary garbage, broken tags, huge
+//! attributes or ten megabytes of nested `<div>`s all give a `Document` (see [`MAX_NESTING`] for
+//! the last). Fields that could not be read are empty, and [`Document::extraction`] says which
+//! path produced the main text.
+//!
+//! # Example
+//!
+//! ```
+//! use simcrawl_extract::{extract, normalize_text, Extraction, MainVia, NormalizeOptions};
+//! use url::Url;
+//!
+//! let html = r#"<!DOCTYPE html>
+//! <html lang="en"><head>
+//!   <title>Tide tables</title>
+//!   <link rel="canonical" href="/tides">
+//!   <meta name="robots" content="noarchive">
+//! </head><body>
+//!   <nav><a href="/">Home</a> <a href="/news">News</a></nav>
+//!   <article>
+//!     <h1>Reading a tide table</h1>
+//!     <p>A tide table lists the times and heights of high and low water for one place,
+//!        usually a harbour, for every day of the year. Heights are measured from chart datum,
+//!        the lowest level the sea is expected to fall to in ordinary weather.</p>
+//!     <p>Between the listed times the water rises and falls roughly along a sine curve, so
+//!        a third of the range comes in during the middle two hours of the flood.
+//!        <a href="/rule-of-twelfths">The rule of twelfths</a> gives the detail.</p>
+//!   </article>
+//!   <div class="ad-slot">Buy a boat today, 50% off</div>
+//!   <footer>Rendered at 10:32:07 by node-7</footer>
+//! </body></html>"#;
+//!
+//! let url = Url::parse("https://harbour.example/guides/tides?utm_source=feed").unwrap();
+//! let doc = extract(html, &url, None);
+//!
+//! assert_eq!(doc.title.as_deref(), Some("Tide tables"));
+//! assert_eq!(doc.lang.as_deref(), Some("en"));
+//! assert_eq!(doc.extraction, Extraction::Main { via: MainVia::Article, relaxed: false });
+//! assert!(doc.main_text.starts_with("Reading a tide table\nA tide table lists"));
+//! assert!(!doc.main_text.contains("Buy a boat") && !doc.main_text.contains("Rendered"));
+//! assert!(doc.full_text.contains("Buy a boat"));
+//! assert_eq!(doc.canonical.unwrap().url.as_str(), "https://harbour.example/tides");
+//! assert!(doc.meta_robots.noarchive && !doc.meta_robots.noindex);
+//!
+//! let targets: Vec<&str> = doc.links.iter().map(|l| l.url.as_str()).collect();
+//! assert_eq!(targets, [
+//!     "https://harbour.example/",
+//!     "https://harbour.example/news",
+//!     "https://harbour.example/rule-of-twelfths",
+//! ]);
+//! assert_eq!(doc.links[2].text, "The rule of twelfths");
+//!
+//! // What the fingerprints are computed from:
+//! let words = normalize_text(&doc.main_text, NormalizeOptions::FINGERPRINT);
+//! assert!(words.starts_with("reading a tide table a tide table lists the times"));
+//! ```
+//!
+//! # Layout
+//!
+//! - [`document`](crate::Document): the output types: [`Document`], [`Extraction`], [`MainVia`],
+//!   [`FallbackReason`], [`Canonical`].
+//! - `nesting`: a linear pre-scan that caps element nesting before parsing ([`MAX_NESTING`]),
+//!   because html5ever's tree builder is quadratic in nesting depth.
+//! - `dom`: the one iterative pass over the parsed tree. It records text runs (borrowed `&str`s),
+//!   block and noise elements as ranges over the runs, links and head metadata.
+//! - `noise`: the boilerplate rules: tags, ARIA roles, class and id tokens, hidden elements.
+//! - `main_content`: picks the main text from the runs: `<article>`, `<main>`, `[role=main]`,
+//!   else a Readability-like text-density scorer; strict rules first, relaxed if too little is
+//!   left; fallback to the full text under [`ExtractOptions::min_main_words`].
+//! - `text`: text runs and the writer that lays them out without gluing words together.
+//! - [`links`](crate::Link): [`Link`], [`RelFlags`], [`SkippedLinks`], href resolution and the
+//!   HTTP `Link` header.
+//! - [`meta`](crate::MetaRobots): [`MetaRobots`] and [`MetaRefresh`] parsing.
+//! - [`normalize`](crate::normalize_text): [`normalize_text`] and [`NormalizeOptions`] for
+//!   fingerprints.
+
+#![deny(missing_docs)]
+
+mod document;
+mod dom;
+mod links;
+mod main_content;
+mod meta;
+mod nesting;
+mod noise;
+mod normalize;
+mod text;
+
+use std::borrow::Cow;
+
+use scraper::Html;
+use url::Url;
+
+pub use document::{Canonical, CanonicalSource, Document, Extraction, FallbackReason, MainVia};
+pub use links::{Link, LinkKind, RelFlags, SkippedLinks};
+pub use main_content::{DENSE_SIBLING, MIN_PARAGRAPH};
+pub use meta::{MetaRefresh, MetaRobots};
+pub use nesting::MAX_NESTING;
+pub use normalize::{NormalizeOptions, normalize_text};
+
+use crate::dom::LinkText;
+use crate::text::{TextWriter, collapse};
+
+/// How [`Extractor`] works.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExtractOptions {
+    /// Look for the main content. When `false`, `main_text` is the full text and the extraction
+    /// is [`FallbackReason::Disabled`]. Default `true`.
+    pub main_content: bool,
+    /// Fewest words the main content must have; below it the page is "too short to judge" and
+    /// `main_text` falls back to the full text. Default 50.
+    pub min_main_words: usize,
+    /// A `<meta name="...">` honoured like `<meta name="robots">`, compared case-insensitively:
+    /// the crawler's own agent token. Default `Some("simcrawl")`. Tags for other agents are
+    /// ignored.
+    pub robots_agent: Option<String>,
+}
+
+impl Default for ExtractOptions {
+    fn default() -> Self {
+        ExtractOptions {
+            main_content: true,
+            min_main_words: 50,
+            robots_agent: Some("simcrawl".to_owned()),
+        }
+    }
+}
+
+/// Turns HTML into [`Document`]s. Cheap to create, immutable, shareable across threads.
+#[derive(Debug, Clone, Default)]
+pub struct Extractor {
+    options: ExtractOptions,
+}
+
+impl Extractor {
+    /// An extractor with these options.
+    pub fn new(options: ExtractOptions) -> Self {
+        Extractor { options }
+    }
+
+    /// The options in force.
+    pub fn options(&self) -> &ExtractOptions {
+        &self.options
+    }
+
+    /// Extracts a page.
+    ///
+    /// - `html`: the body, decoded to UTF-8;
+    /// - `page_url`: the URL the body was fetched from (after redirects): relative links, `<base
+    ///   href>` and the `Link` header resolve against it;
+    /// - `link_header`: the HTTP `Link` response header, if any (several joined with `", "`); only
+    ///   its `rel="canonical"` entry is read. See [`Canonical`] for which canonical wins.
+    pub fn extract(&self, html: &str, page_url: &Url, link_header: Option<&str>) -> Document {
+        let capped = nesting::cap_nesting(html);
+        let nesting_capped = matches!(capped, Cow::Owned(_));
+        let parsed = Html::parse_document(&capped);
+        let page = dom::collect(&parsed, self.options.robots_agent.as_deref());
+
+        let base_url = page
+            .base_href
+            .and_then(|href| links::resolve_http(page_url, href))
+            .unwrap_or_else(|| page_url.clone());
+
+        let mut full = TextWriter::default();
+        full.runs(&page.runs, |_| true);
+        let (full_text, full_words) = full.finish();
+
+        let main = if self.options.main_content {
+            main_content::select(&page, self.options.min_main_words)
+        } else {
+            Err(FallbackReason::Disabled)
+        };
+        let (main_text, word_count, extraction) = match main {
+            Ok(main) => (
+                main.text,
+                main.words,
+                Extraction::Main {
+                    via: main.via,
+                    relaxed: main.relaxed,
+                },
+            ),
+            Err(reason) => (full_text.clone(), full_words, Extraction::Fallback { reason }),
+        };
+
+        let mut skipped_links = SkippedLinks::default();
+        let links = page
+            .links
+            .iter()
+            .filter_map(|raw| {
+                let url = links::resolve(&base_url, raw.href, &mut skipped_links)?;
+                let text = match raw.text {
+                    LinkText::Runs {
+                        start,
+                        end,
+                        img_alt,
+                    } => {
+                        let mut writer = TextWriter::default();
+                        let runs = page.runs.get(start as usize..end as usize);
+                        writer.runs(runs.unwrap_or_default(), |_| true);
+                        let (text, _) = writer.finish();
+                        match img_alt {
+                            Some(alt) if text.is_empty() => collapse(alt),
+                            _ => text,
+                        }
+                    }
+                    LinkText::Attr(attr) => attr.map(collapse).unwrap_or_default(),
+                };
+                Some(Link {
+                    url,
+                    kind: raw.kind,
+                    text,
+                    rel: raw.rel,
+                    hreflang: raw.hreflang.map(str::to_owned),
+                })
+            })
+            .collect();
+
+        let from_header = link_header
+            .and_then(links::canonical_from_link_header)
+            .and_then(|href| links::resolve_http(page_url, href));
+        let from_tag = page
+            .canonical_href
+            .and_then(|href| links::resolve_http(&base_url, href));
+        let canonical = match (from_header, from_tag) {
+            (Some(url), tag) => Some(Canonical {
+                conflicting: tag.filter(|t| *t != url),
+                url,
+                source: CanonicalSource::Header,
+            }),
+            (None, Some(url)) => Some(Canonical {
+                url,
+                source: CanonicalSource::Tag,
+                conflicting: None,
+            }),
+            (None, None) => None,
+        };
+
+        let meta_refresh = page.refresh.map(|raw| MetaRefresh {
+            delay_secs: raw.delay_secs,
+            url: raw
+                .target
+                .and_then(|target| links::resolve_http(&base_url, target)),
+        });
+
+        Document {
+            base_url,
+            title: page.title,
+            lang: page.lang.or(page.content_language).map(str::to_owned),
+            main_text,
+            full_text,
+            word_count,
+            extraction,
+            links,
+            skipped_links,
+            canonical,
+            meta_robots: page.robots,
+            meta_refresh,
+            nesting_capped,
+        }
+    }
+}
+
+/// Extracts a page with the default [`ExtractOptions`]; see [`Extractor::extract`].
+pub fn extract(html: &str, page_url: &Url, link_header: Option<&str>) -> Document {
+    Extractor::default().extract(html, page_url, link_header)
+}

@@ -1,0 +1,142 @@
+//! The result of extraction: [`Document`] and the value types it is made of.
+//!
+//! Everything here is plain owned data. Nothing in a `Document` borrows from the HTML it came from,
+//! so the parsed tree can be dropped as soon as extraction returns.
+
+use url::Url;
+
+use crate::links::{Link, SkippedLinks};
+use crate::meta::{MetaRefresh, MetaRobots};
+
+/// What one HTML page says about itself: its text, its links and its robots signals.
+///
+/// Built by [`Extractor::extract`](crate::Extractor::extract) or [`extract`](crate::extract). Every
+/// field is filled; an empty or garbage page gives empty text, no links and
+/// [`Extraction::Fallback`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Document {
+    /// The URL relative links were resolved against: the page URL, or the page's `<base href>`
+    /// (itself resolved against the page URL) when that is an `http`/`https` URL.
+    pub base_url: Url,
+    /// Text of the first HTML `<title>`, white space collapsed; `None` when absent or blank.
+    pub title: Option<String>,
+    /// The page's declared language: `<html lang>`, else `<html xml:lang>`, else
+    /// `<meta http-equiv="content-language">`, trimmed and as written.
+    pub lang: Option<String>,
+    /// The main content as text: one line per block, words separated by single spaces.
+    ///
+    /// This is what fingerprints should be computed from, after [`normalize_text`](crate::normalize_text).
+    /// When [`extraction`](Self::extraction) is a fallback it equals [`full_text`](Self::full_text).
+    pub main_text: String,
+    /// All visible text of the page body, laid out like `main_text`.
+    ///
+    /// Dropped: `head`, `script`, `style`, `template`, `noscript`, `iframe`, `noembed`,
+    /// `noframes`, `svg`, `canvas`, `video` and `audio` contents (none is text a reader sees).
+    pub full_text: String,
+    /// Number of white-space separated words in `main_text`.
+    pub word_count: usize,
+    /// Which path produced `main_text`.
+    pub extraction: Extraction,
+    /// Links to `http`/`https` URLs, in document order, duplicates kept.
+    pub links: Vec<Link>,
+    /// How many link targets were left out of `links`, and why.
+    pub skipped_links: SkippedLinks,
+    /// The canonical URL the page declares, if any. See [`Canonical`] for which source wins.
+    pub canonical: Option<Canonical>,
+    /// Indexing and following directives from `<meta name="robots">` (and the configured agent).
+    pub meta_robots: MetaRobots,
+    /// The first `<meta http-equiv="refresh">`, if it parsed.
+    pub meta_refresh: Option<MetaRefresh>,
+    /// `true` when the HTML nested elements deeper than the parser can handle in linear time and
+    /// the excess start tags were dropped before parsing (their text is kept). See
+    /// [`MAX_NESTING`](crate::MAX_NESTING).
+    pub nesting_capped: bool,
+}
+
+/// Which path produced [`Document::main_text`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Extraction {
+    /// A main-content block was found and held at least the configured minimum of words.
+    Main {
+        /// What picked the block.
+        via: MainVia,
+        /// `false`: every boilerplate rule applied. `true`: the strict pass left too little text,
+        /// so the rules based on class and id names, `form`, and hidden elements were lifted (the
+        /// tag and ARIA-role rules still applied). Typical cause: a page-wide wrapper such as
+        /// `<div class="has-sidebar">` around everything.
+        relaxed: bool,
+    },
+    /// No main block was good enough; `main_text` is the full text.
+    Fallback {
+        /// Why.
+        reason: FallbackReason,
+    },
+}
+
+impl Extraction {
+    /// `true` for [`Extraction::Main`].
+    pub fn is_main(&self) -> bool {
+        matches!(self, Extraction::Main { .. })
+    }
+}
+
+/// What picked the main-content block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MainVia {
+    /// An `<article>` element: the one with the most non-link text, when it holds at least half of
+    /// the text of all top-level articles (otherwise the page is a list of articles).
+    Article,
+    /// A `<main>` element.
+    Main,
+    /// An element with `role="main"`.
+    RoleMain,
+    /// The text-density scorer: the block with the most non-link text near it, weighted by
+    /// distance and penalised by link density, plus its siblings that are dense text.
+    DensestBlock,
+}
+
+/// Why extraction fell back to the full text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FallbackReason {
+    /// Main-content extraction was switched off in [`ExtractOptions`](crate::ExtractOptions).
+    Disabled,
+    /// No block held a paragraph of text long enough to score (the page is empty, or all links
+    /// and fragments).
+    NoCandidate,
+    /// The best main-content block had fewer words than the minimum, too few to judge.
+    TooShort {
+        /// Words in the best block found.
+        words: usize,
+        /// The minimum in force ([`ExtractOptions::min_main_words`](crate::ExtractOptions::min_main_words)).
+        min_words: usize,
+    },
+}
+
+/// The canonical URL a page declares, and where it came from.
+///
+/// **The HTTP `Link` header wins over the `<link rel="canonical">` tag** when both exist: the header
+/// is set by the server that sent this very response and cannot be injected by page content
+/// (comments, user HTML), and it is what applies to non-HTML responses too. The losing tag, if it
+/// names a different URL, is kept in [`conflicting`](Self::conflicting) so the disagreement can be
+/// logged.
+///
+/// Only the first `<link rel="canonical">` inside `<head>` counts; one in the body is ignored, as
+/// search engines do, because content can inject it. Only `http`/`https` targets are accepted.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Canonical {
+    /// The canonical URL, resolved (tag: against the base URL; header: against the page URL).
+    pub url: Url,
+    /// Where `url` came from.
+    pub source: CanonicalSource,
+    /// The other source's URL when both exist and disagree.
+    pub conflicting: Option<Url>,
+}
+
+/// Where a canonical URL was declared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CanonicalSource {
+    /// `<link rel="canonical" href="...">` in the page's `<head>`.
+    Tag,
+    /// An HTTP `Link: <...>; rel="canonical"` response header.
+    Header,
+}

@@ -1,0 +1,555 @@
+//! The single pass over the parsed tree.
+//!
+//! [`collect`] walks the tree once, iteratively (no recursion, so depth costs heap, not stack),
+//! and records everything later stages need as flat, borrowed data: text [`Run`]s, block
+//! elements, noise elements and links as index ranges over the runs, and the head's metadata.
+//! Subtrees are contiguous in document order, so "the text of element E" is the range of runs
+//! recorded between E's start and end tags; main-content selection can then try several rule
+//! sets without walking the tree again.
+
+use scraper::{Html, Node};
+
+use crate::links::{LinkKind, RelFlags};
+use crate::meta::{MetaRobots, RawRefresh, parse_refresh};
+use crate::noise::{self, NoiseKind};
+use crate::text::{BREAK_LINE, BREAK_SPACE, NONE, Run, collapse};
+
+const XHTML_NS: &str = "http://www.w3.org/1999/xhtml";
+
+/// What the walk found.
+#[derive(Debug, Default)]
+pub(crate) struct Page<'a> {
+    pub(crate) runs: Vec<Run<'a>>,
+    pub(crate) blocks: Vec<Block>,
+    pub(crate) noise: Vec<NoiseRec>,
+    pub(crate) links: Vec<RawLink<'a>>,
+    pub(crate) title: Option<String>,
+    pub(crate) lang: Option<&'a str>,
+    pub(crate) content_language: Option<&'a str>,
+    pub(crate) base_href: Option<&'a str>,
+    pub(crate) canonical_href: Option<&'a str>,
+    pub(crate) robots: MetaRobots,
+    pub(crate) refresh: Option<RawRefresh<'a>>,
+}
+
+/// A block-level element: a place text can be grouped and scored.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Block {
+    /// The enclosing block, or `NONE`.
+    pub(crate) parent: u32,
+    /// Its runs are `runs[start..end]`.
+    pub(crate) start: u32,
+    pub(crate) end: u32,
+    /// The innermost noise element at or around it, or `NONE`.
+    pub(crate) noise: u32,
+    pub(crate) kind: BlockKind,
+}
+
+/// What kind of block an element is, for main-content selection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BlockKind {
+    /// `div`, `section`, `td`...: a container.
+    Container,
+    /// `p`, headings, `pre`, `blockquote`, lists: text-level blocks.
+    Text,
+    /// `<article>`.
+    Article,
+    /// `<main>`.
+    Main,
+    /// Any element with `role="main"` other than `<main>`.
+    RoleMain,
+}
+
+/// An element a noise rule matched.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NoiseRec {
+    /// The enclosing noise element, or `NONE`.
+    pub(crate) parent: u32,
+    pub(crate) start: u32,
+    pub(crate) end: u32,
+    pub(crate) kind: NoiseKind,
+}
+
+/// A link before resolution.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RawLink<'a> {
+    pub(crate) kind: LinkKind,
+    pub(crate) href: &'a str,
+    pub(crate) rel: RelFlags,
+    pub(crate) text: LinkText<'a>,
+    pub(crate) hreflang: Option<&'a str>,
+}
+
+/// Where a link's text comes from.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum LinkText<'a> {
+    /// The runs inside an `<a>`, and the `alt` of its first image as a stand-in when they are
+    /// blank.
+    Runs {
+        start: u32,
+        end: u32,
+        img_alt: Option<&'a str>,
+    },
+    /// An attribute (`alt`, `title`).
+    Attr(Option<&'a str>),
+}
+
+/// Walks `html` once and records its text, structure, links and metadata.
+///
+/// `robots_agent` is the extra `<meta name>` honoured like `robots`.
+pub(crate) fn collect<'a>(html: &'a Html, robots_agent: Option<&str>) -> Page<'a> {
+    let mut collector = Collector {
+        page: Page::default(),
+        stack: Vec::new(),
+        pending: BREAK_LINE,
+        title: None,
+        robots_agent,
+    };
+    let root = html.tree.root();
+    let mut next = root.first_child();
+    while let Some(node) = next {
+        if collector.open(node.value())
+            && let Some(child) = node.first_child()
+        {
+            next = Some(child);
+            continue;
+        }
+        // `node` has no children to visit: close it, then every ancestor that has no next sibling.
+        let mut current = node;
+        loop {
+            collector.close(current.value());
+            if let Some(sibling) = current.next_sibling() {
+                next = Some(sibling);
+                break;
+            }
+            match current.parent() {
+                Some(parent) if parent.id() != root.id() => current = parent,
+                _ => {
+                    next = None;
+                    break;
+                }
+            }
+        }
+    }
+    collector.page
+}
+
+/// Inherited context flags.
+const IN_LINK: u8 = 1;
+const IN_HEAD: u8 = 1 << 1;
+const ARTICLE_CONTEXT: u8 = 1 << 2;
+const IN_TITLE: u8 = 1 << 3;
+/// This frame is the `<title>` being captured.
+const OWNS_TITLE: u8 = 1 << 4;
+
+/// One open element.
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    /// Context for the element's content.
+    block: u32,
+    noise: u32,
+    flags: u8,
+    /// Records this element opened, to close at its end tag.
+    own_block: u32,
+    own_noise: u32,
+    own_link: u32,
+    /// Break after the element.
+    brk: u8,
+}
+
+const ROOT_FRAME: Frame = Frame {
+    block: NONE,
+    noise: NONE,
+    flags: 0,
+    own_block: NONE,
+    own_noise: NONE,
+    own_link: NONE,
+    brk: 0,
+};
+
+struct Collector<'a, 'o> {
+    page: Page<'a>,
+    stack: Vec<Frame>,
+    pending: u8,
+    /// The first `<title>`'s text while it is being read.
+    title: Option<String>,
+    robots_agent: Option<&'o str>,
+}
+
+/// The attributes the walk looks at, read in one pass over an element's attributes.
+#[derive(Debug, Default)]
+struct Attrs<'a> {
+    class: Option<&'a str>,
+    id: Option<&'a str>,
+    role: Option<&'a str>,
+    style: Option<&'a str>,
+    href: Option<&'a str>,
+    src: Option<&'a str>,
+    rel: Option<&'a str>,
+    alt: Option<&'a str>,
+    title: Option<&'a str>,
+    name: Option<&'a str>,
+    content: Option<&'a str>,
+    http_equiv: Option<&'a str>,
+    lang: Option<&'a str>,
+    xml_lang: Option<&'a str>,
+    hreflang: Option<&'a str>,
+    hidden: bool,
+    aria_hidden: bool,
+}
+
+impl<'a> Attrs<'a> {
+    fn read(element: &'a scraper::node::Element) -> Self {
+        let mut attrs = Attrs::default();
+        for (name, value) in element.attrs() {
+            match name {
+                "class" => attrs.class = Some(value),
+                "id" => attrs.id = Some(value),
+                "role" => attrs.role = Some(value),
+                "style" => attrs.style = Some(value),
+                "href" => attrs.href = Some(value),
+                "src" => attrs.src = Some(value),
+                "rel" => attrs.rel = Some(value),
+                "alt" => attrs.alt = Some(value),
+                "title" => attrs.title = Some(value),
+                "name" => attrs.name = Some(value),
+                "content" => attrs.content = Some(value),
+                "http-equiv" => attrs.http_equiv = Some(value),
+                "lang" => attrs.lang = Some(value),
+                "xml:lang" => attrs.xml_lang = Some(value),
+                "hreflang" => attrs.hreflang = Some(value),
+                "hidden" => attrs.hidden = true,
+                "aria-hidden" => attrs.aria_hidden = value.trim().eq_ignore_ascii_case("true"),
+                _ => {}
+            }
+        }
+        attrs
+    }
+}
+
+/// How an element takes part in text layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    Inline,
+    Block(BlockKind),
+    Cell,
+}
+
+fn layout(name: &str) -> Layout {
+    match name {
+        "p" | "pre" | "blockquote" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "li" | "dd"
+        | "dt" | "ul" | "ol" | "dl" | "figcaption" | "caption" | "address" | "summary"
+        | "legend" | "listing" | "xmp" | "plaintext" => Layout::Block(BlockKind::Text),
+        "article" => Layout::Block(BlockKind::Article),
+        "main" => Layout::Block(BlockKind::Main),
+        "div" | "section" | "body" | "aside" | "center" | "details" | "dialog" | "dir"
+        | "fieldset" | "figure" | "footer" | "form" | "frameset" | "header" | "hgroup"
+        | "menu" | "nav" | "table" | "tbody" | "thead" | "tfoot" | "tr" | "search"
+        | "option" | "optgroup" => Layout::Block(BlockKind::Container),
+        "td" | "th" => Layout::Cell,
+        _ => Layout::Inline,
+    }
+}
+
+impl<'a> Collector<'a, '_> {
+    fn context(&self) -> Frame {
+        self.stack.last().copied().unwrap_or(ROOT_FRAME)
+    }
+
+    fn run_index(&self) -> u32 {
+        u32::try_from(self.page.runs.len()).unwrap_or(NONE)
+    }
+
+    /// Visits a node on the way down; returns whether to visit its children.
+    fn open(&mut self, node: &'a Node) -> bool {
+        match node {
+            Node::Text(text) => {
+                self.text(text);
+                false
+            }
+            Node::Element(element) => self.open_element(element),
+            _ => false,
+        }
+    }
+
+    fn text(&mut self, text: &'a str) {
+        let context = self.context();
+        if context.flags & IN_TITLE != 0 {
+            if let Some(title) = self.title.as_mut() {
+                title.push_str(text);
+            }
+            return;
+        }
+        if context.flags & IN_HEAD != 0 {
+            return;
+        }
+        if text.chars().all(char::is_whitespace) {
+            self.pending = self.pending.max(BREAK_SPACE);
+            return;
+        }
+        let link = context.flags & IN_LINK != 0;
+        self.page.runs.push(Run::new(
+            text,
+            self.pending,
+            context.block,
+            context.noise,
+            link,
+        ));
+        self.pending = 0;
+    }
+
+    fn open_element(&mut self, element: &'a scraper::node::Element) -> bool {
+        let parent = self.context();
+        let mut frame = Frame {
+            own_block: NONE,
+            own_noise: NONE,
+            own_link: NONE,
+            brk: 0,
+            flags: parent.flags & !OWNS_TITLE,
+            ..parent
+        };
+        let name = element.name();
+        let html_ns = &*element.name.ns == XHTML_NS;
+        if !html_ns {
+            // Foreign content: SVG holds icons, their titles and descriptions, none of it text a
+            // reader sees; MathML is read as inline text.
+            self.stack.push(frame);
+            return !name.eq_ignore_ascii_case("svg");
+        }
+        let attrs = Attrs::read(element);
+        let mut descend = true;
+        match name {
+            "script" | "style" | "template" | "noscript" | "noembed" | "noframes" | "canvas"
+            | "video" | "audio" => descend = false,
+            "head" => frame.flags |= IN_HEAD,
+            "title" => {
+                frame.flags |= IN_TITLE;
+                if self.page.title.is_none() && self.title.is_none() {
+                    self.title = Some(String::new());
+                    frame.flags |= OWNS_TITLE;
+                }
+            }
+            "html" => {
+                self.page.lang = non_blank(attrs.lang).or(non_blank(attrs.xml_lang));
+            }
+            "base" if self.page.base_href.is_none() => self.page.base_href = attrs.href,
+            "meta" => self.meta(&attrs),
+            "link" => self.link_element(&attrs, parent.flags & IN_HEAD != 0),
+            "a" | "area" => {
+                if let Some(href) = attrs.href {
+                    let (kind, text) = if name == "a" {
+                        frame.flags |= IN_LINK;
+                        frame.own_link = u32::try_from(self.page.links.len()).unwrap_or(NONE);
+                        let start = self.run_index();
+                        let text = LinkText::Runs {
+                            start,
+                            end: start,
+                            img_alt: None,
+                        };
+                        (LinkKind::Anchor, text)
+                    } else {
+                        (LinkKind::Area, LinkText::Attr(attrs.alt))
+                    };
+                    self.page.links.push(RawLink {
+                        kind,
+                        href,
+                        rel: attrs.rel.map(RelFlags::parse).unwrap_or_default(),
+                        text,
+                        hreflang: None,
+                    });
+                }
+            }
+            "frame" | "iframe" => {
+                descend = false;
+                if let Some(src) = attrs.src {
+                    let kind = if name == "frame" {
+                        LinkKind::Frame
+                    } else {
+                        LinkKind::IFrame
+                    };
+                    self.page.links.push(RawLink {
+                        kind,
+                        href: src,
+                        rel: RelFlags::EMPTY,
+                        text: LinkText::Attr(attrs.title),
+                        hreflang: None,
+                    });
+                }
+            }
+            "img" => {
+                self.pending = self.pending.max(BREAK_SPACE);
+                self.image_alt(parent, attrs.alt);
+            }
+            "br" | "hr" => self.pending = BREAK_LINE,
+            _ => {}
+        }
+
+        // Boilerplate rules.
+        let names = noise::classify_names(attrs.class, attrs.id);
+        let is_main_role = attrs.role.is_some_and(noise::is_main_role);
+        if matches!(name, "article" | "main") || is_main_role || names.article {
+            frame.flags |= ARTICLE_CONTEXT;
+        }
+        let hard = noise::is_noise_tag(name)
+            || (name == "header" && frame.flags & ARTICLE_CONTEXT == 0)
+            || attrs.role.is_some_and(noise::is_noise_role);
+        let soft = names.noise
+            || attrs.hidden
+            || attrs.aria_hidden
+            || attrs.style.is_some_and(noise::style_hides);
+        let noise_kind = if hard {
+            Some(NoiseKind::Hard)
+        } else if soft {
+            Some(NoiseKind::Soft)
+        } else if name == "form" {
+            Some(NoiseKind::Form)
+        } else {
+            None
+        };
+        if let Some(kind) = noise_kind {
+            frame.own_noise = u32::try_from(self.page.noise.len()).unwrap_or(NONE);
+            self.page.noise.push(NoiseRec {
+                parent: parent.noise,
+                start: self.run_index(),
+                end: self.run_index(),
+                kind,
+            });
+            frame.noise = frame.own_noise;
+        }
+
+        // Layout and blocks.
+        let mut layout = layout(name);
+        if is_main_role && name != "main" {
+            layout = Layout::Block(BlockKind::RoleMain);
+        }
+        let block_kind = match layout {
+            Layout::Inline => None,
+            Layout::Block(kind) => {
+                frame.brk = BREAK_LINE;
+                Some(kind)
+            }
+            Layout::Cell => {
+                frame.brk = BREAK_SPACE;
+                Some(BlockKind::Container)
+            }
+        };
+        if let Some(kind) = block_kind {
+            self.pending = self.pending.max(frame.brk);
+            frame.own_block = u32::try_from(self.page.blocks.len()).unwrap_or(NONE);
+            self.page.blocks.push(Block {
+                parent: parent.block,
+                start: self.run_index(),
+                end: self.run_index(),
+                noise: frame.noise,
+                kind,
+            });
+            frame.block = frame.own_block;
+        }
+        self.stack.push(frame);
+        descend
+    }
+
+    fn close(&mut self, node: &Node) {
+        if !node.is_element() {
+            return;
+        }
+        let Some(frame) = self.stack.pop() else {
+            return;
+        };
+        let end = self.run_index();
+        if let Some(block) = self.page.blocks.get_mut(frame.own_block as usize) {
+            block.end = end;
+        }
+        if let Some(noise) = self.page.noise.get_mut(frame.own_noise as usize) {
+            noise.end = end;
+        }
+        if let Some(link) = self.page.links.get_mut(frame.own_link as usize)
+            && let LinkText::Runs { end: link_end, .. } = &mut link.text
+        {
+            *link_end = end;
+        }
+        if frame.flags & OWNS_TITLE != 0
+            && let Some(title) = self.title.take()
+        {
+            let title = collapse(&title);
+            if !title.is_empty() {
+                self.page.title = Some(title);
+            }
+        }
+        self.pending = self.pending.max(frame.brk);
+    }
+
+    fn meta(&mut self, attrs: &Attrs<'a>) {
+        let Some(content) = attrs.content else {
+            return;
+        };
+        if let Some(name) = attrs.name.map(str::trim) {
+            let for_us = name.eq_ignore_ascii_case("robots")
+                || self
+                    .robots_agent
+                    .is_some_and(|agent| name.eq_ignore_ascii_case(agent));
+            if for_us {
+                self.page.robots.apply(content);
+            }
+        }
+        if let Some(equiv) = attrs.http_equiv.map(str::trim) {
+            if equiv.eq_ignore_ascii_case("refresh") {
+                if self.page.refresh.is_none() {
+                    self.page.refresh = parse_refresh(content);
+                }
+            } else if equiv.eq_ignore_ascii_case("content-language")
+                && self.page.content_language.is_none()
+            {
+                self.page.content_language = non_blank(Some(content));
+            }
+        }
+    }
+
+    fn link_element(&mut self, attrs: &Attrs<'a>, in_head: bool) {
+        let (Some(href), Some(rel_attr)) = (attrs.href, attrs.rel) else {
+            return;
+        };
+        let rel = RelFlags::parse(rel_attr);
+        if rel.contains(RelFlags::CANONICAL) && in_head && self.page.canonical_href.is_none() {
+            self.page.canonical_href = Some(href);
+        }
+        let stylesheet = rel_attr
+            .split_ascii_whitespace()
+            .any(|t| t.eq_ignore_ascii_case("stylesheet"));
+        if rel.contains(RelFlags::ALTERNATE) && !stylesheet {
+            self.page.links.push(RawLink {
+                kind: LinkKind::Alternate,
+                href,
+                rel,
+                text: LinkText::Attr(attrs.title),
+                hreflang: non_blank(attrs.hreflang),
+            });
+        }
+    }
+
+    /// Remembers the first image `alt` inside the innermost open `<a>`.
+    fn image_alt(&mut self, context: Frame, alt: Option<&'a str>) {
+        if context.flags & IN_LINK == 0 {
+            return;
+        }
+        let Some(alt) = non_blank(alt) else {
+            return;
+        };
+        let open_link = self
+            .stack
+            .iter()
+            .rev()
+            .find(|frame| frame.own_link != NONE)
+            .map(|frame| frame.own_link as usize);
+        if let Some(link) = open_link.and_then(|i| self.page.links.get_mut(i))
+            && let LinkText::Runs { img_alt, .. } = &mut link.text
+            && img_alt.is_none()
+        {
+            *img_alt = Some(alt);
+        }
+    }
+}
+
+fn non_blank(value: Option<&str>) -> Option<&str> {
+    value.map(str::trim).filter(|v| !v.is_empty())
+}

@@ -1,0 +1,309 @@
+//! Main-content selection: which runs of the page are its main text.
+//!
+//! Two passes, each with its own set of active noise rules (see [`crate::noise`]):
+//!
+//! 1. **strict**: hard and soft rules; a `form` holding at least half of the page's text is taken
+//!    for a page-wide wrapper (ASP.NET) and not dropped;
+//! 2. **relaxed**: hard rules only, tried when the strict pass found under the minimum of words.
+//!
+//! In each pass the candidates are tried in order, and the first with at least
+//! `min_words` words wins:
+//!
+//! 1. the `<article>` with the most non-link text, if it holds at least half of the non-link text
+//!    of all top-level articles (otherwise the page lists articles and no single one is *the*
+//!    content);
+//! 2. the `<main>` with the most non-link text;
+//! 3. the `[role=main]` element with the most non-link text;
+//! 4. the densest block: every block whose own non-link text is at least
+//!    [`MIN_PARAGRAPH`] bytes gives that length to itself and its parent in full, to its
+//!    grandparent by half, and to the next three ancestors by 1/6, 1/9 and 1/12 (Readability's
+//!    propagation); each block's total is multiplied by `1 - link density` of its subtree, and
+//!    the highest wins (ties go to the later, deeper block). Its siblings join it when they score
+//!    at least a fifth of the winner, or when they are text-level blocks (`p`, headings, lists...)
+//!    with at least [`DENSE_SIBLING`] bytes of text and a link density under 0.25.
+//!
+//! Lengths are bytes of non-white-space text, which treats every script alike within one page.
+
+use crate::dom::{Block, BlockKind, Page};
+use crate::document::{FallbackReason, MainVia};
+use crate::noise::NoiseKind;
+use crate::text::{BREAK_LINE, NONE, Run, TextWriter};
+
+/// Shortest own non-link text, in bytes, for a block to count as a paragraph in scoring.
+pub const MIN_PARAGRAPH: u32 = 25;
+/// Shortest text, in bytes, for a text-level sibling of the densest block to join it.
+pub const DENSE_SIBLING: u32 = 80;
+/// Highest link density for a dense sibling to join.
+const SIBLING_MAX_LINK_DENSITY: f64 = 0.25;
+/// Share of the winner's score for any sibling block to join.
+const SIBLING_SCORE_SHARE: f64 = 0.2;
+/// Weights of a paragraph's length for the block itself, its parent, grandparent and so on.
+const ANCESTOR_WEIGHTS: [f64; 6] = [1.0, 1.0, 0.5, 1.0 / 6.0, 1.0 / 9.0, 1.0 / 12.0];
+/// Share of the page's text a `form` must hold to be taken for a page wrapper.
+const FORM_WRAPPER_SHARE: u64 = 2;
+
+/// The chosen main text.
+#[derive(Debug)]
+pub(crate) struct MainText {
+    pub(crate) text: String,
+    pub(crate) words: usize,
+    pub(crate) via: MainVia,
+    pub(crate) relaxed: bool,
+}
+
+/// Picks the main text of `page`, or says why there is none worth having.
+pub(crate) fn select(page: &Page<'_>, min_words: usize) -> Result<MainText, FallbackReason> {
+    let relaxed = Filter::relaxed(page);
+    let strict = Filter::strict(page, &relaxed);
+    let mut best_words = None::<usize>;
+    let passes = [(strict, false), (relaxed, true)];
+    for (i, (filter, is_relaxed)) in passes.iter().enumerate() {
+        if i > 0 && filter.active == passes[0].0.active {
+            // Nothing soft was lifted: the relaxed pass would repeat the strict one.
+            break;
+        }
+        let stats = Stats::compute(page, filter);
+        for (via, ranges) in candidates(page, filter, &stats) {
+            let mut writer = TextWriter::default();
+            for (n, &(start, end)) in ranges.iter().enumerate() {
+                if n > 0 {
+                    writer.brk(BREAK_LINE);
+                }
+                writer.runs(&page.runs[start as usize..end as usize], |run| {
+                    !filter.is_noise_run(run)
+                });
+            }
+            let words = writer.words();
+            if words >= min_words {
+                let (text, words) = writer.finish();
+                return Ok(MainText {
+                    text,
+                    words,
+                    via,
+                    relaxed: *is_relaxed,
+                });
+            }
+            best_words = best_words.max(Some(words));
+        }
+    }
+    Err(match best_words {
+        None => FallbackReason::NoCandidate,
+        Some(words) => FallbackReason::TooShort { words, min_words },
+    })
+}
+
+/// Which noise elements are in force in one pass.
+#[derive(Debug)]
+struct Filter {
+    /// `active[i]`: noise element `i`, or one around it, is dropped.
+    active: Vec<bool>,
+}
+
+impl Filter {
+    /// Every rule, given the relaxed (hard-only) filter of the same page.
+    fn strict(page: &Page<'_>, hard: &Filter) -> Filter {
+        // Text not under hard noise: the page's text as far as a form wrapper is concerned.
+        let visible = |run: &Run<'_>| !hard.is_noise_run(run);
+        let total: u64 = page
+            .runs
+            .iter()
+            .filter(|r| visible(r))
+            .map(|r| u64::from(r.weight))
+            .sum();
+        Filter::build(page, |noise| match noise.kind {
+            NoiseKind::Hard | NoiseKind::Soft => true,
+            NoiseKind::Form => {
+                let runs = page
+                    .runs
+                    .get(noise.start as usize..noise.end as usize)
+                    .unwrap_or_default();
+                let inside: u64 = runs
+                    .iter()
+                    .filter(|r| visible(r))
+                    .map(|r| u64::from(r.weight))
+                    .sum();
+                inside * FORM_WRAPPER_SHARE < total
+            }
+        })
+    }
+
+    /// Hard rules only.
+    fn relaxed(page: &Page<'_>) -> Filter {
+        Filter::build(page, |noise| noise.kind == NoiseKind::Hard)
+    }
+
+    fn build(page: &Page<'_>, applies: impl Fn(&crate::dom::NoiseRec) -> bool) -> Filter {
+        let mut active = Vec::with_capacity(page.noise.len());
+        for noise in &page.noise {
+            // Parents come before children, so the parent's state is final.
+            let inherited = active.get(noise.parent as usize).copied().unwrap_or(false);
+            active.push(inherited || applies(noise));
+        }
+        Filter { active }
+    }
+
+    fn is_noise(&self, noise: u32) -> bool {
+        noise != NONE && self.active.get(noise as usize).copied().unwrap_or(false)
+    }
+
+    fn is_noise_run(&self, run: &Run<'_>) -> bool {
+        self.is_noise(run.noise)
+    }
+
+    fn is_noise_block(&self, block: &Block) -> bool {
+        self.is_noise(block.noise)
+    }
+}
+
+/// Per-block text lengths under one filter.
+#[derive(Debug)]
+struct Stats {
+    /// Non-link text directly in the block (not in a nested block).
+    own: Vec<u32>,
+    /// Non-link text in the subtree.
+    text: Vec<u64>,
+    /// Link text in the subtree.
+    link: Vec<u64>,
+}
+
+impl Stats {
+    fn compute(page: &Page<'_>, filter: &Filter) -> Stats {
+        let n = page.blocks.len();
+        let mut stats = Stats {
+            own: vec![0; n],
+            text: vec![0; n],
+            link: vec![0; n],
+        };
+        for run in &page.runs {
+            let b = run.block as usize;
+            if b >= n || filter.is_noise_run(run) {
+                continue;
+            }
+            if run.link {
+                stats.link[b] += u64::from(run.weight);
+            } else {
+                stats.own[b] = stats.own[b].saturating_add(run.weight);
+                stats.text[b] += u64::from(run.weight);
+            }
+        }
+        // Children come after parents: fold subtotals upwards from the end.
+        for b in (0..n).rev() {
+            let parent = page.blocks[b].parent as usize;
+            if parent < n {
+                stats.text[parent] += stats.text[b];
+                stats.link[parent] += stats.link[b];
+            }
+        }
+        stats
+    }
+
+    fn link_density(&self, b: usize) -> f64 {
+        let all = self.text[b] + self.link[b];
+        if all == 0 {
+            0.0
+        } else {
+            self.link[b] as f64 / all as f64
+        }
+    }
+}
+
+type Ranges = Vec<(u32, u32)>;
+
+/// The candidates of one pass, best first.
+fn candidates(page: &Page<'_>, filter: &Filter, stats: &Stats) -> Vec<(MainVia, Ranges)> {
+    let mut out = Vec::new();
+    let richest = |kind: BlockKind| {
+        page.blocks
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.kind == kind && !filter.is_noise_block(b))
+            .filter(|(i, _)| stats.text[*i] > 0)
+            // `max_by_key` keeps the last of equals; prefer the first in document order.
+            .rev()
+            .max_by_key(|(i, _)| stats.text[*i])
+            .map(|(i, b)| (i, *b))
+    };
+    if let Some((best, block)) = richest(BlockKind::Article) {
+        // Sum over articles not nested in another article (nested ones are inside the ranges).
+        let mut all_articles = 0u64;
+        let mut covered_until = 0u32;
+        for (i, b) in page.blocks.iter().enumerate() {
+            if b.kind == BlockKind::Article && !filter.is_noise_block(b) && b.start >= covered_until
+            {
+                all_articles += stats.text[i];
+                covered_until = b.end.max(b.start + 1);
+            }
+        }
+        if stats.text[best] * 2 >= all_articles {
+            out.push((MainVia::Article, vec![(block.start, block.end)]));
+        }
+    }
+    for (kind, via) in [
+        (BlockKind::Main, MainVia::Main),
+        (BlockKind::RoleMain, MainVia::RoleMain),
+    ] {
+        if let Some((_, block)) = richest(kind) {
+            out.push((via, vec![(block.start, block.end)]));
+        }
+    }
+    if let Some(ranges) = densest(page, filter, stats) {
+        out.push((MainVia::DensestBlock, ranges));
+    }
+    out
+}
+
+/// The densest block and its worthy siblings, as run ranges in document order.
+fn densest(page: &Page<'_>, filter: &Filter, stats: &Stats) -> Option<Ranges> {
+    let n = page.blocks.len();
+    let mut score = vec![0.0f64; n];
+    for (b, block) in page.blocks.iter().enumerate() {
+        if stats.own[b] < MIN_PARAGRAPH || filter.is_noise_block(block) {
+            continue;
+        }
+        let length = f64::from(stats.own[b]);
+        let mut at = b;
+        for weight in ANCESTOR_WEIGHTS {
+            score[at] += length * weight;
+            match page.blocks[at].parent {
+                NONE => break,
+                parent => at = parent as usize,
+            }
+        }
+    }
+    let mut top: Option<(usize, f64)> = None;
+    for (b, score) in score.iter_mut().enumerate() {
+        if *score <= 0.0 {
+            continue;
+        }
+        *score *= 1.0 - stats.link_density(b);
+        if top.is_none_or(|(_, best)| *score >= best) {
+            top = Some((b, *score));
+        }
+    }
+    let (top, top_score) = top?;
+    let parent = page.blocks[top].parent;
+    if parent == NONE {
+        let block = &page.blocks[top];
+        return Some(vec![(block.start, block.end)]);
+    }
+    let threshold = top_score * SIBLING_SCORE_SHARE;
+    let ranges = page
+        .blocks
+        .iter()
+        .enumerate()
+        .filter(|(s, block)| {
+            if *s == top {
+                return true;
+            }
+            if block.parent != parent || filter.is_noise_block(block) {
+                return false;
+            }
+            let dense_text = block.kind == BlockKind::Text
+                && stats.text[*s] >= u64::from(DENSE_SIBLING)
+                && stats.link_density(*s) < SIBLING_MAX_LINK_DENSITY;
+            (score[*s] > 0.0 && score[*s] >= threshold) || dense_text
+        })
+        .map(|(_, block)| (block.start, block.end))
+        .collect();
+    Some(ranges)
+}

@@ -1,0 +1,161 @@
+//! One page per layout, each with its expected main text, written out in full.
+//!
+//! Each fixture `layouts/NAME.html` has `layouts/NAME.expected.txt`: the exact `main_text`, one
+//! block per line. The test also names the path that must have produced it.
+
+use simcrawl_extract::{Extraction, FallbackReason, MainVia};
+
+use crate::util::{doc, fixture};
+
+fn check(name: &str, page_url: &str, expected: Extraction) -> simcrawl_extract::Document {
+    let html = fixture(&format!("layouts/{name}.html"));
+    let want = fixture(&format!("layouts/{name}.expected.txt"));
+    let got = doc(&html, page_url);
+    assert_eq!(got.main_text, want.trim_end(), "main text of {name}");
+    assert_eq!(got.extraction, expected, "extraction path of {name}");
+    assert_eq!(
+        got.word_count,
+        got.main_text.split_whitespace().count(),
+        "word count of {name}"
+    );
+    got
+}
+
+fn main_via(via: MainVia) -> Extraction {
+    Extraction::Main {
+        via,
+        relaxed: false,
+    }
+}
+
+#[test]
+fn article_tag_news_page_drops_cookies_ads_share_related_comments_and_footer() {
+    let d = check(
+        "article_news",
+        "https://courier.example/news/harbour-dredging?ref=home",
+        main_via(MainVia::Article),
+    );
+    assert_eq!(
+        d.title.as_deref(),
+        Some("Harbour dredging to start in March | The Coastal Courier")
+    );
+    assert_eq!(d.lang.as_deref(), Some("en-GB"));
+    // The full text keeps what the main text drops, but never scripts.
+    for noise in ["We use cookies", "Spring sale", "Related stories", "About time too", "Rendered at"] {
+        assert!(d.full_text.contains(noise), "full text should keep {noise:?}");
+    }
+    assert!(!d.full_text.contains("dataLayer"));
+}
+
+#[test]
+fn main_tag_docs_page_drops_sidebar_breadcrumbs_and_pager() {
+    let d = check(
+        "main_docs",
+        "https://docs.example/guide/retries",
+        main_via(MainVia::Main),
+    );
+    assert!(!d.full_text.contains("font-family"), "style text is never text");
+}
+
+#[test]
+fn role_main_blog_drops_banner_navigation_complementary_search_and_contentinfo() {
+    check(
+        "role_main_blog",
+        "https://flourandfield.example/2024/sourdough-altitude",
+        main_via(MainVia::RoleMain),
+    );
+}
+
+#[test]
+fn div_soup_picks_the_dense_text_div_over_menus_link_lists_and_comments() {
+    let d = check(
+        "div_soup",
+        "http://millbrook.example/news/allotments.php?id=88",
+        main_via(MainVia::DensestBlock),
+    );
+    assert!(!d.full_text.contains("trackClick"));
+}
+
+#[test]
+fn table_layout_picks_the_content_cell() {
+    let d = check(
+        "table_layout",
+        "http://glasshouse.example/restoration.html",
+        main_via(MainVia::DensestBlock),
+    );
+    assert_eq!(
+        d.title.as_deref(),
+        Some("Restoring a Victorian greenhouse - Glasshouse Friends")
+    );
+    // Cells are separated, never glued: the navigation cell and the footer row read as words.
+    assert!(d.full_text.contains("Guestbook\nAdvertisement"));
+    assert!(d.full_text.contains("visitor number 004211"));
+}
+
+#[test]
+fn short_page_falls_back_to_the_full_text() {
+    let d = check(
+        "short_contact",
+        "https://bakery.example/contact",
+        Extraction::Fallback {
+            reason: FallbackReason::TooShort {
+                words: 20,
+                min_words: 50,
+            },
+        },
+    );
+    assert_eq!(d.main_text, d.full_text);
+}
+
+#[test]
+fn base_href_page_extracts_the_article() {
+    check(
+        "base_href",
+        "https://mirror.example/copies/lamplighter.html",
+        main_via(MainVia::Article),
+    );
+}
+
+#[test]
+fn xhtml_page_with_xml_declaration_and_cdata_script() {
+    let d = check(
+        "xhtml_strict",
+        "http://patrimoine.example/moulins/saint-aubin.html",
+        main_via(MainVia::DensestBlock),
+    );
+    assert_eq!(d.lang.as_deref(), Some("fr"));
+    assert_eq!(d.title.as_deref(), Some("Le moulin de Saint-Aubin"));
+    assert!(!d.full_text.contains("preload"));
+    assert!(!d.full_text.contains("xml version"));
+}
+
+#[test]
+fn aspnet_form_around_the_whole_page_is_not_boilerplate() {
+    let d = check(
+        "aspnet_form",
+        "https://rivertrust.example/report.aspx?id=2023",
+        main_via(MainVia::DensestBlock),
+    );
+    assert!(!d.main_text.contains("Server time"));
+}
+
+#[test]
+fn page_wide_wrapper_with_a_noise_name_is_lifted_in_the_relaxed_pass() {
+    check(
+        "sidebar_wrapper",
+        "https://gardennotes.example/bees/dance",
+        Extraction::Main {
+            via: MainVia::DensestBlock,
+            relaxed: true,
+        },
+    );
+}
+
+#[test]
+fn list_of_articles_uses_main_rather_than_one_article() {
+    check(
+        "blog_index",
+        "https://trailnotes.example/",
+        main_via(MainVia::Main),
+    );
+}

@@ -1,0 +1,9 @@
+//! Integration tests of simcrawl-extract: one test binary, one module per concern.
+
+mod layouts;
+mod links;
+mod meta;
+mod pairs;
+mod robustness;
+mod text;
+mod util;

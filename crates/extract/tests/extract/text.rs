@@ -1,0 +1,166 @@
+//! Text layout and the main-content options: words never glue, inert content is never text.
+
+use simcrawl_extract::{ExtractOptions, Extraction, Extractor, FallbackReason, MainVia};
+
+use crate::util::{doc, url};
+
+const PAGE: &str = "https://site.example/";
+
+#[test]
+fn blocks_breaks_and_cells_separate_words_but_inline_elements_do_not() {
+    let d = doc(
+        "<p>one</p><p>two</p>three<br>four<ul><li>five</li><li>six</li></ul>\
+         <table><tr><td>seven</td><td>eight</td></tr><tr><th>nine</th></tr></table>\
+         <div>ten<div>eleven</div>twelve</div><b>thir</b><i>teen</i> <span>four</span>teen \
+         word<img src=x>word",
+        PAGE,
+    );
+    assert_eq!(
+        d.full_text,
+        "one\ntwo\nthree\nfour\nfive\nsix\nseven eight\nnine\nten\neleven\ntwelve\nthirteen fourteen word word"
+    );
+}
+
+#[test]
+fn inert_and_invisible_content_is_never_text() {
+    let d = doc(
+        "<head><title>T</title><style>p{}</style></head><body>\
+         <script>var a = 1;</script><noscript>Enable JavaScript</noscript>\
+         <template><p>template</p></template><svg><text>chart</text><title>icon</title></svg>\
+         <iframe>frame fallback</iframe><video>no video support</video><canvas>no canvas</canvas>\
+         <!-- a comment --><p>visible</p></body>",
+        PAGE,
+    );
+    assert_eq!(d.full_text, "visible");
+}
+
+#[test]
+fn white_space_is_collapsed_including_no_break_spaces() {
+    let d = doc("<p>  a\u{a0}\u{a0}b \n\t c&nbsp;&nbsp;d  </p>", PAGE);
+    assert_eq!(d.full_text, "a b c d");
+}
+
+fn paragraphs(n: usize, word: &str) -> String {
+    (0..n)
+        .map(|i| format!("<p>{word} paragraph {i} has a handful of ordinary words in it, enough to score.</p>"))
+        .collect()
+}
+
+#[test]
+fn main_content_can_be_switched_off() {
+    let html = format!("<nav>Menu</nav><article>{}</article>", paragraphs(5, "Body"));
+    let off = Extractor::new(ExtractOptions {
+        main_content: false,
+        ..ExtractOptions::default()
+    })
+    .extract(&html, &url(PAGE), None);
+    assert_eq!(
+        off.extraction,
+        Extraction::Fallback {
+            reason: FallbackReason::Disabled
+        }
+    );
+    assert_eq!(off.main_text, off.full_text);
+    assert!(off.main_text.starts_with("Menu\n"));
+}
+
+#[test]
+fn the_minimum_of_words_is_configurable() {
+    let html = format!("<nav>Menu</nav><article>{}</article>", paragraphs(1, "Only"));
+    assert!(matches!(
+        doc(&html, PAGE).extraction,
+        Extraction::Fallback {
+            reason: FallbackReason::TooShort { words: 14, min_words: 50 }
+        }
+    ));
+    let lenient = Extractor::new(ExtractOptions {
+        min_main_words: 10,
+        ..ExtractOptions::default()
+    })
+    .extract(&html, &url(PAGE), None);
+    assert_eq!(
+        lenient.extraction,
+        Extraction::Main {
+            via: MainVia::Article,
+            relaxed: false
+        }
+    );
+    assert!(!lenient.main_text.contains("Menu"));
+}
+
+#[test]
+fn empty_and_link_only_pages_have_no_candidate() {
+    for html in ["", "<a href=/a>A</a> <a href=/b>B</a>", "<p>short</p>"] {
+        let d = doc(html, PAGE);
+        assert_eq!(
+            d.extraction,
+            Extraction::Fallback {
+                reason: FallbackReason::NoCandidate
+            },
+            "{html:?}"
+        );
+        assert_eq!(d.main_text, d.full_text);
+    }
+}
+
+#[test]
+fn hidden_elements_are_boilerplate_in_the_main_text_only() {
+    let html = format!(
+        "<div id=story>{}<p hidden>Hidden paragraph</p><div style='display: none'>Invisible div</div>\
+         <span aria-hidden=true>Icon label</span><span class=sr-only>Opens in a new window</span></div>",
+        paragraphs(4, "Story")
+    );
+    let d = doc(&html, PAGE);
+    assert_eq!(d.extraction, Extraction::Main { via: MainVia::DensestBlock, relaxed: false });
+    for hidden in ["Hidden paragraph", "Invisible div", "Icon label", "Opens in a new window"] {
+        assert!(!d.main_text.contains(hidden), "{hidden}");
+        assert!(d.full_text.contains(hidden), "{hidden}");
+    }
+}
+
+#[test]
+fn a_header_inside_an_article_is_content_and_outside_it_is_not() {
+    let html = format!(
+        "<header>Site header</header><div class=post><header>Post header</header>{}</div>\
+         <article><header><h1>Article header</h1></header>{}</article>",
+        paragraphs(1, "Post"),
+        paragraphs(5, "Article")
+    );
+    let d = doc(&html, PAGE);
+    assert!(d.main_text.starts_with("Article header\nArticle paragraph 0"));
+    assert!(!d.main_text.contains("Site header"));
+    let post = format!("<header>Site header</header><div class=post><header>Post header</header>{}</div>", paragraphs(5, "Post"));
+    let d = doc(&post, PAGE);
+    assert!(d.main_text.starts_with("Post header\nPost paragraph 0"), "{}", d.main_text);
+}
+
+#[test]
+fn the_richest_of_several_articles_wins_when_it_dominates() {
+    let html = format!(
+        "<article>{}</article><article>{}</article><article>{}</article>",
+        paragraphs(1, "Teaser"),
+        paragraphs(6, "Lead"),
+        paragraphs(1, "Other")
+    );
+    let d = doc(&html, PAGE);
+    assert_eq!(d.extraction, Extraction::Main { via: MainVia::Article, relaxed: false });
+    assert!(d.main_text.starts_with("Lead paragraph 0"));
+    assert!(!d.main_text.contains("Teaser") && !d.main_text.contains("Other"));
+}
+
+#[test]
+fn dense_text_siblings_join_the_densest_block() {
+    // Content split over two containers and a loose paragraph, next to a link list.
+    let html = format!(
+        "<div id=wrap><div class=part>{}</div><p>A loose paragraph sits between the two parts of the story, and it is long enough to count as dense text.</p>\
+         <div class=part>{}</div><div class=links><a href=/1>One link</a> <a href=/2>Two link</a> <a href=/3>Three links here</a></div></div>",
+        paragraphs(6, "First"),
+        paragraphs(2, "Second")
+    );
+    let d = doc(&html, PAGE);
+    assert_eq!(d.extraction, Extraction::Main { via: MainVia::DensestBlock, relaxed: false });
+    assert!(d.main_text.starts_with("First paragraph 0"));
+    assert!(d.main_text.contains("\nA loose paragraph"));
+    assert!(d.main_text.ends_with("Second paragraph 1 has a handful of ordinary words in it, enough to score."));
+    assert!(!d.main_text.contains("One link"));
+}
