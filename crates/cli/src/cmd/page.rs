@@ -54,7 +54,10 @@ pub fn extract(args: PageArgs) -> Result<ExitCode> {
     if let Some(c) = &doc.canonical {
         println!("canonical:  {}", c.url);
     }
-    println!("\nmain text:\n{}", wrap(&doc.main_text, 96, 2));
+    println!("\nmain text:");
+    for line in doc.main_text.lines() {
+        println!("{}", wrap(line, 96, 2));
+    }
     println!(
         "\nlinks ({}, {} skipped):",
         doc.links.len(),

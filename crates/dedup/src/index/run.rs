@@ -41,7 +41,7 @@ impl Table {
     fn new(keys: &[u64], key_bits: u32) -> Table {
         let dir_bits = directory_bits(keys.len() as u64, key_bits);
         let buckets = 1usize << dir_bits;
-        let mut dir = directory_vec(buckets + 1);
+        let mut dir = directory_vec(buckets + 1, keys.len());
         // Count per bucket, then prefix sums.
         for &k in keys {
             dir[bucket_of(k, dir_bits) + 1] += 1;
@@ -236,12 +236,13 @@ fn filter_mids_generic(mids: &[u8], qm: u32, k: u32, mut pass: impl FnMut(usize)
     }
 }
 
-/// A zeroed directory. A large one is given at least 4 MiB of capacity so that it can sit on a huge
-/// page: every probe reads the directory at random, and a TLB miss there costs as much as the lookup.
-fn directory_vec(len: usize) -> Vec<u32> {
-    const HUGE_FROM: usize = 1 << 15;
+/// A zeroed directory of `len` entries for a run of `entries` fingerprints. In a large run the directory
+/// is given 4 MiB of capacity so that it can sit on a huge page: every probe reads the directory at
+/// random, and a TLB miss there costs as much as the lookup. Only when that costs at most one byte per
+/// fingerprint.
+fn directory_vec(len: usize, entries: usize) -> Vec<u32> {
     const HUGE_CAPACITY: usize = 1 << 20;
-    if len < HUGE_FROM {
+    if len < HUGE_CAPACITY / 32 || entries < 4 * HUGE_CAPACITY {
         return vec![0; len];
     }
     let mut dir = Vec::with_capacity(len.max(HUGE_CAPACITY));
