@@ -8,6 +8,10 @@
 //! # Layout
 //! - [`page`]: one page analysed (extraction, digests, SimHash, MinHash): [`Analyzer`] and
 //!   [`PageAnalysis`].
+//! - [`pages`]: the index of unique pages and the exact, text, canonical and near checks:
+//!   [`PageIndex`], [`Verdict`].
+//! - [`skiplog`]: [`SkipReason`] and [`SkipRecord`], the skip log's entries.
+//! - [`error`]: [`CrawlError`].
 //!
 //! # Example
 //! ```
@@ -31,7 +35,13 @@
 
 #![deny(missing_docs)]
 
+pub mod error;
 pub mod page;
+pub mod pages;
+pub mod skiplog;
 
+pub use error::CrawlError;
 pub use page::{Analyzer, PageAnalysis};
+pub use pages::{PageIndex, PageRecord, Verdict};
 pub use simcrawl_extract::{Document, Extraction};
+pub use skiplog::{SkipReason, SkipRecord};

@@ -1,0 +1,26 @@
+//! The crawl's errors. Expected outcomes (a duplicate, a fetch that failed, a URL out of scope) are
+//! values recorded in the skip log or the counters, not errors; an error stops the crawl.
+
+use simcrawl_dedup::DedupError;
+use simcrawl_store::StoreError;
+use simcrawl_store::codec::CodecError;
+
+/// What can stop a crawl or a report.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CrawlError {
+    /// The store failed; its message names the path and what to do.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A dedup parameter was out of range (for example k above 8).
+    #[error(transparent)]
+    Dedup(#[from] DedupError),
+    /// A stored record did not decode: the store was written by an incompatible version or is damaged.
+    #[error(
+        "a stored record is unreadable ({0}); the store may be damaged: start a new crawl with another --store"
+    )]
+    Record(#[from] CodecError),
+    /// A configuration value is unusable; the message names it.
+    #[error("{0}")]
+    Config(String),
+}

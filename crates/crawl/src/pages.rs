@@ -1,0 +1,469 @@
+//! The index of unique pages and the exact and near-duplicate checks against it.
+//!
+//! Every unique page gets a dense id. The store keeps, per id, the page record, its fingerprint and its
+//! MinHash sketch, and maps body digests, text digests and canonical-key hashes to ids. The SimHash
+//! index lives in memory and is rebuilt from the fingerprints tree when the store is opened.
+//!
+//! Writes for one page go in a fixed order, the page record first. sled recovers a prefix of the writes
+//! after a crash, so only the newest page can be incomplete; [`PageIndex::open`] completes it, and a
+//! page is never indexed twice.
+
+use crate::error::CrawlError;
+use crate::page::PageAnalysis;
+use crate::skiplog::SkipReason;
+use simcrawl_dedup::{SimHash, SimHashIndex, Sketch};
+use simcrawl_store::codec::{Codec, CodecError, Reader, write_element};
+use simcrawl_store::{Store, Tree};
+
+/// What is stored for every unique page.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PageRecord {
+    /// Dense id, in order of indexing.
+    pub id: u32,
+    /// The URL it was fetched from (after redirects).
+    pub url: String,
+    /// Its title, if any.
+    pub title: Option<String>,
+    /// Link depth from the seeds.
+    pub depth: u32,
+    /// When it was indexed, in milliseconds since the Unix epoch.
+    pub time_ms: u64,
+    /// xxh3-128 of the body.
+    pub body_digest: u128,
+    /// SHA-256 of the body, hex.
+    pub body_sha256: String,
+    /// xxh3-128 of the normalised main text.
+    pub text_digest: u128,
+    /// SimHash of the normalised main text.
+    pub simhash: u64,
+    /// Words in the normalised main text.
+    pub words: u32,
+    /// The main text as extracted (not normalised), for exports and diffs.
+    pub text: String,
+}
+
+const PAGE_VERSION: u8 = 1;
+
+impl Codec for PageRecord {
+    fn encode_into(&self, out: &mut Vec<u8>) {
+        write_element(&PAGE_VERSION, out);
+        write_element(&self.id, out);
+        write_element(&self.url, out);
+        write_element(&self.title.is_some(), out);
+        if let Some(t) = &self.title {
+            write_element(t, out);
+        }
+        write_element(&self.depth, out);
+        write_element(&self.time_ms, out);
+        write_element(&self.body_digest, out);
+        write_element(&self.body_sha256, out);
+        write_element(&self.text_digest, out);
+        write_element(&self.simhash, out);
+        write_element(&self.words, out);
+        write_element(&self.text, out);
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Self, CodecError> {
+        let mut r = Reader::new::<Self>(bytes);
+        let version: u8 = r.element()?;
+        if version != PAGE_VERSION {
+            return Err(CodecError::invalid::<Self>(format!(
+                "unknown page version {version}"
+            )));
+        }
+        let id = r.element()?;
+        let url = r.element()?;
+        let title = if r.element::<bool>()? {
+            Some(r.element()?)
+        } else {
+            None
+        };
+        let record = PageRecord {
+            id,
+            url,
+            title,
+            depth: r.element()?,
+            time_ms: r.element()?,
+            body_digest: r.element()?,
+            body_sha256: r.element()?,
+            text_digest: r.element()?,
+            simhash: r.element()?,
+            words: r.element()?,
+            text: r.element()?,
+        };
+        r.finish()?;
+        Ok(record)
+    }
+}
+
+/// The outcome of the exact and near checks for one page.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// No indexed page is a copy: index it.
+    Unique,
+    /// A copy of an indexed page.
+    Duplicate {
+        /// Which check found it.
+        reason: SkipReason,
+        /// The indexed page it copies.
+        original: u32,
+        /// SimHash distance, when fingerprints were compared.
+        distance: Option<u32>,
+        /// MinHash Jaccard estimate, when sketches were compared.
+        jaccard: Option<f64>,
+    },
+}
+
+/// The unique pages, their digests and fingerprints, and the checks against them.
+pub struct PageIndex {
+    pages: Tree<u32, PageRecord>,
+    fingerprints: Tree<u32, u64>,
+    sketches: Tree<u32, Vec<u8>>,
+    body_digests: Tree<u128, u32>,
+    text_digests: Tree<u128, u32>,
+    keys: Tree<u128, u32>,
+    simhash: SimHashIndex,
+    jaccard: f64,
+    next_id: u32,
+}
+
+impl PageIndex {
+    /// Opens the page trees of `store`, completes a page cut short by a crash, and rebuilds the SimHash
+    /// index for distance `k`. `jaccard` is the MinHash confirmation threshold (0 turns it off).
+    pub fn open(store: &Store, k: u32, jaccard: f64) -> Result<Self, CrawlError> {
+        if !(0.0..=1.0).contains(&jaccard) {
+            return Err(CrawlError::Config(format!(
+                "--jaccard {jaccard} is not between 0 and 1"
+            )));
+        }
+        let mut index = PageIndex {
+            pages: store.tree("pages")?,
+            fingerprints: store.tree("fingerprints")?,
+            sketches: store.tree("sketches")?,
+            body_digests: store.tree("body_digests")?,
+            text_digests: store.tree("text_digests")?,
+            keys: store.tree("page_keys")?,
+            simhash: SimHashIndex::new(k, 1 << 20)?,
+            jaccard,
+            next_id: 0,
+        };
+        if let Some((id, record)) = index.pages.last()? {
+            index.next_id = id + 1;
+            if index.fingerprints.get(&id)?.is_none() {
+                index.write_secondary(&record, None, None)?;
+            }
+        }
+        let mut entries = Vec::with_capacity(index.next_id as usize);
+        for item in index.fingerprints.iter() {
+            let (id, fp) = item?;
+            entries.push((SimHash(fp), id));
+        }
+        index.simhash = SimHashIndex::build(k, entries)?;
+        Ok(index)
+    }
+
+    /// The number of indexed pages.
+    pub fn len(&self) -> usize {
+        self.next_id as usize
+    }
+
+    /// Whether nothing is indexed yet.
+    pub fn is_empty(&self) -> bool {
+        self.next_id == 0
+    }
+
+    /// The record of page `id`.
+    pub fn get(&self, id: u32) -> Result<Option<PageRecord>, CrawlError> {
+        Ok(self.pages.get(&id)?)
+    }
+
+    /// The page indexed under a canonical-key hash, if any.
+    pub fn by_key(&self, key_hash: u128) -> Result<Option<u32>, CrawlError> {
+        Ok(self.keys.get(&key_hash)?)
+    }
+
+    /// Every indexed page, in id order.
+    pub fn records(&self) -> impl Iterator<Item = Result<PageRecord, CrawlError>> + '_ {
+        self.pages
+            .iter()
+            .map(|r| r.map(|(_, p)| p).map_err(CrawlError::from))
+    }
+
+    /// Every (id, fingerprint), in id order.
+    pub fn fingerprints(&self) -> impl Iterator<Item = Result<(u32, SimHash), CrawlError>> + '_ {
+        self.fingerprints.iter().map(|r| {
+            r.map(|(id, fp)| (id, SimHash(fp)))
+                .map_err(CrawlError::from)
+        })
+    }
+
+    /// The stored sketch of page `id`.
+    pub fn sketch(&self, id: u32) -> Result<Option<Sketch>, CrawlError> {
+        match self.sketches.get(&id)? {
+            Some(bytes) => Ok(Some(Sketch::from_bytes(&bytes)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Checks a page against the index: same body, same text, then (when the page declares a canonical
+    /// URL that is indexed) the canonical page, then any page within k confirmed by MinHash.
+    pub fn check(
+        &self,
+        page: &PageAnalysis,
+        canonical: Option<u128>,
+    ) -> Result<Verdict, CrawlError> {
+        if let Some(original) = self.body_digests.get(&page.body_digest.0)? {
+            return Ok(Verdict::Duplicate {
+                reason: SkipReason::ExactDuplicate,
+                original,
+                distance: Some(0),
+                jaccard: None,
+            });
+        }
+        if page.words > 0
+            && let Some(original) = self.text_digests.get(&page.text_digest.0)?
+        {
+            return Ok(Verdict::Duplicate {
+                reason: SkipReason::TextDuplicate,
+                original,
+                distance: Some(0),
+                jaccard: None,
+            });
+        }
+        if page.words == 0 {
+            // Nothing to compare: an empty page resembles nothing but its exact copies.
+            return Ok(Verdict::Unique);
+        }
+        if let Some(key) = canonical
+            && let Some(original) = self.keys.get(&key)?
+            && let Some(fp) = self.fingerprints.get(&original)?
+        {
+            let distance = SimHash(fp).distance(page.simhash);
+            if distance <= self.simhash.k() {
+                return Ok(Verdict::Duplicate {
+                    reason: SkipReason::Canonical,
+                    original,
+                    distance: Some(distance),
+                    jaccard: None,
+                });
+            }
+        }
+        let mut matches = self.simhash.query(page.simhash);
+        matches.sort_by_key(|m| (m.distance, m.id));
+        for m in matches {
+            let jaccard = match self.sketch(m.id)? {
+                Some(sketch) => page.sketch.jaccard(&sketch)?,
+                None => 0.0,
+            };
+            if self.jaccard == 0.0 || jaccard >= self.jaccard {
+                return Ok(Verdict::Duplicate {
+                    reason: SkipReason::NearDuplicate,
+                    original: m.id,
+                    distance: Some(m.distance),
+                    jaccard: Some(jaccard),
+                });
+            }
+        }
+        Ok(Verdict::Unique)
+    }
+
+    /// Indexes a unique page fetched from `url` (canonical-key hash `key_hash`) and returns its id.
+    pub fn insert(
+        &mut self,
+        url: &str,
+        key_hash: u128,
+        depth: u32,
+        time_ms: u64,
+        page: &PageAnalysis,
+    ) -> Result<u32, CrawlError> {
+        let id = self.next_id;
+        let record = PageRecord {
+            id,
+            url: url.to_string(),
+            title: page.document.title.clone(),
+            depth,
+            time_ms,
+            body_digest: page.body_digest.0,
+            body_sha256: page.body_sha256.clone(),
+            text_digest: page.text_digest.0,
+            simhash: page.simhash.0,
+            words: page.words.min(u32::MAX as usize) as u32,
+            text: page.document.main_text.clone(),
+        };
+        // The record first: after a crash, open() completes the rest from it.
+        self.pages.insert(&id, &record)?;
+        self.write_secondary(&record, Some(&page.sketch), Some(key_hash))?;
+        self.next_id += 1;
+        self.simhash.insert(page.simhash, id);
+        Ok(id)
+    }
+
+    /// Maps another canonical key to an indexed page (a redirect source, a canonical alias).
+    pub fn add_key(&self, key_hash: u128, id: u32) -> Result<(), CrawlError> {
+        self.keys.insert_if_absent(&key_hash, &id)?;
+        Ok(())
+    }
+
+    fn write_secondary(
+        &self,
+        record: &PageRecord,
+        sketch: Option<&Sketch>,
+        key: Option<u128>,
+    ) -> Result<(), CrawlError> {
+        let id = record.id;
+        if let Some(key) = key {
+            self.keys.insert_if_absent(&key, &id)?;
+        }
+        let sketch_bytes = match sketch {
+            Some(s) => s.to_bytes(),
+            // Completing after a crash: recompute the sketch from the stored text.
+            None => {
+                let analyzer = crate::page::Analyzer::default();
+                let text = simcrawl_extract::normalize_text(
+                    &record.text,
+                    simcrawl_extract::NormalizeOptions::FINGERPRINT,
+                );
+                analyzer.minhasher().sketch(&text).to_bytes()
+            }
+        };
+        self.sketches.insert(&id, &sketch_bytes)?;
+        self.body_digests
+            .insert_if_absent(&record.body_digest, &id)?;
+        self.text_digests
+            .insert_if_absent(&record.text_digest, &id)?;
+        // The fingerprint last: its presence marks the page complete.
+        self.fingerprints.insert(&id, &record.simhash)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::page::Analyzer;
+    use url::Url;
+
+    fn article(seed: u64, words: usize) -> String {
+        let mut state = seed;
+        let mut out = String::new();
+        for _ in 0..words {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let mut n = (state >> 33) % 3000;
+            let mut w = String::from("w");
+            while n > 0 {
+                w.push(char::from(b'a' + (n % 26) as u8));
+                n /= 26;
+            }
+            out.push_str(&w);
+            out.push(' ');
+        }
+        out
+    }
+
+    fn analyse(text: &str, noise: &str) -> PageAnalysis {
+        let html = format!(
+            "<html><body><article><p>{text}</p></article><footer>{noise}</footer></body></html>"
+        );
+        Analyzer::default().analyze_html(
+            html.as_bytes(),
+            &html,
+            &Url::parse("http://127.0.0.1/x").unwrap(),
+            None,
+        )
+    }
+
+    #[test]
+    fn exact_text_near_and_unique_verdicts() {
+        let store = Store::temporary().unwrap();
+        let mut index = PageIndex::open(&store, 3, 0.8).unwrap();
+        let base = article(1, 400);
+        let a = analyse(&base, "ad one");
+        assert_eq!(index.check(&a, None).unwrap(), Verdict::Unique);
+        let id = index.insert("http://127.0.0.1/a", 1, 0, 0, &a).unwrap();
+
+        let same = analyse(&base, "ad one");
+        assert!(
+            matches!(index.check(&same, None).unwrap(), Verdict::Duplicate { reason: SkipReason::ExactDuplicate, original, .. } if original == id)
+        );
+
+        let noisy = analyse(&base, "ad two, rendered at 10:31");
+        assert!(matches!(
+            index.check(&noisy, None).unwrap(),
+            Verdict::Duplicate {
+                reason: SkipReason::TextDuplicate,
+                ..
+            }
+        ));
+
+        let mut words: Vec<&str> = base.split(' ').collect();
+        words[200] = "changed";
+        let edited = analyse(&words.join(" "), "ad one");
+        match index.check(&edited, None).unwrap() {
+            Verdict::Duplicate {
+                reason: SkipReason::NearDuplicate,
+                original,
+                distance,
+                jaccard,
+            } => {
+                assert_eq!(original, id);
+                assert!(distance.unwrap() <= 3);
+                assert!(jaccard.unwrap() >= 0.8);
+            }
+            other => panic!("expected a near-duplicate, got {other:?}"),
+        }
+        let other = analyse(&article(2, 400), "ad one");
+        assert_eq!(index.check(&other, None).unwrap(), Verdict::Unique);
+    }
+
+    #[test]
+    fn reopening_rebuilds_the_index_and_completes_a_cut_page() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = article(5, 300);
+        {
+            let store = Store::open(dir.path()).unwrap();
+            let mut index = PageIndex::open(&store, 3, 0.8).unwrap();
+            index
+                .insert("http://127.0.0.1/a", 1, 0, 0, &analyse(&base, ""))
+                .unwrap();
+            // Simulate a crash after the record of page 1 but before its secondary entries.
+            let b = analyse(&article(6, 300), "");
+            let pages: Tree<u32, PageRecord> = store.tree("pages").unwrap();
+            let mut record = index.get(0).unwrap().unwrap();
+            record.id = 1;
+            record.url = "http://127.0.0.1/b".into();
+            record.body_digest = b.body_digest.0;
+            record.text_digest = b.text_digest.0;
+            record.simhash = b.simhash.0;
+            record.text = b.document.main_text.clone();
+            pages.insert(&1, &record).unwrap();
+            store.flush().unwrap();
+        }
+        let store = Store::open(dir.path()).unwrap();
+        let index = PageIndex::open(&store, 3, 0.8).unwrap();
+        assert_eq!(index.len(), 2);
+        let b = analyse(&article(6, 300), "");
+        assert!(matches!(
+            index.check(&b, None).unwrap(),
+            Verdict::Duplicate { original: 1, .. }
+        ));
+        assert!(matches!(
+            index.check(&analyse(&base, "x"), None).unwrap(),
+            Verdict::Duplicate { original: 0, .. }
+        ));
+    }
+
+    #[test]
+    fn a_bad_jaccard_is_a_config_error() {
+        let store = Store::temporary().unwrap();
+        assert!(matches!(
+            PageIndex::open(&store, 3, 1.5),
+            Err(CrawlError::Config(_))
+        ));
+        assert!(matches!(
+            PageIndex::open(&store, 9, 0.8),
+            Err(CrawlError::Dedup(_))
+        ));
+    }
+}
