@@ -11,7 +11,7 @@
 //! - [`pages`]: the index of unique pages and the exact, text, canonical and near checks:
 //!   [`PageIndex`], [`Verdict`].
 //! - [`skiplog`]: [`SkipReason`] and [`SkipRecord`], the skip log's entries.
-//! - [`error`]: [`CrawlError`].
+//! - [`error`]: the crawl errors, [`CrawlError`].
 //!
 //! # Example
 //! ```
