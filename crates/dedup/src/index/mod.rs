@@ -8,8 +8,8 @@
 //! - runs are merged whenever the newest is at least a quarter of the size of the one before it, so there
 //!   are at most log4(n / delta_cap) runs and each pair is copied O(log n) times.
 //!
-//! Only the identity table stores ids; a match found in another table is looked up there by its
-//! fingerprint. That keeps the index at `8 * tables + 4` bytes per fingerprint plus directories.
+//! Every table stores each entry's id next to it (4 bytes), so a match found in any table is reported
+//! without another lookup: `10 * tables` bytes per fingerprint plus directories.
 //!
 //! A match is reported by the first table whose key blocks agree with the query, so each stored pair is
 //! reported exactly once.
@@ -250,29 +250,15 @@ impl SimHashIndex {
                         (pq, run.tables[t].locate(pq))
                     }
                 };
-                let mut previous: Option<u64> = None;
-                run.tables[t].scan(&bucket, pq, k, |i, x, distance| {
+                let table = &run.tables[t];
+                table.scan(&bucket, pq, k, |i, x, distance| {
                     let stored = layout.unpermute(x);
-                    let first = previous != Some(x);
-                    previous = Some(x);
-                    if self.plan.first_agreeing_table(stored ^ q) != Some(t) {
-                        return;
-                    }
-                    if t == 0 {
+                    if self.plan.first_agreeing_table(stored ^ q) == Some(t) {
                         out.push(Match {
-                            id: run.ids[i],
+                            id: table.ids[i],
                             fp: SimHash(stored),
                             distance,
                         });
-                    } else if first {
-                        // Equal keys are adjacent: report a fingerprint's ids once, at its first copy.
-                        for &id in run.ids_of(stored) {
-                            out.push(Match {
-                                id,
-                                fp: SimHash(stored),
-                                distance,
-                            });
-                        }
                     }
                 });
             }

@@ -19,6 +19,8 @@ pub(crate) struct Table {
     high: Vec<u16>,
     /// Per bucket: the mids, then the lows, little-endian.
     data: Vec<u8>,
+    /// The id stored with each entry, by entry index.
+    pub(crate) ids: Vec<u32>,
     /// `dir[b]` is the first index whose top `dir_bits` bits are `>= b`; `dir[2^dir_bits] = len`.
     dir: Vec<u32>,
     dir_bits: u32,
@@ -38,7 +40,10 @@ pub(crate) struct Bucket {
 }
 
 impl Table {
-    fn new(keys: &[u64], key_bits: u32) -> Table {
+    /// A table over (permuted key, id) pairs sorted by key.
+    fn new(entries: &[(u64, u32)], key_bits: u32) -> Table {
+        let keys: Vec<u64> = entries.iter().map(|e| e.0).collect();
+        let keys = &keys[..];
         let dir_bits = directory_bits(keys.len() as u64, key_bits);
         let buckets = 1usize << dir_bits;
         let mut dir = directory_vec(buckets + 1, keys.len());
@@ -65,9 +70,13 @@ impl Table {
                 data.extend_from_slice(&(k as u16).to_le_bytes());
             }
         }
+        let mut ids = Vec::with_capacity(entries.len());
+        advise_huge_pages(&ids);
+        ids.extend(entries.iter().map(|e| e.1));
         Table {
             high,
             data,
+            ids,
             dir,
             dir_bits,
         }
@@ -109,11 +118,11 @@ impl Table {
         high | (u64::from(self.mid(bucket, j)) << 16) | u64::from(self.low(bucket, j))
     }
 
-    /// All keys in ascending order.
-    pub(crate) fn keys(&self) -> impl Iterator<Item = u64> + '_ {
+    /// All (key, id) pairs in ascending key order.
+    pub(crate) fn entries(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
         (0..self.dir.len() - 1).flat_map(move |b| {
             let bucket = self.bucket_at(b);
-            (0..bucket.len).map(move |j| self.key(&bucket, j))
+            (0..bucket.len).map(move |j| (self.key(&bucket, j), self.ids[bucket.start + j]))
         })
     }
 
@@ -177,13 +186,17 @@ impl Table {
         if !self.high.is_empty() {
             self.high.remove(i);
         }
+        self.ids.remove(i);
         for start in &mut self.dir[b + 1..] {
             *start -= 1;
         }
     }
 
     fn bytes(&self) -> usize {
-        self.high.capacity() * 2 + self.data.capacity() + self.dir.capacity() * 4
+        self.high.capacity() * 2
+            + self.data.capacity()
+            + self.ids.capacity() * 4
+            + self.dir.capacity() * 4
     }
 }
 
@@ -312,115 +325,75 @@ fn bucket_of(key: u64, dir_bits: u32) -> usize {
     }
 }
 
-/// All tables over one batch. `ids[i]` belongs to `tables[0].keys[i]` (table 0 is the identity).
+/// All tables over one batch: the same (fingerprint, id) pairs, permuted and sorted once per table.
 #[derive(Debug, Clone)]
 pub(crate) struct Run {
     pub(crate) tables: Vec<Table>,
-    pub(crate) ids: Vec<u32>,
 }
 
 impl Run {
     /// Builds a run from (fingerprint, id) pairs.
-    pub(crate) fn build(plan: &Plan, mut entries: Vec<(u64, u32)>) -> Run {
-        radix_sort_by_key(&mut entries, |e| e.0);
-        let (fps, ids): (Vec<u64>, Vec<u32>) = entries.into_iter().unzip();
+    pub(crate) fn build(plan: &Plan, entries: Vec<(u64, u32)>) -> Run {
         let mut tables = Vec::with_capacity(plan.tables().len());
-        for (t, layout) in plan.tables().iter().enumerate() {
-            if t == 0 {
-                tables.push(Table::new(&fps, layout.key_bits));
-            } else {
-                let mut keys: Vec<u64> = fps.iter().map(|&x| layout.permute(x)).collect();
-                radix_sort_by_key(&mut keys, |&x| x);
-                tables.push(Table::new(&keys, layout.key_bits));
-            }
+        for layout in plan.tables() {
+            let mut pairs: Vec<(u64, u32)> = entries
+                .iter()
+                .map(|&(x, id)| (layout.permute(x), id))
+                .collect();
+            radix_sort_by_key(&mut pairs, |e| e.0);
+            tables.push(Table::new(&pairs, layout.key_bits));
         }
-        Run { tables, ids }
+        Run { tables }
     }
 
     /// Merges two runs into one.
     pub(crate) fn merge(plan: &Plan, a: Run, b: Run) -> Run {
-        let mut tables = Vec::with_capacity(plan.tables().len());
-        let mut ids = Vec::with_capacity(a.ids.len() + b.ids.len());
-        let mut a_tables = a.tables.into_iter();
-        let mut b_tables = b.tables.into_iter();
-        for (t, layout) in plan.tables().iter().enumerate() {
-            let (ta, tb) = match (a_tables.next(), b_tables.next()) {
-                (Some(ta), Some(tb)) => (ta, tb),
-                _ => unreachable!("runs of one index have one table per plan table"),
-            };
-            let keys = if t == 0 {
-                merge_with_ids(ta.keys(), &a.ids, tb.keys(), &b.ids, &mut ids)
-            } else {
-                merge_keys(ta.keys(), tb.keys())
-            };
-            tables.push(Table::new(&keys, layout.key_bits));
-        }
-        Run { tables, ids }
+        let tables = plan
+            .tables()
+            .iter()
+            .zip(a.tables.iter().zip(&b.tables))
+            .map(|(layout, (ta, tb))| {
+                Table::new(&merge_pairs(ta.entries(), tb.entries()), layout.key_bits)
+            })
+            .collect();
+        Run { tables }
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.ids.len()
+        self.tables[0].ids.len()
     }
 
-    /// The fingerprint stored at index `i` of the identity table, and its id.
+    /// Every (fingerprint, id) of the run, from the identity table.
     pub(crate) fn entries(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
-        self.tables[0].keys().zip(self.ids.iter().copied())
-    }
-
-    /// The ids stored for fingerprint `fp` in this run.
-    pub(crate) fn ids_of(&self, fp: u64) -> &[u32] {
-        let range = self.tables[0].equal_range(fp);
-        &self.ids[range]
+        self.tables[0].entries()
     }
 
     /// Removes one entry (fp, id). Returns false when it is not in this run.
     pub(crate) fn remove(&mut self, layouts: &[TableLayout], fp: u64, id: u32) -> bool {
         let range = self.tables[0].equal_range(fp);
-        let Some(pos) = range.clone().find(|&i| self.ids[i] == id) else {
+        if !range.clone().any(|i| self.tables[0].ids[i] == id) {
             return false;
-        };
-        self.tables[0].remove_at(pos);
-        self.ids.remove(pos);
-        for (table, layout) in self.tables.iter_mut().zip(layouts).skip(1) {
+        }
+        for (table, layout) in self.tables.iter_mut().zip(layouts) {
             let range = table.equal_range(layout.permute(fp));
-            // Entries with the same fingerprint are interchangeable in the permuted tables.
-            table.remove_at(range.start);
+            if let Some(pos) = range.clone().find(|&i| table.ids[i] == id) {
+                table.remove_at(pos);
+            }
         }
         true
     }
 
     pub(crate) fn bytes(&self) -> usize {
-        self.tables.iter().map(Table::bytes).sum::<usize>() + self.ids.capacity() * 4
+        self.tables.iter().map(Table::bytes).sum::<usize>()
     }
 }
 
-fn merge_keys(a: impl Iterator<Item = u64>, b: impl Iterator<Item = u64>) -> Vec<u64> {
+fn merge_pairs(
+    a: impl Iterator<Item = (u64, u32)>,
+    b: impl Iterator<Item = (u64, u32)>,
+) -> Vec<(u64, u32)> {
     let mut out = Vec::with_capacity(a.size_hint().0 + b.size_hint().0);
     let (mut a, mut b) = (a.peekable(), b.peekable());
-    loop {
-        let take_a = match (a.peek(), b.peek()) {
-            (Some(x), Some(y)) => x <= y,
-            (Some(_), None) => true,
-            (None, Some(_)) => false,
-            (None, None) => break,
-        };
-        out.extend(if take_a { a.next() } else { b.next() });
-    }
-    out
-}
-
-fn merge_with_ids(
-    a: impl Iterator<Item = u64>,
-    a_ids: &[u32],
-    b: impl Iterator<Item = u64>,
-    b_ids: &[u32],
-    ids: &mut Vec<u32>,
-) -> Vec<u64> {
-    let mut out = Vec::with_capacity(a_ids.len() + b_ids.len());
-    let (mut a, mut b) = (
-        a.zip(a_ids.iter().copied()).peekable(),
-        b.zip(b_ids.iter().copied()).peekable(),
-    );
     loop {
         let take_a = match (a.peek(), b.peek()) {
             (Some(x), Some(y)) => x.0 <= y.0,
@@ -428,10 +401,7 @@ fn merge_with_ids(
             (None, Some(_)) => false,
             (None, None) => break,
         };
-        if let Some((key, id)) = if take_a { a.next() } else { b.next() } {
-            out.push(key);
-            ids.push(id);
-        }
+        out.extend(if take_a { a.next() } else { b.next() });
     }
     out
 }
