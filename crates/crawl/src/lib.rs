@@ -11,6 +11,7 @@
 //! - [`pages`]: the index of unique pages and the exact, text, canonical and near checks:
 //!   [`PageIndex`], [`Verdict`].
 //! - [`skiplog`]: [`SkipReason`] and [`SkipRecord`], the skip log's entries.
+//! - [`learn`]: mirror, alias and parameter rules from duplicate evidence: [`learn::Learner`].
 //! - [`error`]: the crawl errors, [`CrawlError`].
 //!
 //! # Example
@@ -36,6 +37,7 @@
 #![deny(missing_docs)]
 
 pub mod error;
+pub mod learn;
 pub mod page;
 pub mod pages;
 pub mod skiplog;

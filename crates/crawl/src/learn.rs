@@ -1,0 +1,593 @@
+//! Learning rules from duplicate evidence, so that later URLs are skipped before they are fetched.
+//!
+//! Three kinds of rule, each learned from consistent evidence and revoked by a contradiction:
+//! - **mirror** `Host2/β -> Host1/α`: pages under `Host2/β/p` keep turning out to be copies of
+//!   `Host1/α/p`. Every duplicate across hosts is evidence for the prefix pair found by removing the
+//!   longest common path suffix; a unique page under `Host2/β/p` whose counterpart `Host1/α/p` is indexed
+//!   is evidence against.
+//! - **alias** `Host2 -> Host1`: every path of Host2 redirects to the same path on Host1.
+//! - **parameter** `P` on a host: URLs that differ only in `P` keep yielding the same content, and never
+//!   different content.
+//!
+//! The learner only counts and decides; the coordinator applies the rules to the canonicaliser, records
+//! them in the store and logs them.
+
+use std::collections::HashMap;
+use url::Url;
+use xxhash_rust::xxh3::xxh3_64;
+
+/// Thresholds for turning evidence into rules.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LearnConfig {
+    /// Pieces of agreeing evidence needed for a mirror or alias rule (parameter rules too).
+    pub min_evidence: u32,
+    /// Share of agreeing evidence needed for a mirror or alias rule.
+    pub min_agreement: f64,
+    /// One in this many URLs skipped by a rule is fetched anyway, to verify the rule.
+    pub verify_every: u32,
+    /// At most this many URL groups are remembered for parameter evidence.
+    pub max_param_groups: usize,
+}
+
+impl Default for LearnConfig {
+    fn default() -> Self {
+        LearnConfig {
+            min_evidence: 5,
+            min_agreement: 0.9,
+            verify_every: 20,
+            max_param_groups: 200_000,
+        }
+    }
+}
+
+/// Agreeing and contradicting observations.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Evidence {
+    /// Observations that support the rule.
+    pub agree: u32,
+    /// Observations that contradict it.
+    pub disagree: u32,
+}
+
+impl Evidence {
+    fn share(self) -> f64 {
+        let total = self.agree + self.disagree;
+        if total == 0 {
+            0.0
+        } else {
+            f64::from(self.agree) / f64::from(total)
+        }
+    }
+}
+
+/// A rule the learner proposes, in the spelling `simcrawl-url`'s `LearnedRules` accepts.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Rule {
+    /// `from` (`host[:port][/path]`) mirrors `to`.
+    Mirror {
+        /// The mirror's prefix.
+        from: String,
+        /// The original's prefix.
+        to: String,
+    },
+    /// Every path of host `from` redirects to the same path of host `to` (both `host[:port]`).
+    Alias {
+        /// The alias host.
+        from: String,
+        /// The host it redirects to.
+        to: String,
+    },
+    /// Parameter `param` does not change the content on `authority` (`host[:port]`).
+    Param {
+        /// The host.
+        authority: String,
+        /// The parameter name.
+        param: String,
+    },
+}
+
+impl std::fmt::Display for Rule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Rule::Mirror { from, to } => write!(f, "mirror {from} -> {to}"),
+            Rule::Alias { from, to } => write!(f, "alias {from} -> {to}"),
+            Rule::Param { authority, param } => {
+                write!(f, "parameter {param} is irrelevant on {authority}")
+            }
+        }
+    }
+}
+
+/// What one URL group remembers for parameter evidence: the value of the parameter and the content.
+#[derive(Debug, Clone)]
+struct ParamSeen {
+    value_hash: u64,
+    content: u32,
+}
+
+/// Counts evidence and proposes rules.
+#[derive(Debug, Default)]
+pub struct Learner {
+    config: LearnConfig,
+    mirrors: HashMap<(String, String), Evidence>,
+    aliases: HashMap<(String, String), Evidence>,
+    params: HashMap<(String, String), Evidence>,
+    groups: HashMap<u64, ParamSeen>,
+    /// Rules already proposed (and not revoked), with their evidence and how many skips they caused.
+    active: HashMap<Rule, u32>,
+}
+
+/// `host[:port]` as keys spell it (no default port).
+pub fn authority(url: &Url) -> String {
+    let host = url.host_str().unwrap_or_default();
+    match url.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_string(),
+    }
+}
+
+fn segments(url: &Url) -> Vec<&str> {
+    url.path().trim_start_matches('/').split('/').collect()
+}
+
+fn prefix(authority: &str, segments: &[&str]) -> String {
+    if segments.is_empty() {
+        authority.to_string()
+    } else {
+        format!("{authority}/{}", segments.join("/"))
+    }
+}
+
+impl Learner {
+    /// A learner with these thresholds.
+    pub fn new(config: LearnConfig) -> Self {
+        Learner {
+            config,
+            ..Learner::default()
+        }
+    }
+
+    /// The thresholds in use.
+    pub fn config(&self) -> &LearnConfig {
+        &self.config
+    }
+
+    /// The evidence counted for a rule so far.
+    pub fn evidence(&self, rule: &Rule) -> Evidence {
+        let get = |map: &HashMap<(String, String), Evidence>, a: &str, b: &str| {
+            map.get(&(a.to_string(), b.to_string()))
+                .copied()
+                .unwrap_or_default()
+        };
+        match rule {
+            Rule::Mirror { from, to } => get(&self.mirrors, from, to),
+            Rule::Alias { from, to } => get(&self.aliases, from, to),
+            Rule::Param { authority, param } => get(&self.params, authority, param),
+        }
+    }
+
+    fn propose(&mut self, rule: Rule, evidence: Evidence, need_clean: bool) -> Option<Rule> {
+        let enough = evidence.agree >= self.config.min_evidence
+            && if need_clean {
+                evidence.disagree == 0
+            } else {
+                evidence.share() >= self.config.min_agreement
+            };
+        if enough && !self.active.contains_key(&rule) {
+            self.active.insert(rule.clone(), 0);
+            return Some(rule);
+        }
+        None
+    }
+
+    /// The page at `url` turned out to be a copy of the indexed page at `original`. Returns a mirror
+    /// rule when this evidence completes one.
+    pub fn observe_duplicate(&mut self, url: &Url, original: &Url) -> Option<Rule> {
+        let (from_auth, to_auth) = (authority(url), authority(original));
+        if from_auth == to_auth || url.query() != original.query() {
+            return None;
+        }
+        let (a, b) = (segments(url), segments(original));
+        let common = a
+            .iter()
+            .rev()
+            .zip(b.iter().rev())
+            .take_while(|(x, y)| x == y)
+            .count();
+        if common == 0 {
+            return None;
+        }
+        let from = prefix(&from_auth, &a[..a.len() - common]);
+        let to = prefix(&to_auth, &b[..b.len() - common]);
+        let evidence = self.mirrors.entry((from.clone(), to.clone())).or_default();
+        evidence.agree += 1;
+        let evidence = *evidence;
+        self.propose(Rule::Mirror { from, to }, evidence, false)
+    }
+
+    /// The page at `url` was unique. `indexed(counterpart)` tells whether a URL is indexed; every mirror
+    /// prefix pair with evidence whose source covers `url` and whose counterpart is indexed counts this
+    /// as a contradiction. Returns the active rules it contradicts (the caller revokes them).
+    pub fn observe_unique(&mut self, url: &Url, indexed: impl Fn(&str) -> bool) -> Vec<Rule> {
+        let auth = authority(url);
+        let path = url.path().trim_start_matches('/');
+        let query = url.query().map(|q| format!("?{q}")).unwrap_or_default();
+        let mut revoked = Vec::new();
+        for ((from, to), evidence) in self.mirrors.iter_mut() {
+            let Some(rest) = from.strip_prefix(&auth) else {
+                continue;
+            };
+            let source_path = rest.trim_start_matches('/');
+            if !rest.is_empty() && !rest.starts_with('/') {
+                continue; // another port or a longer host name
+            }
+            let Some(suffix) = path.strip_prefix(source_path) else {
+                continue;
+            };
+            if !source_path.is_empty() && !(suffix.is_empty() || suffix.starts_with('/')) {
+                continue;
+            }
+            let suffix = suffix.trim_start_matches('/');
+            let counterpart = format!("{}/{}{}", to.trim_end_matches('/'), suffix, query);
+            if indexed(&counterpart) {
+                evidence.disagree += 1;
+                let rule = Rule::Mirror {
+                    from: from.clone(),
+                    to: to.clone(),
+                };
+                if self.active.contains_key(&rule) && evidence.share() < self.config.min_agreement {
+                    revoked.push(rule);
+                }
+            }
+        }
+        for rule in &revoked {
+            self.active.remove(rule);
+        }
+        revoked
+    }
+
+    /// A fetch of `from` was redirected to `to`. Returns an alias rule when this completes one.
+    pub fn observe_redirect(&mut self, from: &Url, to: &Url) -> Option<Rule> {
+        let (a, b) = (authority(from), authority(to));
+        if a == b {
+            return None;
+        }
+        let same_path = from.path() == to.path() && from.query() == to.query();
+        let evidence = self.aliases.entry((a.clone(), b.clone())).or_default();
+        if same_path {
+            evidence.agree += 1;
+        } else {
+            evidence.disagree += 1;
+        }
+        let evidence = *evidence;
+        self.propose(Rule::Alias { from: a, to: b }, evidence, false)
+    }
+
+    /// A page was fetched at canonical key `key` (a URL string) and its content is `content` (the id of
+    /// the indexed page it is, or copies). For every parameter of the key, URLs that differ only in that
+    /// parameter's value are compared by content. Returns the parameter rules this completes.
+    pub fn observe_params(&mut self, key: &Url, content: u32) -> Vec<Rule> {
+        let Some(query) = key.query() else {
+            return Vec::new();
+        };
+        let pairs: Vec<(&str, &str)> = query
+            .split('&')
+            .filter(|p| !p.is_empty())
+            .map(|p| p.split_once('=').unwrap_or((p, "")))
+            .collect();
+        let auth = authority(key);
+        let mut proposed = Vec::new();
+        for (i, (name, value)) in pairs.iter().enumerate() {
+            let mut group = format!("{auth}{}?", key.path());
+            for (j, (n, v)) in pairs.iter().enumerate() {
+                if i != j {
+                    group.push_str(n);
+                    group.push('=');
+                    group.push_str(v);
+                    group.push('&');
+                }
+            }
+            group.push_str(name);
+            let group_hash = xxh3_64(group.as_bytes());
+            let value_hash = xxh3_64(value.as_bytes());
+            let verdict = match self.groups.get(&group_hash) {
+                Some(seen) if seen.value_hash == value_hash => None,
+                Some(seen) => Some(seen.content == content),
+                None => {
+                    if self.groups.len() < self.config.max_param_groups {
+                        self.groups.insert(
+                            group_hash,
+                            ParamSeen {
+                                value_hash,
+                                content,
+                            },
+                        );
+                    }
+                    None
+                }
+            };
+            if let Some(same) = verdict {
+                let evidence = self
+                    .params
+                    .entry((auth.clone(), (*name).to_string()))
+                    .or_default();
+                if same {
+                    evidence.agree += 1;
+                } else {
+                    evidence.disagree += 1;
+                }
+                let evidence = *evidence;
+                let rule = Rule::Param {
+                    authority: auth.clone(),
+                    param: (*name).to_string(),
+                };
+                if let Some(rule) = self.propose(rule, evidence, true) {
+                    proposed.push(rule);
+                }
+            }
+        }
+        proposed
+    }
+
+    /// A URL was skipped because of `rule`. Returns true when this one should be fetched anyway, to
+    /// verify the rule (one in [`LearnConfig::verify_every`]).
+    pub fn should_verify(&mut self, rule: &Rule) -> bool {
+        let every = self.config.verify_every;
+        match self.active.get_mut(rule) {
+            Some(count) => {
+                *count += 1;
+                every > 0 && (*count).is_multiple_of(every)
+            }
+            None => false,
+        }
+    }
+
+    /// A verification fetch of a URL skipped by `rule` found a different page: the rule is revoked.
+    pub fn contradict(&mut self, rule: &Rule) {
+        self.active.remove(rule);
+        let bump = |map: &mut HashMap<(String, String), Evidence>, a: &String, b: &String| {
+            map.entry((a.clone(), b.clone())).or_default().disagree += 1;
+        };
+        match rule {
+            Rule::Mirror { from, to } => bump(&mut self.mirrors, from, to),
+            Rule::Alias { from, to } => bump(&mut self.aliases, from, to),
+            Rule::Param { authority, param } => bump(&mut self.params, authority, param),
+        }
+    }
+
+    /// A verification fetch confirmed `rule`.
+    pub fn confirm(&mut self, rule: &Rule) {
+        let bump = |map: &mut HashMap<(String, String), Evidence>, a: &String, b: &String| {
+            map.entry((a.clone(), b.clone())).or_default().agree += 1;
+        };
+        match rule {
+            Rule::Mirror { from, to } => bump(&mut self.mirrors, from, to),
+            Rule::Alias { from, to } => bump(&mut self.aliases, from, to),
+            Rule::Param { authority, param } => bump(&mut self.params, authority, param),
+        }
+    }
+
+    /// Marks a rule as active (for example one loaded from the store at resume).
+    pub fn activate(&mut self, rule: Rule, evidence: Evidence) {
+        let slot = match &rule {
+            Rule::Mirror { from, to } => {
+                self.mirrors.entry((from.clone(), to.clone())).or_default()
+            }
+            Rule::Alias { from, to } => self.aliases.entry((from.clone(), to.clone())).or_default(),
+            Rule::Param { authority, param } => self
+                .params
+                .entry((authority.clone(), param.clone()))
+                .or_default(),
+        };
+        *slot = evidence;
+        self.active.insert(rule, 0);
+    }
+
+    /// The active rules.
+    pub fn active(&self) -> impl Iterator<Item = &Rule> {
+        self.active.keys()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn u(s: &str) -> Url {
+        Url::parse(s).unwrap()
+    }
+
+    #[test]
+    fn a_prefix_mirror_is_learned_after_enough_evidence() {
+        let mut l = Learner::new(LearnConfig::default());
+        for i in 0..4 {
+            let r = l.observe_duplicate(
+                &u(&format!("http://127.0.0.1:9002/mirror/site/a/{i}.html")),
+                &u(&format!("http://127.0.0.1:9001/a/{i}.html")),
+            );
+            assert_eq!(r, None);
+        }
+        let rule = l.observe_duplicate(
+            &u("http://127.0.0.1:9002/mirror/site/b.html"),
+            &u("http://127.0.0.1:9001/b.html"),
+        );
+        assert_eq!(
+            rule,
+            Some(Rule::Mirror {
+                from: "127.0.0.1:9002/mirror/site".into(),
+                to: "127.0.0.1:9001".into()
+            })
+        );
+        // Proposed once only.
+        assert_eq!(
+            l.observe_duplicate(
+                &u("http://127.0.0.1:9002/mirror/site/c.html"),
+                &u("http://127.0.0.1:9001/c.html")
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn same_host_or_unrelated_paths_are_no_evidence() {
+        let mut l = Learner::new(LearnConfig {
+            min_evidence: 1,
+            ..LearnConfig::default()
+        });
+        assert_eq!(
+            l.observe_duplicate(&u("http://a/x/1.html"), &u("http://a/y/1.html")),
+            None
+        );
+        assert_eq!(
+            l.observe_duplicate(&u("http://b/1.html"), &u("http://a/2.html")),
+            None
+        );
+        assert_eq!(
+            l.observe_duplicate(&u("http://b/1.html?x=1"), &u("http://a/1.html")),
+            None
+        );
+    }
+
+    #[test]
+    fn contradictions_block_and_revoke_mirror_rules() {
+        let mut l = Learner::new(LearnConfig::default());
+        for i in 0..10 {
+            l.observe_duplicate(
+                &u(&format!("http://b/{i}.html")),
+                &u(&format!("http://a/{i}.html")),
+            );
+        }
+        let rule = Rule::Mirror {
+            from: "b".into(),
+            to: "a".into(),
+        };
+        assert!(l.active().any(|r| *r == rule));
+        // A unique page on b whose counterpart on a is indexed is evidence against: 10 of 11 still
+        // agree (91%), so the rule stays.
+        assert!(
+            l.observe_unique(&u("http://b/20.html"), |c| c == "a/20.html")
+                .is_empty()
+        );
+        assert_eq!(
+            l.evidence(&rule),
+            Evidence {
+                agree: 10,
+                disagree: 1
+            }
+        );
+        // A unique page whose counterpart is not indexed says nothing.
+        assert!(
+            l.observe_unique(&u("http://b/21.html"), |_| false)
+                .is_empty()
+        );
+        assert_eq!(l.evidence(&rule).disagree, 1);
+        // A second contradiction: 10 of 12 (83%) is under 90%, and the rule is revoked.
+        assert_eq!(
+            l.observe_unique(&u("http://b/22.html"), |c| c == "a/22.html"),
+            vec![rule.clone()]
+        );
+        assert!(!l.active().any(|r| *r == rule));
+        // Pages on another port or a longer host name are not under the rule's source.
+        l.activate(
+            rule.clone(),
+            Evidence {
+                agree: 10,
+                disagree: 0,
+            },
+        );
+        assert!(
+            l.observe_unique(&u("http://bb/1.html"), |_| true)
+                .is_empty()
+        );
+        assert_eq!(l.evidence(&rule).disagree, 0);
+        l.contradict(&rule);
+        assert!(!l.active().any(|r| *r == rule));
+    }
+
+    #[test]
+    fn aliases_come_from_same_path_redirects() {
+        let mut l = Learner::new(LearnConfig::default());
+        let mut got = None;
+        for i in 0..5 {
+            got = l.observe_redirect(
+                &u(&format!("http://127.0.0.1:9003/p/{i}")),
+                &u(&format!("http://127.0.0.1:9001/p/{i}")),
+            );
+        }
+        assert_eq!(
+            got,
+            Some(Rule::Alias {
+                from: "127.0.0.1:9003".into(),
+                to: "127.0.0.1:9001".into()
+            })
+        );
+        // A redirect to another path is evidence against an alias.
+        let mut l = Learner::new(LearnConfig::default());
+        for i in 0..5 {
+            l.observe_redirect(&u(&format!("http://x/p/{i}")), &u("http://y/login"));
+        }
+        assert!(l.active().next().is_none());
+    }
+
+    #[test]
+    fn parameters_that_never_change_content_become_rules() {
+        let mut l = Learner::new(LearnConfig::default());
+        let mut proposed = Vec::new();
+        for page in 0..3u32 {
+            for visit in 0..3 {
+                proposed.extend(l.observe_params(
+                    &u(&format!("http://t:9005/a/{page}.html?visit={visit}x")),
+                    page,
+                ));
+            }
+        }
+        assert_eq!(
+            proposed,
+            vec![Rule::Param {
+                authority: "t:9005".into(),
+                param: "visit".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn a_parameter_that_changes_content_is_never_learned() {
+        let mut l = Learner::new(LearnConfig::default());
+        let mut proposed = Vec::new();
+        for visit in 0..20u32 {
+            // Same content for most values, but one value shows another page: relevant.
+            let content = if visit == 3 { 99 } else { 1 };
+            proposed.extend(l.observe_params(&u(&format!("http://t/list?page={visit}")), content));
+        }
+        assert!(proposed.is_empty());
+        assert!(
+            l.evidence(&Rule::Param {
+                authority: "t".into(),
+                param: "page".into()
+            })
+            .disagree
+                > 0
+        );
+    }
+
+    #[test]
+    fn one_in_n_skips_is_verified() {
+        let mut l = Learner::new(LearnConfig {
+            verify_every: 3,
+            ..LearnConfig::default()
+        });
+        let rule = Rule::Alias {
+            from: "x".into(),
+            to: "y".into(),
+        };
+        l.activate(
+            rule.clone(),
+            Evidence {
+                agree: 5,
+                disagree: 0,
+            },
+        );
+        let verified: Vec<bool> = (0..6).map(|_| l.should_verify(&rule)).collect();
+        assert_eq!(verified, [false, false, true, false, false, true]);
+    }
+}
