@@ -224,7 +224,7 @@ impl Learner {
             let Some(suffix) = path.strip_prefix(source_path) else {
                 continue;
             };
-            if !source_path.is_empty() && !(suffix.is_empty() || suffix.starts_with('/')) {
+            if !(source_path.is_empty() || suffix.is_empty() || suffix.starts_with('/')) {
                 continue;
             }
             let suffix = suffix.trim_start_matches('/');
