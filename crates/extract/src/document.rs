@@ -13,7 +13,7 @@ use crate::meta::{MetaRefresh, MetaRobots};
 /// Built by [`Extractor::extract`](crate::Extractor::extract) or [`extract`](crate::extract). Every
 /// field is filled; an empty or garbage page gives empty text, no links and
 /// [`Extraction::Fallback`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Document {
     /// The URL relative links were resolved against: the page URL, or the page's `<base href>`
     /// (itself resolved against the page URL) when that is an `http`/`https` URL.
@@ -37,7 +37,8 @@ pub struct Document {
     pub word_count: usize,
     /// Which path produced `main_text`.
     pub extraction: Extraction,
-    /// Links to `http`/`https` URLs, in document order, duplicates kept.
+    /// Links to `http`/`https` URLs, in document order, duplicates kept, from the whole page
+    /// (navigation and footers included: boilerplate rules shape the text, not the link graph).
     pub links: Vec<Link>,
     /// How many link targets were left out of `links`, and why.
     pub skipped_links: SkippedLinks,
@@ -47,9 +48,10 @@ pub struct Document {
     pub meta_robots: MetaRobots,
     /// The first `<meta http-equiv="refresh">`, if it parsed.
     pub meta_refresh: Option<MetaRefresh>,
-    /// `true` when the HTML nested elements deeper than the parser can handle in linear time and
-    /// the excess start tags were dropped before parsing (their text is kept). See
-    /// [`MAX_NESTING`](crate::MAX_NESTING).
+    /// `true` when the HTML nested elements deeper, or left more formatting elements open, than
+    /// the parser handles in linear time, and the excess tags were dropped before parsing (their
+    /// text is kept). See [`MAX_NESTING`](crate::MAX_NESTING) and
+    /// [`MAX_OPEN_FORMATTING`](crate::MAX_OPEN_FORMATTING).
     pub nesting_capped: bool,
 }
 

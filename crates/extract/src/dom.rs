@@ -243,9 +243,9 @@ fn layout(name: &str) -> Layout {
         "article" => Layout::Block(BlockKind::Article),
         "main" => Layout::Block(BlockKind::Main),
         "div" | "section" | "body" | "aside" | "center" | "details" | "dialog" | "dir"
-        | "fieldset" | "figure" | "footer" | "form" | "frameset" | "header" | "hgroup"
-        | "menu" | "nav" | "table" | "tbody" | "thead" | "tfoot" | "tr" | "search"
-        | "option" | "optgroup" => Layout::Block(BlockKind::Container),
+        | "fieldset" | "figure" | "footer" | "form" | "frameset" | "header" | "hgroup" | "menu"
+        | "nav" | "table" | "tbody" | "thead" | "tfoot" | "tr" | "search" | "option"
+        | "optgroup" => Layout::Block(BlockKind::Container),
         "td" | "th" => Layout::Cell,
         _ => Layout::Inline,
     }
@@ -397,7 +397,11 @@ impl<'a> Collector<'a, '_> {
             || attrs.hidden
             || attrs.aria_hidden
             || attrs.style.is_some_and(noise::style_hides);
-        let noise_kind = if hard {
+        let noise_kind = if matches!(name, "html" | "body") {
+            // Page-wide state lives here (`<body class="has-sidebar modal-open nav-closed">`);
+            // it never says that the page is boilerplate.
+            None
+        } else if hard {
             Some(NoiseKind::Hard)
         } else if soft {
             Some(NoiseKind::Soft)

@@ -18,8 +18,8 @@
 //!   written; canonical keys are `simcrawl-url`'s job.
 //!
 //! Extraction never fails and never panics: an empty string, binary garbage, broken tags, huge
-//! attributes or ten megabytes of nested `<div>`s all give a `Document` (see [`MAX_NESTING`] for
-//! the last). Fields that could not be read are empty, and [`Document::extraction`] says which
+//! attributes or ten megabytes of nested `<div>`s all give a `Document`, in time linear in the
+//! input (see [`MAX_NESTING`] for the last). Fields that could not be read are empty, and [`Document::extraction`] says which
 //! path produced the main text.
 //!
 //! # Example
@@ -73,24 +73,59 @@
 //! assert!(words.starts_with("reading a tide table a tide table lists the times"));
 //! ```
 //!
+//! # How the main text is chosen
+//!
+//! 1. **Boilerplate is marked.** *Hard* rules, by what an element is: `nav`, `aside`, `footer`,
+//!    `dialog`, `menu`, `button`, `select`, and `header` outside an article (inside `article`,
+//!    `main`, `[role=main]` or a `post`/`entry`/`article`/`story` element it holds the title and
+//!    byline and stays); ARIA roles `navigation`, `banner`, `contentinfo`, `complementary`,
+//!    `search`, `dialog`, `alertdialog`, `menu`, `menubar`. *Soft* rules, by what it is called
+//!    or how it is shown: class and id names, `form`, `hidden`, `aria-hidden="true"`, inline
+//!    `display:none`/`visibility:hidden`. Class and id names are split into tokens on white
+//!    space, `-` and `_` and matched whole, never as substrings (`shadow`, `header1` and
+//!    `adventure` are not noise; `ad-slot`, `nav_main`, `cookie-banner`, `header-image` are).
+//!    Tokens like `ad`, `sponsor`, `promo`, `cookie`, `consent`, `share`, `social`, `related`,
+//!    `comment(s)`, `breadcrumb`, `menu`, `nav`, `sidebar`, `newsletter`, `popup`, `modal` are
+//!    noise whatever they are combined with (`main-nav`, `article-comments`, `modal-body`);
+//!    `header`, `footer`, `banner`, `masthead` are noise unless the same name says `article`,
+//!    `post`, `entry` or `story` (`entry-header` stays). An element is kept anyway when another of
+//!    its names is content-like (`article`, `post`, `entry`, `story`, `hentry`, `content`,
+//!    `main`, `body`), as in WordPress's `<article class="post hentry comments-open">`. A
+//!    `form` that holds at least half of the page's text is a page wrapper (ASP.NET), not
+//!    boilerplate; `<html>` and `<body>` never are, whatever their classes say. `script`, `style`, `template`, `noscript`, `iframe` and `svg` never produce
+//!    text at all.
+//! 2. **A block is picked**, trying in order, and keeping the first with at least
+//!    [`ExtractOptions::min_main_words`] words (50): the `<article>` with the most non-link
+//!    text, if it holds at least half of the text of all top-level articles (a list of teasers is
+//!    not *an* article); the richest `<main>`; the richest `[role=main]`; else the *densest
+//!    block*: every block with at least [`MIN_PARAGRAPH`] bytes of its own non-link text gives
+//!    that length to itself and its parent in full, its grandparent by half and the next three
+//!    ancestors by 1/6, 1/9 and 1/12; each total is multiplied by one minus the block's link
+//!    density; the best block wins, joined by its siblings that score at least a fifth of it or
+//!    are text-level blocks (`p`, headings, lists...) with at least [`DENSE_SIBLING`] bytes of
+//!    text and under 25% links.
+//! 3. **Strict, then relaxed.** If no candidate reaches the minimum with every rule on, the soft
+//!    rules are lifted and the candidates are tried again ([`Extraction::Main::relaxed`]): a
+//!    page-wide wrapper with an unlucky name must not swallow the page.
+//! 4. **Fallback.** Otherwise the main text is the full text, with the reason
+//!    ([`FallbackReason`]): too few words to judge the page by its main block alone.
+//!
 //! # Layout
 //!
-//! - [`document`](crate::Document): the output types: [`Document`], [`Extraction`], [`MainVia`],
+//! - `document`: the output types: [`Document`], [`Extraction`], [`MainVia`],
 //!   [`FallbackReason`], [`Canonical`].
-//! - `nesting`: a linear pre-scan that caps element nesting before parsing ([`MAX_NESTING`]),
-//!   because html5ever's tree builder is quadratic in nesting depth.
+//! - `nesting`: a linear pre-scan that caps element nesting ([`MAX_NESTING`]) and open
+//!   formatting elements ([`MAX_OPEN_FORMATTING`]) before parsing, because html5ever's tree
+//!   builder is quadratic in both on hostile markup.
 //! - `dom`: the one iterative pass over the parsed tree. It records text runs (borrowed `&str`s),
 //!   block and noise elements as ranges over the runs, links and head metadata.
-//! - `noise`: the boilerplate rules: tags, ARIA roles, class and id tokens, hidden elements.
-//! - `main_content`: picks the main text from the runs: `<article>`, `<main>`, `[role=main]`,
-//!   else a Readability-like text-density scorer; strict rules first, relaxed if too little is
-//!   left; fallback to the full text under [`ExtractOptions::min_main_words`].
+//! - `noise`: the boilerplate rules of step 1.
+//! - `main_content`: steps 2 to 4, over the recorded runs, without walking the tree again.
 //! - `text`: text runs and the writer that lays them out without gluing words together.
-//! - [`links`](crate::Link): [`Link`], [`RelFlags`], [`SkippedLinks`], href resolution and the
-//!   HTTP `Link` header.
-//! - [`meta`](crate::MetaRobots): [`MetaRobots`] and [`MetaRefresh`] parsing.
-//! - [`normalize`](crate::normalize_text): [`normalize_text`] and [`NormalizeOptions`] for
-//!   fingerprints.
+//! - `links`: [`Link`], [`RelFlags`], [`SkippedLinks`], href resolution and the HTTP `Link`
+//!   header.
+//! - `meta`: [`MetaRobots`] and [`MetaRefresh`] parsing.
+//! - `normalize`: [`normalize_text`] and [`NormalizeOptions`] for fingerprints.
 
 #![deny(missing_docs)]
 
@@ -110,10 +145,10 @@ use scraper::Html;
 use url::Url;
 
 pub use document::{Canonical, CanonicalSource, Document, Extraction, FallbackReason, MainVia};
-pub use links::{Link, LinkKind, RelFlags, SkippedLinks};
+pub use links::{Link, LinkKind, MAX_LINK_TEXT, RelFlags, SkippedLinks};
 pub use main_content::{DENSE_SIBLING, MIN_PARAGRAPH};
 pub use meta::{MetaRefresh, MetaRobots};
-pub use nesting::MAX_NESTING;
+pub use nesting::{MAX_NESTING, MAX_OPEN_FORMATTING};
 pub use normalize::{NormalizeOptions, normalize_text};
 
 use crate::dom::LinkText;
@@ -197,7 +232,11 @@ impl Extractor {
                     relaxed: main.relaxed,
                 },
             ),
-            Err(reason) => (full_text.clone(), full_words, Extraction::Fallback { reason }),
+            Err(reason) => (
+                full_text.clone(),
+                full_words,
+                Extraction::Fallback { reason },
+            ),
         };
 
         let mut skipped_links = SkippedLinks::default();
@@ -226,7 +265,7 @@ impl Extractor {
                 Some(Link {
                     url,
                     kind: raw.kind,
-                    text,
+                    text: links::clip_link_text(text),
                     rel: raw.rel,
                     hreflang: raw.hreflang.map(str::to_owned),
                 })

@@ -18,12 +18,35 @@ pub struct Link {
     pub kind: LinkKind,
     /// Anchor text (white space collapsed) for `<a>`; when an `<a>` has no text, the `alt` of the
     /// first image inside it. `alt` for `<area>`, `title` for `<link>`, `<frame>` and `<iframe>`.
-    /// Empty when there is none.
+    /// Empty when there is none. At most [`MAX_LINK_TEXT`] bytes, cut at a word boundary (an
+    /// unclosed `<a>` can wrap a whole page).
     pub text: String,
     /// The `rel` attribute's known tokens.
     pub rel: RelFlags,
     /// `hreflang` of a `<link rel="alternate">` (language variants are not duplicates).
     pub hreflang: Option<String>,
+}
+
+/// Longest [`Link::text`] kept, in bytes.
+pub const MAX_LINK_TEXT: usize = 1000;
+
+/// Cuts `text` to at most [`MAX_LINK_TEXT`] bytes, at the last space that fits (or the last
+/// character boundary when one word is longer).
+pub(crate) fn clip_link_text(mut text: String) -> String {
+    if text.len() <= MAX_LINK_TEXT {
+        return text;
+    }
+    let mut cut = MAX_LINK_TEXT;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    if !text[cut..].starts_with(char::is_whitespace)
+        && let Some(space) = text[..cut].rfind(char::is_whitespace).filter(|&s| s > 0)
+    {
+        cut = space;
+    }
+    text.truncate(cut);
+    text
 }
 
 /// The element a [`Link`] came from.
@@ -287,6 +310,17 @@ mod tests {
     }
 
     #[test]
+    fn long_link_text_is_clipped_at_a_word_boundary() {
+        assert_eq!(clip_link_text("short".into()), "short");
+        let words = "word ".repeat(400);
+        let clipped = clip_link_text(words);
+        assert!(clipped.len() <= MAX_LINK_TEXT && clipped.ends_with("word"));
+        let one = "é".repeat(MAX_LINK_TEXT);
+        let clipped = clip_link_text(one);
+        assert!(clipped.len() <= MAX_LINK_TEXT && clipped.chars().all(|c| c == 'é'));
+    }
+
+    #[test]
     fn link_header_finds_canonical_among_several_values() {
         let header = r#"<https://a.example/feed>; rel="alternate"; title="a, b", <https://a.example/p>; rel="canonical""#;
         assert_eq!(
@@ -301,7 +335,10 @@ mod tests {
             canonical_from_link_header(r#"<http://a/>; rel="prev canonical""#),
             Some("http://a/")
         );
-        assert_eq!(canonical_from_link_header(r#"<http://a/>; rel="next""#), None);
+        assert_eq!(
+            canonical_from_link_header(r#"<http://a/>; rel="next""#),
+            None
+        );
         assert_eq!(canonical_from_link_header("garbage <unclosed"), None);
         assert_eq!(canonical_from_link_header(""), None);
     }

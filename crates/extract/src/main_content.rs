@@ -24,8 +24,8 @@
 //!
 //! Lengths are bytes of non-white-space text, which treats every script alike within one page.
 
-use crate::dom::{Block, BlockKind, Page};
 use crate::document::{FallbackReason, MainVia};
+use crate::dom::{Block, BlockKind, Page};
 use crate::noise::NoiseKind;
 use crate::text::{BREAK_LINE, NONE, Run, TextWriter};
 
@@ -39,7 +39,8 @@ const SIBLING_MAX_LINK_DENSITY: f64 = 0.25;
 const SIBLING_SCORE_SHARE: f64 = 0.2;
 /// Weights of a paragraph's length for the block itself, its parent, grandparent and so on.
 const ANCESTOR_WEIGHTS: [f64; 6] = [1.0, 1.0, 0.5, 1.0 / 6.0, 1.0 / 9.0, 1.0 / 12.0];
-/// Share of the page's text a `form` must hold to be taken for a page wrapper.
+/// A `form` holding at least `1 / FORM_WRAPPER_SHARE` of the page's text (half) is taken for a
+/// page wrapper, not boilerplate.
 const FORM_WRAPPER_SHARE: u64 = 2;
 
 /// The chosen main text.
@@ -69,9 +70,8 @@ pub(crate) fn select(page: &Page<'_>, min_words: usize) -> Result<MainText, Fall
                 if n > 0 {
                     writer.brk(BREAK_LINE);
                 }
-                writer.runs(&page.runs[start as usize..end as usize], |run| {
-                    !filter.is_noise_run(run)
-                });
+                let runs = page.runs.get(start as usize..end as usize);
+                writer.runs(runs.unwrap_or_default(), |run| !filter.is_noise_run(run));
             }
             let words = writer.words();
             if words >= min_words {

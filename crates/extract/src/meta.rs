@@ -153,9 +153,15 @@ mod tests {
         assert_eq!(parsed("5 url=/x"), Some((5, Some("/x"))));
         assert_eq!(parsed("5; /bare"), Some((5, Some("/bare"))));
         assert_eq!(parsed("5; urlish"), Some((5, Some("urlish"))));
-        assert_eq!(parsed("5;url='unterminated"), Some((5, Some("unterminated"))));
+        assert_eq!(
+            parsed("5;url='unterminated"),
+            Some((5, Some("unterminated")))
+        );
         assert_eq!(parsed("5;url="), Some((5, None)));
-        assert_eq!(parsed("99999999999999;url=/x"), Some((u32::MAX, Some("/x"))));
+        assert_eq!(
+            parsed("99999999999999;url=/x"),
+            Some((u32::MAX, Some("/x")))
+        );
     }
 
     #[test]

@@ -41,6 +41,9 @@
 //! positive name never rescues an element inside a noise element: the `comment-body` inside
 //! `<section class="comments">` goes with its section.
 //!
+//! `<html>` and `<body>` are never noise: their classes describe the page's state
+//! (`has-sidebar`, `modal-open`, `nav-closed`), not boilerplate.
+//!
 //! A few whole units are noise too: `sr-only`, `screen-reader-text`, `visually-hidden` and
 //! `visuallyhidden` (text for screen readers only, like "opens in a new window").
 
@@ -80,8 +83,7 @@ pub(crate) fn classify_names(class: Option<&str>, id: Option<&str>) -> NameVerdi
         .chain(id.into_iter().flat_map(str::split_ascii_whitespace));
     for unit in units {
         let bits = unit_bits(unit);
-        let noise =
-            bits & ANCILLARY != 0 || (bits & POSITIONAL != 0 && bits & ARTICLE == 0);
+        let noise = bits & ANCILLARY != 0 || (bits & POSITIONAL != 0 && bits & ARTICLE == 0);
         if noise {
             any_noise = true;
         } else if bits & (CONTENT | ARTICLE) != 0 {
@@ -121,17 +123,17 @@ fn token_bits(token: &str) -> u8 {
         *dst = src.to_ascii_lowercase();
     }
     match &buf[..bytes.len()] {
-        b"ad" | b"ads" | b"adv" | b"advert" | b"adverts" | b"advertisement"
-        | b"advertisements" | b"advertising" | b"adsense" | b"adsbygoogle" | b"adslot"
-        | b"adunit" | b"adbox" | b"dfp" | b"sponsor" | b"sponsors" | b"sponsored" | b"promo"
-        | b"promos" | b"promoted" | b"promotion" | b"cookie" | b"cookies" | b"consent"
-        | b"gdpr" | b"share" | b"shares" | b"sharing" | b"sharebar" | b"social" | b"socials"
-        | b"related" | b"recommended" | b"recommendations" | b"comment" | b"comments"
-        | b"disqus" | b"breadcrumb" | b"breadcrumbs" | b"menu" | b"menus" | b"megamenu"
-        | b"nav" | b"navbar" | b"navigation" | b"sidebar" | b"newsletter" | b"subscribe"
-        | b"subscription" | b"signup" | b"login" | b"popup" | b"modal" | b"overlay"
-        | b"widget" | b"widgets" | b"toolbar" | b"pagination" | b"pager" | b"search"
-        | b"skip" | b"outbrain" | b"taboola" => ANCILLARY,
+        b"ad" | b"ads" | b"adv" | b"advert" | b"adverts" | b"advertisement" | b"advertisements"
+        | b"advertising" | b"adsense" | b"adsbygoogle" | b"adslot" | b"adunit" | b"adbox"
+        | b"dfp" | b"sponsor" | b"sponsors" | b"sponsored" | b"promo" | b"promos" | b"promoted"
+        | b"promotion" | b"cookie" | b"cookies" | b"consent" | b"gdpr" | b"share" | b"shares"
+        | b"sharing" | b"sharebar" | b"social" | b"socials" | b"related" | b"recommended"
+        | b"recommendations" | b"comment" | b"comments" | b"disqus" | b"breadcrumb"
+        | b"breadcrumbs" | b"menu" | b"menus" | b"megamenu" | b"nav" | b"navbar"
+        | b"navigation" | b"sidebar" | b"newsletter" | b"subscribe" | b"subscription"
+        | b"signup" | b"login" | b"popup" | b"modal" | b"overlay" | b"widget" | b"widgets"
+        | b"toolbar" | b"pagination" | b"pager" | b"search" | b"skip" | b"outbrain"
+        | b"taboola" => ANCILLARY,
         b"header" | b"footer" | b"masthead" | b"topbar" | b"banner" => POSITIONAL,
         b"article" | b"post" | b"entry" | b"story" | b"hentry" => ARTICLE,
         b"content" | b"main" | b"body" => CONTENT,
@@ -199,14 +201,33 @@ mod tests {
     #[test]
     fn tokens_match_whole_not_substrings() {
         for kept in [
-            "shadow", "download", "loader", "header1", "adventure", "headline", "navy", "pad",
-            "badge", "commentary-text", "",
+            "shadow",
+            "download",
+            "loader",
+            "header1",
+            "adventure",
+            "headline",
+            "navy",
+            "pad",
+            "badge",
+            "commentary-text",
+            "",
         ] {
             assert!(!noise(kept), "{kept} should not be noise");
         }
         for dropped in [
-            "ad-slot", "AD", "nav_main", "cookie-banner", "social-links", "share", "mega-menu",
-            "related-posts", "breadcrumbs", "newsletter-box", "sr-only", "header-image",
+            "ad-slot",
+            "AD",
+            "nav_main",
+            "cookie-banner",
+            "social-links",
+            "share",
+            "mega-menu",
+            "related-posts",
+            "breadcrumbs",
+            "newsletter-box",
+            "sr-only",
+            "header-image",
         ] {
             assert!(noise(dropped), "{dropped} should be noise");
         }

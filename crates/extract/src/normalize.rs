@@ -93,7 +93,10 @@ pub fn normalize_text(text: &str, options: NormalizeOptions) -> String {
 }
 
 fn is_invisible_format(c: char) -> bool {
-    matches!(c, '\u{ad}' | '\u{200b}'..='\u{200d}' | '\u{2060}' | '\u{feff}')
+    matches!(
+        c,
+        '\u{ad}' | '\u{200b}'..='\u{200d}' | '\u{2060}' | '\u{feff}'
+    )
 }
 
 fn is_apostrophe(c: char) -> bool {
@@ -124,7 +127,10 @@ mod tests {
     #[test]
     fn whitespace_only_collapses_and_trims() {
         assert_eq!(
-            normalize_text("  a \t\n b\u{a0}\u{a0}c  ", NormalizeOptions::WHITESPACE_ONLY),
+            normalize_text(
+                "  a \t\n b\u{a0}\u{a0}c  ",
+                NormalizeOptions::WHITESPACE_ONLY
+            ),
             "a b c"
         );
         assert_eq!(normalize_text("", NormalizeOptions::WHITESPACE_ONLY), "");
@@ -161,14 +167,20 @@ mod tests {
             lowercase: true,
             ..NormalizeOptions::WHITESPACE_ONLY
         };
-        assert_eq!(normalize_text("ÀÉÎ Straße co\u{ad}op\u{200b}", opts), "àéî straße coop");
+        assert_eq!(
+            normalize_text("ÀÉÎ Straße co\u{ad}op\u{200b}", opts),
+            "àéî straße coop"
+        );
     }
 
     #[test]
     fn default_is_fingerprint() {
         assert_eq!(NormalizeOptions::default(), NormalizeOptions::FINGERPRINT);
         assert_eq!(
-            normalize_text("Rendered at 10:32:07 by node-7", NormalizeOptions::default()),
+            normalize_text(
+                "Rendered at 10:32:07 by node-7",
+                NormalizeOptions::default()
+            ),
             "rendered at by node"
         );
     }

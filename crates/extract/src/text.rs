@@ -64,43 +64,92 @@ impl TextWriter {
 
     /// Appends `text`, collapsing white space (Unicode white space, so no-break spaces too).
     pub(crate) fn text(&mut self, text: &str) {
-        let mut rest = text;
-        loop {
-            let trimmed = rest.trim_start_matches(char::is_whitespace);
-            if trimmed.len() != rest.len() {
+        if text.is_ascii() {
+            self.ascii_text(text);
+            return;
+        }
+        let bytes = text.as_bytes();
+        let mut i = 0;
+        // Start of the word being scanned, if inside one.
+        let mut word_start = None;
+        while i < bytes.len() {
+            let (space, width) = whitespace_at(text, i);
+            if space {
+                if let Some(start) = word_start.take() {
+                    self.segment(&text[start..i], 1);
+                }
                 self.brk(BREAK_SPACE);
+            } else if word_start.is_none() {
+                word_start = Some(i);
             }
-            if trimmed.is_empty() {
-                return;
-            }
-            let end = trimmed.find(char::is_whitespace).unwrap_or(trimmed.len());
-            self.word(&trimmed[..end]);
-            rest = &trimmed[end..];
+            i += width;
+        }
+        if let Some(start) = word_start {
+            self.segment(&text[start..], 1);
         }
     }
 
-    fn word(&mut self, word: &str) {
+    /// [`text`](Self::text) for ASCII: copies whole stretches whose words are already separated
+    /// by single spaces, instead of word by word.
+    fn ascii_text(&mut self, text: &str) {
+        let bytes = text.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            let space_start = i;
+            while i < bytes.len() && is_ascii_space(bytes[i]) {
+                i += 1;
+            }
+            if i > space_start {
+                self.brk(BREAK_SPACE);
+            }
+            if i == bytes.len() {
+                return;
+            }
+            let start = i;
+            let mut words = 1;
+            loop {
+                while i < bytes.len() && !is_ascii_space(bytes[i]) {
+                    i += 1;
+                }
+                if i + 1 < bytes.len() && bytes[i] == b' ' && !is_ascii_space(bytes[i + 1]) {
+                    words += 1;
+                    i += 1;
+                } else {
+                    break;
+                }
+            }
+            self.segment(&text[start..i], words);
+        }
+    }
+
+    /// Appends `words` words already separated by single spaces, after the pending break.
+    fn segment(&mut self, segment: &str, words: usize) {
         if self.out.is_empty() {
-            self.words += 1;
+            self.words += words;
         } else {
             match self.pending {
-                BREAK_NONE => {}
+                // Glued to the previous word: one word fewer.
+                BREAK_NONE => self.words += words - 1,
                 BREAK_SPACE => {
                     self.out.push(' ');
-                    self.words += 1;
+                    self.words += words;
                 }
                 _ => {
                     self.out.push('\n');
-                    self.words += 1;
+                    self.words += words;
                 }
             }
         }
         self.pending = BREAK_NONE;
-        self.out.push_str(word);
+        self.out.push_str(segment);
     }
 
-    /// Writes the runs `runs[start..end]` that `keep` accepts; rejected runs leave their break.
+    /// Writes the runs that `keep` accepts; rejected runs leave their break.
     pub(crate) fn runs(&mut self, runs: &[Run<'_>], keep: impl Fn(&Run<'_>) -> bool) {
+        if self.out.is_empty() {
+            self.out
+                .reserve(runs.iter().map(|run| run.text.len()).sum());
+        }
         for run in runs {
             self.brk(run.brk);
             if keep(run) {
@@ -117,6 +166,24 @@ impl TextWriter {
     /// The text and its word count.
     pub(crate) fn finish(self) -> (String, usize) {
         (self.out, self.words)
+    }
+}
+
+fn is_ascii_space(b: u8) -> bool {
+    b <= b' ' && matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c')
+}
+
+/// Whether the character at byte `i` of `text` (a char boundary) is white space, and its width
+/// in bytes. ASCII is decided from the byte; other characters are decoded (no-break space,
+/// ideographic space and the other Unicode white space count).
+fn whitespace_at(text: &str, i: usize) -> (bool, usize) {
+    let b = text.as_bytes()[i];
+    if b < 0x80 {
+        return (is_ascii_space(b), 1);
+    }
+    match text[i..].chars().next() {
+        Some(c) => (c.is_whitespace(), c.len_utf8()),
+        None => (false, 1),
     }
 }
 
@@ -150,6 +217,27 @@ mod tests {
         let (text, words) = w.finish();
         assert_eq!(text, "Hello world\nnext block\ncell");
         assert_eq!(words, 5);
+    }
+
+    #[test]
+    fn unicode_white_space_separates_words() {
+        let mut w = TextWriter::default();
+        w.text("a\u{a0}b\u{3000}c\u{2009}d\u{85}e\u{200b}f é");
+        assert_eq!(w.finish(), ("a b c d e\u{200b}f é".to_owned(), 6));
+    }
+
+    #[test]
+    fn ascii_stretches_count_words_and_glue_like_single_words() {
+        let mut w = TextWriter::default();
+        w.text("one two  three\tfour ");
+        w.text("five six");
+        w.brk(BREAK_LINE);
+        w.text("seven");
+        w.text("eight nine");
+        assert_eq!(
+            w.finish(),
+            ("one two three four five six\nseveneight nine".to_owned(), 8)
+        );
     }
 
     #[test]

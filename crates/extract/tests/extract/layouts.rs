@@ -41,8 +41,17 @@ fn article_tag_news_page_drops_cookies_ads_share_related_comments_and_footer() {
     );
     assert_eq!(d.lang.as_deref(), Some("en-GB"));
     // The full text keeps what the main text drops, but never scripts.
-    for noise in ["We use cookies", "Spring sale", "Related stories", "About time too", "Rendered at"] {
-        assert!(d.full_text.contains(noise), "full text should keep {noise:?}");
+    for noise in [
+        "We use cookies",
+        "Spring sale",
+        "Related stories",
+        "About time too",
+        "Rendered at",
+    ] {
+        assert!(
+            d.full_text.contains(noise),
+            "full text should keep {noise:?}"
+        );
     }
     assert!(!d.full_text.contains("dataLayer"));
 }
@@ -54,7 +63,10 @@ fn main_tag_docs_page_drops_sidebar_breadcrumbs_and_pager() {
         "https://docs.example/guide/retries",
         main_via(MainVia::Main),
     );
-    assert!(!d.full_text.contains("font-family"), "style text is never text");
+    assert!(
+        !d.full_text.contains("font-family"),
+        "style text is never text"
+    );
 }
 
 #[test]

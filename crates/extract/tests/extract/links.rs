@@ -81,7 +81,10 @@ fn relative_forms_resolve_against_the_page_without_base() {
         <a href="">7</a> <a href="  /spaced
         path  ">8</a> <a>no href</a> <a href="HTTPS://Other.Example:443/Path">9</a>"##;
     let d = doc(html, "https://site.example/dir/page.html?x=1");
-    assert_eq!(d.base_url.as_str(), "https://site.example/dir/page.html?x=1");
+    assert_eq!(
+        d.base_url.as_str(),
+        "https://site.example/dir/page.html?x=1"
+    );
     assert_eq!(
         targets(&d.links),
         [
@@ -202,4 +205,26 @@ fn links_in_inert_content_are_not_links() {
         <a href="/real">real</a>"#;
     let d = doc(html, "https://site.example/");
     assert_eq!(targets(&d.links), ["https://site.example/real"]);
+}
+
+#[test]
+fn an_unclosed_link_around_the_page_has_clipped_text() {
+    let html = format!(
+        "<a href=/everything><div>{}</div>",
+        "<p>Many words in a long paragraph.</p>".repeat(200)
+    );
+    let d = doc(&html, "https://site.example/");
+    assert_eq!(d.links.len(), 1);
+    assert!(d.links[0].text.len() <= simcrawl_extract::MAX_LINK_TEXT);
+    assert!(
+        d.links[0]
+            .text
+            .starts_with("Many words in a long paragraph.")
+    );
+    // Cut between words, never inside one.
+    let last = d.links[0].text.split_whitespace().last();
+    assert!(matches!(
+        last,
+        Some("Many" | "words" | "in" | "a" | "long" | "paragraph.")
+    ));
 }

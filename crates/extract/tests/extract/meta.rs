@@ -8,7 +8,10 @@ use crate::util::{doc, url};
 
 const PAGE: &str = "https://site.example/dir/page.html?utm=1";
 
-fn canonical_of(html: &str, header: Option<&str>) -> Option<(String, CanonicalSource, Option<String>)> {
+fn canonical_of(
+    html: &str,
+    header: Option<&str>,
+) -> Option<(String, CanonicalSource, Option<String>)> {
     extract(html, &url(PAGE), header).canonical.map(|c| {
         (
             c.url.to_string(),
@@ -54,7 +57,10 @@ fn canonical_from_the_header_resolves_against_the_page_not_the_base() {
 fn header_wins_over_the_tag_and_a_disagreement_is_kept() {
     let html = r#"<head><link rel="canonical" href="/from-tag"></head>"#;
     assert_eq!(
-        canonical_of(html, Some("<https://site.example/from-header>; rel=canonical")),
+        canonical_of(
+            html,
+            Some("<https://site.example/from-header>; rel=canonical")
+        ),
         Some((
             "https://site.example/from-header".into(),
             CanonicalSource::Header,
@@ -82,7 +88,8 @@ fn canonical_tags_that_do_not_count() {
     // In the body (injectable by content), after the first, or not HTTP.
     let in_body = r#"<body><p>Hi</p><link rel="canonical" href="/hijack"></body>"#;
     assert_eq!(canonical_of(in_body, None), None);
-    let two = r#"<head><link rel="canonical" href="/one"><link rel="canonical" href="/two"></head>"#;
+    let two =
+        r#"<head><link rel="canonical" href="/one"><link rel="canonical" href="/two"></head>"#;
     assert_eq!(
         canonical_of(two, None).map(|c| c.0),
         Some("https://site.example/one".into())
@@ -93,7 +100,8 @@ fn canonical_tags_that_do_not_count() {
 }
 
 fn refresh_of(content: &str) -> Option<MetaRefresh> {
-    let html = format!(r#"<head><base href="/b/"><meta http-equiv="Refresh" content="{content}"></head>"#);
+    let html =
+        format!(r#"<head><base href="/b/"><meta http-equiv="Refresh" content="{content}"></head>"#);
     doc(&html, PAGE).meta_refresh
 }
 
@@ -105,10 +113,22 @@ fn meta_refresh_forms() {
             url: Some(url(target)),
         })
     };
-    assert_eq!(refresh_of("5; url=next.html"), to(5, "https://site.example/b/next.html"));
-    assert_eq!(refresh_of("0;URL='/moved'"), to(0, "https://site.example/moved"));
-    assert_eq!(refresh_of("3, url=https://other.example/"), to(3, "https://other.example/"));
-    assert_eq!(refresh_of(" 10 ;  URL = x.html "), to(10, "https://site.example/b/x.html"));
+    assert_eq!(
+        refresh_of("5; url=next.html"),
+        to(5, "https://site.example/b/next.html")
+    );
+    assert_eq!(
+        refresh_of("0;URL='/moved'"),
+        to(0, "https://site.example/moved")
+    );
+    assert_eq!(
+        refresh_of("3, url=https://other.example/"),
+        to(3, "https://other.example/")
+    );
+    assert_eq!(
+        refresh_of(" 10 ;  URL = x.html "),
+        to(10, "https://site.example/b/x.html")
+    );
     assert_eq!(refresh_of("1.5; /bare"), to(1, "https://site.example/bare"));
     assert_eq!(
         refresh_of("30"),
@@ -132,7 +152,10 @@ fn meta_refresh_forms() {
 fn only_the_first_meta_refresh_counts() {
     let html = r#"<meta http-equiv="refresh" content="0;url=/first"><meta http-equiv="refresh" content="0;url=/second">"#;
     let refresh = doc(html, PAGE).meta_refresh.expect("refresh");
-    assert_eq!(refresh.url.map(|u| u.path().to_owned()).as_deref(), Some("/first"));
+    assert_eq!(
+        refresh.url.map(|u| u.path().to_owned()).as_deref(),
+        Some("/first")
+    );
 }
 
 fn robots_of(metas: &str) -> MetaRobots {
@@ -160,7 +183,9 @@ fn meta_robots_combinations() {
         robots(true, true, false)
     );
     assert_eq!(
-        robots_of(r#"<meta name="robots" content="noindex"><meta name="robots" content="noarchive">"#),
+        robots_of(
+            r#"<meta name="robots" content="noindex"><meta name="robots" content="noarchive">"#
+        ),
         robots(true, false, true)
     );
     // Our own agent's tag counts; other agents' tags do not.
@@ -173,7 +198,10 @@ fn meta_robots_combinations() {
         robots(false, false, false)
     );
     // A robots tag in the body still counts.
-    let d = doc(r#"<body><meta name="robots" content="noindex"></body>"#, PAGE);
+    let d = doc(
+        r#"<body><meta name="robots" content="noindex"></body>"#,
+        PAGE,
+    );
     assert!(d.meta_robots.noindex);
 }
 

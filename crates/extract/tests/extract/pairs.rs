@@ -65,7 +65,10 @@ const B: Variant = Variant {
         ("bus-route", "Bus route 7 saved after petition"),
         ("allotments", "Allotment waiting list closes"),
         ("floods", "Flood defences tested at spring tide"),
-        ("cricket", "Cricket club's new pavilion opens, with tea served from four o'clock"),
+        (
+            "cricket",
+            "Cricket club's new pavilion opens, with tea served from four o'clock",
+        ),
     ],
 };
 
@@ -74,10 +77,18 @@ fn page(site: &str, story: u8, v: &Variant) -> String {
     let related: String = v
         .related
         .iter()
-        .map(|(slug, title)| format!(r#"<li><a href="/story/{slug}?sid={}">{title}</a></li>"#, v.sid))
+        .map(|(slug, title)| {
+            format!(
+                r#"<li><a href="/story/{slug}?sid={}">{title}</a></li>"#,
+                v.sid
+            )
+        })
         .collect();
     fixture(&format!("sites/{site}/page.html"))
-        .replace("{{STORY}}", &fixture(&format!("sites/{site}/story_{story}.html")))
+        .replace(
+            "{{STORY}}",
+            &fixture(&format!("sites/{site}/story_{story}.html")),
+        )
         .replace("{{AD_TOP}}", v.ad_top)
         .replace("{{AD_INLINE}}", v.ad_inline)
         .replace("{{RELATED}}", &related)
@@ -91,7 +102,10 @@ fn page(site: &str, story: u8, v: &Variant) -> String {
 fn extract_page(site: &str, story: u8, v: &Variant) -> Document {
     let html = page(site, story, v);
     assert!(!html.contains("{{"), "unfilled slot in {site}");
-    doc(&html, &format!("https://{site}.example/story/{story}?sid={}", v.sid))
+    doc(
+        &html,
+        &format!("https://{site}.example/story/{story}?sid={}", v.sid),
+    )
 }
 
 fn assert_main(site: &str, d: &Document) {
@@ -160,7 +174,9 @@ fn different_stories_on_one_template_give_different_text() {
             &simcrawl_extract::normalize_text(&one.full_text, Default::default()),
             &simcrawl_extract::normalize_text(&two.full_text, Default::default()),
         );
-        assert!(full > jaccard, "{site}: full {full:.3} vs main {jaccard:.3}");
+        assert!(
+            full > jaccard,
+            "{site}: full {full:.3} vs main {jaccard:.3}"
+        );
     }
 }
-

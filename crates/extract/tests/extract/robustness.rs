@@ -66,6 +66,10 @@ proptest! {
     fn tag_soup_never_panics(parts in prop::collection::vec(fragment(), 0..120)) {
         check_invariants(&doc(&parts.concat(), PAGE));
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
 
     #[test]
     fn deep_nesting_never_overflows(depth in 0usize..20_000, tag in prop::sample::select(
@@ -140,4 +144,37 @@ fn many_siblings_and_many_links() {
     assert_eq!(d.links.len(), 50_000);
     assert_eq!(d.full_text.split_whitespace().count(), 100_000);
     check_invariants(&d);
+}
+
+/// Markup on which html5ever's tree builder is quadratic (nesting that grows through misnested
+/// formatting, ignored end tags, re-opened formatting elements) is capped before parsing, and
+/// every word survives. Each of these took from 20 seconds to minutes before the cap.
+#[test]
+fn quadratic_parser_shapes_are_capped() {
+    let n = 20_000;
+    let shapes = [
+        ("<div><b>x</div> ".repeat(n), n),
+        ("<span><div>x</span></div> ".repeat(n), n),
+        ("<div><a href=/x>x ".repeat(n), n),
+        (
+            (0..n)
+                .map(|i| format!("<p><b id={i}>x "))
+                .collect::<String>(),
+            n,
+        ),
+    ];
+    for (html, words) in shapes {
+        let d = doc(&html, PAGE);
+        assert!(d.nesting_capped, "{}", &html[..40]);
+        assert_eq!(
+            d.full_text.split_whitespace().count(),
+            words,
+            "{}",
+            &html[..40]
+        );
+        check_invariants(&d);
+    }
+    // Links are never dropped to cap nesting. (The parser's adoption agency clones some `<a>`s,
+    // as browsers do, so there can be more.)
+    assert!(doc(&"<div><a href=/x>x ".repeat(n), PAGE).links.len() >= n);
 }

@@ -48,7 +48,10 @@ fn paragraphs(n: usize, word: &str) -> String {
 
 #[test]
 fn main_content_can_be_switched_off() {
-    let html = format!("<nav>Menu</nav><article>{}</article>", paragraphs(5, "Body"));
+    let html = format!(
+        "<nav>Menu</nav><article>{}</article>",
+        paragraphs(5, "Body")
+    );
     let off = Extractor::new(ExtractOptions {
         main_content: false,
         ..ExtractOptions::default()
@@ -66,11 +69,17 @@ fn main_content_can_be_switched_off() {
 
 #[test]
 fn the_minimum_of_words_is_configurable() {
-    let html = format!("<nav>Menu</nav><article>{}</article>", paragraphs(1, "Only"));
+    let html = format!(
+        "<nav>Menu</nav><article>{}</article>",
+        paragraphs(1, "Only")
+    );
     assert!(matches!(
         doc(&html, PAGE).extraction,
         Extraction::Fallback {
-            reason: FallbackReason::TooShort { words: 14, min_words: 50 }
+            reason: FallbackReason::TooShort {
+                words: 14,
+                min_words: 50
+            }
         }
     ));
     let lenient = Extractor::new(ExtractOptions {
@@ -111,8 +120,19 @@ fn hidden_elements_are_boilerplate_in_the_main_text_only() {
         paragraphs(4, "Story")
     );
     let d = doc(&html, PAGE);
-    assert_eq!(d.extraction, Extraction::Main { via: MainVia::DensestBlock, relaxed: false });
-    for hidden in ["Hidden paragraph", "Invisible div", "Icon label", "Opens in a new window"] {
+    assert_eq!(
+        d.extraction,
+        Extraction::Main {
+            via: MainVia::DensestBlock,
+            relaxed: false
+        }
+    );
+    for hidden in [
+        "Hidden paragraph",
+        "Invisible div",
+        "Icon label",
+        "Opens in a new window",
+    ] {
         assert!(!d.main_text.contains(hidden), "{hidden}");
         assert!(d.full_text.contains(hidden), "{hidden}");
     }
@@ -127,11 +147,21 @@ fn a_header_inside_an_article_is_content_and_outside_it_is_not() {
         paragraphs(5, "Article")
     );
     let d = doc(&html, PAGE);
-    assert!(d.main_text.starts_with("Article header\nArticle paragraph 0"));
+    assert!(
+        d.main_text
+            .starts_with("Article header\nArticle paragraph 0")
+    );
     assert!(!d.main_text.contains("Site header"));
-    let post = format!("<header>Site header</header><div class=post><header>Post header</header>{}</div>", paragraphs(5, "Post"));
+    let post = format!(
+        "<header>Site header</header><div class=post><header>Post header</header>{}</div>",
+        paragraphs(5, "Post")
+    );
     let d = doc(&post, PAGE);
-    assert!(d.main_text.starts_with("Post header\nPost paragraph 0"), "{}", d.main_text);
+    assert!(
+        d.main_text.starts_with("Post header\nPost paragraph 0"),
+        "{}",
+        d.main_text
+    );
 }
 
 #[test]
@@ -143,7 +173,13 @@ fn the_richest_of_several_articles_wins_when_it_dominates() {
         paragraphs(1, "Other")
     );
     let d = doc(&html, PAGE);
-    assert_eq!(d.extraction, Extraction::Main { via: MainVia::Article, relaxed: false });
+    assert_eq!(
+        d.extraction,
+        Extraction::Main {
+            via: MainVia::Article,
+            relaxed: false
+        }
+    );
     assert!(d.main_text.starts_with("Lead paragraph 0"));
     assert!(!d.main_text.contains("Teaser") && !d.main_text.contains("Other"));
 }
@@ -158,9 +194,38 @@ fn dense_text_siblings_join_the_densest_block() {
         paragraphs(2, "Second")
     );
     let d = doc(&html, PAGE);
-    assert_eq!(d.extraction, Extraction::Main { via: MainVia::DensestBlock, relaxed: false });
+    assert_eq!(
+        d.extraction,
+        Extraction::Main {
+            via: MainVia::DensestBlock,
+            relaxed: false
+        }
+    );
     assert!(d.main_text.starts_with("First paragraph 0"));
     assert!(d.main_text.contains("\nA loose paragraph"));
-    assert!(d.main_text.ends_with("Second paragraph 1 has a handful of ordinary words in it, enough to score."));
+    assert!(
+        d.main_text.ends_with(
+            "Second paragraph 1 has a handful of ordinary words in it, enough to score."
+        )
+    );
     assert!(!d.main_text.contains("One link"));
+}
+
+#[test]
+fn classes_on_html_and_body_describe_the_page_not_boilerplate() {
+    let html = format!(
+        "<html class=nav-closed><body class='single has-sidebar modal-open cookie-consent-shown' hidden>\
+         <div class=entry-content>{}</div><div class=sidebar>{}</div></body></html>",
+        paragraphs(5, "Entry"),
+        paragraphs(1, "Side")
+    );
+    let d = doc(&html, PAGE);
+    assert_eq!(
+        d.extraction,
+        Extraction::Main {
+            via: MainVia::DensestBlock,
+            relaxed: false
+        }
+    );
+    assert!(d.main_text.starts_with("Entry paragraph 0") && !d.main_text.contains("Side"));
 }
