@@ -11,6 +11,7 @@
 //! - [`pages`]: the index of unique pages and the exact, text, canonical and near checks:
 //!   [`PageIndex`], [`Verdict`].
 //! - [`skiplog`]: [`SkipReason`] and [`SkipRecord`], the skip log's entries.
+//! - [`tune`]: replaying stored fingerprints for every k (`simcrawl tune`, `simcrawl clusters`).
 //! - [`learn`]: mirror, alias and parameter rules from duplicate evidence: [`learn::Learner`].
 //! - [`error`]: the crawl errors, [`CrawlError`].
 //!
@@ -41,6 +42,7 @@ pub mod learn;
 pub mod page;
 pub mod pages;
 pub mod skiplog;
+pub mod tune;
 
 pub use error::CrawlError;
 pub use page::{Analyzer, PageAnalysis};

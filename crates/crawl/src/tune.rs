@@ -1,0 +1,256 @@
+//! Replaying the stored fingerprints without crawling: what each k would have done.
+//!
+//! For every k from 0 to 8: how many indexed pages have an earlier indexed page within k (they would
+//! have been skipped as near-duplicates at that k), how many near-duplicate skips of the crawl were at a
+//! distance above k (they would have been indexed), and the single-link clusters at that k. With sample
+//! pairs at each distance and a short word diff of each, so a user can see what a distance means on their
+//! pages before choosing k for the next crawl.
+
+use crate::error::CrawlError;
+use crate::pages::{PageIndex, PageRecord};
+use simcrawl_dedup::{MAX_K, SimHash, SimHashIndex, UnionFind};
+
+/// What one k would have done.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KSummary {
+    /// The distance threshold.
+    pub k: u32,
+    /// Indexed pages with an earlier indexed page within k: near-duplicates at this k.
+    pub would_skip: usize,
+    /// Near-duplicate clusters (two or more pages) among the indexed pages at this k.
+    pub clusters: usize,
+    /// Pages in those clusters.
+    pub clustered_pages: usize,
+}
+
+/// A pair of indexed pages at a given distance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SamplePair {
+    /// Hamming distance between the two fingerprints.
+    pub distance: u32,
+    /// The earlier page.
+    pub a: PageRecord,
+    /// The later page.
+    pub b: PageRecord,
+    /// A short word diff: runs of words only in `a` (`-`) and only in `b` (`+`).
+    pub diff: Vec<String>,
+}
+
+/// The whole replay.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TuneReport {
+    /// Indexed pages replayed.
+    pub pages: usize,
+    /// One summary per k, from 0 to 8.
+    pub by_k: Vec<KSummary>,
+    /// Up to `samples_per_distance` pairs at each distance from 0 to 8.
+    pub samples: Vec<SamplePair>,
+}
+
+/// All pairs of indexed pages within `max_k`, as (earlier id, later id, distance), each pair once.
+pub fn near_pairs(index: &PageIndex, max_k: u32) -> Result<Vec<(u32, u32, u32)>, CrawlError> {
+    let max_k = max_k.min(MAX_K);
+    let mut fps: Vec<(SimHash, u32)> = Vec::with_capacity(index.len());
+    for item in index.fingerprints() {
+        let (id, fp) = item?;
+        fps.push((fp, id));
+    }
+    let replay = SimHashIndex::build(max_k, fps.clone())?;
+    let mut pairs = Vec::new();
+    for (fp, id) in fps {
+        for m in replay.query(fp) {
+            if m.id < id {
+                pairs.push((m.id, id, m.distance));
+            }
+        }
+    }
+    pairs.sort_unstable();
+    Ok(pairs)
+}
+
+/// The single-link clusters of indexed pages at distance `k`: groups of two or more page ids, largest
+/// first.
+pub fn clusters(index: &PageIndex, k: u32) -> Result<Vec<Vec<u32>>, CrawlError> {
+    let pairs = near_pairs(index, k)?;
+    let mut uf = UnionFind::new(index.len());
+    for (a, b, _) in pairs {
+        uf.union(a, b);
+    }
+    Ok(uf.clusters(2))
+}
+
+/// Replays the index for every k from 0 to 8, with up to `samples_per_distance` sample pairs at each
+/// distance.
+pub fn tune(index: &PageIndex, samples_per_distance: usize) -> Result<TuneReport, CrawlError> {
+    let pairs = near_pairs(index, MAX_K)?;
+    let mut by_k = Vec::new();
+    for k in 0..=MAX_K {
+        let mut later = std::collections::HashSet::new();
+        let mut uf = UnionFind::new(index.len());
+        for &(a, b, d) in &pairs {
+            if d <= k {
+                later.insert(b);
+                uf.union(a, b);
+            }
+        }
+        let groups = uf.clusters(2);
+        by_k.push(KSummary {
+            k,
+            would_skip: later.len(),
+            clusters: groups.len(),
+            clustered_pages: groups.iter().map(Vec::len).sum(),
+        });
+    }
+    let mut samples = Vec::new();
+    for d in 0..=MAX_K {
+        for &(a, b, _) in pairs.iter().filter(|p| p.2 == d).take(samples_per_distance) {
+            if let (Some(a), Some(b)) = (index.get(a)?, index.get(b)?) {
+                let diff = word_diff(&a.text, &b.text, 6);
+                samples.push(SamplePair {
+                    distance: d,
+                    a,
+                    b,
+                    diff,
+                });
+            }
+        }
+    }
+    Ok(TuneReport {
+        pages: index.len(),
+        by_k,
+        samples,
+    })
+}
+
+/// A short word diff: at most `max_runs` runs of words that only one side has, as `-words` or `+words`.
+/// Longest common subsequence over the first 600 words of each side.
+pub fn word_diff(a: &str, b: &str, max_runs: usize) -> Vec<String> {
+    let wa: Vec<&str> = a.split_whitespace().take(600).collect();
+    let wb: Vec<&str> = b.split_whitespace().take(600).collect();
+    let (n, m) = (wa.len(), wb.len());
+    // lcs[i][j] = LCS length of wa[i..] and wb[j..].
+    let mut lcs = vec![0u16; (n + 1) * (m + 1)];
+    let at = |i: usize, j: usize| i * (m + 1) + j;
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            lcs[at(i, j)] = if wa[i] == wb[j] {
+                lcs[at(i + 1, j + 1)] + 1
+            } else {
+                lcs[at(i + 1, j)].max(lcs[at(i, j + 1)])
+            };
+        }
+    }
+    let mut runs: Vec<String> = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    let mut minus: Vec<&str> = Vec::new();
+    let mut plus: Vec<&str> = Vec::new();
+    let flush = |minus: &mut Vec<&str>, plus: &mut Vec<&str>, runs: &mut Vec<String>| {
+        if !minus.is_empty() {
+            runs.push(format!("-{}", minus.join(" ")));
+            minus.clear();
+        }
+        if !plus.is_empty() {
+            runs.push(format!("+{}", plus.join(" ")));
+            plus.clear();
+        }
+    };
+    while i < n || j < m {
+        if i < n && j < m && wa[i] == wb[j] {
+            flush(&mut minus, &mut plus, &mut runs);
+            i += 1;
+            j += 1;
+        } else if j < m && (i == n || lcs[at(i, j + 1)] >= lcs[at(i + 1, j)]) {
+            plus.push(wb[j]);
+            j += 1;
+        } else {
+            minus.push(wa[i]);
+            i += 1;
+        }
+        if runs.len() >= max_runs {
+            break;
+        }
+    }
+    flush(&mut minus, &mut plus, &mut runs);
+    runs.truncate(max_runs);
+    runs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::page::Analyzer;
+    use simcrawl_store::Store;
+    use url::Url;
+
+    #[test]
+    fn word_diff_shows_the_changed_runs() {
+        assert_eq!(
+            word_diff(
+                "the tide rises every day",
+                "the tide falls every single day",
+                5
+            ),
+            vec!["-rises", "+falls", "+single"]
+        );
+        assert!(word_diff("same words", "same words", 5).is_empty());
+    }
+
+    fn words(seed: u64, n: usize) -> Vec<String> {
+        let mut state = seed;
+        (0..n)
+            .map(|_| {
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                let mut n = (state >> 33) % 3000;
+                let mut w = String::from("w");
+                while n > 0 {
+                    w.push(char::from(b'a' + (n % 26) as u8));
+                    n /= 26;
+                }
+                w
+            })
+            .collect()
+    }
+
+    #[test]
+    fn replay_counts_what_each_k_would_skip() {
+        // Index pages directly (as a crawl at k = 0 would), including edited copies.
+        let store = Store::temporary().unwrap();
+        let mut index = PageIndex::open(&store, 0, 0.0).unwrap();
+        let analyzer = Analyzer::default();
+        let url = Url::parse("http://127.0.0.1/").unwrap();
+        let base = words(1, 300);
+        let mut texts = vec![base.join(" ")];
+        for edit in 1..=3 {
+            let mut copy = base.clone();
+            for e in 0..edit * 4 {
+                copy[10 + e * 7] = format!("edit{}", char::from(b'a' + e as u8));
+            }
+            texts.push(copy.join(" "));
+        }
+        texts.push(words(9, 300).join(" "));
+        for (i, text) in texts.iter().enumerate() {
+            let html = format!("<html><body><article><p>{text}</p></article></body></html>");
+            let page = analyzer.analyze_html(html.as_bytes(), &html, &url, None);
+            index
+                .insert(&format!("http://127.0.0.1/{i}"), i as u128, 0, 0, &page)
+                .unwrap();
+        }
+        let report = tune(&index, 2).unwrap();
+        assert_eq!(report.pages, 5);
+        assert_eq!(report.by_k.len(), 9);
+        // Monotone in k, and never counting the unrelated page.
+        for w in report.by_k.windows(2) {
+            assert!(w[0].would_skip <= w[1].would_skip);
+        }
+        assert!(report.by_k[8].would_skip <= 3);
+        assert!(report.by_k[8].would_skip >= 1, "{:?}", report.by_k);
+        let groups = clusters(&index, 8).unwrap();
+        assert!(groups.iter().all(|g| !g.contains(&4)));
+        for s in &report.samples {
+            assert!(!s.diff.is_empty());
+            assert!(s.a.id < s.b.id);
+        }
+    }
+}
