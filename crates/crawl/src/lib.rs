@@ -11,6 +11,7 @@
 //! - [`pages`]: the index of unique pages and the exact, text, canonical and near checks:
 //!   [`PageIndex`], [`Verdict`].
 //! - [`skiplog`]: [`SkipReason`] and [`SkipRecord`], the skip log's entries.
+//! - [`layout`]: the store trees and counters the crawl writes (and the reports read).
 //! - [`tune`]: replaying stored fingerprints for every k (`simcrawl tune`, `simcrawl clusters`).
 //! - [`learn`]: mirror, alias and parameter rules from duplicate evidence: [`learn::Learner`].
 //! - [`error`]: the crawl errors, [`CrawlError`].
@@ -38,6 +39,7 @@
 #![deny(missing_docs)]
 
 pub mod error;
+pub mod layout;
 pub mod learn;
 pub mod page;
 pub mod pages;

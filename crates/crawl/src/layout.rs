@@ -1,0 +1,166 @@
+//! Where the crawl keeps its state in the store, besides the frontier's own trees and the page index
+//! ([`crate::pages`]). One place, so that the reports read exactly what the crawl writes.
+
+use crate::learn::{Evidence, Rule};
+use simcrawl_store::codec::{Codec, CodecError, Reader, write_element};
+
+/// The skip log: `Log<SkipRecord>`.
+pub const SKIP_LOG: &str = "skips";
+/// Spellings already logged as `url-variant`: `Tree<u128 (xxh3-128 of the URL as written), ()>`.
+pub const VARIANTS_TREE: &str = "variants";
+/// Learned rules with their evidence: `Tree<String (the rule in words), RuleRecord>`.
+pub const RULES_TREE: &str = "rules";
+/// Crawl settings and state that must survive a restart: `Tree<String, Vec<u8>>`.
+pub const CRAWL_META_TREE: &str = "crawl";
+/// In [`CRAWL_META_TREE`]: the learned rules in `simcrawl-url`'s byte form.
+pub const LEARNED_RULES_KEY: &str = "learned_rules";
+
+/// Counter names (in the store's meta tree) of the crawl itself; the frontier keeps its own.
+pub mod counters {
+    /// Pages fetched (any outcome of a completed HTTP exchange).
+    pub const FETCHED: &str = "crawl/fetched";
+    /// Pages indexed.
+    pub const INDEXED: &str = "crawl/indexed";
+    /// Fetches that failed (network, policy, timeouts) after their retries.
+    pub const FAILED: &str = "crawl/failed";
+    /// Responses that were not HTML (recorded, not parsed).
+    pub const NOT_HTML: &str = "crawl/not_html";
+    /// Responses with an error status (4xx, 5xx after retries).
+    pub const HTTP_ERRORS: &str = "crawl/http_errors";
+    /// Pages whose meta robots said noindex.
+    pub const NOINDEX: &str = "crawl/noindex";
+    /// Prefix of the per-reason skip counters: `crawl/skipped/<reason>`.
+    pub const SKIPPED_PREFIX: &str = "crawl/skipped/";
+    /// Rules learned.
+    pub const RULES_LEARNED: &str = "crawl/rules_learned";
+    /// Rules revoked after a contradiction.
+    pub const RULES_REVOKED: &str = "crawl/rules_revoked";
+    /// Set to 1 when a crawl ran with robots.txt checking off.
+    pub const ROBOTS_IGNORED: &str = "crawl/robots_ignored";
+}
+
+/// A learned rule as stored: what it is, its evidence, and whether it is still in force.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuleRecord {
+    /// The rule.
+    pub rule: Rule,
+    /// Its evidence when last updated.
+    pub evidence: Evidence,
+    /// False once a contradiction revoked it.
+    pub active: bool,
+    /// When it was learned, in milliseconds since the Unix epoch.
+    pub learned_ms: u64,
+    /// URLs it made the crawl skip so far.
+    pub skipped: u64,
+    /// A pair of URLs that supported it (the copy and the original), for the report.
+    pub example: Option<(String, String)>,
+}
+
+const RULE_VERSION: u8 = 1;
+
+impl Codec for RuleRecord {
+    fn encode_into(&self, out: &mut Vec<u8>) {
+        write_element(&RULE_VERSION, out);
+        let (kind, a, b) = match &self.rule {
+            Rule::Mirror { from, to } => (0u8, from, to),
+            Rule::Alias { from, to } => (1u8, from, to),
+            Rule::Param { authority, param } => (2u8, authority, param),
+        };
+        write_element(&kind, out);
+        write_element(a, out);
+        write_element(b, out);
+        write_element(&self.evidence.agree, out);
+        write_element(&self.evidence.disagree, out);
+        write_element(&self.active, out);
+        write_element(&self.learned_ms, out);
+        write_element(&self.skipped, out);
+        write_element(&self.example.is_some(), out);
+        if let Some((x, y)) = &self.example {
+            write_element(x, out);
+            write_element(y, out);
+        }
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Self, CodecError> {
+        let mut r = Reader::new::<Self>(bytes);
+        let version: u8 = r.element()?;
+        if version != RULE_VERSION {
+            return Err(CodecError::invalid::<Self>(format!(
+                "unknown rule version {version}"
+            )));
+        }
+        let kind: u8 = r.element()?;
+        let a: String = r.element()?;
+        let b: String = r.element()?;
+        let rule = match kind {
+            0 => Rule::Mirror { from: a, to: b },
+            1 => Rule::Alias { from: a, to: b },
+            2 => Rule::Param {
+                authority: a,
+                param: b,
+            },
+            other => {
+                return Err(CodecError::invalid::<Self>(format!(
+                    "unknown rule kind {other}"
+                )));
+            }
+        };
+        let evidence = Evidence {
+            agree: r.element()?,
+            disagree: r.element()?,
+        };
+        let active = r.element()?;
+        let learned_ms = r.element()?;
+        let skipped = r.element()?;
+        let example = if r.element::<bool>()? {
+            Some((r.element()?, r.element()?))
+        } else {
+            None
+        };
+        r.finish()?;
+        Ok(RuleRecord {
+            rule,
+            evidence,
+            active,
+            learned_ms,
+            skipped,
+            example,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rule_records_round_trip() {
+        for rule in [
+            Rule::Mirror {
+                from: "a:1/x".into(),
+                to: "b:2".into(),
+            },
+            Rule::Alias {
+                from: "a:3".into(),
+                to: "a:1".into(),
+            },
+            Rule::Param {
+                authority: "t:9".into(),
+                param: "visit".into(),
+            },
+        ] {
+            let record = RuleRecord {
+                rule,
+                evidence: Evidence {
+                    agree: 7,
+                    disagree: 1,
+                },
+                active: true,
+                learned_ms: 42,
+                skipped: 3,
+                example: Some(("http://a:1/x/y".into(), "http://b:2/y".into())),
+            };
+            assert_eq!(RuleRecord::decode(&record.encode()).unwrap(), record);
+        }
+    }
+}
