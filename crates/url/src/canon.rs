@@ -5,12 +5,13 @@
 //! nothing is rendered until the end. The components and their rendering are in `parts`.
 
 use std::borrow::Cow;
+use std::collections::BTreeSet;
 
 use url::Url;
 
 use crate::error::UrlError;
 use crate::explain::{Explanation, Recorder, RuleName, Silent, Step};
-use crate::host::strip_trailing_dots;
+use crate::host::{split_authority, strip_trailing_dots};
 use crate::key::{Candidate, CanonicalKey, FetchUrl};
 use crate::options::CanonOptions;
 use crate::params;
@@ -278,18 +279,18 @@ impl Canonicalizer {
     }
 
     /// Aliases, then mirror rewrites (chained), then parameter rules.
+    ///
+    /// Every learned rule is keyed by the key's authority, `host[:port]`.
     fn learned_rules<R: Recorder>(&self, run: &mut Run<'_, '_, R>) {
         let rules = &self.rules;
-        // Hosts the key passes through; parameter rules of each of them apply.
-        let mut hosts: Vec<String> = Vec::new();
+        // Authorities the key was rewritten from (by aliases and mirror rules); the parameter
+        // rules of each of them apply, as well as those of the authority it ends with.
+        let mut passed: Vec<String> = Vec::new();
         if rules.has_aliases() {
             run.step(RuleName::LearnedAlias, |p, explain| {
-                let from = p.host.clone().into_owned();
-                if !self.resolve_host(p) {
-                    return None;
-                }
-                let detail = explain.then(|| format!("alias {from} -> {}", p.host));
-                hosts.push(from);
+                let from = self.resolve_alias(p)?;
+                let detail = explain.then(|| format!("alias {from} -> {}", p.authority()));
+                passed.push(from);
                 Some(detail)
             });
         }
@@ -307,10 +308,11 @@ impl Canonicalizer {
                     {
                         return None;
                     }
+                    let authority = authority.into_owned();
                     let detail = explain
                         .then(|| format!("mirror {authority}{} -> {target}", or_root(source_path)));
-                    used.push((authority, source_path.to_owned()));
-                    hosts.push(p.host.clone().into_owned());
+                    used.push((authority.clone(), source_path.to_owned()));
+                    passed.push(authority);
                     let rest = &p.path[source_path.len()..];
                     let mut rewritten = String::with_capacity(target.path().len() + rest.len() + 1);
                     rewritten.push_str(target.path());
@@ -323,7 +325,7 @@ impl Canonicalizer {
                     p.port = target.port();
                     // The target is written as a key would be; make sure it reads as one under
                     // these options too (`www.`, aliases, trailing slash, case, index pages).
-                    self.renormalise_target(p);
+                    self.renormalise_target(p, &mut passed);
                     applied = true;
                     Some(detail)
                 });
@@ -333,48 +335,65 @@ impl Canonicalizer {
             }
         }
         if rules.has_params() {
-            hosts.push(run.parts.host.clone().into_owned());
             run.step(RuleName::LearnedParam, |p, explain| {
-                let mut removed = Vec::new();
-                let learned = |param: &str| {
-                    let name = params::name_of(param);
-                    hosts.iter().any(|h| {
-                        rules
-                            .params_for(h)
-                            .is_some_and(|names| names.contains(name))
-                    })
-                };
-                if !p.remove_params(learned, explain.then_some(&mut removed)) {
+                let mut learned: Vec<&BTreeSet<String>> = Vec::new();
+                let current = p.authority();
+                let authorities =
+                    std::iter::once(&*current).chain(passed.iter().map(String::as_str));
+                for authority in authorities {
+                    if let Some(names) = rules.params_for(authority) {
+                        learned.push(names);
+                    }
+                }
+                drop(current);
+                if learned.is_empty() {
                     return None;
                 }
-                Some(explain.then(|| {
-                    let host = p.host.clone();
-                    format!("{} on {host}", removed_detail(&removed))
-                }))
+                let mut removed = Vec::new();
+                let drop_it = |param: &str| {
+                    let name = params::name_of(param);
+                    learned.iter().any(|names| names.contains(name))
+                };
+                if !p.remove_params(drop_it, explain.then_some(&mut removed)) {
+                    return None;
+                }
+                Some(explain.then(|| format!("{} on {}", removed_detail(&removed), p.authority())))
             });
         }
     }
 
-    /// Replaces the host by what its aliases resolve to. Returns whether it changed.
-    fn resolve_host(&self, p: &mut Parts<'_>) -> bool {
-        let resolved = self.rules.resolve_alias(&p.host);
-        if resolved == p.host {
-            return false;
-        }
-        p.host = Cow::Owned(resolved.to_owned());
-        if self.options.www_equals_bare {
-            p.strip_www();
-        }
-        true
+    /// Replaces the key's authority by what its aliases resolve to. Returns the authority it
+    /// replaced, or `None` when there was no alias.
+    fn resolve_alias(&self, p: &mut Parts<'_>) -> Option<String> {
+        let from = p.authority();
+        let (host, port) = split_authority(self.rules.alias_target(&from)?);
+        let from = from.into_owned();
+        p.host = Cow::Owned(host.to_owned());
+        p.port = port;
+        self.renormalise_authority(p);
+        Some(from)
     }
 
-    /// Applies the static host and path rules to a mirror rule's target, quietly.
-    fn renormalise_target(&self, p: &mut Parts<'_>) {
+    /// Applies the static rules on the authority to one a learned rule wrote, quietly: `www.`,
+    /// and `https` on the default port (which the rule may have just removed).
+    fn renormalise_authority(&self, p: &mut Parts<'_>) {
         let o = &self.options;
         if o.www_equals_bare {
             p.strip_www();
         }
-        self.resolve_host(p);
+        if o.http_equals_https && p.port.is_none() {
+            p.scheme = "http";
+        }
+    }
+
+    /// Applies the static host and path rules to a mirror rule's target, quietly.
+    /// An authority an alias rewrites it from is noted in `passed`.
+    fn renormalise_target(&self, p: &mut Parts<'_>, passed: &mut Vec<String>) {
+        let o = &self.options;
+        self.renormalise_authority(p);
+        if let Some(from) = self.resolve_alias(p) {
+            passed.push(from);
+        }
         if o.lowercase_path
             && let Some(lower) = path::lowercase(&p.path)
         {

@@ -60,13 +60,23 @@ pub enum UrlError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RuleError {
-    /// A host in a rule is not a valid host name or IP literal.
+    /// The host of a parameter rule or an alias is not a valid host name or IP literal.
     #[error("invalid host {} in a rule: {reason}", Shown(.input))]
     InvalidHost {
         /// The host as given.
         input: String,
         /// What the host parser objected to.
         reason: url::ParseError,
+    },
+    /// The `host[:port]` of a parameter rule or an alias is not just that: it has a path, a
+    /// query, a fragment or userinfo, a scheme other than `http://` or `https://`, or a port
+    /// that is not a number from 0 to 65535. (A bad host is [`RuleError::InvalidHost`].)
+    #[error("invalid host[:port] {} in a rule: {reason}", Shown(.input))]
+    InvalidAuthority {
+        /// The `host[:port]` as given.
+        input: String,
+        /// What is wrong with it.
+        reason: &'static str,
     },
     /// A parameter name in a rule is empty or contains `&`, `=` or `#`.
     #[error("invalid parameter name {} in a rule: {reason}", Shown(.input))]
@@ -85,12 +95,13 @@ pub enum RuleError {
         /// What is wrong with it.
         reason: String,
     },
-    /// The alias would make a host resolve to itself, directly or through other aliases.
-    #[error("alias {host} -> {to} would loop: {to} already resolves to {host}")]
+    /// The alias would make a `host[:port]` resolve to itself, directly or through other
+    /// aliases, or would let mirror rewrites chain into a loop.
+    #[error("alias {from} -> {to} would loop")]
     AliasLoop {
-        /// The host that was to become an alias.
-        host: String,
-        /// The host it was to stand for.
+        /// The `host[:port]` that was to become an alias, as the key spells it.
+        from: String,
+        /// The `host[:port]` it was to stand for, as the key spells it.
         to: String,
     },
     /// The rule would let mirror rewrites chain into a loop (for example `b/ -> a/` when
@@ -113,12 +124,12 @@ pub enum RuleDecodeError {
     BadMagic,
     /// The stream was written by a format version this build does not read.
     #[error(
-        "rules encoding version {found} is not supported (this build reads version {supported})"
+        "rules encoding version {found} is not supported (this build reads versions up to {supported})"
     )]
     UnsupportedVersion {
         /// The version byte found.
         found: u8,
-        /// The version this build reads.
+        /// The newest version this build reads (the version it writes).
         supported: u8,
     },
     /// The stream ends in the middle of a field.

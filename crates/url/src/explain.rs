@@ -44,11 +44,14 @@ pub enum RuleName {
     TrailingSlash,
     /// `sort-query`: parameters sorted by name ([`CanonOptions::sort_query`](crate::CanonOptions::sort_query)).
     SortQuery,
-    /// `learned-alias`: the host replaced by the host it is an alias of.
+    /// `learned-alias`: the key's `host[:port]` replaced by the one it is an alias of
+    /// (`alias 127.0.0.1:41002 -> 127.0.0.1:41001`).
     LearnedAlias,
-    /// `learned-mirror`: a mirror's `host/prefix` rewritten to the original's.
+    /// `learned-mirror`: a mirror's `host[:port]/prefix` rewritten to the original's.
     LearnedMirror,
-    /// `learned-param`: parameters learned not to change the content removed.
+    /// `learned-param`: parameters learned not to change the content removed, by the rules of
+    /// the key's `host[:port]` and of those it was rewritten from
+    /// (`removed visit on 127.0.0.1:41003`).
     LearnedParam,
 }
 
@@ -125,7 +128,8 @@ pub struct Step {
     /// The URL after the rule ran.
     pub after: String,
     /// What exactly the rule did, when the URLs alone do not say it: the parameters removed, or
-    /// the learned rule applied (`mirror m.example.org/docs -> example.org/`).
+    /// the learned rule applied (`mirror m.example.org/docs -> example.org/`,
+    /// `alias 127.0.0.1:41002 -> 127.0.0.1:41001`).
     pub detail: Option<String>,
 }
 

@@ -1,8 +1,8 @@
-//! Host rules: the trailing dot (always), `www.` (optional), and host names given in rules.
+//! Host rules: the trailing dot (always), `www.` (optional), and the `host[:port]` given in rules.
 
 use std::borrow::Cow;
 
-use url::Host;
+use url::{Host, Url};
 
 use crate::error::RuleError;
 
@@ -42,26 +42,79 @@ pub(crate) fn is_ip_literal(host: &str) -> bool {
     host.starts_with('[') || host.contains(':') || host.parse::<std::net::Ipv4Addr>().is_ok()
 }
 
-/// Parses a host given in a learned rule into the form the key uses: lowercase, punycode,
-/// IPv4 in dotted decimal, IPv6 in brackets, no trailing dot.
-pub(crate) fn parse_rule_host(input: &str) -> Result<String, RuleError> {
-    let invalid = |reason| RuleError::InvalidHost {
+/// Parses the `host[:port]` of a learned rule (parameter rules and aliases) into the form the
+/// key uses, the same as [`Prefix::authority`](crate::Prefix::authority): lowercase, punycode,
+/// IPv4 in dotted decimal, IPv6 in brackets, no trailing dot, and no port when it is 80 or 443
+/// (the scheme's default port, which a key never spells).
+///
+/// An `http://` or `https://` in front and a lone `/` after are accepted and ignored; a path,
+/// query, fragment or userinfo is refused. A bare IPv6 address (`::1`) is accepted without its
+/// brackets, and is then taken whole: write `[::1]:8080` for a port.
+pub(crate) fn parse_rule_authority(input: &str) -> Result<String, RuleError> {
+    let invalid = |reason| RuleError::InvalidAuthority {
         input: input.to_owned(),
         reason,
     };
-    if input.is_empty() {
-        return Err(invalid(url::ParseError::EmptyHost));
+    let rest = match input.split_once("://") {
+        Some((scheme, rest)) if !scheme.contains(['/', '?', '#', '@']) => {
+            if !(scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https")) {
+                return Err(invalid("only an http:// or https:// scheme may come first"));
+            }
+            rest
+        }
+        _ => input,
+    };
+    let end = rest.find(['/', '\\', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    if !(tail.is_empty() || tail == "/") {
+        return Err(invalid(
+            "a rule names a host[:port], without a path, query or fragment",
+        ));
+    }
+    if authority.contains('@') {
+        return Err(invalid("a rule names a host[:port], without userinfo"));
+    }
+    if authority.is_empty() {
+        return Err(RuleError::InvalidHost {
+            input: input.to_owned(),
+            reason: url::ParseError::EmptyHost,
+        });
     }
     // A bare IPv6 address is accepted without its brackets.
     let bracketed;
-    let text = if input.contains(':') && !input.starts_with('[') {
-        bracketed = format!("[{input}]");
+    let authority = if authority.matches(':').nth(1).is_some() && !authority.starts_with('[') {
+        bracketed = format!("[{authority}]");
         bracketed.as_str()
     } else {
-        input
+        authority
     };
-    let host = Host::parse(text).map_err(invalid)?.to_string();
-    Ok(strip_trailing_dots(&host).unwrap_or(host))
+    // Let the URL parser read it exactly as it reads a URL's host and port.
+    let url = Url::parse(&format!("http://{authority}/")).map_err(|reason| match reason {
+        url::ParseError::InvalidPort => invalid("the port is not a number from 0 to 65535"),
+        reason => RuleError::InvalidHost {
+            input: input.to_owned(),
+            reason,
+        },
+    })?;
+    let host = url.host_str().unwrap_or_default();
+    let mut out = strip_trailing_dots(host).unwrap_or_else(|| host.to_owned());
+    // The parser drops 80, the default port of `http`; 443 is `https`'s.
+    if let Some(port) = url.port().filter(|&p| p != 443) {
+        out.push(':');
+        out.push_str(&port.to_string());
+    }
+    Ok(out)
+}
+
+/// Splits an authority as [`parse_rule_authority`] writes it into its host and port.
+pub(crate) fn split_authority(authority: &str) -> (&str, Option<u16>) {
+    match authority.rsplit_once(':') {
+        Some((host, port)) if !port.contains(']') => match port.parse() {
+            Ok(port) => (host, Some(port)),
+            Err(_) => (authority, None),
+        },
+        _ => (authority, None),
+    }
 }
 
 /// Replaces `cow` with its suffix from byte `start`, borrowing when it already borrows.
@@ -105,13 +158,50 @@ mod tests {
     }
 
     #[test]
-    fn rule_hosts() {
-        assert_eq!(parse_rule_host("Example.COM.").unwrap(), "example.com");
-        assert_eq!(parse_rule_host("bücher.de").unwrap(), "xn--bcher-kva.de");
-        assert_eq!(parse_rule_host("::1").unwrap(), "[::1]");
-        assert_eq!(parse_rule_host("0x7f.1").unwrap(), "127.0.0.1");
-        assert!(parse_rule_host("").is_err());
-        assert!(parse_rule_host("a b").is_err());
+    fn rule_authorities() {
+        let ok = |input| parse_rule_authority(input).unwrap();
+        assert_eq!(ok("Example.COM."), "example.com");
+        assert_eq!(ok("bücher.de"), "xn--bcher-kva.de");
+        assert_eq!(ok("::1"), "[::1]");
+        assert_eq!(ok("[::1]:8080"), "[::1]:8080");
+        assert_eq!(ok("0x7f.1"), "127.0.0.1");
+        assert_eq!(ok("127.0.0.1:41003"), "127.0.0.1:41003");
+        assert_eq!(ok("HTTPS://Example.com:443/"), "example.com");
+        assert_eq!(ok("http://example.com:80"), "example.com");
+        assert_eq!(ok("example.com:80"), "example.com");
+        assert_eq!(ok("example.com:443"), "example.com");
+        assert_eq!(ok("example.com:08080"), "example.com:8080");
+        assert_eq!(ok("example.com:"), "example.com");
+        let host_err = |input| match parse_rule_authority(input) {
+            Err(RuleError::InvalidHost { .. }) => {}
+            other => panic!("{input:?}: {other:?}"),
+        };
+        host_err("");
+        host_err("http://");
+        host_err("a b");
+        host_err("[::1");
+        let authority_err = |input| match parse_rule_authority(input) {
+            Err(RuleError::InvalidAuthority { .. }) => {}
+            other => panic!("{input:?}: {other:?}"),
+        };
+        authority_err("a.example/x");
+        authority_err("a.example//");
+        authority_err("a.example?x");
+        authority_err("a.example/#x");
+        authority_err("a.example\\x");
+        authority_err("u@a.example");
+        authority_err("u:p@a.example:8080");
+        authority_err("ftp://a.example");
+        authority_err("a.example:99999");
+        authority_err("a.example:x");
+    }
+
+    #[test]
+    fn authorities_split() {
+        assert_eq!(split_authority("a.example"), ("a.example", None));
+        assert_eq!(split_authority("a.example:8080"), ("a.example", Some(8080)));
+        assert_eq!(split_authority("[::1]"), ("[::1]", None));
+        assert_eq!(split_authority("[::1]:1"), ("[::1]", Some(1)));
     }
 
     #[test]

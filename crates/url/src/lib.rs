@@ -11,7 +11,8 @@
 //!   (percent-encoding, the host's trailing dot, an empty query, ...); rules that usually hold
 //!   apply by default and can be switched off ([`CanonOptions`]); rules that merge what a server
 //!   *could* tell apart are opt-in. Then [`LearnedRules`] apply: parameters that do not change a
-//!   host's content, mirrors, host aliases. The seen set stores [`CanonicalKey::hash128`].
+//!   site's content, mirrors, site aliases, each keyed by the site's `host[:port]` (two ports of
+//!   one host are two sites). The seen set stores [`CanonicalKey::hash128`].
 //!
 //! [`Canonicalizer::explain`] tells which rule changed what, for `simcrawl url canon --explain`.
 //! [`surt_host`] and [`surt`] give sort-friendly host keys for grouping, reports and scope.
@@ -40,10 +41,12 @@
 //! let other = canon.canonicalize("http://example.com/Shop/?a=1&b=2", None)?;
 //! assert_ne!(other.key, seen.key);
 //!
-//! // The crawl learned that `view` does not change this host's pages.
+//! // The crawl learned that `view` does not change this site's pages (on the default port).
 //! canon.rules_mut().add_param_rule("example.com", "view")?;
 //! let variant = canon.canonicalize("http://example.com/shop/?view=grid&a=1&b=2", None)?;
 //! assert_eq!(variant.key, seen.key);
+//! let elsewhere = canon.canonicalize("http://example.com:8080/shop/?view=grid", None)?;
+//! assert_eq!(elsewhere.key.as_str(), "http://example.com:8080/shop/?view=grid");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!

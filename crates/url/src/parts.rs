@@ -65,11 +65,11 @@ impl Parts<'_> {
         out
     }
 
-    /// `host[:port]`, as mirror rules name it.
-    pub(crate) fn authority(&self) -> String {
+    /// `host[:port]`, as learned rules name it; borrowed when there is no port.
+    pub(crate) fn authority(&self) -> Cow<'_, str> {
         match self.port {
-            Some(port) => format!("{}:{port}", self.host),
-            None => self.host.clone().into_owned(),
+            Some(port) => Cow::Owned(format!("{}:{port}", self.host)),
+            None => Cow::Borrowed(&self.host),
         }
     }
 

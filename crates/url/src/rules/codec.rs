@@ -1,6 +1,6 @@
 //! The byte encoding of [`LearnedRules`], for the store.
 //!
-//! # Format, version 1
+//! # Format, version 2
 //!
 //! All integers are little-endian. A string is a `u32` byte length followed by that many bytes
 //! of UTF-8.
@@ -8,15 +8,25 @@
 //! | bytes | content |
 //! |-------|---------|
 //! | 4     | magic `SCRL` |
-//! | 1     | format version, `1` |
-//! | 4     | number of aliases, then per alias: string host, string target host |
+//! | 1     | format version, `2` |
+//! | 4     | number of aliases, then per alias: string authority, string target authority |
 //! | 4     | number of mirror rules, then per rule: string source prefix, string target prefix |
-//! | 4     | number of parameter rules, then per rule: string host, string parameter name |
+//! | 4     | number of parameter rules, then per rule: string authority, string parameter name |
 //!
-//! Nothing follows the last section. Prefixes are written as [`Prefix`](crate::Prefix) displays
-//! them (`host[:port]/path`). Rules are written in [`LearnedRules::iter`] order, so equal rule
+//! Nothing follows the last section. An authority is `host[:port]` as the key spells it and
+//! [`Prefix::authority`](crate::Prefix::authority) gives it: no port for the scheme's default
+//! (`example.com`, `127.0.0.1:41003`, `[::1]:8080`). Prefixes are written as
+//! [`Prefix`](crate::Prefix) displays them (`host[:port]/path`). Parameter names are written
+//! percent-encoded as in the key. Rules are written in [`LearnedRules::iter`] order, so equal rule
 //! sets give equal bytes. Decoding checks every rule as `add_*` does (aliases first, then mirror
 //! rules, then parameter rules), so a stream edited by hand cannot smuggle in a loop.
+//!
+//! # Version 1
+//!
+//! Version 1 has the same layout, but its aliases and parameter rules name a bare host, meaning
+//! any port. It is still read, each host as the authority on the default port (`example.com`
+//! stays `example.com`, which no longer covers `example.com:8080`): a rule then applies to fewer
+//! keys than it did, never to more. Only version 2 is written.
 //!
 //! A later version adds a section or changes a field; this version's reader refuses it with
 //! [`RuleDecodeError::UnsupportedVersion`] rather than guessing.
@@ -25,7 +35,10 @@ use super::{LearnedRule, LearnedRules};
 use crate::error::{RuleDecodeError, RuleError};
 
 /// The version of the byte encoding that [`LearnedRules::to_bytes`] writes.
-pub const RULES_FORMAT_VERSION: u8 = 1;
+pub const RULES_FORMAT_VERSION: u8 = 2;
+
+/// The oldest version [`LearnedRules::from_bytes`] reads.
+const OLDEST_READ_VERSION: u8 = 1;
 
 const MAGIC: &[u8; 4] = b"SCRL";
 
@@ -52,16 +65,16 @@ impl LearnedRules {
             put_len(&mut out, section.len());
             for rule in section {
                 match rule {
-                    LearnedRule::Alias { host, to } => {
-                        put_str(&mut out, host);
+                    LearnedRule::Alias { from, to } => {
+                        put_str(&mut out, from);
                         put_str(&mut out, to);
                     }
                     LearnedRule::Mirror { from, to } => {
                         put_str(&mut out, &from.to_string());
                         put_str(&mut out, &to.to_string());
                     }
-                    LearnedRule::Param { host, param } => {
-                        put_str(&mut out, host);
+                    LearnedRule::Param { authority, param } => {
+                        put_str(&mut out, authority);
                         put_str(&mut out, param);
                     }
                 }
@@ -72,17 +85,22 @@ impl LearnedRules {
 
     /// Decodes what [`to_bytes`](Self::to_bytes) wrote.
     ///
-    /// Format version 1, integers little-endian, a string being a `u32` length and UTF-8 bytes:
-    /// magic `SCRL`; version byte `1`; `u32` alias count, then (host, target host) strings;
-    /// `u32` mirror count, then (source prefix, target prefix) strings; `u32` parameter-rule
-    /// count, then (host, parameter) strings; nothing after.
+    /// Format version 2, integers little-endian, a string being a `u32` length and UTF-8 bytes:
+    /// magic `SCRL`; version byte `2`; `u32` alias count, then (authority, target authority)
+    /// strings; `u32` mirror count, then (source prefix, target prefix) strings; `u32`
+    /// parameter-rule count, then (authority, parameter) strings; nothing after. An authority
+    /// is `host[:port]`, without the default port.
+    ///
+    /// Version 1 (the same layout, with bare hosts meaning any port) is read too, each host as
+    /// the authority on the default port. Other versions are refused with
+    /// [`RuleDecodeError::UnsupportedVersion`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, RuleDecodeError> {
         let mut reader = Reader { bytes, at: 0 };
         if reader.take(MAGIC.len()).ok() != Some(MAGIC.as_slice()) {
             return Err(RuleDecodeError::BadMagic);
         }
         let version = reader.take(1)?[0];
-        if version != RULES_FORMAT_VERSION {
+        if !(OLDEST_READ_VERSION..=RULES_FORMAT_VERSION).contains(&version) {
             return Err(RuleDecodeError::UnsupportedVersion {
                 found: version,
                 supported: RULES_FORMAT_VERSION,
@@ -171,7 +189,7 @@ mod tests {
     #[test]
     fn empty_rules_encode_to_the_header_and_three_zero_counts() {
         let bytes = LearnedRules::new().to_bytes();
-        assert_eq!(bytes, b"SCRL\x01\0\0\0\0\0\0\0\0\0\0\0\0");
+        assert_eq!(bytes, b"SCRL\x02\0\0\0\0\0\0\0\0\0\0\0\0");
         assert_eq!(
             LearnedRules::from_bytes(&bytes).unwrap(),
             LearnedRules::new()
@@ -184,11 +202,51 @@ mod tests {
         rules.add_alias("b.example", "a.example").unwrap();
         rules.add_mirror_rule("m.example/x", "a.example/").unwrap();
         rules.add_param_rule("a.example", "p").unwrap();
-        let mut expected = b"SCRL\x01".to_vec();
+        let mut expected = b"SCRL\x02".to_vec();
         expected.extend_from_slice(b"\x01\0\0\0\x09\0\0\0b.example\x09\0\0\0a.example");
         expected.extend_from_slice(b"\x01\0\0\0\x0b\0\0\0m.example/x\x0a\0\0\0a.example/");
         expected.extend_from_slice(b"\x01\0\0\0\x09\0\0\0a.example\x01\0\0\0p");
         assert_eq!(rules.to_bytes(), expected);
+    }
+
+    #[test]
+    fn authorities_are_written_with_their_port() {
+        let mut rules = LearnedRules::new();
+        rules
+            .add_alias("127.0.0.1:41002", "http://127.0.0.1:41001/")
+            .unwrap();
+        rules.add_param_rule("127.0.0.1:41003", "visit").unwrap();
+        rules.add_param_rule("[::1]:443", "v").unwrap();
+        let mut expected = b"SCRL\x02".to_vec();
+        expected
+            .extend_from_slice(b"\x01\0\0\0\x0f\0\0\x00127.0.0.1:41002\x0f\0\0\x00127.0.0.1:41001");
+        expected.extend_from_slice(b"\0\0\0\0");
+        expected.extend_from_slice(b"\x02\0\0\0\x0f\0\0\x00127.0.0.1:41003\x05\0\0\0visit");
+        expected.extend_from_slice(b"\x05\0\0\0[::1]\x01\0\0\0v");
+        let bytes = rules.to_bytes();
+        assert_eq!(bytes, expected);
+        let decoded = LearnedRules::from_bytes(&bytes).unwrap();
+        assert_eq!(decoded, rules);
+        assert_eq!(decoded.resolve_alias("127.0.0.1:41002"), "127.0.0.1:41001");
+        assert!(decoded.params_for("127.0.0.1").is_none());
+        assert_eq!(decoded.to_bytes(), bytes);
+    }
+
+    #[test]
+    fn version_1_hosts_are_read_as_default_port_authorities() {
+        let mut v1 = b"SCRL\x01".to_vec();
+        v1.extend_from_slice(b"\x01\0\0\0\x09\0\0\0b.example\x09\0\0\0a.example");
+        v1.extend_from_slice(b"\0\0\0\0");
+        v1.extend_from_slice(b"\x01\0\0\0\x09\0\0\0a.example\x01\0\0\0p");
+        let decoded = LearnedRules::from_bytes(&v1).unwrap();
+        let mut expected = LearnedRules::new();
+        expected.add_alias("b.example:80", "a.example").unwrap();
+        expected.add_param_rule("a.example:443", "p").unwrap();
+        assert_eq!(decoded, expected);
+        // Written back as version 2, otherwise the same bytes.
+        let mut v2 = v1.clone();
+        v2[4] = 2;
+        assert_eq!(decoded.to_bytes(), v2);
     }
 
     #[test]
@@ -202,13 +260,15 @@ mod tests {
             LearnedRules::from_bytes(b"nope"),
             Err(RuleDecodeError::BadMagic)
         );
-        assert_eq!(
-            LearnedRules::from_bytes(b"SCRL\x02"),
-            Err(RuleDecodeError::UnsupportedVersion {
-                found: 2,
-                supported: 1
-            })
-        );
+        for version in [0, 3, 255] {
+            assert_eq!(
+                LearnedRules::from_bytes(&[b'S', b'C', b'R', b'L', version]),
+                Err(RuleDecodeError::UnsupportedVersion {
+                    found: version,
+                    supported: 2
+                })
+            );
+        }
         for cut in 5..good.len() {
             assert!(
                 matches!(
@@ -227,29 +287,39 @@ mod tests {
                 len: 1
             })
         );
-        let huge_count = b"SCRL\x01\xff\xff\xff\xff";
+        let huge_count = b"SCRL\x02\xff\xff\xff\xff";
         assert!(matches!(
             LearnedRules::from_bytes(huge_count),
             Err(RuleDecodeError::Truncated { .. })
         ));
-        let bad_utf8 = b"SCRL\x01\x01\0\0\0\x01\0\0\0\xff\x01\0\0\0a\0\0\0\0\0\0\0\0";
+        let bad_utf8 = b"SCRL\x02\x01\0\0\0\x01\0\0\0\xff\x01\0\0\0a\0\0\0\0\0\0\0\0";
         assert_eq!(
             LearnedRules::from_bytes(bad_utf8),
             Err(RuleDecodeError::InvalidUtf8 { offset: 13 })
         );
+        // A parameter rule with a path instead of an authority.
+        let mut with_path = b"SCRL\x02\0\0\0\0\0\0\0\0\x01\0\0\0".to_vec();
+        with_path.extend_from_slice(b"\x0b\0\0\0a.example/x\x01\0\0\0p");
+        assert!(matches!(
+            LearnedRules::from_bytes(&with_path),
+            Err(RuleDecodeError::InvalidRule {
+                offset: 17,
+                source: RuleError::InvalidAuthority { .. }
+            })
+        ));
     }
 
     #[test]
     fn a_hand_made_loop_is_refused() {
-        let mut bytes = b"SCRL\x01".to_vec();
+        let mut bytes = b"SCRL\x02".to_vec();
         bytes.extend_from_slice(b"\x02\0\0\0");
-        bytes.extend_from_slice(b"\x01\0\0\0a\x01\0\0\0b");
-        bytes.extend_from_slice(b"\x01\0\0\0b\x01\0\0\0a");
+        bytes.extend_from_slice(b"\x03\0\0\0a:1\x03\0\0\0a:2");
+        bytes.extend_from_slice(b"\x03\0\0\0a:2\x03\0\0\0a:1");
         bytes.extend_from_slice(b"\0\0\0\0\0\0\0\0");
         assert!(matches!(
             LearnedRules::from_bytes(&bytes),
             Err(RuleDecodeError::InvalidRule {
-                offset: 19,
+                offset: 23,
                 source: RuleError::AliasLoop { .. }
             })
         ));

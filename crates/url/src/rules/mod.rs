@@ -2,18 +2,29 @@
 //!
 //! Rules are learned elsewhere (by the crawl's rule learner, from duplicate evidence); this module
 //! holds them, checks them, serialises them, and answers the look-ups the canonicaliser makes.
-//! Hosts in rules are written as the key spells them: lowercase, punycode, no trailing dot, and
-//! without `www.` when [`CanonOptions::www_equals_bare`](crate::CanonOptions::www_equals_bare) is on.
+//! Every rule is keyed by an **authority**, `host[:port]`, because a crawler must treat two ports
+//! of one host as two sites (simcrawl's test web runs every site on `127.0.0.1`, each on its own
+//! port). Authorities are written as the key spells them, the way [`Prefix::authority`] does:
+//! lowercase, punycode, IPv6 in brackets, no trailing dot, without `www.` when
+//! [`CanonOptions::www_equals_bare`](crate::CanonOptions::www_equals_bare) is on, and without a
+//! port when it is the scheme's default. Ports 80 and 443 given in a rule mean "the default
+//! port" and are dropped, so `example.com`, `example.com:80` and `https://example.com:443/` name
+//! the same authority: `http://example.com/` and `https://example.com/`, not
+//! `http://example.com:8080/` (nor `http://example.com:443/`, which spells an unusual port).
 //!
-//! - **Parameter rule** `(H, P)`: on host `H` (any port), the query parameter named `P` (exactly,
+//! - **Parameter rule** `(A, P)`: on authority `A`, the query parameter named `P` (exactly,
 //!   case-sensitively) does not change the content, so it is dropped from the key.
-//! - **Mirror rule** `H2/β -> H1/α`: the key's `host[:port]/β` prefix is rewritten to
+//! - **Mirror rule** `A2/β -> A1/α`: the key's `host[:port]/β` prefix is rewritten to
 //!   `host[:port]/α`; the scheme and the rest of the path and query stay. Prefixes match whole
 //!   path segments (`/docs` covers `/docs` and `/docs/x`, not `/docs2`), and the longest matching
 //!   prefix wins. A rewritten key may match another rule: rewrites chain, and a rule that could
 //!   make a chain loop is refused when it is added.
-//! - **Alias** `A -> B`: host `A` serves what host `B` serves (any port and path); aliases chain
-//!   too, and loops are refused.
+//! - **Alias** `A -> B`: authority `A` serves what authority `B` serves (any scheme and path):
+//!   the key's `host[:port]` is replaced, the rest stays (`127.0.0.1:41002 -> 127.0.0.1:41001`).
+//!   Aliases chain too, and loops are refused.
+//!
+//! A key's parameter rules are those of every authority it passes through: the one it starts
+//! with, each one an alias or a mirror rule rewrites it from, and the one it ends with.
 
 mod codec;
 
@@ -24,7 +35,7 @@ use std::str::FromStr;
 use url::Url;
 
 use crate::error::RuleError;
-use crate::host::{parse_rule_host, strip_trailing_dots};
+use crate::host::{parse_rule_authority, strip_trailing_dots};
 use crate::percent;
 
 pub use codec::RULES_FORMAT_VERSION;
@@ -96,7 +107,8 @@ impl Prefix {
         })
     }
 
-    /// `host[:port]`, as the key spells it.
+    /// `host[:port]`, as the key spells it (no port for the default one); parameter rules and
+    /// aliases are keyed by the same spelling.
     pub fn authority(&self) -> &str {
         &self.authority
     }
@@ -116,17 +128,6 @@ impl Prefix {
     /// The path prefix: empty for the root, else starting with `/` and not ending with one.
     pub fn path(&self) -> &str {
         &self.path
-    }
-
-    /// This prefix with its host replaced (the port stays).
-    fn with_host(&self, host: &str) -> Prefix {
-        let mut authority = host.to_owned();
-        authority.push_str(&self.authority[self.host_len..]);
-        Prefix {
-            authority,
-            host_len: host.len(),
-            path: self.path.clone(),
-        }
     }
 }
 
@@ -160,11 +161,11 @@ pub(crate) fn covers(prefix: &str, path: &str) -> bool {
 /// One learned rule, as listed by [`LearnedRules::iter`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LearnedRule<'a> {
-    /// Host `host` is an alias of host `to`.
+    /// Authority `from` is an alias of authority `to`.
     Alias {
-        /// The alias.
-        host: &'a str,
-        /// The host it stands for.
+        /// The alias, `host[:port]`.
+        from: &'a str,
+        /// The `host[:port]` it stands for.
         to: &'a str,
     },
     /// `from` mirrors `to`: keys under `from` are rewritten to `to`.
@@ -174,10 +175,10 @@ pub enum LearnedRule<'a> {
         /// The original's prefix.
         to: &'a Prefix,
     },
-    /// On host `host`, the query parameter `param` does not change the content.
+    /// On authority `authority`, the query parameter `param` does not change the content.
     Param {
-        /// The host.
-        host: &'a str,
+        /// The `host[:port]`.
+        authority: &'a str,
         /// The parameter name, percent-encoded as in the key.
         param: &'a str,
     },
@@ -187,9 +188,9 @@ impl fmt::Display for LearnedRule<'_> {
     /// `alias a -> b`, `mirror a/x -> b/`, `param p on h`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            LearnedRule::Alias { host, to } => write!(f, "alias {host} -> {to}"),
+            LearnedRule::Alias { from, to } => write!(f, "alias {from} -> {to}"),
             LearnedRule::Mirror { from, to } => write!(f, "mirror {from} -> {to}"),
-            LearnedRule::Param { host, param } => write!(f, "param {param} on {host}"),
+            LearnedRule::Param { authority, param } => write!(f, "param {param} on {authority}"),
         }
     }
 }
@@ -203,12 +204,19 @@ impl fmt::Display for LearnedRule<'_> {
 /// rules.add_param_rule("shop.example", "view")?;
 /// rules.add_mirror_rule("mirror.example.net/pub/python", "python.example.org/")?;
 /// rules.add_alias("example.org", "example.com")?;
+/// // Rules are keyed by `host[:port]`: two ports of one host are two sites.
+/// rules.add_param_rule("127.0.0.1:41003", "visit")?;
+/// rules.add_alias("127.0.0.1:41002", "127.0.0.1:41001")?;
 ///
 /// let canon = Canonicalizer::new(CanonOptions::default(), rules);
 /// let key = |u| canon.canonicalize(u, None).unwrap().key.into_string();
 /// assert_eq!(key("http://shop.example/item?id=7&view=grid"), "http://shop.example/item?id=7");
+/// assert_eq!(key("http://shop.example:8080/item?view=grid"), "http://shop.example:8080/item?view=grid");
 /// assert_eq!(key("http://mirror.example.net/pub/python/doc/"), "http://python.example.org/doc/");
 /// assert_eq!(key("https://example.org/about"), "https://example.com/about");
+/// assert_eq!(key("http://127.0.0.1:41003/a?visit=7"), "http://127.0.0.1:41003/a");
+/// assert_eq!(key("http://127.0.0.1:41001/a?visit=7"), "http://127.0.0.1:41001/a?visit=7");
+/// assert_eq!(key("http://127.0.0.1:41002/a"), "http://127.0.0.1:41001/a");
 ///
 /// // The byte encoding round-trips.
 /// let bytes = canon.rules().to_bytes();
@@ -217,13 +225,14 @@ impl fmt::Display for LearnedRule<'_> {
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LearnedRules {
-    /// Alias host -> the host it stands for (one step; chains are followed at look-up).
+    /// Alias authority -> the authority it stands for (one step; chains are followed at
+    /// look-up).
     aliases: BTreeMap<String, String>,
     /// Mirror source authority -> source path prefix -> (source, target).
     mirrors: BTreeMap<String, BTreeMap<String, (Prefix, Prefix)>>,
     /// Number of mirror rules (the sum of the inner maps' lengths).
     mirror_count: usize,
-    /// Host -> parameter names that do not change its content.
+    /// Authority -> parameter names that do not change its content.
     params: BTreeMap<String, BTreeSet<String>>,
     /// Number of parameter rules.
     param_count: usize,
@@ -250,41 +259,48 @@ impl LearnedRules {
         let aliases = self
             .aliases
             .iter()
-            .map(|(host, to)| LearnedRule::Alias { host, to });
+            .map(|(from, to)| LearnedRule::Alias { from, to });
         let mirrors = self
             .mirror_rules()
             .map(|(from, to)| LearnedRule::Mirror { from, to });
-        let params = self.params.iter().flat_map(|(host, names)| {
+        let params = self.params.iter().flat_map(|(authority, names)| {
             names
                 .iter()
-                .map(move |param| LearnedRule::Param { host, param })
+                .map(move |param| LearnedRule::Param { authority, param })
         });
         aliases.chain(mirrors).chain(params)
     }
 
-    /// Adds "on `host`, parameter `param` does not change the content". Returns whether the
-    /// rule is new.
+    /// Adds "on `authority`, parameter `param` does not change the content". Returns whether
+    /// the rule is new.
+    ///
+    /// `authority` is `host[:port]`, with an optional `http://` or `https://` in front (ignored:
+    /// the rule holds for both schemes) and an optional `/` after; a path, query, fragment or
+    /// userinfo is refused with [`RuleError::InvalidAuthority`]. Without a port, or with port 80
+    /// or 443, the rule is for the scheme's default port: `example.com` and `example.com:80`
+    /// are the same rule, and neither applies to `example.com:8080`.
     ///
     /// `param` is a name as it appears in a query; characters a URL may not hold raw (a space,
     /// non-ASCII letters) are percent-encoded the way the key encodes them.
-    pub fn add_param_rule(&mut self, host: &str, param: &str) -> Result<bool, RuleError> {
-        let host = parse_rule_host(host)?;
+    pub fn add_param_rule(&mut self, authority: &str, param: &str) -> Result<bool, RuleError> {
+        let authority = parse_rule_authority(authority)?;
         let param = parse_param(param)?;
-        let added = self.params.entry(host).or_default().insert(param);
+        let added = self.params.entry(authority).or_default().insert(param);
         self.param_count += usize::from(added);
         Ok(added)
     }
 
-    /// Removes a parameter rule. Returns whether it existed.
-    pub fn remove_param_rule(&mut self, host: &str, param: &str) -> Result<bool, RuleError> {
-        let host = parse_rule_host(host)?;
+    /// Removes a parameter rule (`authority` as for [`add_param_rule`](Self::add_param_rule)).
+    /// Returns whether it existed.
+    pub fn remove_param_rule(&mut self, authority: &str, param: &str) -> Result<bool, RuleError> {
+        let authority = parse_rule_authority(authority)?;
         let param = parse_param(param)?;
-        let Some(names) = self.params.get_mut(&host) else {
+        let Some(names) = self.params.get_mut(&authority) else {
             return Ok(false);
         };
         let removed = names.remove(&param);
         if names.is_empty() {
-            self.params.remove(&host);
+            self.params.remove(&authority);
         }
         self.param_count -= usize::from(removed);
         Ok(removed)
@@ -334,28 +350,32 @@ impl LearnedRules {
         Ok(removed)
     }
 
-    /// Adds "host `host` is an alias of host `to`". An alias with the same `host` is replaced.
-    /// Returns whether the rules changed.
+    /// Adds "authority `from` is an alias of authority `to`": keys on `from` are rewritten to
+    /// `to`, whatever their scheme, path and query. Both are `host[:port]` as for
+    /// [`add_param_rule`](Self::add_param_rule): `add_alias("127.0.0.1:41002",
+    /// "127.0.0.1:41001")` rewrites `http://127.0.0.1:41002/x` to `http://127.0.0.1:41001/x`, and
+    /// `add_alias("example.org", "example.com")` leaves `http://example.org:8080/` alone. An
+    /// alias with the same `from` is replaced. Returns whether the rules changed.
     ///
-    /// Refused with [`RuleError::AliasLoop`] when `to` is `host` or already resolves to it, or
+    /// Refused with [`RuleError::AliasLoop`] when `to` is `from` or already resolves to it, or
     /// when the alias would let mirror rules chain into a loop.
-    pub fn add_alias(&mut self, host: &str, to: &str) -> Result<bool, RuleError> {
-        let host = parse_rule_host(host)?;
-        let to = parse_rule_host(to)?;
-        if self.aliases.get(&host) == Some(&to) {
+    pub fn add_alias(&mut self, from: &str, to: &str) -> Result<bool, RuleError> {
+        let from = parse_rule_authority(from)?;
+        let to = parse_rule_authority(to)?;
+        if self.aliases.get(&from) == Some(&to) {
             return Ok(false);
         }
         let looped = || RuleError::AliasLoop {
-            host: host.clone(),
+            from: from.clone(),
             to: to.clone(),
         };
         let mut aliases = self.aliases.clone();
-        aliases.insert(host.clone(), to.clone());
+        aliases.insert(from.clone(), to.clone());
         // With the new alias in place (replacing any old one), following aliases from `to`
-        // must not come back to `host`.
+        // must not come back to `from`.
         let mut current = to.as_str();
         for _ in 0..aliases.len() {
-            if current == host {
+            if current == from {
                 return Err(looped());
             }
             match aliases.get(current) {
@@ -373,15 +393,27 @@ impl LearnedRules {
         Ok(true)
     }
 
-    /// Removes the alias of `host`. Returns whether it existed.
-    pub fn remove_alias(&mut self, host: &str) -> Result<bool, RuleError> {
-        let host = parse_rule_host(host)?;
-        Ok(self.aliases.remove(&host).is_some())
+    /// Removes the alias of `from` (`host[:port]` as for [`add_alias`](Self::add_alias)).
+    /// Returns whether it existed.
+    pub fn remove_alias(&mut self, from: &str) -> Result<bool, RuleError> {
+        let from = parse_rule_authority(from)?;
+        Ok(self.aliases.remove(&from).is_some())
     }
 
-    /// The host `host` finally stands for, following aliases; `host` itself when it has none.
-    pub fn resolve_alias<'a>(&'a self, host: &'a str) -> &'a str {
-        resolve_in(&self.aliases, host)
+    /// The authority `authority` finally stands for, following aliases; `authority` itself when
+    /// it has none.
+    ///
+    /// This is a look-up, not a parse: `authority` is spelled as the key spells it, as
+    /// [`Prefix::authority`] and [`iter`](Self::iter) do (`127.0.0.1:41002`, `example.com`, not
+    /// `example.com:80`).
+    pub fn resolve_alias<'a>(&'a self, authority: &'a str) -> &'a str {
+        resolve_in(&self.aliases, authority)
+    }
+
+    /// The authority `authority` finally stands for, or `None` when it is no alias.
+    pub(crate) fn alias_target(&self, authority: &str) -> Option<&str> {
+        let first = self.aliases.get(authority)?;
+        Some(resolve_in(&self.aliases, first))
     }
 
     /// The target of the mirror rule whose source is exactly `from`.
@@ -392,9 +424,10 @@ impl LearnedRules {
             .map(|(_, to)| to)
     }
 
-    /// The parameter names learned for `host`.
-    pub fn params_for(&self, host: &str) -> Option<&BTreeSet<String>> {
-        self.params.get(host)
+    /// The parameter names learned for `authority`: that `host[:port]` only, spelled as the
+    /// key spells it (a look-up, not a parse, as for [`resolve_alias`](Self::resolve_alias)).
+    pub fn params_for(&self, authority: &str) -> Option<&BTreeSet<String>> {
+        self.params.get(authority)
     }
 
     pub(crate) fn has_aliases(&self) -> bool {
@@ -439,22 +472,15 @@ impl LearnedRules {
     /// could chain back into its own source, under `aliases`.
     ///
     /// A key rewritten to `to` can next be rewritten by a rule on `to`'s `host[:port]` (after
-    /// aliases) whose source covers `to`'s path or is covered by it. Following those rules from
-    /// `to` must never reach `from`. The other rules are known not to loop among themselves,
-    /// so only paths through the new rule need checking.
+    /// aliases, which rewrite the whole `host[:port]`) whose source covers `to`'s path or is
+    /// covered by it. Following those rules from `to` must never reach `from`. The other rules
+    /// are known not to loop among themselves, so only paths through the new rule need checking.
     fn mirror_loops(&self, aliases: &BTreeMap<String, String>, from: &Prefix, to: &Prefix) -> bool {
         let overlap = |a: &str, b: &str| covers(a, b) || covers(b, a);
         let mut stack: Vec<&Prefix> = vec![to];
         let mut seen: HashSet<&Prefix> = HashSet::new();
         while let Some(target) = stack.pop() {
-            let host = resolve_in(aliases, target.host());
-            let resolved;
-            let authority = if host == target.host() {
-                target.authority()
-            } else {
-                resolved = target.with_host(host);
-                resolved.authority.as_str()
-            };
+            let authority = resolve_in(aliases, target.authority());
             if authority == from.authority && overlap(&from.path, &target.path) {
                 return true;
             }
@@ -471,9 +497,9 @@ impl LearnedRules {
     }
 }
 
-/// Follows aliases from `host` (at most once per alias, so even a loop could not hang it).
-fn resolve_in<'a>(aliases: &'a BTreeMap<String, String>, host: &'a str) -> &'a str {
-    let mut current = host;
+/// Follows aliases from `authority` (at most once per alias, so even a loop could not hang it).
+fn resolve_in<'a>(aliases: &'a BTreeMap<String, String>, authority: &'a str) -> &'a str {
+    let mut current = authority;
     for _ in 0..aliases.len() {
         match aliases.get(current) {
             Some(next) => current = next,

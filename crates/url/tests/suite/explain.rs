@@ -144,6 +144,41 @@ fn learned_rules_are_named_with_the_rule_used() {
 }
 
 #[test]
+fn learned_rule_details_name_the_port() {
+    let mut rules = LearnedRules::new();
+    rules
+        .add_alias("127.0.0.1:41002", "127.0.0.1:41001")
+        .unwrap();
+    rules.add_param_rule("127.0.0.1:41003", "visit").unwrap();
+    rules
+        .add_mirror_rule("127.0.0.1:41004/copy", "127.0.0.1:41001/")
+        .unwrap();
+    let canon = Canonicalizer::new(CanonOptions::default(), rules);
+    let details = |input| -> Vec<String> {
+        canon
+            .explain(input, None)
+            .unwrap()
+            .steps
+            .iter()
+            .filter_map(|s| s.detail.clone())
+            .collect()
+    };
+    assert_eq!(
+        details("http://127.0.0.1:41002/a"),
+        ["alias 127.0.0.1:41002 -> 127.0.0.1:41001"]
+    );
+    assert_eq!(
+        details("http://127.0.0.1:41003/a?visit=9&id=1"),
+        ["removed visit on 127.0.0.1:41003"]
+    );
+    assert_eq!(
+        details("http://127.0.0.1:41004/copy/a"),
+        ["mirror 127.0.0.1:41004/copy -> 127.0.0.1:41001/"]
+    );
+    assert!(details("http://127.0.0.1:41001/a?visit=9").is_empty());
+}
+
+#[test]
 fn the_display_lists_input_fetch_key_hash_and_steps() {
     let e = canon("")
         .explain("HTTP://Example.COM/a?utm_source=x#top", None)

@@ -139,6 +139,15 @@ fn some_rules() -> LearnedRules {
     r.add_mirror_rule("www.m.example/", "o.example/w").unwrap();
     r.add_param_rule("o.example", "view").unwrap();
     r.add_param_rule("example.com", "b").unwrap();
+    // Rules on one port only: an alias from another port to the default one and back, and
+    // parameter rules reached through it.
+    r.add_alias("m.example:8080", "o.example").unwrap();
+    r.add_alias("example.com:8080", "www.example.com:443")
+        .unwrap();
+    r.add_alias("127.0.0.1:8080", "127.0.0.1:99").unwrap();
+    r.add_param_rule("m.example:8080", "a").unwrap();
+    r.add_param_rule("127.0.0.1:99", "A").unwrap();
+    r.add_param_rule("o.example:8080", "b").unwrap();
     r
 }
 
@@ -205,9 +214,9 @@ proptest! {
 
 #[derive(Debug, Clone)]
 enum Op {
-    Alias(&'static str, &'static str),
+    Alias(String, String),
     Mirror(String, String),
-    Param(&'static str, &'static str),
+    Param(String, &'static str),
 }
 
 fn any_ops() -> impl Strategy<Value = Vec<Op>> {
@@ -222,14 +231,15 @@ fn any_ops() -> impl Strategy<Value = Vec<Op>> {
             "A.Example.",
         ])
     };
-    let ports = || select(vec!["", ":8080"]);
+    let ports = || select(vec!["", ":8080", ":80", ":443", ":1"]);
     let paths = || select(vec!["", "/", "/x", "/x/y", "/X", "/%7e", "/a b", "/x/"]);
     let prefix = move || (hosts(), ports(), paths()).prop_map(|(h, p, q)| format!("{h}{p}{q}"));
+    let authority = move || (hosts(), ports()).prop_map(|(h, p)| format!("{h}{p}"));
     let params = select(vec!["p", "q", "utm_x", "a b", "é", "%41"]);
     let op = prop_oneof![
-        (hosts(), hosts()).prop_map(|(a, b)| Op::Alias(a, b)),
+        (authority(), authority()).prop_map(|(a, b)| Op::Alias(a, b)),
         (prefix(), prefix()).prop_map(|(a, b)| Op::Mirror(a, b)),
-        (hosts(), params).prop_map(|(h, p)| Op::Param(h, p)),
+        (authority(), params).prop_map(|(h, p)| Op::Param(h, p)),
     ];
     prop::collection::vec(op, 0..24)
 }
@@ -241,9 +251,9 @@ proptest! {
         for op in ops {
             // Loops are refused; the rest is added.
             let _ = match op {
-                Op::Alias(a, b) => rules.add_alias(a, b),
+                Op::Alias(a, b) => rules.add_alias(&a, &b),
                 Op::Mirror(a, b) => rules.add_mirror_rule(&a, &b),
-                Op::Param(h, p) => rules.add_param_rule(h, p),
+                Op::Param(h, p) => rules.add_param_rule(&h, p),
             };
         }
         let bytes = rules.to_bytes();

@@ -17,7 +17,7 @@ fn key(canon: &Canonicalizer, input: &str) -> String {
 }
 
 #[test]
-fn a_param_rule_applies_only_on_its_host() {
+fn a_param_rule_applies_only_on_its_host_and_port() {
     let c = canon_with(CanonOptions::default(), |r| {
         assert_eq!(r.add_param_rule("Shop.Example.", "view"), Ok(true));
     });
@@ -25,9 +25,14 @@ fn a_param_rule_applies_only_on_its_host() {
         key(&c, "http://shop.example/p?view=grid&id=1"),
         "http://shop.example/p?id=1"
     );
+    // Both schemes on their default port; another port is another site.
+    assert_eq!(
+        key(&c, "https://shop.example/p?view=grid"),
+        "https://shop.example/p"
+    );
     assert_eq!(
         key(&c, "https://shop.example:8443/p?view=grid"),
-        "https://shop.example:8443/p"
+        "https://shop.example:8443/p?view=grid"
     );
     assert_eq!(
         key(&c, "http://other.example/p?view=grid&id=1"),
@@ -197,14 +202,250 @@ fn aliases_rewrite_the_host_and_chain() {
     let c = canon_with(CanonOptions::default(), |r| {
         r.add_alias("a.example", "b.example").unwrap();
         r.add_alias("b.example", "c.example").unwrap();
+        r.add_alias("a.example:8443", "c.example:9443").unwrap();
     });
     assert_eq!(
-        key(&c, "https://a.example:8443/x?y=1"),
-        "https://c.example:8443/x?y=1"
+        key(&c, "https://a.example/x?y=1"),
+        "https://c.example/x?y=1"
     );
     assert_eq!(key(&c, "http://b.example/"), "http://c.example/");
     assert_eq!(key(&c, "http://sub.a.example/"), "http://sub.a.example/");
     assert_eq!(c.rules().resolve_alias("a.example"), "c.example");
+    // An alias is for its port only, and its target names the port to use.
+    assert_eq!(
+        key(&c, "https://a.example:8443/x?y=1"),
+        "https://c.example:9443/x?y=1"
+    );
+    assert_eq!(
+        key(&c, "https://b.example:8443/x"),
+        "https://b.example:8443/x"
+    );
+    assert_eq!(c.rules().resolve_alias("a.example:8443"), "c.example:9443");
+}
+
+#[test]
+fn an_alias_between_two_ports_of_one_host() {
+    let c = canon_with(CanonOptions::default(), |r| {
+        assert_eq!(
+            r.add_alias("127.0.0.1:41002", "http://127.0.0.1:41001"),
+            Ok(true)
+        );
+    });
+    assert_eq!(
+        key(&c, "http://127.0.0.1:41002/a/b?x=1"),
+        "http://127.0.0.1:41001/a/b?x=1"
+    );
+    assert_eq!(
+        key(&c, "http://127.0.0.1:41001/a/b?x=1"),
+        "http://127.0.0.1:41001/a/b?x=1"
+    );
+    // Other ports, and the default port, are other sites.
+    assert_eq!(
+        key(&c, "http://127.0.0.1:41003/"),
+        "http://127.0.0.1:41003/"
+    );
+    assert_eq!(key(&c, "http://127.0.0.1/"), "http://127.0.0.1/");
+    assert_eq!(
+        c.rules().resolve_alias("127.0.0.1:41002"),
+        "127.0.0.1:41001"
+    );
+    assert_eq!(c.rules().resolve_alias("127.0.0.1"), "127.0.0.1");
+    // The alias and its target are two sites: the target may not point back.
+    let mut r = c.rules().clone();
+    assert!(matches!(
+        r.add_alias("127.0.0.1:41001", "127.0.0.1:41002"),
+        Err(RuleError::AliasLoop { .. })
+    ));
+    assert!(matches!(
+        r.add_alias("127.0.0.1:41002", "127.0.0.1:41002"),
+        Err(RuleError::AliasLoop { .. })
+    ));
+    // Different ports are not a loop.
+    assert_eq!(r.add_alias("127.0.0.1", "127.0.0.1:41002"), Ok(true));
+    assert_eq!(r.resolve_alias("127.0.0.1"), "127.0.0.1:41001");
+    // IPv6, with and without a port.
+    assert_eq!(r.add_alias("[::1]:8080", "::1"), Ok(true));
+    let c = Canonicalizer::new(CanonOptions::default(), r);
+    assert_eq!(key(&c, "http://[::1]:8080/x"), "http://[::1]/x");
+    assert_eq!(key(&c, "http://127.0.0.1/x"), "http://127.0.0.1:41001/x");
+}
+
+#[test]
+fn a_rewrite_to_the_default_port_follows_http_equals_https() {
+    let options = CanonOptions {
+        http_equals_https: true,
+        ..CanonOptions::default()
+    };
+    let c = canon_with(options, |r| {
+        r.add_alias("a.example:8443", "a.example").unwrap();
+        r.add_mirror_rule("m.example:8443/", "o.example/").unwrap();
+    });
+    assert_eq!(key(&c, "https://a.example:8443/x"), "http://a.example/x");
+    assert_eq!(key(&c, "https://m.example:8443/x"), "http://o.example/x");
+    // Onto another port, https stays https.
+    let c = canon_with(options, |r| {
+        r.add_alias("a.example", "a.example:8443").unwrap();
+    });
+    assert_eq!(key(&c, "https://a.example/x"), "http://a.example:8443/x");
+    assert_eq!(
+        key(&c, "https://a.example:8443/x"),
+        "https://a.example:8443/x"
+    );
+}
+
+#[test]
+fn default_ports_name_the_same_authority() {
+    let spellings = [
+        "example.com",
+        "example.com:80",
+        "example.com:443",
+        "http://example.com",
+        "https://Example.COM:443/",
+        "EXAMPLE.com.:80",
+    ];
+    for spelling in spellings {
+        let mut r = LearnedRules::new();
+        r.add_param_rule("example.com", "view").unwrap();
+        assert_eq!(r.add_param_rule(spelling, "view"), Ok(false), "{spelling}");
+        assert_eq!(r.add_alias(spelling, "example.org"), Ok(true), "{spelling}");
+        assert_eq!(r.add_alias("example.com", "example.org"), Ok(false));
+        assert_eq!(r.resolve_alias("example.com"), "example.org");
+        assert!(r.params_for("example.com").is_some());
+        assert_eq!(r.remove_alias(spelling), Ok(true), "{spelling}");
+        assert_eq!(r.remove_param_rule(spelling, "view"), Ok(true));
+        assert!(r.is_empty());
+    }
+    let c = canon_with(CanonOptions::default(), |r| {
+        r.add_param_rule("example.com:80", "view").unwrap();
+    });
+    assert_eq!(
+        c.rules().iter().next().unwrap().to_string(),
+        "param view on example.com"
+    );
+    assert_eq!(
+        key(&c, "http://example.com:80/?view=1"),
+        "http://example.com/"
+    );
+    assert_eq!(
+        key(&c, "https://example.com:443/?view=1"),
+        "https://example.com/"
+    );
+    // Only the scheme's own default port is left out of a key; other ports are kept.
+    assert_eq!(
+        key(&c, "https://example.com:80/?view=1"),
+        "https://example.com:80/?view=1"
+    );
+    assert_eq!(
+        key(&c, "http://example.com:8080/?view=1"),
+        "http://example.com:8080/?view=1"
+    );
+}
+
+#[test]
+fn a_param_rule_on_one_port_does_not_apply_to_another() {
+    let c = canon_with(CanonOptions::default(), |r| {
+        r.add_param_rule("127.0.0.1:41003", "visit").unwrap();
+    });
+    assert_eq!(
+        key(&c, "http://127.0.0.1:41003/trap/7?visit=1f3a&page=2"),
+        "http://127.0.0.1:41003/trap/7?page=2"
+    );
+    for other in [
+        "http://127.0.0.1:41001",
+        "http://127.0.0.1",
+        "https://127.0.0.1",
+    ] {
+        let url = format!("{other}/trap/7?visit=1f3a");
+        assert_eq!(key(&c, &url), url);
+    }
+    assert!(c.rules().params_for("127.0.0.1:41003").is_some());
+    assert!(c.rules().params_for("127.0.0.1").is_none());
+    assert_eq!(
+        c.rules().iter().next().unwrap().to_string(),
+        "param visit on 127.0.0.1:41003"
+    );
+}
+
+#[test]
+fn param_rules_apply_through_aliases_and_mirror_rules() {
+    let c = canon_with(CanonOptions::default(), |r| {
+        r.add_alias("127.0.0.1:41002", "127.0.0.1:41001").unwrap();
+        r.add_param_rule("127.0.0.1:41001", "visit").unwrap();
+        r.add_param_rule("127.0.0.1:41002", "alias_only").unwrap();
+        r.add_mirror_rule("127.0.0.1:41004/copy", "127.0.0.1:41005/")
+            .unwrap();
+        r.add_alias("127.0.0.1:41005", "127.0.0.1:41001").unwrap();
+        r.add_param_rule("127.0.0.1:41004", "mirror_only").unwrap();
+        r.add_param_rule("127.0.0.1:41005", "middle_only").unwrap();
+    });
+    // The origin's rule applies to keys aliased to it; the alias's rule applies too.
+    assert_eq!(
+        key(&c, "http://127.0.0.1:41002/a?visit=1&alias_only=2&id=3"),
+        "http://127.0.0.1:41001/a?id=3"
+    );
+    // Through a mirror rule then an alias: every authority passed through counts.
+    assert_eq!(
+        key(
+            &c,
+            "http://127.0.0.1:41004/copy/a?visit=1&mirror_only=2&middle_only=3&id=4"
+        ),
+        "http://127.0.0.1:41001/a?id=4"
+    );
+    // A rule of an authority the key does not pass through does not apply.
+    assert_eq!(
+        key(&c, "http://127.0.0.1:41001/a?alias_only=2&mirror_only=3"),
+        "http://127.0.0.1:41001/a?alias_only=2&mirror_only=3"
+    );
+    assert_eq!(
+        key(&c, "http://127.0.0.1:41004/other?visit=1&mirror_only=2"),
+        "http://127.0.0.1:41004/other?visit=1"
+    );
+}
+
+#[test]
+fn authorities_with_more_than_a_host_and_port_are_refused() {
+    let mut r = LearnedRules::new();
+    for input in [
+        "a.example/x",
+        "http://a.example/x?y",
+        "a.example?x=1",
+        "a.example#f",
+        "u@a.example",
+        "u:p@a.example:8080",
+        "ftp://a.example",
+        "a.example:65536",
+        "a.example:port",
+    ] {
+        let err = r.add_param_rule(input, "p").unwrap_err();
+        assert!(
+            matches!(err, RuleError::InvalidAuthority { .. }),
+            "{input}: {err:?}"
+        );
+        assert!(
+            err.to_string().starts_with("invalid host[:port] "),
+            "{input}: {err}"
+        );
+        assert!(matches!(
+            r.add_alias(input, "b.example"),
+            Err(RuleError::InvalidAuthority { .. })
+        ));
+        assert!(matches!(
+            r.add_alias("b.example", input),
+            Err(RuleError::InvalidAuthority { .. })
+        ));
+        assert!(matches!(
+            r.remove_alias(input),
+            Err(RuleError::InvalidAuthority { .. })
+        ));
+        assert!(matches!(
+            r.remove_param_rule(input, "p"),
+            Err(RuleError::InvalidAuthority { .. })
+        ));
+    }
+    assert!(r.is_empty());
+    // A lone trailing slash is not a path.
+    assert_eq!(r.add_param_rule("https://a.example:8443/", "p"), Ok(true));
+    assert!(r.params_for("a.example:8443").is_some());
 }
 
 #[test]
@@ -235,6 +476,29 @@ fn alias_loops_are_refused() {
         Err(RuleError::AliasLoop { .. })
     ));
     assert!(r.add_alias("o.example", "p.example").is_ok());
+    // The same across ports: the mirror rule's source is one port, the alias names another.
+    let mut r = LearnedRules::new();
+    r.add_mirror_rule("127.0.0.1:41004/", "127.0.0.1:41001/")
+        .unwrap();
+    assert!(matches!(
+        r.add_alias("127.0.0.1:41001", "127.0.0.1:41004"),
+        Err(RuleError::AliasLoop { .. })
+    ));
+    assert_eq!(r.add_alias("127.0.0.1:41001", "127.0.0.1:41005"), Ok(true));
+    assert_eq!(r.add_alias("127.0.0.1", "127.0.0.1:41004"), Ok(true));
+    // And a mirror rule that would loop through an alias between ports.
+    let mut r = LearnedRules::new();
+    r.add_alias("127.0.0.1:41002", "127.0.0.1:41001").unwrap();
+    r.add_mirror_rule("127.0.0.1:41001/old", "127.0.0.1:41003/")
+        .unwrap();
+    assert!(matches!(
+        r.add_mirror_rule("127.0.0.1:41003/", "127.0.0.1:41002/old"),
+        Err(RuleError::MirrorLoop { .. })
+    ));
+    assert_eq!(
+        r.add_mirror_rule("127.0.0.1:41003/", "127.0.0.1:41002/new"),
+        Ok(true)
+    );
 }
 
 #[test]
@@ -312,20 +576,31 @@ fn the_listing_is_sorted_by_kind_then_value() {
     r.add_param_rule("z.example", "a").unwrap();
     r.add_mirror_rule("m.example/", "o.example/x").unwrap();
     r.add_alias("b.example", "a.example").unwrap();
+    r.add_alias("b.example:8080", "a.example:8080").unwrap();
+    r.add_param_rule("z.example:8080", "a").unwrap();
     let listed: Vec<String> = r.iter().map(|rule| rule.to_string()).collect();
     assert_eq!(
         listed,
         [
             "alias b.example -> a.example",
+            "alias b.example:8080 -> a.example:8080",
             "mirror m.example/ -> o.example/x",
             "param a on z.example",
-            "param b on z.example"
+            "param b on z.example",
+            "param a on z.example:8080"
         ]
     );
     assert!(matches!(
+        r.iter().last(),
+        Some(LearnedRule::Param {
+            authority: "z.example:8080",
+            param: "a"
+        })
+    ));
+    assert!(matches!(
         r.iter().next(),
         Some(LearnedRule::Alias {
-            host: "b.example",
+            from: "b.example",
             to: "a.example"
         })
     ));
