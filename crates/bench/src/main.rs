@@ -9,6 +9,7 @@ mod index;
 mod rng;
 mod stats;
 mod textgen;
+mod url;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -29,6 +30,8 @@ enum Command {
     Index(index::Args),
     /// SimHash and MinHash throughput in MB/s of text on one core.
     Fingerprint(fingerprint::Args),
+    /// Canonical keys per second, frontier admit + hand-out + ack per second, frontier memory.
+    Url(url::Args),
 }
 
 fn main() -> Result<()> {
@@ -41,5 +44,6 @@ fn main() -> Result<()> {
     match cli.command {
         Command::Index(args) => index::run(args),
         Command::Fingerprint(args) => fingerprint::run(args),
+        Command::Url(args) => url::run(args),
     }
 }

@@ -1,7 +1,8 @@
 //! Every flag of every subcommand, in one place, each with its help text. Values are only checked
 //! here; the subcommands build the real objects from them.
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
 
 /// simcrawl: a polite web crawler that skips URL variants, mirrors, exact copies and near-duplicate
 /// pages while it crawls, and logs every page it skipped and why.
@@ -17,6 +18,30 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Crawl seed URLs politely, skipping URL variants, mirrors, exact copies and near-duplicates.
+    #[command(
+        after_help = "Examples:\n  simcrawl crawl seeds/example.txt --max-pages 500\n  simcrawl crawl https://docs.example.org/ --scope host --k 4 --delay 0.5\n  simcrawl crawl seeds.txt --output jsonl --out pages.jsonl"
+    )]
+    Crawl(CrawlArgs),
+    /// Start the built-in test web on 127.0.0.1, crawl it with the defaults, and show what was skipped.
+    #[command(after_help = "Examples:\n  simcrawl demo\n  simcrawl demo --pages 120 --k 4")]
+    Demo(DemoArgs),
+    /// Inspect the skip log: every skipped URL with its reason and the original it duplicates.
+    #[command(
+        after_help = "Examples:\n  simcrawl skipped --reason near-duplicate --limit 20\n  simcrawl skipped --host 127.0.0.1:8081 --format jsonl"
+    )]
+    Skipped(SkippedArgs),
+    /// Replay the stored fingerprints for k = 0..8 without crawling: what each k would skip.
+    #[command(after_help = "Examples:\n  simcrawl tune\n  simcrawl tune --k 5 --samples 3")]
+    Tune(TuneArgs),
+    /// Print the near-duplicate clusters of indexed pages at distance k.
+    Clusters(ClustersArgs),
+    /// Print the learned mirror, alias and parameter rules with their evidence.
+    Mirrors(StoreArgs),
+    /// Print the crawl's counts: fetched, indexed, skipped by reason, excluded by reason.
+    Stats(StatsArgs),
+    /// Print the indexed pages.
+    Export(ExportArgs),
     /// URL tools: see the canonical key simcrawl compares a URL by.
     #[command(subcommand)]
     Url(UrlCommand),
@@ -130,6 +155,219 @@ pub struct ExplainArgs {
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
+}
+
+/// The store every crawl command reads or writes.
+#[derive(Debug, Clone, Args)]
+pub struct StoreArgs {
+    /// The crawl's store directory (created if missing).
+    #[arg(long, value_name = "DIR", default_value = "./simcrawl-data")]
+    pub store: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct CrawlArgs {
+    /// A seeds file (one URL per line, # comments) or seed URLs. With none, resume the crawl in --store.
+    #[arg(value_name = "SEEDS_FILE | URL")]
+    pub seeds: Vec<String>,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    #[command(flatten)]
+    pub crawl: CrawlFlags,
+    #[command(flatten)]
+    pub canon: CanonFlags,
+}
+
+/// Flags shared by `crawl` and `demo`.
+#[derive(Debug, Clone, Args)]
+pub struct CrawlFlags {
+    /// Near-duplicate threshold: the largest SimHash Hamming distance (of 64 bits) that counts as near.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=8), help_heading = "Duplicates")]
+    pub k: u32,
+    /// Fingerprint width in bits (only 64 is supported).
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(64..=64), help_heading = "Duplicates")]
+    pub bits: u32,
+    /// MinHash Jaccard needed to confirm a SimHash match (0 turns the check off).
+    #[arg(long, default_value_t = 0.8, value_parser = parse_unit, help_heading = "Duplicates")]
+    pub jaccard: f64,
+    /// Follow the links of pages skipped as duplicates (off: the first copy's links are enough).
+    #[arg(long, help_heading = "Duplicates")]
+    pub follow_duplicate_links: bool,
+    /// Stop after this many pages have been fetched.
+    #[arg(long, value_name = "N", help_heading = "Scope")]
+    pub max_pages: Option<u64>,
+    /// Pages per host at most.
+    #[arg(long, value_name = "N", help_heading = "Scope")]
+    pub max_pages_per_host: Option<u64>,
+    /// Links deeper than this from a seed are not followed.
+    #[arg(long, value_name = "N", help_heading = "Scope")]
+    pub max_depth: Option<u32>,
+    /// Which links to follow: the seeds' hosts, their registrable domains, or anything.
+    #[arg(long, value_enum, default_value_t = ScopeArg::Domain, help_heading = "Scope")]
+    pub scope: ScopeArg,
+    /// Only URLs matching this regex (repeatable).
+    #[arg(long, value_name = "REGEX", help_heading = "Scope")]
+    pub include: Vec<String>,
+    /// Never URLs matching this regex (repeatable).
+    #[arg(long, value_name = "REGEX", help_heading = "Scope")]
+    pub exclude: Vec<String>,
+    /// Seconds between two requests to one host, robots.txt Crawl-delay can ask for more [default: 1; 0 in the demo].
+    #[arg(long, value_parser = parse_seconds, help_heading = "Politeness")]
+    pub delay: Option<f64>,
+    /// Requests in flight at once, over all hosts.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1024), help_heading = "Politeness")]
+    pub concurrency: u32,
+    /// Requests in flight at once per host.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64), help_heading = "Politeness")]
+    pub per_host: u32,
+    /// Do not fetch or obey robots.txt (the report says so).
+    #[arg(long, help_heading = "Politeness")]
+    pub ignore_robots: bool,
+    /// The User-Agent header; its first word is the token matched in robots.txt.
+    #[arg(long, value_name = "UA", help_heading = "Politeness")]
+    pub user_agent: Option<String>,
+    /// Seed the crawl from robots.txt Sitemap lines and /sitemap.xml.
+    #[arg(long, help_heading = "Scope")]
+    pub sitemaps: bool,
+    /// Allow links and redirects from public addresses into private and loopback ones.
+    #[arg(long, help_heading = "Politeness")]
+    pub allow_private: bool,
+    /// Write the indexed pages as they are indexed.
+    #[arg(long, value_enum, requires = "out", help_heading = "Output")]
+    pub output: Option<OutputFormat>,
+    /// The file for --output.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "output",
+        help_heading = "Output"
+    )]
+    pub out: Option<PathBuf>,
+    /// Warn about bad lines of the seeds file and go on, instead of stopping.
+    #[arg(long, help_heading = "Input")]
+    pub skip_bad_seeds: bool,
+}
+
+/// `--scope`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ScopeArg {
+    /// Only the seeds' hosts.
+    Host,
+    /// The seeds' registrable domains (example.co.uk covers www.example.co.uk and docs.example.co.uk).
+    Domain,
+    /// Any host.
+    Any,
+}
+
+/// `--output`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// One JSON object per indexed page: url, title, text, digests, simhash.
+    Jsonl,
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Articles on the demo web's origin host (the other hosts copy or vary it).
+    #[arg(long, default_value_t = 320, value_parser = clap::value_parser!(u32).range(10..=5000))]
+    pub pages: u32,
+    /// Where to keep the demo crawl's store (default: a fresh temporary directory).
+    #[arg(long, value_name = "DIR")]
+    pub store: Option<PathBuf>,
+    /// Skipped entries shown per reason.
+    #[arg(long, default_value_t = 3)]
+    pub show: usize,
+    #[command(flatten)]
+    pub crawl: CrawlFlags,
+}
+
+#[derive(Debug, Args)]
+pub struct SkippedArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Only this reason (url-variant, redirect-duplicate, exact-duplicate, text-duplicate, near-duplicate, canonical, mirror, learned-rule).
+    #[arg(long)]
+    pub reason: Option<String>,
+    /// Only this host (host[:port]).
+    #[arg(long)]
+    pub host: Option<String>,
+    /// At most this many rows.
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+/// Output formats of listing commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Aligned columns for a terminal.
+    Table,
+    /// One JSON object per line.
+    Jsonl,
+    /// Comma-separated values with a header line.
+    Csv,
+}
+
+#[derive(Debug, Args)]
+pub struct TuneArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Show sample pairs up to this distance (the summary always covers 0..8).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(0..=8))]
+    pub k: u32,
+    /// Sample pairs per distance.
+    #[arg(long, default_value_t = 2)]
+    pub samples: usize,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ClustersArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Distance threshold for joining two pages.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=8))]
+    pub k: u32,
+    /// At most this many clusters.
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// One JSON object per cluster.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Jsonl)]
+    pub format: OutputFormat,
+}
+
+/// A non-negative number of seconds.
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .parse()
+        .map_err(|e| format!("{s:?} is not a number of seconds: {e}"))?;
+    if v.is_finite() && (0.0..=3600.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("{v} is not between 0 and 3600 seconds"))
+    }
 }
 
 /// A number between 0 and 1.

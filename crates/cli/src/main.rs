@@ -5,6 +5,7 @@ mod cmd;
 mod flags;
 mod input;
 mod output;
+mod seeds;
 
 use clap::Parser;
 use std::process::ExitCode;

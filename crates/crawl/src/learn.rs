@@ -383,6 +383,21 @@ impl Learner {
         self.active.insert(rule, 0);
     }
 
+    /// Whether an active mirror or alias rule covers `url`.
+    pub fn covers(&self, url: &Url) -> bool {
+        let auth = authority(url);
+        self.active.keys().any(|rule| match rule {
+            Rule::Alias { from, .. } => *from == auth,
+            Rule::Mirror { from, .. } => from.strip_prefix(&auth).is_some_and(|rest| {
+                rest.is_empty() || {
+                    let path = url.path();
+                    rest.starts_with('/') && (path == rest || path.starts_with(&format!("{rest}/")))
+                }
+            }),
+            Rule::Param { .. } => false,
+        })
+    }
+
     /// The active rules.
     pub fn active(&self) -> impl Iterator<Item = &Rule> {
         self.active.keys()

@@ -6,6 +6,7 @@
 //! set and politeness `simcrawl-frontier`'s, fingerprints `simcrawl-dedup`'s, HTML `simcrawl-extract`'s.
 //!
 //! # Layout
+//! - [`run`]: the coordinator: [`run()`] crawls and returns a [`Report`]; [`config`]: [`CrawlConfig`].
 //! - [`page`]: one page analysed (extraction, digests, SimHash, MinHash): [`Analyzer`] and
 //!   [`PageAnalysis`].
 //! - [`pages`]: the index of unique pages and the exact, text, canonical and near checks:
@@ -13,6 +14,8 @@
 //! - [`skiplog`]: [`SkipReason`] and [`SkipRecord`], the skip log's entries.
 //! - [`layout`]: the store trees and counters the crawl writes (and the reports read).
 //! - [`tune`]: replaying stored fingerprints for every k (`simcrawl tune`, `simcrawl clusters`).
+//! - [`inspect`]: reading a crawl's store back for the reports (`simcrawl skipped`, `stats`, `mirrors`,
+//!   `tune`, `clusters`, `export`): [`inspect::Inspector`].
 //! - [`learn`]: mirror, alias and parameter rules from duplicate evidence: [`learn::Learner`].
 //! - [`error`]: the crawl errors, [`CrawlError`].
 //!
@@ -38,16 +41,21 @@
 
 #![deny(missing_docs)]
 
+pub mod config;
 pub mod error;
+pub mod inspect;
 pub mod layout;
 pub mod learn;
 pub mod page;
 pub mod pages;
+pub mod run;
 pub mod skiplog;
 pub mod tune;
 
+pub use config::CrawlConfig;
 pub use error::CrawlError;
 pub use page::{Analyzer, PageAnalysis};
 pub use pages::{PageIndex, PageRecord, Verdict};
+pub use run::{Progress, Report, run};
 pub use simcrawl_extract::{Document, Extraction};
 pub use skiplog::{SkipReason, SkipRecord};

@@ -35,7 +35,7 @@ pub const META_TREE: &str = "meta";
 /// How long `open` keeps retrying when sled's own file lock is still held after the lock file was
 /// taken. Only this process can be holding it then (a `Store` that was just dropped, whose sled
 /// threads have not exited yet): see sled issues #1234 and #1289.
-const SLED_LOCK_WAIT: Duration = Duration::from_secs(10);
+const SLED_LOCK_WAIT: Duration = Duration::from_secs(30);
 
 /// Tuning for [`Store::open_with`]. `Options::default()` is what [`Store::open`] uses.
 #[derive(Debug, Clone, PartialEq, Eq)]

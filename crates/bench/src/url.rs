@@ -1,0 +1,397 @@
+//! `simcrawl-bench url`: canonical keys per second on one core, frontier admit + hand-out + ack
+//! per second through sled, and resident memory with a large frontier (10 million URLs across
+//! 100,000 hosts by default).
+//!
+//! The frontier runs without politeness or robots.txt (delay 0, robots ignored) so that what is
+//! measured is the frontier and the store, not the clock. Stores go to a fresh directory under
+//! `--dir` (default `/tmp`), removed at the end.
+
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use serde_json::json;
+use simcrawl_frontier::{Completion, Frontier, FrontierConfig, Next, RobotsPolicy, Scope, Via};
+use simcrawl_store::Store;
+use simcrawl_url::{Candidate, CanonOptions, Canonicalizer, LearnedRules};
+
+use crate::rng::Rng;
+use crate::stats::{median, round3};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Generated URLs canonicalised per repetition.
+    #[arg(long, default_value_t = 200_000)]
+    keys: usize,
+    /// Repetitions of the canonicalisation run; the median is reported.
+    #[arg(long, default_value_t = 5)]
+    reps: usize,
+    /// URLs admitted, handed out and acknowledged in the throughput run.
+    #[arg(long, default_value_t = 1_000_000)]
+    cycle: u64,
+    /// Hosts in the throughput run.
+    #[arg(long, default_value_t = 1_000)]
+    cycle_hosts: u64,
+    /// URLs queued for the memory measurement (0 skips it).
+    #[arg(long, default_value_t = 10_000_000)]
+    n: u64,
+    /// Hosts the `--n` URLs are spread over.
+    #[arg(long, default_value_t = 100_000)]
+    hosts: u64,
+    /// Where the temporary stores go.
+    #[arg(long, default_value = "/tmp")]
+    dir: PathBuf,
+    /// Seed of the generated URLs.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    if args.cycle_hosts == 0 || args.hosts == 0 {
+        bail!("--cycle-hosts and --hosts must be at least 1");
+    }
+    let canon = canonical_keys(&args);
+    let cycle = frontier_cycle(&args)?;
+    let memory = if args.n > 0 {
+        frontier_memory(&args)?
+    } else {
+        json!(null)
+    };
+    let report = json!({
+        "canonical_keys": canon,
+        "frontier_cycle": cycle,
+        "frontier_memory": memory,
+    });
+    if args.json {
+        println!("{report}");
+    } else {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    }
+    Ok(())
+}
+
+/// Canonical keys (and their 128-bit hashes) per second, one core, realistic URLs.
+fn canonical_keys(args: &Args) -> serde_json::Value {
+    let mut rng = Rng::new(args.seed);
+    let urls: Vec<String> = (0..args.keys).map(|_| realistic_url(&mut rng)).collect();
+    let mean_len = urls.iter().map(String::len).sum::<usize>() as f64 / urls.len().max(1) as f64;
+    let options = CanonOptions {
+        www_equals_bare: true,
+        ..CanonOptions::default()
+    };
+    let canon = Canonicalizer::new(options, LearnedRules::new());
+    let mut rates = Vec::new();
+    let mut refused = 0;
+    for _ in 0..args.reps.max(1) {
+        refused = 0;
+        let start = Instant::now();
+        let mut acc = 0_u128;
+        for url in &urls {
+            match canon.canonicalize(black_box(url), None) {
+                Ok(candidate) => acc ^= candidate.key.hash128(),
+                Err(_) => refused += 1,
+            }
+        }
+        black_box(acc);
+        rates.push(urls.len() as f64 / start.elapsed().as_secs_f64());
+    }
+    json!({
+        "urls": urls.len(),
+        "mean_url_bytes": round3(mean_len),
+        "refused": refused,
+        "reps": args.reps,
+        "keys_per_s": median(&mut rates).round(),
+        "example": urls.first(),
+    })
+}
+
+/// Admit, then hand out and acknowledge everything, through a store on disk.
+fn frontier_cycle(args: &Args) -> Result<serde_json::Value> {
+    let dir = tempdir(&args.dir, "cycle")?;
+    let store = Store::open(&dir).context("opening the cycle store")?;
+    let mut frontier = Frontier::open(&store, bench_config())?;
+    let canon = Canonicalizer::default();
+    // Candidates are made in chunks, outside the timed part: only admitting is timed.
+    let mut admit = Duration::ZERO;
+    let mut i = 0;
+    while i < args.cycle {
+        let end = (i + CHUNK).min(args.cycle);
+        let chunk: Vec<Candidate> = (i..end)
+            .map(|j| frontier_candidate(&canon, j, args.cycle_hosts))
+            .collect();
+        let start = Instant::now();
+        for candidate in &chunk {
+            if !frontier.admit(candidate, 1, LINK)?.is_queued() {
+                bail!("{} was not queued", candidate.fetch);
+            }
+        }
+        admit += start.elapsed();
+        i = end;
+    }
+    let admit_s = admit.as_secs_f64();
+    let now = simcrawl_frontier::Instant::now();
+    let start = Instant::now();
+    let mut handed = 0_u64;
+    loop {
+        match frontier.next_ready(now)? {
+            Next::Fetch(lease) => {
+                frontier.complete(lease, Completion::Fetched, now)?;
+                handed += 1;
+            }
+            Next::Done => break,
+            other => bail!("unexpected {other:?} in the cycle run"),
+        }
+    }
+    let pop_ack_s = start.elapsed().as_secs_f64();
+    frontier.checkpoint()?;
+    if handed != args.cycle {
+        bail!("handed out {handed} of {} URLs", args.cycle);
+    }
+    drop(frontier);
+    drop(store);
+    std::fs::remove_dir_all(&dir).ok();
+    let n = args.cycle as f64;
+    Ok(json!({
+        "urls": args.cycle,
+        "hosts": args.cycle_hosts,
+        "admit_per_s": (n / admit_s).round(),
+        "pop_ack_per_s": (n / pop_ack_s).round(),
+        "admit_pop_ack_per_s": (n / (admit_s + pop_ack_s)).round(),
+        "admit_s": round3(admit_s),
+        "pop_ack_s": round3(pop_ack_s),
+    }))
+}
+
+/// Queues `--n` URLs over `--hosts` hosts and reads the resident memory.
+fn frontier_memory(args: &Args) -> Result<serde_json::Value> {
+    let dir = tempdir(&args.dir, "memory")?;
+    let rss_start = rss_bytes()?;
+    let store = Store::open(&dir).context("opening the memory store")?;
+    let mut frontier = Frontier::open(&store, bench_config())?;
+    let canon = Canonicalizer::default();
+    let start = Instant::now();
+    let mut progress = Instant::now();
+    for i in 0..args.n {
+        frontier.admit(&frontier_candidate(&canon, i, args.hosts), 1, LINK)?;
+        if !args.json && progress.elapsed() > Duration::from_secs(10) {
+            eprintln!("  queued {i} of {}", args.n);
+            progress = Instant::now();
+        }
+    }
+    frontier.checkpoint()?;
+    let admit_s = start.elapsed().as_secs_f64();
+    let rss_queued = rss_bytes()?;
+    let stats = frontier.stats();
+    // Hand out one URL of every host (a lease replaces the host's head in memory).
+    let now = simcrawl_frontier::Instant::now();
+    let mut leases = Vec::new();
+    let start = Instant::now();
+    while let Next::Fetch(lease) = frontier.next_ready(now)? {
+        leases.push(lease);
+        if leases.len() as u64 >= args.hosts {
+            break;
+        }
+    }
+    let first_round_s = start.elapsed().as_secs_f64();
+    let rss_leased = rss_bytes()?;
+    let leased = leases.len();
+    for lease in leases {
+        frontier.complete(lease, Completion::Released, now)?;
+    }
+    frontier.checkpoint()?;
+    let disk = store.size_on_disk()?;
+    drop(frontier);
+    let start = Instant::now();
+    let reopened = Frontier::open(&store, bench_config())?;
+    let reopen_s = start.elapsed().as_secs_f64();
+    let resumed_queued = reopened.stats().queued;
+    drop(reopened);
+    drop(store);
+    let rss_peak = peak_rss_bytes()?;
+    std::fs::remove_dir_all(&dir).ok();
+    let mib = |b: u64| round3(b as f64 / (1 << 20) as f64);
+    Ok(json!({
+        "urls": args.n,
+        "hosts": args.hosts,
+        "queued": stats.queued,
+        "hosts_in_memory": stats.hosts_in_memory,
+        "heads_in_memory": stats.heads_in_memory,
+        "one_round_leases": leased,
+        "admit_s": round3(admit_s),
+        "admit_per_s": (args.n as f64 / admit_s).round(),
+        "one_round_of_hand_outs_s": round3(first_round_s),
+        "rss_start_mib": mib(rss_start),
+        "rss_queued_mib": mib(rss_queued),
+        "rss_after_one_round_mib": mib(rss_leased),
+        "rss_peak_mib": mib(rss_peak),
+        "rss_growth_bytes_per_url": round3(rss_queued.saturating_sub(rss_start) as f64 / args.n as f64),
+        "disk_mib": mib(disk),
+        "reopen_s": round3(reopen_s),
+        "resumed_queued": resumed_queued,
+    }))
+}
+
+/// No politeness and no robots.txt: the frontier and the store are measured, not the clock.
+fn bench_config() -> FrontierConfig {
+    FrontierConfig {
+        delay: Duration::ZERO,
+        robots: RobotsPolicy::Ignore,
+        scope: Scope::Any,
+        max_in_flight: u32::MAX,
+        ..FrontierConfig::default()
+    }
+}
+
+/// URLs admitted per timed chunk in the cycle run.
+const CHUNK: u64 = 10_000;
+
+/// How the frontier runs' URLs are found: as links, so scope and trap checks run.
+const LINK: Via<'static> = Via::Link {
+    referrer: "https://www.example.com/",
+};
+
+/// The `i`-th URL of the frontier runs, on host `i % hosts`.
+fn frontier_candidate(canon: &Canonicalizer, i: u64, hosts: u64) -> Candidate {
+    let host = i % hosts;
+    let url = format!(
+        "https://www.site{host}.example.com/catalog/section-{}/item-{i}.html?ref=home&page={}",
+        i % 97,
+        i % 13
+    );
+    canon
+        .canonicalize(&url, None)
+        .expect("generated URLs parse")
+}
+
+/// A URL as links on the web look: mixed-case hosts, default ports, dot segments,
+/// percent-escapes, tracking and session parameters, fragments.
+fn realistic_url(rng: &mut Rng) -> String {
+    const HOSTS: &[&str] = &[
+        "www.example.com",
+        "Shop.Example.co.uk",
+        "blog.example.org",
+        "EXAMPLE.net",
+        "news.example-site.com",
+        "docs.example.io",
+        "forum.example.de",
+        "m.example.com",
+    ];
+    const WORDS: &[&str] = &[
+        "products",
+        "category",
+        "shoes",
+        "Men",
+        "women",
+        "sale",
+        "2024",
+        "article",
+        "news",
+        "how-to-cook-rice",
+        "about",
+        "contact",
+        "help",
+        "faq",
+        "search",
+        "item",
+        "p",
+        "view",
+        "caf%C3%A9",
+        "%7Euser",
+        "docs",
+        "v2",
+        "api",
+        "reference",
+    ];
+    const PARAMS: &[&str] = &[
+        "id=48213",
+        "page=2",
+        "sort=price_asc",
+        "q=red+shoes",
+        "lang=en",
+        "ref=homepage",
+        "utm_source=newsletter",
+        "utm_medium=email",
+        "utm_campaign=spring_sale",
+        "gclid=EAIaIQobChMI3",
+        "fbclid=IwAR2xyz",
+        "PHPSESSID=r2t5uvjq435r4q7ib3vtdjq120",
+        "sessionid=8f14e45fceea167a5a36dedd4bea2543",
+        "color=Red",
+        "size=42",
+        "offset=40",
+    ];
+    let scheme = if rng.below(4) == 0 { "http" } else { "https" };
+    let host = HOSTS[rng.below(HOSTS.len() as u64) as usize];
+    let port = match rng.below(10) {
+        0 if scheme == "http" => ":80",
+        1 if scheme == "https" => ":443",
+        _ => "",
+    };
+    let mut url = format!("{scheme}://{host}{port}");
+    for _ in 0..1 + rng.below(5) {
+        url.push('/');
+        match rng.below(20) {
+            0 => url.push('.'),
+            1 => url.push_str(".."),
+            _ => url.push_str(WORDS[rng.below(WORDS.len() as u64) as usize]),
+        }
+    }
+    match rng.below(6) {
+        0 => url.push('/'),
+        1 => url.push_str("/index.html"),
+        2 => url.push_str(".html"),
+        _ => {}
+    }
+    let params = rng.below(6);
+    for p in 0..params {
+        url.push(if p == 0 { '?' } else { '&' });
+        url.push_str(PARAMS[rng.below(PARAMS.len() as u64) as usize]);
+    }
+    if rng.below(5) == 0 {
+        url.push_str("#reviews");
+    }
+    url
+}
+
+/// A fresh directory under `base`.
+fn tempdir(base: &std::path::Path, what: &str) -> Result<PathBuf> {
+    let dir = base.join(format!(
+        "simcrawl-bench-url-{what}-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    ));
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    Ok(dir)
+}
+
+/// A `kB` line of `/proc/self/status`, in bytes.
+fn status_bytes(field: &str) -> Result<u64> {
+    let status =
+        std::fs::read_to_string("/proc/self/status").context("reading /proc/self/status")?;
+    let line = status
+        .lines()
+        .find(|l| l.starts_with(field))
+        .with_context(|| format!("no {field} in /proc/self/status"))?;
+    let kb: u64 = line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+        .with_context(|| format!("unreadable line {line:?}"))?;
+    Ok(kb * 1024)
+}
+
+/// Resident memory now.
+fn rss_bytes() -> Result<u64> {
+    status_bytes("VmRSS:")
+}
+
+/// Peak resident memory.
+fn peak_rss_bytes() -> Result<u64> {
+    status_bytes("VmHWM:")
+}

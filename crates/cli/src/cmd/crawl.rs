@@ -1,0 +1,300 @@
+//! `simcrawl crawl` and `simcrawl demo`.
+
+use crate::flags::{CanonFlags, CrawlArgs, CrawlFlags, DemoArgs, ScopeArg};
+use crate::seeds;
+use anyhow::{Context, Result, bail};
+use simcrawl_crawl::layout::SKIP_LOG;
+use simcrawl_crawl::{CrawlConfig, Progress, Report, SkipReason, SkipRecord};
+use simcrawl_frontier::{RobotsPolicy, Scope};
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Builds the crawl configuration from the flags; every bad value names its flag.
+fn config(
+    store: &Path,
+    seeds: Vec<String>,
+    flags: &CrawlFlags,
+    canon: Option<&CanonFlags>,
+    default_delay: f64,
+) -> Result<CrawlConfig> {
+    let mut config = CrawlConfig::new(store, seeds);
+    config.k = flags.k;
+    config.jaccard = flags.jaccard;
+    if let Some(canon) = canon {
+        config.canon = canon.options();
+    }
+    config.follow_duplicate_links = flags.follow_duplicate_links;
+    config.max_fetches = flags.max_pages;
+    let f = &mut config.frontier;
+    f.delay = Duration::from_secs_f64(flags.delay.unwrap_or(default_delay));
+    f.max_in_flight = flags.concurrency;
+    f.max_in_flight_per_host = flags.per_host;
+    f.scope = match flags.scope {
+        ScopeArg::Host => Scope::Host,
+        ScopeArg::Domain => Scope::Domain,
+        ScopeArg::Any => Scope::Any,
+    };
+    for (flag, list) in [("--include", &flags.include), ("--exclude", &flags.exclude)] {
+        for re in list {
+            regex_check(flag, re)?;
+        }
+    }
+    f.include = flags.include.clone();
+    f.exclude = flags.exclude.clone();
+    f.max_depth = flags.max_depth;
+    f.max_pages_per_host = flags.max_pages_per_host;
+    f.sitemaps = flags.sitemaps;
+    if flags.ignore_robots {
+        f.robots = RobotsPolicy::Ignore;
+    }
+    if let Some(ua) = &flags.user_agent {
+        if ua.trim().is_empty() {
+            bail!("--user-agent must not be empty");
+        }
+        config.fetch.user_agent = ua.clone();
+    }
+    config.frontier.user_agent_token =
+        simcrawl_fetch::product_token(&config.fetch.user_agent).to_string();
+    config.fetch.allow_private = flags.allow_private;
+    config.output = flags.out.clone();
+    Ok(config)
+}
+
+/// A rough validity check of a regex, so that a typo is a clear error naming the flag before the crawl.
+fn regex_check(flag: &str, re: &str) -> Result<()> {
+    let mut depth = 0i32;
+    let mut escaped = false;
+    for c in re.chars() {
+        match (escaped, c) {
+            (true, _) => escaped = false,
+            (false, '\\') => escaped = true,
+            (false, '(') => depth += 1,
+            (false, ')') => depth -= 1,
+            _ => {}
+        }
+        if depth < 0 {
+            bail!("{flag} {re:?} is not a valid regular expression: unbalanced ')'");
+        }
+    }
+    if depth != 0 || escaped {
+        bail!("{flag} {re:?} is not a valid regular expression: unbalanced '(' or a trailing '\\'");
+    }
+    Ok(())
+}
+
+/// Resolves after the first Ctrl-C; a second Ctrl-C exits at once (what was flushed stays).
+async fn ctrl_c() {
+    if tokio::signal::ctrl_c().await.is_err() {
+        std::future::pending::<()>().await;
+    }
+    eprintln!(
+        "\nstopping: finishing the fetches in flight and flushing (Ctrl-C again to quit now)"
+    );
+    tokio::spawn(async {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!(
+                "quitting now; the next crawl on this store resumes from the last checkpoint"
+            );
+            std::process::exit(130);
+        }
+    });
+}
+
+fn progress_printer() -> impl FnMut(&Progress) {
+    let terminal = std::io::stderr().is_terminal();
+    let mut last_log = std::time::Instant::now();
+    move |p: &Progress| {
+        let secs = p.elapsed.as_secs_f64().max(0.001);
+        let line = format!(
+            "{:>6.1}s  {:>7.0} pages/s  fetched {}  indexed {}  skipped {}  failed {}  queued {}  hosts {}",
+            secs,
+            p.fetched as f64 / secs,
+            p.fetched,
+            p.indexed,
+            p.skipped_total(),
+            p.failed,
+            p.queued,
+            p.hosts
+        );
+        if terminal {
+            eprint!("\r{line}\x1b[K");
+            let _ = std::io::stderr().flush();
+        } else if last_log.elapsed() >= Duration::from_secs(5) {
+            eprintln!("{line}");
+            last_log = std::time::Instant::now();
+        }
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+fn print_report(report: &Report) {
+    if std::io::stderr().is_terminal() {
+        eprintln!();
+    }
+    let p = &report.progress;
+    let secs = p.elapsed.as_secs_f64().max(0.001);
+    println!(
+        "{}",
+        if report.interrupted {
+            "crawl interrupted (resume it with the same command)"
+        } else {
+            "crawl finished"
+        }
+    );
+    println!(
+        "  time            {:.1} s ({:.0} pages/s)",
+        secs,
+        p.fetched as f64 / secs
+    );
+    println!("  fetched         {}", p.fetched);
+    println!(
+        "  indexed         {} (store total {})",
+        p.indexed, report.indexed_total
+    );
+    println!("  failed          {}", p.failed);
+    println!("  skipped         {}", p.skipped_total());
+    for reason in SkipReason::ALL {
+        let n = p.skipped.get(&reason).copied().unwrap_or(0);
+        if n > 0 {
+            let when = if reason.before_fetch() {
+                "before fetching"
+            } else {
+                "after fetching"
+            };
+            println!("    {reason:<20} {n:>7}  ({when})");
+        }
+    }
+    let excluded: Vec<_> = report
+        .frontier_counters
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .collect();
+    if !excluded.is_empty() {
+        println!("  frontier (all runs)");
+        for (name, n) in excluded {
+            println!("    {name:<28} {n:>7}");
+        }
+    }
+    if !report.rules_learned.is_empty() {
+        println!("  rules learned");
+        for r in &report.rules_learned {
+            println!("    {r}");
+        }
+    }
+    for r in &report.rules_revoked {
+        println!("  rule revoked    {r}");
+    }
+    if report.robots_ignored {
+        println!("  robots.txt      IGNORED (--ignore-robots)");
+    }
+}
+
+fn exit_code(report: &Report) -> ExitCode {
+    let p = &report.progress;
+    if p.fetched == 0 && p.failed > 0 {
+        eprintln!(
+            "warning: every fetch failed; check the seeds, your network, or run with RUST_LOG=debug"
+        );
+        return ExitCode::from(1);
+    }
+    ExitCode::SUCCESS
+}
+
+pub fn crawl(args: CrawlArgs) -> Result<ExitCode> {
+    let seeds = seeds::collect(&args.seeds, args.crawl.skip_bad_seeds)?;
+    if seeds.is_empty() && !args.store.store.exists() {
+        bail!("no seeds: give a seeds file or URLs (or --store of a crawl to resume)");
+    }
+    let config = config(
+        &args.store.store,
+        seeds,
+        &args.crawl,
+        Some(&args.canon),
+        1.0,
+    )?;
+    let rt = runtime()?;
+    let report = rt.block_on(simcrawl_crawl::run(config, ctrl_c(), progress_printer()))?;
+    print_report(&report);
+    Ok(exit_code(&report))
+}
+
+pub fn demo(args: DemoArgs) -> Result<ExitCode> {
+    let rt = runtime()?;
+    let temp;
+    let store = match &args.store {
+        Some(dir) => dir.clone(),
+        None => {
+            temp = std::env::temp_dir().join(format!("simcrawl-demo-{}", std::process::id()));
+            if temp.exists() {
+                std::fs::remove_dir_all(&temp)
+                    .with_context(|| format!("cannot clear {}", temp.display()))?;
+            }
+            temp.clone()
+        }
+    };
+    let web_config = simcrawl_testsite::TestWebConfig {
+        articles: args.pages as usize,
+        ..simcrawl_testsite::TestWebConfig::default()
+    };
+    let report = rt.block_on(async {
+        let web = simcrawl_testsite::TestWeb::generate(web_config)
+            .serve()
+            .await
+            .context("cannot start the demo web on 127.0.0.1")?;
+        println!(
+            "the demo web (simcrawl-testsite), served on 127.0.0.1:\n{}",
+            web.manifest().summary()
+        );
+        let config = config(&store, web.seeds(), &args.crawl, None, 0.0)?;
+        let report = simcrawl_crawl::run(config, ctrl_c(), progress_printer()).await;
+        web.shutdown().await;
+        anyhow::Ok(report?)
+    })?;
+    print_report(&report);
+    show_skips(&store, args.show)?;
+    println!(
+        "\nthe store is in {}; inspect it with:\n  simcrawl skipped --store {0}\n  simcrawl tune --store {0}\n  simcrawl mirrors --store {0}",
+        store.display()
+    );
+    Ok(exit_code(&report))
+}
+
+/// The first `n` skip records of each reason.
+fn show_skips(store: &Path, n: usize) -> Result<()> {
+    let store = simcrawl_store::Store::open(store)?;
+    let log: simcrawl_store::Log<SkipRecord> = store.log(SKIP_LOG)?;
+    let mut shown: std::collections::BTreeMap<SkipReason, Vec<SkipRecord>> = Default::default();
+    for item in log.iter_from(0) {
+        let (_, record) = item?;
+        let list = shown.entry(record.reason).or_default();
+        if list.len() < n {
+            list.push(record);
+        }
+    }
+    for (reason, records) in shown {
+        println!("\nskipped as {reason}:");
+        for r in records {
+            let evidence = match (r.distance, r.jaccard, &r.rule) {
+                (_, _, Some(rule)) => rule.clone(),
+                (Some(d), Some(j), None) => format!("distance {d}, jaccard {j:.2}"),
+                (Some(d), None, None) => format!("distance {d}"),
+                _ => String::new(),
+            };
+            println!(
+                "  {}\n    = {}  {}",
+                r.url,
+                r.original.as_deref().unwrap_or("?"),
+                evidence
+            );
+        }
+    }
+    Ok(())
+}

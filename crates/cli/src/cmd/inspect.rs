@@ -1,0 +1,791 @@
+//! `simcrawl skipped`, `tune`, `clusters`, `mirrors`, `stats` and `export`: a crawl's store, read back
+//! through [`simcrawl_crawl::inspect::Inspector`] and formatted for a terminal (aligned tables) or for
+//! machines (JSON lines, CSV).
+//!
+//! Output goes through one locked, buffered standard output. A reader that goes away early
+//! (`simcrawl skipped | head`) ends the command quietly with success, not with a panic or an error.
+
+use crate::flags::{
+    ClustersArgs, ExportArgs, Format, OutputFormat, SkippedArgs, StatsArgs, StoreArgs, TuneArgs,
+};
+use crate::output::clip;
+use anyhow::{Result, anyhow};
+use serde_json::{Value, json};
+use simcrawl_crawl::inspect::{Inspector, SkipQuery};
+use simcrawl_crawl::layout::RuleRecord;
+use simcrawl_crawl::learn::Rule;
+use simcrawl_crawl::{PageRecord, SkipReason, SkipRecord};
+use std::borrow::Cow;
+use std::io::{self, BufWriter, Write};
+use std::process::ExitCode;
+
+/// Widest a URL gets in a table column before it is clipped in the middle.
+const URL_WIDTH: usize = 56;
+
+/// The columns of `simcrawl skipped --format csv`, in order; the JSON lines carry the same fields.
+const SKIP_COLUMNS: [&str; 10] = [
+    "url", "reason", "original", "distance", "jaccard", "rule", "host", "depth", "referrer", "time",
+];
+
+pub fn skipped(args: SkippedArgs) -> Result<ExitCode> {
+    // The flags first: a bad --reason is refused before the store is opened.
+    let reason = args
+        .reason
+        .as_deref()
+        .map(str::parse::<SkipReason>)
+        .transpose()
+        .map_err(|e| anyhow!("--reason: {e}"))?;
+    let inspector = Inspector::open(&args.store.store)?;
+    let query = SkipQuery {
+        reason,
+        host: args.host,
+        limit: args.limit,
+    };
+    let in_log = inspector.skip_log_len()?;
+    to_stdout(|out| {
+        match args.format {
+            Format::Jsonl => {
+                for entry in inspector.skips(&query)? {
+                    let (_, record) = entry?;
+                    writeln!(out, "{}", skip_json(&record))?;
+                }
+            }
+            Format::Csv => {
+                writeln!(out, "{}", csv_line(SKIP_COLUMNS))?;
+                for entry in inspector.skips(&query)? {
+                    let (_, record) = entry?;
+                    writeln!(out, "{}", csv_line(skip_fields(&record)))?;
+                }
+            }
+            Format::Table => {
+                let rows = inspector
+                    .skips(&query)?
+                    .map(|entry| entry.map(|(_, record)| skip_row(&record)))
+                    .collect::<Result<Vec<_>, _>>()?;
+                if !rows.is_empty() {
+                    let lines = table(
+                        &["REASON", "URL", "ORIGINAL", "EVIDENCE"],
+                        &rows,
+                        &[false; 4],
+                    );
+                    for line in lines {
+                        writeln!(out, "{line}")?;
+                    }
+                }
+                writeln!(out, "{} skipped shown (of {in_log} in the log)", rows.len())?;
+            }
+        }
+        Ok(())
+    })
+}
+
+pub fn tune(args: TuneArgs) -> Result<ExitCode> {
+    let inspector = Inspector::open(&args.store.store)?;
+    let view = inspector.tune(args.samples, args.k)?;
+    let by_k: Vec<_> = view.replay.by_k.iter().zip(&view.would_index).collect();
+    if args.json {
+        let obj = json!({
+            "pages": view.replay.pages,
+            "near_skips": view.near_skips,
+            "by_k": by_k.iter().map(|(s, would_index)| json!({
+                "k": s.k,
+                "would_skip": s.would_skip,
+                "clusters": s.clusters,
+                "clustered_pages": s.clustered_pages,
+                "would_index": would_index,
+            })).collect::<Vec<_>>(),
+            "samples": view.replay.samples.iter().map(|s| json!({
+                "distance": s.distance,
+                "a": {"id": s.a.id, "url": s.a.url},
+                "b": {"id": s.b.id, "url": s.b.url},
+                "diff": s.diff,
+            })).collect::<Vec<_>>(),
+        });
+        return to_stdout(|out| Ok(writeln!(out, "{obj}")?));
+    }
+    to_stdout(|out| {
+        writeln!(
+            out,
+            "replayed {}; {} in the log\n",
+            plural(view.replay.pages as u64, "indexed page", "indexed pages"),
+            plural(
+                view.near_skips,
+                "near-duplicate skip",
+                "near-duplicate skips"
+            )
+        )?;
+        let rows: Vec<Vec<String>> = by_k
+            .iter()
+            .map(|(s, would_index)| {
+                vec![
+                    s.k.to_string(),
+                    s.would_skip.to_string(),
+                    s.clusters.to_string(),
+                    s.clustered_pages.to_string(),
+                    would_index.to_string(),
+                ]
+            })
+            .collect();
+        let headers = [
+            "k",
+            "would skip",
+            "clusters",
+            "clustered pages",
+            "would index",
+        ];
+        for line in table(&headers, &rows, &[true; 5]) {
+            writeln!(out, "  {line}")?;
+        }
+        writeln!(
+            out,
+            "\n  would skip:  indexed pages that have an earlier indexed page within k\n  \
+             would index: near-duplicate skips of the crawl at a distance above k"
+        )?;
+        if view.replay.pages < 2 {
+            return Ok(());
+        }
+        writeln!(out, "\nsample pairs (up to {} per distance):", args.samples)?;
+        let mut without = Vec::new();
+        for d in 0..=args.k {
+            let pairs: Vec<_> = view
+                .replay
+                .samples
+                .iter()
+                .filter(|s| s.distance == d)
+                .collect();
+            if pairs.is_empty() {
+                without.push(d.to_string());
+                continue;
+            }
+            writeln!(out, "\ndistance {d}:")?;
+            for s in pairs {
+                writeln!(out, "  #{:<6} {}", s.a.id, clip_middle(&s.a.url, 90))?;
+                writeln!(out, "  #{:<6} {}", s.b.id, clip_middle(&s.b.url, 90))?;
+                writeln!(out, "          {}", diff_line(&s.diff, 100))?;
+            }
+        }
+        if !without.is_empty() {
+            writeln!(out, "\nno pairs at distance {}", without.join(", "))?;
+        }
+        Ok(())
+    })
+}
+
+pub fn clusters(args: ClustersArgs) -> Result<ExitCode> {
+    let inspector = Inspector::open(&args.store.store)?;
+    let listing = inspector.clusters(args.k, args.limit)?;
+    to_stdout(|out| {
+        if args.json {
+            for (i, cluster) in listing.clusters.iter().enumerate() {
+                let obj = json!({
+                    "cluster": i + 1,
+                    "k": listing.k,
+                    "size": cluster.len(),
+                    "pages": cluster.iter().map(|p| json!({
+                        "id": p.id,
+                        "url": p.url,
+                        "title": p.title,
+                    })).collect::<Vec<_>>(),
+                });
+                writeln!(out, "{obj}")?;
+            }
+            return Ok(());
+        }
+        for (i, cluster) in listing.clusters.iter().enumerate() {
+            writeln!(
+                out,
+                "cluster {} ({})",
+                i + 1,
+                plural(cluster.len() as u64, "page", "pages")
+            )?;
+            let rows: Vec<Vec<String>> = cluster
+                .iter()
+                .map(|p| {
+                    vec![
+                        format!("#{}", p.id),
+                        clip_middle(&p.url, 70),
+                        cell(p.title.as_deref().unwrap_or("(no title)"), 50),
+                    ]
+                })
+                .collect();
+            for line in table_rows(&rows, &[true, false, false]) {
+                writeln!(out, "  {line}")?;
+            }
+            writeln!(out)?;
+        }
+        if listing.total == 0 {
+            writeln!(out, "no near-duplicate clusters at k = {}", listing.k)?;
+        } else {
+            let shown = if listing.clusters.len() < listing.total {
+                format!(" ({} shown)", listing.clusters.len())
+            } else {
+                String::new()
+            };
+            writeln!(
+                out,
+                "{} at k = {}{shown}, {} in them",
+                plural(listing.total as u64, "cluster", "clusters"),
+                listing.k,
+                plural(listing.clustered_pages as u64, "page", "pages")
+            )?;
+        }
+        Ok(())
+    })
+}
+
+pub fn mirrors(args: StoreArgs) -> Result<ExitCode> {
+    let inspector = Inspector::open(&args.store)?;
+    let rules = inspector.rules()?;
+    to_stdout(|out| {
+        if rules.is_empty() {
+            writeln!(out, "no rules learned")?;
+            return Ok(());
+        }
+        let rows: Vec<Vec<String>> = rules.iter().map(rule_row).collect();
+        let lines = table(
+            &["KIND", "RULE", "EVIDENCE", "STATE", "SKIPPED"],
+            &rows,
+            &[false, false, false, false, true],
+        );
+        writeln!(out, "{}", lines[0])?;
+        for (line, record) in lines[1..].iter().zip(&rules) {
+            writeln!(out, "{line}")?;
+            if let Some((copy, original)) = &record.example {
+                writeln!(
+                    out,
+                    "    e.g. {} copies {}",
+                    clip_middle(copy, 70),
+                    clip_middle(original, 70)
+                )?;
+            }
+        }
+        let active = rules.iter().filter(|r| r.active).count();
+        writeln!(
+            out,
+            "{}: {active} active, {} revoked",
+            plural(rules.len() as u64, "rule", "rules"),
+            rules.len() - active
+        )?;
+        Ok(())
+    })
+}
+
+pub fn stats(args: StatsArgs) -> Result<ExitCode> {
+    let inspector = Inspector::open(&args.store.store)?;
+    let s = inspector.stats()?;
+    if args.json {
+        let skipped: serde_json::Map<String, Value> = s
+            .skipped
+            .iter()
+            .map(|(r, n)| (r.as_str().to_string(), json!(n)))
+            .collect();
+        let excluded: serde_json::Map<String, Value> = s
+            .excluded
+            .iter()
+            .map(|(name, n)| ((*name).to_string(), json!(n)))
+            .collect();
+        let frontier: serde_json::Map<String, Value> = s
+            .frontier
+            .iter()
+            .map(|(name, n)| ((*name).to_string(), json!(n)))
+            .collect();
+        let obj = json!({
+            "fetched": s.fetched,
+            "indexed": s.indexed,
+            "indexed_pages": s.indexed_pages,
+            "failed": s.failed,
+            "not_html": s.not_html,
+            "http_errors": s.http_errors,
+            "noindex": s.noindex,
+            "skipped": skipped,
+            "skipped_total": s.skipped_total(),
+            "skip_log_entries": s.skip_log_entries,
+            "excluded": excluded,
+            "excluded_total": s.excluded_total(),
+            "rules_learned": s.rules_learned,
+            "rules_revoked": s.rules_revoked,
+            "robots_ignored": s.robots_ignored,
+            "frontier": frontier,
+        });
+        return to_stdout(|out| Ok(writeln!(out, "{obj}")?));
+    }
+    let mut rows: Vec<(String, String)> = vec![
+        ("fetched".into(), s.fetched.to_string()),
+        ("indexed".into(), s.indexed.to_string()),
+        ("pages in the index".into(), s.indexed_pages.to_string()),
+        ("failed".into(), s.failed.to_string()),
+        ("not HTML".into(), s.not_html.to_string()),
+        ("HTTP errors".into(), s.http_errors.to_string()),
+        ("noindex".into(), s.noindex.to_string()),
+        (String::new(), String::new()),
+        ("skipped".into(), s.skipped_total().to_string()),
+    ];
+    rows.extend(
+        s.skipped
+            .iter()
+            .map(|(r, n)| (format!("  {r}"), n.to_string())),
+    );
+    rows.push(("skip log entries".into(), s.skip_log_entries.to_string()));
+    rows.push((String::new(), String::new()));
+    rows.push((
+        "excluded by the frontier".into(),
+        s.excluded_total().to_string(),
+    ));
+    rows.extend(
+        s.excluded
+            .iter()
+            .map(|(name, n)| (format!("  {name}"), n.to_string())),
+    );
+    rows.push((String::new(), String::new()));
+    to_stdout(|out| {
+        for line in key_values(&rows) {
+            writeln!(out, "{line}")?;
+        }
+        writeln!(
+            out,
+            "rules: {} learned, {} revoked",
+            s.rules_learned, s.rules_revoked
+        )?;
+        let robots = if s.robots_ignored {
+            "IGNORED (--ignore-robots)"
+        } else {
+            "obeyed"
+        };
+        writeln!(out, "robots.txt: {robots}")?;
+        Ok(())
+    })
+}
+
+pub fn export(args: ExportArgs) -> Result<ExitCode> {
+    let inspector = Inspector::open(&args.store.store)?;
+    let index = inspector.pages()?;
+    to_stdout(|out| {
+        match args.format {
+            OutputFormat::Jsonl => {
+                for record in index.records() {
+                    writeln!(out, "{}", page_json(&record?))?;
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Runs `write` on a locked, buffered standard output. A closed pipe is success: the reader has
+/// what it wanted.
+fn to_stdout(write: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<ExitCode> {
+    let stdout = io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let result = write(&mut out).and_then(|()| Ok(out.flush()?));
+    closed_pipe_is_success(result)
+}
+
+fn closed_pipe_is_success(result: Result<()>) -> Result<ExitCode> {
+    match result {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(e)
+            if e.chain().any(|cause| {
+                cause
+                    .downcast_ref::<io::Error>()
+                    .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
+            }) =>
+        {
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// A time in milliseconds since the Unix epoch as RFC 3339 UTC, to the second:
+/// `2026-09-21T14:13:20Z`.
+fn rfc3339(time_ms: u64) -> String {
+    let secs = time_ms / 1000;
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    let (y, m, d) = civil_from_days(days as i64);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rest / 3600,
+        rest / 60 % 60,
+        rest % 60
+    )
+}
+
+/// The proleptic Gregorian date `days` after 1970-01-01 (Howard Hinnant's `civil_from_days`).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097); // day of the 400-year era, [0, 146096]
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365; // [0, 399]
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100); // day of the year from March 1, [0, 365]
+    let mp = (5 * doy + 2) / 153; // month from March, [0, 11]
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+/// One CSV field: quoted when it holds a comma, a quote or a line break, with quotes doubled.
+fn csv_field(field: &str) -> Cow<'_, str> {
+    if field.contains([',', '"', '\n', '\r']) {
+        Cow::Owned(format!("\"{}\"", field.replace('"', "\"\"")))
+    } else {
+        Cow::Borrowed(field)
+    }
+}
+
+/// One CSV line (without its line break).
+fn csv_line<S: AsRef<str>>(fields: impl IntoIterator<Item = S>) -> String {
+    fields
+        .into_iter()
+        .map(|f| csv_field(f.as_ref()).into_owned())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// `1 page`, `2 pages`.
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn round3(x: f32) -> f64 {
+    (f64::from(x) * 1000.0).round() / 1000.0
+}
+
+/// A skip record as one JSON object: the fields of [`SKIP_COLUMNS`].
+fn skip_json(r: &SkipRecord) -> Value {
+    json!({
+        "url": r.url,
+        "reason": r.reason.as_str(),
+        "original": r.original,
+        "distance": r.distance,
+        "jaccard": r.jaccard.map(round3),
+        "rule": r.rule,
+        "host": r.host,
+        "depth": r.depth,
+        "referrer": r.referrer,
+        "time": rfc3339(r.time_ms),
+    })
+}
+
+/// A skip record as CSV fields, in [`SKIP_COLUMNS`] order; absent values are empty.
+fn skip_fields(r: &SkipRecord) -> [String; 10] {
+    let opt = |s: &Option<String>| s.clone().unwrap_or_default();
+    [
+        r.url.clone(),
+        r.reason.as_str().to_string(),
+        opt(&r.original),
+        r.distance.map(|d| d.to_string()).unwrap_or_default(),
+        r.jaccard.map(|j| format!("{j:.3}")).unwrap_or_default(),
+        opt(&r.rule),
+        r.host.clone(),
+        r.depth.to_string(),
+        opt(&r.referrer),
+        rfc3339(r.time_ms),
+    ]
+}
+
+/// What a skip rests on, in words: the distance and Jaccard, the rule, or both.
+fn evidence(r: &SkipRecord) -> String {
+    let mut parts = Vec::new();
+    if let Some(d) = r.distance {
+        parts.push(format!("distance {d}"));
+    }
+    if let Some(j) = r.jaccard {
+        parts.push(format!("Jaccard {j:.2}"));
+    }
+    if let Some(rule) = &r.rule {
+        parts.push(rule.clone());
+    }
+    if parts.is_empty() {
+        "-".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+fn skip_row(r: &SkipRecord) -> Vec<String> {
+    vec![
+        r.reason.as_str().to_string(),
+        clip_middle(&r.url, URL_WIDTH),
+        r.original
+            .as_deref()
+            .map_or_else(|| "-".to_string(), |o| clip_middle(o, URL_WIDTH)),
+        cell(&evidence(r), 80),
+    ]
+}
+
+fn rule_row(r: &RuleRecord) -> Vec<String> {
+    let (kind, rule) = match &r.rule {
+        Rule::Mirror { from, to } => ("mirror", format!("{from} -> {to}")),
+        Rule::Alias { from, to } => ("alias", format!("{from} -> {to}")),
+        Rule::Param { authority, param } => {
+            ("parameter", format!("{authority} ?{param} -> (ignored)"))
+        }
+    };
+    vec![
+        kind.to_string(),
+        cell(&rule, 80),
+        format!(
+            "{} agree, {} disagree",
+            r.evidence.agree, r.evidence.disagree
+        ),
+        if r.active { "active" } else { "revoked" }.to_string(),
+        r.skipped.to_string(),
+    ]
+}
+
+/// An indexed page as one JSON object for `simcrawl export`.
+fn page_json(p: &PageRecord) -> Value {
+    json!({
+        "id": p.id,
+        "url": p.url,
+        "title": p.title,
+        "depth": p.depth,
+        "time": rfc3339(p.time_ms),
+        "simhash": format!("{:016x}", p.simhash),
+        "body_digest": format!("{:032x}", p.body_digest),
+        "body_sha256": p.body_sha256,
+        "text_digest": format!("{:032x}", p.text_digest),
+        "words": p.words,
+        "text": p.text,
+    })
+}
+
+/// A word diff on one line, clipped to `max` characters.
+fn diff_line(diff: &[String], max: usize) -> String {
+    if diff.is_empty() {
+        return "(no word differences in the first 600 words)".into();
+    }
+    cell(&diff.join("  "), max)
+}
+
+/// Text for a table cell: control characters (line breaks, tabs) become spaces, then clipped.
+fn cell(text: &str, max: usize) -> String {
+    let flat: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    clip(&flat, max)
+}
+
+/// Cuts a URL to at most `max` characters by replacing its middle with `…`, keeping the scheme and
+/// host at the start and the last path segment at the end, where URLs differ most.
+fn clip_middle(url: &str, max: usize) -> String {
+    let flat = cell(url, usize::MAX);
+    let n = flat.chars().count();
+    if n <= max || max < 3 {
+        return clip(&flat, max);
+    }
+    // The origin (`scheme://host:port/`) whole when that leaves room for the end, else half and half.
+    let origin = flat
+        .find("://")
+        .and_then(|i| flat[i + 3..].find('/').map(|j| i + 3 + j + 1))
+        .map(|end| flat[..end].chars().count());
+    let head = match origin {
+        Some(origin) if origin + 1 + 12 <= max => origin,
+        _ => max - 1 - (max - 1) / 2,
+    };
+    let tail = max - 1 - head;
+    let start: String = flat.chars().take(head).collect();
+    let end: String = flat.chars().skip(n - tail).collect();
+    format!("{start}…{end}")
+}
+
+/// Aligned columns with a header line, two spaces apart. `right` says which columns are numbers
+/// (right-aligned). The last column is not padded.
+fn table<H: AsRef<str>>(headers: &[H], rows: &[Vec<String>], right: &[bool]) -> Vec<String> {
+    let mut all = Vec::with_capacity(rows.len() + 1);
+    all.push(headers.iter().map(|h| h.as_ref().to_string()).collect());
+    all.extend(rows.iter().cloned());
+    table_rows(&all, right)
+}
+
+/// Aligned columns, without a header line.
+fn table_rows(rows: &[Vec<String>], right: &[bool]) -> Vec<String> {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let mut widths = vec![0; columns];
+    for row in rows {
+        for (w, c) in widths.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    rows.iter()
+        .map(|row| {
+            let mut line = String::new();
+            for (i, c) in row.iter().enumerate() {
+                if i > 0 {
+                    line.push_str("  ");
+                }
+                let pad = widths[i] - c.chars().count();
+                let last = i + 1 == row.len();
+                if right.get(i).copied().unwrap_or(false) {
+                    line.push_str(&" ".repeat(pad));
+                    line.push_str(c);
+                } else {
+                    line.push_str(c);
+                    if !last {
+                        line.push_str(&" ".repeat(pad));
+                    }
+                }
+            }
+            line
+        })
+        .collect()
+}
+
+/// Label and value pairs, values right-aligned in one column; an empty pair is a blank line.
+fn key_values(rows: &[(String, String)]) -> Vec<String> {
+    let label = rows
+        .iter()
+        .map(|(k, _)| k.chars().count())
+        .max()
+        .unwrap_or(0);
+    let value = rows
+        .iter()
+        .map(|(_, v)| v.chars().count())
+        .max()
+        .unwrap_or(0);
+    rows.iter()
+        .map(|(k, v)| {
+            if k.is_empty() && v.is_empty() {
+                String::new()
+            } else {
+                format!("{k:<label$}  {v:>value$}")
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_from_known_times() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(999), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(1_790_000_000_000), "2026-09-21T14:13:20Z");
+        assert_eq!(rfc3339(951_782_400_000), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339(1_709_210_096_000), "2024-02-29T12:34:56Z");
+        assert_eq!(rfc3339(4_102_444_799_000), "2099-12-31T23:59:59Z");
+        assert_eq!(rfc3339(86_399_999), "1970-01-01T23:59:59Z");
+        assert_eq!(civil_from_days(-1), (1969, 12, 31));
+        // No panic at the far end.
+        assert!(rfc3339(u64::MAX).ends_with('Z'));
+    }
+
+    #[test]
+    fn csv_quotes_only_when_needed() {
+        assert_eq!(csv_field("http://a/b"), "http://a/b");
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(csv_field("two\nlines"), "\"two\nlines\"");
+        assert_eq!(csv_field(""), "");
+        assert_eq!(csv_line(["a", "b,c", ""]), "a,\"b,c\",");
+        assert_eq!(csv_line(SKIP_COLUMNS).split(',').count(), 10);
+    }
+
+    fn record() -> SkipRecord {
+        SkipRecord {
+            time_ms: 1_790_000_000_000,
+            url: "http://127.0.0.1:8081/a.html?x=1,2".into(),
+            reason: SkipReason::NearDuplicate,
+            original: Some("http://127.0.0.1:8080/a.html".into()),
+            distance: Some(2),
+            jaccard: Some(0.91),
+            rule: None,
+            host: "127.0.0.1:8081".into(),
+            depth: 3,
+            referrer: None,
+        }
+    }
+
+    #[test]
+    fn skip_records_as_json_and_csv() {
+        let r = record();
+        let v = skip_json(&r);
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        let mut expected = SKIP_COLUMNS.to_vec();
+        expected.sort_unstable();
+        assert_eq!(keys, expected);
+        assert_eq!(v["time"], "2026-09-21T14:13:20Z");
+        assert_eq!(v["jaccard"], 0.91);
+        assert_eq!(v["distance"], 2);
+        assert_eq!(v["rule"], Value::Null);
+        assert_eq!(v["reason"], "near-duplicate");
+        assert_eq!(
+            csv_line(skip_fields(&r)),
+            "\"http://127.0.0.1:8081/a.html?x=1,2\",near-duplicate,http://127.0.0.1:8080/a.html,2,\
+             0.910,,127.0.0.1:8081,3,,2026-09-21T14:13:20Z"
+        );
+        assert_eq!(evidence(&r), "distance 2, Jaccard 0.91");
+        let mirror = SkipRecord {
+            distance: None,
+            jaccard: None,
+            original: None,
+            rule: Some("mirror b -> a".into()),
+            ..r
+        };
+        assert_eq!(evidence(&mirror), "mirror b -> a");
+        assert_eq!(skip_row(&mirror)[2], "-");
+    }
+
+    #[test]
+    fn tables_align_columns_and_leave_the_last_unpadded() {
+        let rows = vec![
+            vec!["near-duplicate".to_string(), "7".into(), "x".into()],
+            vec!["mirror".to_string(), "123".into(), "longer".into()],
+        ];
+        assert_eq!(
+            table(&["REASON", "N", "WHAT"], &rows, &[false, true, false]),
+            [
+                "REASON            N  WHAT",
+                "near-duplicate    7  x",
+                "mirror          123  longer",
+            ]
+        );
+        assert_eq!(
+            key_values(&[
+                ("fetched".into(), "10".into()),
+                (String::new(), String::new()),
+                ("  near".into(), "3".into()),
+            ]),
+            ["fetched  10", "", "  near    3"]
+        );
+    }
+
+    #[test]
+    fn urls_are_clipped_in_the_middle() {
+        let url = "http://127.0.0.1:8080/a/very/long/path/to/some/page-0042.html";
+        let clipped = clip_middle(url, 40);
+        assert_eq!(clipped.chars().count(), 40);
+        assert!(clipped.starts_with("http://127.0.0.1:8080/…"), "{clipped}");
+        assert!(clipped.ends_with("/page-0042.html"), "{clipped}");
+        // Too narrow for the whole origin: half and half.
+        let narrow = clip_middle(url, 21);
+        assert_eq!(narrow, "http://127…-0042.html");
+        assert_eq!(clip_middle("http://a/", 30), "http://a/");
+        assert_eq!(cell("a\tb\nc", 10), "a b c");
+    }
+
+    #[test]
+    fn a_closed_pipe_is_success_and_other_errors_are_not() {
+        let broken = io::Error::new(io::ErrorKind::BrokenPipe, "closed");
+        assert!(closed_pipe_is_success(Err(broken.into())).is_ok());
+        let other = io::Error::other("disk full");
+        assert!(closed_pipe_is_success(Err(other.into())).is_err());
+        assert!(closed_pipe_is_success(Ok(())).is_ok());
+        // Through a writer that fails the way a closed pipe does.
+        struct Closed;
+        impl Write for Closed {
+            fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+                Err(io::ErrorKind::BrokenPipe.into())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let result = (|| -> Result<()> { Ok(writeln!(Closed, "row")?) })();
+        assert!(closed_pipe_is_success(result).is_ok());
+    }
+}

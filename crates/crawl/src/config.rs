@@ -1,0 +1,57 @@
+//! Everything a crawl needs to know, built by the binary from its flags.
+
+use crate::learn::LearnConfig;
+use simcrawl_fetch::FetchConfig;
+use simcrawl_frontier::FrontierConfig;
+use simcrawl_url::CanonOptions;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// A crawl's configuration.
+#[derive(Debug, Clone)]
+pub struct CrawlConfig {
+    /// The store directory; a crawl in an existing store resumes.
+    pub store: PathBuf,
+    /// Seed URLs (already checked by the caller; each must parse).
+    pub seeds: Vec<String>,
+    /// Near-duplicate threshold: SimHash Hamming distance (0..=8).
+    pub k: u32,
+    /// MinHash Jaccard needed to confirm a SimHash match (0 turns the check off).
+    pub jaccard: f64,
+    /// URL normalisation switches.
+    pub canon: CanonOptions,
+    /// Politeness, robots.txt, scope, budgets, traps.
+    pub frontier: FrontierConfig,
+    /// Timeouts, caps, user agent, retries, address policy.
+    pub fetch: FetchConfig,
+    /// Rule learning thresholds.
+    pub learn: LearnConfig,
+    /// Follow the links of pages skipped as duplicates.
+    pub follow_duplicate_links: bool,
+    /// Write indexed pages as JSON lines to this file.
+    pub output: Option<PathBuf>,
+    /// How often the store is flushed.
+    pub checkpoint_every: Duration,
+    /// Stop after this many pages fetched (in this run and before).
+    pub max_fetches: Option<u64>,
+}
+
+impl CrawlConfig {
+    /// A configuration with simcrawl's defaults for a store and seeds.
+    pub fn new(store: impl Into<PathBuf>, seeds: Vec<String>) -> Self {
+        CrawlConfig {
+            store: store.into(),
+            seeds,
+            k: 3,
+            jaccard: 0.8,
+            canon: CanonOptions::default(),
+            frontier: FrontierConfig::default(),
+            fetch: FetchConfig::default(),
+            learn: LearnConfig::default(),
+            follow_duplicate_links: false,
+            output: None,
+            checkpoint_every: Duration::from_secs(5),
+            max_fetches: None,
+        }
+    }
+}

@@ -1,0 +1,795 @@
+//! Reading a crawl's store back: the skip log, the counters, the learned rules, the indexed pages and
+//! the tune replay. This is what `simcrawl skipped`, `stats`, `mirrors`, `tune`, `clusters` and
+//! `export` show; it only reads what the crawl wrote (through the names in [`crate::layout`]) and
+//! never prints: the binary formats.
+//!
+//! An [`Inspector`] is opened on a store directory that a crawl created. It refuses a path that holds
+//! no store rather than creating one, so a mistyped `--store` is an error, not an empty report.
+//!
+//! ```
+//! use simcrawl_crawl::inspect::{Inspector, SkipQuery};
+//! use simcrawl_crawl::SkipReason;
+//!
+//! # fn main() -> Result<(), simcrawl_crawl::CrawlError> {
+//! let inspector = Inspector::new(simcrawl_store::Store::temporary()?);
+//! let query = SkipQuery {
+//!     reason: Some(SkipReason::NearDuplicate),
+//!     limit: Some(20),
+//!     ..SkipQuery::default()
+//! };
+//! assert!(inspector.skipped(&query)?.is_empty());
+//! let stats = inspector.stats()?;
+//! assert_eq!(stats.skipped.len(), SkipReason::ALL.len()); // every reason, zeros included
+//! # Ok(())
+//! # }
+//! ```
+
+use crate::error::CrawlError;
+use crate::layout::{self, RuleRecord, counters};
+use crate::learn::authority;
+use crate::pages::{PageIndex, PageRecord};
+use crate::skiplog::{SkipReason, SkipRecord};
+use crate::tune::{self, TuneReport};
+use simcrawl_dedup::MAX_K;
+use simcrawl_frontier::{Counter, FrontierCounters, FrontierError};
+use simcrawl_store::{INITIALISED_FILE_NAME, Iter, Store};
+use std::path::Path;
+use url::Url;
+
+/// The frontier counters that count URLs the frontier refused or dropped, with the stable name each
+/// is reported under, in the order reports list them. The last three are the reasons of the
+/// frontier's exclusion log ([`simcrawl_frontier::ExclusionReason::name`]).
+pub const EXCLUSIONS: [(&str, Counter); 16] = [
+    ("already-seen", Counter::AdmittedSeen),
+    ("out-of-scope-host", Counter::OutOfScopeHost),
+    ("out-of-scope-domain", Counter::OutOfScopeDomain),
+    ("not-included", Counter::OutOfScopeNotIncluded),
+    ("excluded-pattern", Counter::OutOfScopeExcluded),
+    ("trap-url-too-long", Counter::TrapUrlTooLong),
+    ("trap-repeated-segment", Counter::TrapRepeatedSegment),
+    ("trap-too-many-segments", Counter::TrapTooManySegments),
+    ("trap-too-many-params", Counter::TrapTooManyParams),
+    ("too-deep", Counter::TooDeep),
+    ("host-budget", Counter::HostBudget),
+    ("crawl-budget", Counter::CrawlBudget),
+    ("invalid", Counter::Invalid),
+    ("robots-disallowed", Counter::ExcludedRobots),
+    ("robots-unreachable", Counter::ExcludedRobotsUnreachable),
+    ("gave-up", Counter::GaveUp),
+];
+
+/// Which skip log entries to list.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SkipQuery {
+    /// Only entries with this reason.
+    pub reason: Option<SkipReason>,
+    /// Only entries for this host, compared without regard to ASCII case with the record's host and
+    /// with the host of its URL. `host:port` matches that port only; a host without a port matches
+    /// every port of it.
+    pub host: Option<String>,
+    /// At most this many entries (the first ones, in id order).
+    pub limit: Option<usize>,
+}
+
+impl SkipQuery {
+    /// Whether `record` passes the reason and host filters (the limit is not considered).
+    pub fn matches(&self, record: &SkipRecord) -> bool {
+        self.reason.is_none_or(|r| r == record.reason)
+            && self.host.as_deref().is_none_or(|h| {
+                host_matches(h, &record.host)
+                    || Url::parse(&record.url).is_ok_and(|u| host_matches(h, &authority(&u)))
+            })
+    }
+}
+
+/// Splits `host:port` into the host and the port; IPv6 literals keep their brackets.
+fn split_port(authority: &str) -> (&str, Option<&str>) {
+    match authority.rsplit_once(':') {
+        Some((host, port))
+            if !port.is_empty()
+                && port.bytes().all(|b| b.is_ascii_digit())
+                && (!host.contains(':') || host.ends_with(']')) =>
+        {
+            (host, Some(port))
+        }
+        _ => (authority, None),
+    }
+}
+
+fn host_matches(filter: &str, host: &str) -> bool {
+    if filter.eq_ignore_ascii_case(host) {
+        return true;
+    }
+    let (filter_host, filter_port) = split_port(filter);
+    filter_port.is_none() && split_port(host).0.eq_ignore_ascii_case(filter_host)
+}
+
+/// The skip log entries a [`SkipQuery`] selects, with their log ids, in id order. Read lazily, so a
+/// caller can stream a large log.
+#[derive(Debug)]
+pub struct Skips {
+    entries: Iter<u64, SkipRecord>,
+    query: SkipQuery,
+    returned: usize,
+}
+
+impl Iterator for Skips {
+    type Item = Result<(u64, SkipRecord), CrawlError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.query.limit.is_some_and(|limit| self.returned >= limit) {
+            return None;
+        }
+        for entry in self.entries.by_ref() {
+            match entry {
+                Ok((id, record)) if self.query.matches(&record) => {
+                    self.returned += 1;
+                    return Some(Ok((id, record)));
+                }
+                Ok(_) => {}
+                Err(e) => return Some(Err(e.into())),
+            }
+        }
+        None
+    }
+}
+
+/// The crawl's counts, as `simcrawl stats` reports them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CrawlStats {
+    /// Pages fetched (any completed HTTP exchange).
+    pub fetched: u64,
+    /// Pages indexed, as counted by the crawl.
+    pub indexed: u64,
+    /// Fetches that failed after their retries.
+    pub failed: u64,
+    /// Responses that were not HTML.
+    pub not_html: u64,
+    /// Responses with an error status.
+    pub http_errors: u64,
+    /// Pages whose meta robots said noindex.
+    pub noindex: u64,
+    /// Skips by reason: every reason in [`SkipReason::ALL`] order, zeros included.
+    pub skipped: Vec<(SkipReason, u64)>,
+    /// Entries in the skip log (a URL variant is logged once per spelling, so this can be below the
+    /// total of `skipped`).
+    pub skip_log_entries: u64,
+    /// URLs the frontier refused or dropped, by reason: every entry of [`EXCLUSIONS`], zeros included.
+    pub excluded: Vec<(&'static str, u64)>,
+    /// Every frontier counter by its store name, in [`Counter::ALL`] order.
+    pub frontier: Vec<(&'static str, u64)>,
+    /// Pages in the page index.
+    pub indexed_pages: usize,
+    /// Rules learned.
+    pub rules_learned: u64,
+    /// Rules revoked after a contradiction.
+    pub rules_revoked: u64,
+    /// Whether a crawl in this store ran with robots.txt checking off.
+    pub robots_ignored: bool,
+}
+
+impl CrawlStats {
+    /// All skips, over every reason.
+    pub fn skipped_total(&self) -> u64 {
+        self.skipped.iter().map(|(_, n)| n).sum()
+    }
+
+    /// All URLs the frontier refused or dropped, over every reason.
+    pub fn excluded_total(&self) -> u64 {
+        self.excluded.iter().map(|(_, n)| n).sum()
+    }
+}
+
+/// The tune replay ([`crate::tune::tune`]) with what the skip log adds: the pages the crawl skipped
+/// as near-duplicates, which a smaller k would have indexed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TuneView {
+    /// The replay of the indexed pages; its samples go up to the distance asked for.
+    pub replay: TuneReport,
+    /// Near-duplicate and canonical skips in the log that carry a distance.
+    pub near_skips: u64,
+    /// One count per k from 0 to 8, aligned with `replay.by_k`: near-duplicate and canonical skips at
+    /// a distance above k, which that k would have indexed.
+    pub would_index: Vec<u64>,
+}
+
+/// An indexed page as listed in a cluster: the record without its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageSummary {
+    /// The page's id.
+    pub id: u32,
+    /// The URL it was fetched from.
+    pub url: String,
+    /// Its title, if any.
+    pub title: Option<String>,
+    /// Link depth from the seeds.
+    pub depth: u32,
+    /// Its SimHash.
+    pub simhash: u64,
+    /// Words in its normalised main text.
+    pub words: u32,
+}
+
+impl From<PageRecord> for PageSummary {
+    fn from(p: PageRecord) -> Self {
+        PageSummary {
+            id: p.id,
+            url: p.url,
+            title: p.title,
+            depth: p.depth,
+            simhash: p.simhash,
+            words: p.words,
+        }
+    }
+}
+
+/// The near-duplicate clusters among the indexed pages at one k.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterListing {
+    /// The distance threshold.
+    pub k: u32,
+    /// Clusters at this k (two pages or more), before the limit.
+    pub total: usize,
+    /// Pages in those clusters, before the limit.
+    pub clustered_pages: usize,
+    /// The clusters listed, largest first (ties by smallest id), each in id order.
+    pub clusters: Vec<Vec<PageSummary>>,
+}
+
+/// Read access to a crawl's store for the reports.
+#[derive(Debug, Clone)]
+pub struct Inspector {
+    store: Store,
+}
+
+impl Inspector {
+    /// Opens the crawl store in directory `path`. A path that does not exist, or a directory that no
+    /// crawl initialised, is an error naming it; no store is created.
+    ///
+    /// The store is locked while the inspector (or anything taken from it) lives, so this fails with
+    /// [`simcrawl_store::StoreError::Locked`] while a crawl is running in it.
+    pub fn open(path: impl AsRef<Path>) -> Result<Inspector, CrawlError> {
+        let path = path.as_ref();
+        let no_store = || {
+            CrawlError::Config(format!(
+                "no crawl store at {}; run `simcrawl crawl` first, or pass --store",
+                path.display()
+            ))
+        };
+        if !path.exists() {
+            return Err(no_store());
+        }
+        if path.is_dir() && !path.join(INITIALISED_FILE_NAME).exists() {
+            return Err(no_store());
+        }
+        // A path that is a file is left to the store, which says so.
+        Ok(Inspector {
+            store: Store::open(path)?,
+        })
+    }
+
+    /// An inspector over a store that is already open (a crawl that just finished, a test).
+    pub fn new(store: Store) -> Inspector {
+        Inspector { store }
+    }
+
+    /// The store read.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Entries in the skip log (ids start at 1 and have no gaps).
+    pub fn skip_log_len(&self) -> Result<u64, CrawlError> {
+        let log = self.store.log::<SkipRecord>(layout::SKIP_LOG)?;
+        Ok(log.last_id()?.unwrap_or(0))
+    }
+
+    /// The skip log entries `query` selects, with their ids, in id order, read as they are iterated.
+    pub fn skips(&self, query: &SkipQuery) -> Result<Skips, CrawlError> {
+        let log = self.store.log::<SkipRecord>(layout::SKIP_LOG)?;
+        Ok(Skips {
+            entries: log.iter_from(1),
+            query: query.clone(),
+            returned: 0,
+        })
+    }
+
+    /// The skip log entries `query` selects, collected.
+    pub fn skipped(&self, query: &SkipQuery) -> Result<Vec<(u64, SkipRecord)>, CrawlError> {
+        self.skips(query)?.collect()
+    }
+
+    /// The crawl's counters, the frontier's, and the size of the index and the skip log.
+    pub fn stats(&self) -> Result<CrawlStats, CrawlError> {
+        let c = self.store.counters();
+        let mut skipped = Vec::with_capacity(SkipReason::ALL.len());
+        for reason in SkipReason::ALL {
+            let name = format!("{}{}", counters::SKIPPED_PREFIX, reason.as_str());
+            skipped.push((reason, c.get(&name)?));
+        }
+        let frontier = FrontierCounters::read(&self.store).map_err(frontier_error)?;
+        Ok(CrawlStats {
+            fetched: c.get(counters::FETCHED)?,
+            indexed: c.get(counters::INDEXED)?,
+            failed: c.get(counters::FAILED)?,
+            not_html: c.get(counters::NOT_HTML)?,
+            http_errors: c.get(counters::HTTP_ERRORS)?,
+            noindex: c.get(counters::NOINDEX)?,
+            skipped,
+            skip_log_entries: self.skip_log_len()?,
+            excluded: EXCLUSIONS
+                .iter()
+                .map(|&(name, counter)| (name, frontier.get(counter)))
+                .collect(),
+            frontier: frontier.iter().collect(),
+            indexed_pages: self.pages()?.len(),
+            rules_learned: c.get(counters::RULES_LEARNED)?,
+            rules_revoked: c.get(counters::RULES_REVOKED)?,
+            robots_ignored: c.get(counters::ROBOTS_IGNORED)? > 0
+                || frontier.get(Counter::RobotsIgnoredSessions) > 0,
+        })
+    }
+
+    /// The learned rules, active and revoked, in the order of their names.
+    pub fn rules(&self) -> Result<Vec<RuleRecord>, CrawlError> {
+        let tree = self.store.tree::<String, RuleRecord>(layout::RULES_TREE)?;
+        tree.iter()
+            .map(|item| item.map(|(_, r)| r).map_err(CrawlError::from))
+            .collect()
+    }
+
+    /// The page index, for its records ([`PageIndex::records`]) and fingerprints. Its own SimHash
+    /// index is built for k = 0, the cheapest: the replays build theirs.
+    pub fn pages(&self) -> Result<PageIndex, CrawlError> {
+        PageIndex::open(&self.store, 0, 0.0)
+    }
+
+    /// Replays the indexed pages for every k from 0 to 8 ([`crate::tune::tune`]), with up to
+    /// `samples` pairs at each distance up to `max_sample_distance`, and counts the near-duplicate
+    /// skips each k would have indexed.
+    pub fn tune(&self, samples: usize, max_sample_distance: u32) -> Result<TuneView, CrawlError> {
+        let index = self.pages()?;
+        let mut replay = tune::tune(&index, samples)?;
+        replay.samples.retain(|s| s.distance <= max_sample_distance);
+        let mut would_index = vec![0u64; MAX_K as usize + 1];
+        let mut near_skips = 0;
+        let log = self.store.log::<SkipRecord>(layout::SKIP_LOG)?;
+        for entry in log.iter_from(1) {
+            let (_, record) = entry?;
+            if !matches!(
+                record.reason,
+                SkipReason::NearDuplicate | SkipReason::Canonical
+            ) {
+                continue;
+            }
+            let Some(distance) = record.distance else {
+                continue;
+            };
+            near_skips += 1;
+            for (k, n) in would_index.iter_mut().enumerate() {
+                if distance as usize > k {
+                    *n += 1;
+                }
+            }
+        }
+        Ok(TuneView {
+            replay,
+            near_skips,
+            would_index,
+        })
+    }
+
+    /// The single-link clusters of indexed pages at distance `k`, largest first, at most `limit` of
+    /// them.
+    pub fn clusters(&self, k: u32, limit: Option<usize>) -> Result<ClusterListing, CrawlError> {
+        let index = self.pages()?;
+        let groups = tune::clusters(&index, k)?;
+        let total = groups.len();
+        let clustered_pages = groups.iter().map(Vec::len).sum();
+        let mut clusters = Vec::new();
+        for group in groups.into_iter().take(limit.unwrap_or(usize::MAX)) {
+            let mut pages = Vec::with_capacity(group.len());
+            for id in group {
+                if let Some(record) = index.get(id)? {
+                    pages.push(PageSummary::from(record));
+                }
+            }
+            clusters.push(pages);
+        }
+        Ok(ClusterListing {
+            k,
+            total,
+            clustered_pages,
+            clusters,
+        })
+    }
+}
+
+/// Reading the frontier's counters can only fail in the store; anything else is reported as is.
+fn frontier_error(e: FrontierError) -> CrawlError {
+    match e {
+        FrontierError::Store { source, .. } => CrawlError::Store(source),
+        other => CrawlError::Config(format!("reading the frontier's counters: {other}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::learn::{Evidence, Rule};
+    use crate::page::Analyzer;
+    use url::Url;
+
+    fn words(seed: u64, n: usize) -> Vec<String> {
+        let mut state = seed;
+        (0..n)
+            .map(|_| {
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                let mut n = (state >> 33) % 3000;
+                let mut w = String::from("w");
+                while n > 0 {
+                    w.push(char::from(b'a' + (n % 26) as u8));
+                    n /= 26;
+                }
+                w
+            })
+            .collect()
+    }
+
+    fn skip(url: &str, reason: SkipReason, host: &str, distance: Option<u32>) -> SkipRecord {
+        SkipRecord {
+            time_ms: 1_790_000_000_000,
+            url: url.into(),
+            reason,
+            original: Some("http://127.0.0.1:8080/0".into()),
+            distance,
+            jaccard: distance.map(|_| 0.9),
+            rule: None,
+            host: host.into(),
+            depth: 2,
+            referrer: None,
+        }
+    }
+
+    /// A crawl store with four pages (the first two near each other), six skips, counters and a rule.
+    fn sample_store(dir: &Path) {
+        let store = Store::open(dir).unwrap();
+        let analyzer = Analyzer::default();
+        let url = Url::parse("http://127.0.0.1:8080/").unwrap();
+        let base = words(1, 300);
+        let mut edited = base.clone();
+        edited[100] = "changed".into();
+        let texts = [
+            base.join(" "),
+            edited.join(" "),
+            words(7, 300).join(" "),
+            words(8, 300).join(" "),
+        ];
+        let mut index = PageIndex::open(&store, 3, 0.0).unwrap();
+        for (i, text) in texts.iter().enumerate() {
+            let html = format!(
+                "<html><head><title>Page {i}</title></head><body><article><p>{text}</p></article></body></html>"
+            );
+            let page = analyzer.analyze_html(html.as_bytes(), &html, &url, None);
+            index
+                .insert(
+                    &format!("http://127.0.0.1:8080/{i}"),
+                    i as u128,
+                    1,
+                    1_000,
+                    &page,
+                )
+                .unwrap();
+        }
+        let log = store.log::<SkipRecord>(layout::SKIP_LOG).unwrap();
+        for record in [
+            skip(
+                "http://127.0.0.1:8081/0",
+                SkipReason::NearDuplicate,
+                "127.0.0.1:8081",
+                Some(3),
+            ),
+            skip(
+                "http://127.0.0.1:8080/0?utm_source=x",
+                SkipReason::UrlVariant,
+                "127.0.0.1:8080",
+                None,
+            ),
+            skip(
+                "http://127.0.0.1:8081/1",
+                SkipReason::NearDuplicate,
+                "127.0.0.1:8081",
+                Some(1),
+            ),
+            skip(
+                "http://Example.com/a",
+                SkipReason::ExactDuplicate,
+                "example.com",
+                Some(0),
+            ),
+            skip(
+                "http://127.0.0.1:8082/2",
+                SkipReason::NearDuplicate,
+                "127.0.0.1:8082",
+                Some(2),
+            ),
+            SkipRecord {
+                rule: Some("mirror 127.0.0.1:8083 -> 127.0.0.1:8080".into()),
+                original: None,
+                ..skip(
+                    "http://127.0.0.1:8083/3",
+                    SkipReason::Mirror,
+                    "127.0.0.1",
+                    None,
+                )
+            },
+        ] {
+            log.append(&record).unwrap();
+        }
+        let c = store.counters();
+        c.set(counters::FETCHED, 10).unwrap();
+        c.set(counters::INDEXED, 4).unwrap();
+        c.set(counters::FAILED, 1).unwrap();
+        c.set(counters::NOT_HTML, 2).unwrap();
+        c.set("crawl/skipped/near-duplicate", 3).unwrap();
+        c.set("crawl/skipped/url-variant", 7).unwrap();
+        c.set(counters::RULES_LEARNED, 2).unwrap();
+        c.set(counters::RULES_REVOKED, 1).unwrap();
+        c.set(Counter::ExcludedRobots.name(), 5).unwrap();
+        c.set(Counter::AdmittedSeen.name(), 9).unwrap();
+        let rules = store
+            .tree::<String, RuleRecord>(layout::RULES_TREE)
+            .unwrap();
+        for (rule, active) in [
+            (
+                Rule::Mirror {
+                    from: "127.0.0.1:8083".into(),
+                    to: "127.0.0.1:8080".into(),
+                },
+                true,
+            ),
+            (
+                Rule::Param {
+                    authority: "127.0.0.1:8080".into(),
+                    param: "visit".into(),
+                },
+                false,
+            ),
+        ] {
+            let record = RuleRecord {
+                rule: rule.clone(),
+                evidence: Evidence {
+                    agree: 6,
+                    disagree: u32::from(!active),
+                },
+                active,
+                learned_ms: 5,
+                skipped: 1,
+                example: Some((
+                    "http://127.0.0.1:8083/3".into(),
+                    "http://127.0.0.1:8080/3".into(),
+                )),
+            };
+            rules.insert(&rule.to_string(), &record).unwrap();
+        }
+        store.flush().unwrap();
+    }
+
+    fn open_sample() -> (tempfile::TempDir, Inspector) {
+        let dir = tempfile::tempdir().unwrap();
+        sample_store(dir.path());
+        let inspector = Inspector::open(dir.path()).unwrap();
+        (dir, inspector)
+    }
+
+    fn urls(skips: &[(u64, SkipRecord)]) -> Vec<&str> {
+        skips.iter().map(|(_, r)| r.url.as_str()).collect()
+    }
+
+    #[test]
+    fn a_missing_store_is_an_error_and_is_not_created() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nothing-here");
+        let err = Inspector::open(&path).unwrap_err().to_string();
+        assert!(err.contains("no crawl store at"), "{err}");
+        assert!(err.contains("nothing-here"), "{err}");
+        assert!(err.contains("simcrawl crawl"), "{err}");
+        assert!(!path.exists());
+        // A directory that no crawl initialised is not a store either, and stays untouched.
+        let err = Inspector::open(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("no crawl store at"), "{err}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn skips_filter_by_reason_and_host_with_a_limit_in_id_order() {
+        let (_dir, inspector) = open_sample();
+        assert_eq!(inspector.skip_log_len().unwrap(), 6);
+        let all = inspector.skipped(&SkipQuery::default()).unwrap();
+        assert_eq!(all.len(), 6);
+        assert_eq!(
+            all.iter().map(|(id, _)| *id).collect::<Vec<_>>(),
+            [1, 2, 3, 4, 5, 6]
+        );
+
+        let near = SkipQuery {
+            reason: Some(SkipReason::NearDuplicate),
+            ..SkipQuery::default()
+        };
+        assert_eq!(
+            urls(&inspector.skipped(&near).unwrap()),
+            [
+                "http://127.0.0.1:8081/0",
+                "http://127.0.0.1:8081/1",
+                "http://127.0.0.1:8082/2"
+            ]
+        );
+        let limited = SkipQuery {
+            limit: Some(2),
+            ..near.clone()
+        };
+        assert_eq!(
+            urls(&inspector.skipped(&limited).unwrap()),
+            ["http://127.0.0.1:8081/0", "http://127.0.0.1:8081/1"]
+        );
+        let by_host = SkipQuery {
+            host: Some("127.0.0.1:8081".into()),
+            ..SkipQuery::default()
+        };
+        assert_eq!(inspector.skipped(&by_host).unwrap().len(), 2);
+        // Without a port, every port of the host; case does not matter.
+        let any_port = SkipQuery {
+            host: Some("127.0.0.1".into()),
+            ..SkipQuery::default()
+        };
+        assert_eq!(inspector.skipped(&any_port).unwrap().len(), 5);
+        // The URL's host counts too, when the record's host field is spelled differently.
+        let by_url = SkipQuery {
+            host: Some("127.0.0.1:8083".into()),
+            ..SkipQuery::default()
+        };
+        assert_eq!(
+            urls(&inspector.skipped(&by_url).unwrap()),
+            ["http://127.0.0.1:8083/3"]
+        );
+        let upper = SkipQuery {
+            host: Some("EXAMPLE.com".into()),
+            ..SkipQuery::default()
+        };
+        assert_eq!(
+            urls(&inspector.skipped(&upper).unwrap()),
+            ["http://Example.com/a"]
+        );
+        let both = SkipQuery {
+            reason: Some(SkipReason::Mirror),
+            host: Some("127.0.0.1:8081".into()),
+            limit: None,
+        };
+        assert!(inspector.skipped(&both).unwrap().is_empty());
+        let zero = SkipQuery {
+            limit: Some(0),
+            ..SkipQuery::default()
+        };
+        assert!(inspector.skipped(&zero).unwrap().is_empty());
+    }
+
+    #[test]
+    fn host_filters_handle_ports_and_ipv6() {
+        assert!(host_matches("a.example", "a.example:8080"));
+        assert!(host_matches("a.example:8080", "A.example:8080"));
+        assert!(!host_matches("a.example:8081", "a.example:8080"));
+        assert!(!host_matches("example", "a.example"));
+        assert!(host_matches("[::1]", "[::1]:8080"));
+        assert!(!host_matches("[::1]:9", "[::1]:8080"));
+        assert_eq!(split_port("[::1]"), ("[::1]", None));
+    }
+
+    #[test]
+    fn stats_report_every_reason_with_zeros() {
+        let (_dir, inspector) = open_sample();
+        let stats = inspector.stats().unwrap();
+        assert_eq!(stats.fetched, 10);
+        assert_eq!(stats.indexed, 4);
+        assert_eq!(stats.failed, 1);
+        assert_eq!(stats.not_html, 2);
+        assert_eq!(stats.http_errors, 0);
+        assert_eq!(stats.indexed_pages, 4);
+        assert_eq!(stats.skip_log_entries, 6);
+        assert_eq!(
+            stats.skipped.iter().map(|(r, _)| *r).collect::<Vec<_>>(),
+            SkipReason::ALL
+        );
+        let count = |reason| stats.skipped.iter().find(|(r, _)| *r == reason).unwrap().1;
+        assert_eq!(count(SkipReason::NearDuplicate), 3);
+        assert_eq!(count(SkipReason::UrlVariant), 7);
+        assert_eq!(count(SkipReason::Mirror), 0);
+        assert_eq!(stats.skipped_total(), 10);
+        assert_eq!(stats.excluded.len(), EXCLUSIONS.len());
+        assert_eq!(stats.excluded[0], ("already-seen", 9));
+        assert!(stats.excluded.contains(&("robots-disallowed", 5)));
+        assert!(stats.excluded.contains(&("gave-up", 0)));
+        assert_eq!(stats.excluded_total(), 14);
+        assert_eq!(stats.frontier.len(), Counter::ALL.len());
+        assert!(stats.frontier.contains(&("frontier.excluded.robots", 5)));
+        assert_eq!((stats.rules_learned, stats.rules_revoked), (2, 1));
+        assert!(!stats.robots_ignored);
+        inspector
+            .store()
+            .counters()
+            .set(counters::ROBOTS_IGNORED, 1)
+            .unwrap();
+        assert!(inspector.stats().unwrap().robots_ignored);
+    }
+
+    #[test]
+    fn an_empty_store_has_zero_stats() {
+        let inspector = Inspector::new(Store::temporary().unwrap());
+        let stats = inspector.stats().unwrap();
+        assert_eq!(stats.skipped_total(), 0);
+        assert_eq!(stats.indexed_pages, 0);
+        assert_eq!(stats.skip_log_entries, 0);
+        assert!(inspector.rules().unwrap().is_empty());
+        let view = inspector.tune(2, 8).unwrap();
+        assert_eq!(view.replay.pages, 0);
+        assert_eq!(view.would_index, vec![0; 9]);
+        assert_eq!(inspector.clusters(3, None).unwrap().total, 0);
+    }
+
+    #[test]
+    fn rules_are_listed_with_their_state() {
+        let (_dir, inspector) = open_sample();
+        let rules = inspector.rules().unwrap();
+        assert_eq!(rules.len(), 2);
+        // In the order of their names: "mirror ..." before "parameter ...".
+        assert!(matches!(rules[0].rule, Rule::Mirror { .. }));
+        assert!(rules[0].active);
+        assert!(matches!(rules[1].rule, Rule::Param { .. }));
+        assert!(!rules[1].active);
+        assert_eq!(rules[1].evidence.disagree, 1);
+    }
+
+    #[test]
+    fn pages_tune_and_clusters_read_the_index() {
+        let (_dir, inspector) = open_sample();
+        let pages: Vec<PageRecord> = inspector
+            .pages()
+            .unwrap()
+            .records()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(pages.len(), 4);
+        assert_eq!(pages[2].title.as_deref(), Some("Page 2"));
+
+        let view = inspector.tune(2, 8).unwrap();
+        assert_eq!(view.replay.pages, 4);
+        assert_eq!(view.replay.by_k.len(), 9);
+        // Near skips at distances 3, 1 and 2: k = 0 indexes all three, k = 3 none.
+        assert_eq!(view.near_skips, 3);
+        assert_eq!(view.would_index, vec![3, 2, 1, 0, 0, 0, 0, 0, 0]);
+        // Pages 0 and 1 differ by one word: some k up to 8 joins them.
+        let d = pages[0].simhash ^ pages[1].simhash;
+        let d = d.count_ones();
+        assert!(d <= 8, "an edit of one word moved {d} bits");
+        assert_eq!(view.replay.by_k[d as usize].would_skip, 1);
+        assert!(
+            view.replay
+                .samples
+                .iter()
+                .any(|s| s.a.id == 0 && s.b.id == 1)
+        );
+        // Samples stop at the distance asked for.
+        let short = inspector.tune(2, d.saturating_sub(1)).unwrap();
+        assert!(short.replay.samples.iter().all(|s| s.distance < d));
+
+        let listing = inspector.clusters(8, None).unwrap();
+        assert_eq!(listing.total, 1);
+        assert_eq!(listing.clustered_pages, 2);
+        let ids: Vec<u32> = listing.clusters[0].iter().map(|p| p.id).collect();
+        assert_eq!(ids, [0, 1]);
+        assert_eq!(listing.clusters[0][1].title.as_deref(), Some("Page 1"));
+        let none = inspector.clusters(8, Some(0)).unwrap();
+        assert_eq!((none.total, none.clusters.len()), (1, 0));
+    }
+}

@@ -1,0 +1,1138 @@
+//! The coordinator: one task that owns the frontier, the page index, the learner and the skip log, and
+//! is their only writer, so a lookup-then-insert is never raced.
+//!
+//! Fetches run as tokio tasks (the frontier bounds how many, overall and per host). Extraction,
+//! fingerprinting and link canonicalisation are CPU work and run on tokio's blocking pool, off the async
+//! threads. Results come back through a bounded channel, so a slow coordinator slows the fetching
+//! instead of growing memory.
+//!
+//! The path of one URL: candidate (canonical key, scope, traps, learned rules, seen set) -> frontier
+//! (politeness, robots.txt) -> fetch (each redirect hop checked against the seen set) -> exact and
+//! text digests -> canonical -> SimHash within k confirmed by MinHash -> index, or a skip record. Every
+//! duplicate is evidence for the learner, whose rules then skip later URLs before they are fetched.
+
+use crate::config::CrawlConfig;
+use crate::error::CrawlError;
+use crate::layout::{self, RuleRecord, counters};
+use crate::learn::{Learner, Rule};
+use crate::page::{Analyzer, PageAnalysis};
+use crate::pages::{PageIndex, Verdict};
+use crate::skiplog::{SkipReason, SkipRecord};
+use simcrawl_fetch::{AddressClass, Body, FetchError, FetchOptions, Fetcher, HopDecision, NonHtml};
+use simcrawl_frontier::{
+    Admission, Completion, Frontier, Instant, Lease, LeaseKind, Next, RobotsOutcome, RobotsRequest,
+    SitemapOutcome, Via,
+};
+use simcrawl_store::{Counters, Log, Store, Tree};
+use simcrawl_url::{Candidate, CanonOptions, Canonicalizer, LearnedRules, RuleName, Url};
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::io::Write;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+use tokio::sync::mpsc;
+use xxhash_rust::xxh3::xxh3_128;
+
+/// A snapshot of a running crawl, for a progress line.
+#[derive(Debug, Clone, Default)]
+pub struct Progress {
+    /// Pages fetched in this run.
+    pub fetched: u64,
+    /// Pages indexed in this run.
+    pub indexed: u64,
+    /// URLs and pages skipped as duplicates in this run, by reason.
+    pub skipped: BTreeMap<SkipReason, u64>,
+    /// Fetches that failed in this run.
+    pub failed: u64,
+    /// URLs waiting in the frontier.
+    pub queued: u64,
+    /// Hosts with URLs waiting.
+    pub hosts: usize,
+    /// Requests in flight.
+    pub in_flight: u32,
+    /// Time since the crawl started.
+    pub elapsed: Duration,
+}
+
+impl Progress {
+    /// All skips, whatever the reason.
+    pub fn skipped_total(&self) -> u64 {
+        self.skipped.values().sum()
+    }
+}
+
+/// What a finished (or interrupted) crawl did.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// The counts of this run.
+    pub progress: Progress,
+    /// Pages indexed in the store, over all runs.
+    pub indexed_total: u64,
+    /// Rules learned in this run.
+    pub rules_learned: Vec<String>,
+    /// Rules revoked in this run.
+    pub rules_revoked: Vec<String>,
+    /// Whether robots.txt was ignored.
+    pub robots_ignored: bool,
+    /// Whether the crawl stopped early on a shutdown request.
+    pub interrupted: bool,
+    /// The frontier's counters (exclusions by reason, ...), over all runs.
+    pub frontier_counters: Vec<(&'static str, u64)>,
+}
+
+/// A finished fetch, with the CPU work already done.
+enum Event {
+    Page(Lease, Box<PageResult>),
+    Robots(RobotsRequest, Result<(u16, Vec<u8>), FetchError>),
+    Sitemap(Lease, Result<(u16, Vec<u8>), FetchError>),
+}
+
+enum PageResult {
+    Failed(FetchError),
+    /// The analysis task did not finish (it panicked); the page is counted as failed.
+    Broken(String),
+    /// A redirect led to a URL already seen; the fetch stopped there.
+    RedirectToSeen {
+        to: Url,
+        hops: Vec<(Url, Url)>,
+    },
+    Done(Box<FetchedPage>),
+}
+
+struct FetchedPage {
+    final_url: Url,
+    final_key: Candidate,
+    hops: Vec<(Url, Url)>,
+    status: u16,
+    class: AddressClass,
+    retry_after: Option<Duration>,
+    analysis: Option<PageAnalysis>,
+    canonical: Option<Candidate>,
+    links: Vec<Candidate>,
+    /// The canonicaliser the links were keyed with (re-key them if rules changed since).
+    canon: Arc<Canonicalizer>,
+    not_html: bool,
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+fn host_of(url: &str) -> String {
+    Url::parse(url)
+        .map(|u| crate::learn::authority(&u))
+        .unwrap_or_default()
+}
+
+/// The URL without credentials, for logs.
+fn redact(url: &Url) -> String {
+    if url.username().is_empty() && url.password().is_none() {
+        return url.to_string();
+    }
+    let mut clean = url.clone();
+    let _ = clean.set_username("");
+    let _ = clean.set_password(None);
+    clean.to_string()
+}
+
+struct Coordinator {
+    config: CrawlConfig,
+    store: Store,
+    frontier: Frontier,
+    pages: PageIndex,
+    learner: Learner,
+    canon: Arc<Canonicalizer>,
+    plain: Canonicalizer,
+    skips: Log<SkipRecord>,
+    variants: Tree<u128, ()>,
+    rules: Tree<String, RuleRecord>,
+    crawl_meta: Tree<String, Vec<u8>>,
+    counters: Counters,
+    fetcher: Fetcher,
+    analyzer: Arc<Analyzer>,
+    seen: Tree<u128, ()>,
+    /// Verification fetches of URLs a rule would have skipped, by canonical-key hash.
+    verifying: HashMap<u128, Rule>,
+    /// Address class of hosts fetched so far, for the link policy.
+    classes: HashMap<String, AddressClass>,
+    output: Option<std::io::BufWriter<std::fs::File>>,
+    progress: Progress,
+    learned: Vec<String>,
+    revoked: Vec<String>,
+    fetched_before: u64,
+}
+
+/// Runs a crawl until the frontier is empty, a budget is reached or `shutdown` completes (then the
+/// fetches in flight finish, the store is flushed and the report is returned). `on_progress` is called
+/// about once a second.
+pub async fn run(
+    config: CrawlConfig,
+    shutdown: impl Future<Output = ()>,
+    mut on_progress: impl FnMut(&Progress),
+) -> Result<Report, CrawlError> {
+    let store = Store::open(&config.store)?;
+    let mut frontier = Frontier::open(&store, config.frontier.clone())
+        .map_err(|e| CrawlError::Config(format!("cannot open the frontier: {e}")))?;
+    let pages = PageIndex::open(&store, config.k, config.jaccard)?;
+    let crawl_meta: Tree<String, Vec<u8>> = store.tree(layout::CRAWL_META_TREE)?;
+    let rules_tree: Tree<String, RuleRecord> = store.tree(layout::RULES_TREE)?;
+
+    // Learned rules survive a restart.
+    let mut learned_rules = LearnedRules::new();
+    if let Some(bytes) = crawl_meta.get(&layout::LEARNED_RULES_KEY.to_string())? {
+        learned_rules = LearnedRules::from_bytes(&bytes).map_err(|e| {
+            CrawlError::Config(format!("the stored learned rules are unreadable: {e}"))
+        })?;
+    }
+    let mut learner = Learner::new(config.learn.clone());
+    for item in rules_tree.iter() {
+        let (_, record) = item?;
+        if record.active {
+            learner.activate(record.rule.clone(), record.evidence);
+        }
+    }
+    let canon = Arc::new(Canonicalizer::new(config.canon, learned_rules));
+    let plain = Canonicalizer::new(config.canon, LearnedRules::new());
+    let fetcher =
+        Fetcher::new(config.fetch.clone()).map_err(|e| CrawlError::Config(e.to_string()))?;
+    let counters = store.counters();
+    if config.frontier.robots == simcrawl_frontier::RobotsPolicy::Ignore {
+        counters.set(counters::ROBOTS_IGNORED, 1)?;
+    }
+    let fetched_before = counters.get(counters::FETCHED)?;
+
+    // Seeds. Their spellings count as seen, so a link spelled the same is not a variant.
+    let variants: Tree<u128, ()> = store.tree(layout::VARIANTS_TREE)?;
+    for seed in &config.seeds {
+        match canon.canonicalize(seed, None) {
+            Ok(candidate) => {
+                frontier
+                    .admit(&candidate, 0, Via::Seed)
+                    .map_err(|e| CrawlError::Config(format!("cannot queue seed {seed}: {e}")))?;
+                variants.insert(&xxh3_128(candidate.fetch.as_str().as_bytes()), &())?;
+            }
+            Err(e) => return Err(CrawlError::Config(format!("seed {seed}: {e}"))),
+        }
+    }
+    let output = match &config.output {
+        Some(path) => Some(std::io::BufWriter::new(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_err(|e| {
+                    CrawlError::Config(format!("cannot open --out {}: {e}", path.display()))
+                })?,
+        )),
+        None => None,
+    };
+    let mut c = Coordinator {
+        seen: store.tree(simcrawl_frontier::trees::SEEN_TREE)?,
+        skips: store.log(layout::SKIP_LOG)?,
+        variants,
+        rules: rules_tree,
+        crawl_meta,
+        counters,
+        fetcher,
+        analyzer: Arc::new(Analyzer::default()),
+        verifying: HashMap::new(),
+        classes: HashMap::new(),
+        output,
+        progress: Progress::default(),
+        learned: Vec::new(),
+        revoked: Vec::new(),
+        fetched_before,
+        store,
+        frontier,
+        pages,
+        learner,
+        canon,
+        plain,
+        config,
+    };
+    c.run_loop(shutdown, &mut on_progress).await
+}
+
+/// The frontier's errors are the crawl's configuration or store problems; keep their message.
+fn frontier_err(e: simcrawl_frontier::FrontierError) -> CrawlError {
+    CrawlError::Config(format!("frontier: {e}"))
+}
+
+impl Coordinator {
+    async fn run_loop(
+        &mut self,
+        shutdown: impl Future<Output = ()>,
+        on_progress: &mut impl FnMut(&Progress),
+    ) -> Result<Report, CrawlError> {
+        let start = std::time::Instant::now();
+        let capacity = (self.config.frontier.max_in_flight as usize).max(1) * 2;
+        let (tx, mut rx) = mpsc::channel::<Event>(capacity);
+        let mut in_flight: u32 = 0;
+        let mut stopping = false;
+        let mut interrupted = false;
+        let mut last_checkpoint = std::time::Instant::now();
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tokio::pin!(shutdown);
+        loop {
+            let mut wake: Option<Instant> = None;
+            let mut done = false;
+            if !stopping {
+                loop {
+                    if let Some(max) = self.config.max_fetches
+                        && self.fetched_before + self.progress.fetched + u64::from(in_flight) >= max
+                    {
+                        stopping = true;
+                        break;
+                    }
+                    match self
+                        .frontier
+                        .next_ready(Instant::now())
+                        .map_err(frontier_err)?
+                    {
+                        Next::Fetch(lease) => {
+                            if self.skip_by_rule_at_lease(&lease)? {
+                                continue;
+                            }
+                            in_flight += 1;
+                            self.spawn_page(lease, tx.clone());
+                        }
+                        Next::Sitemap(lease) => {
+                            in_flight += 1;
+                            self.spawn_sitemap(lease, tx.clone());
+                        }
+                        Next::Robots(request) => {
+                            in_flight += 1;
+                            self.spawn_robots(request, tx.clone());
+                        }
+                        Next::Wait(at) => {
+                            wake = Some(at);
+                            break;
+                        }
+                        Next::Busy => break,
+                        Next::Done => {
+                            done = true;
+                            break;
+                        }
+                    }
+                }
+            }
+            if (done || stopping) && in_flight == 0 {
+                break;
+            }
+            let sleep_until = wake.unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
+            tokio::select! {
+                event = rx.recv(), if in_flight > 0 => {
+                    if let Some(event) = event {
+                        in_flight -= 1;
+                        self.handle(event)?;
+                        // Drain what else is ready without blocking.
+                        while let Ok(event) = rx.try_recv() {
+                            in_flight -= 1;
+                            self.handle(event)?;
+                        }
+                    }
+                }
+                _ = tokio::time::sleep_until(sleep_until), if wake.is_some() => {}
+                _ = &mut shutdown, if !stopping => {
+                    stopping = true;
+                    interrupted = true;
+                }
+                _ = tick.tick() => {
+                    self.progress.elapsed = start.elapsed();
+                    self.progress.in_flight = in_flight;
+                    let stats = self.frontier.stats();
+                    self.progress.queued = stats.queued;
+                    self.progress.hosts = stats.hosts_with_queue;
+                    on_progress(&self.progress);
+                }
+            }
+            if last_checkpoint.elapsed() >= self.config.checkpoint_every {
+                self.checkpoint()?;
+                last_checkpoint = std::time::Instant::now();
+            }
+        }
+        self.checkpoint()?;
+        self.progress.elapsed = start.elapsed();
+        let stats = self.frontier.stats();
+        self.progress.queued = stats.queued;
+        self.progress.hosts = stats.hosts_with_queue;
+        self.progress.in_flight = 0;
+        Ok(Report {
+            progress: self.progress.clone(),
+            indexed_total: self.pages.len() as u64,
+            rules_learned: self.learned.clone(),
+            rules_revoked: self.revoked.clone(),
+            robots_ignored: self.config.frontier.robots == simcrawl_frontier::RobotsPolicy::Ignore,
+            interrupted,
+            frontier_counters: stats.counters.iter().collect(),
+        })
+    }
+
+    fn checkpoint(&mut self) -> Result<(), CrawlError> {
+        self.frontier.checkpoint().map_err(frontier_err)?;
+        self.crawl_meta.insert(
+            &layout::LEARNED_RULES_KEY.to_string(),
+            &self.canon.rules().to_bytes(),
+        )?;
+        if let Some(out) = self.output.as_mut() {
+            out.flush()
+                .map_err(|e| CrawlError::Config(format!("cannot write --out: {e}")))?;
+        }
+        self.store.flush()?;
+        Ok(())
+    }
+
+    fn fetch_options(&self, lease: &Lease) -> FetchOptions {
+        if lease.via.is_seed_like() {
+            return FetchOptions::seed();
+        }
+        let class = lease
+            .referrer
+            .as_deref()
+            .map(host_of)
+            .and_then(|h| self.classes.get(&h).copied())
+            .unwrap_or(AddressClass::Public);
+        FetchOptions::link(class)
+    }
+
+    fn spawn_page(&self, lease: Lease, tx: mpsc::Sender<Event>) {
+        let fetcher = self.fetcher.clone();
+        let canon = Arc::clone(&self.canon);
+        let analyzer = Arc::clone(&self.analyzer);
+        let seen = self.seen.clone();
+        let options = self.fetch_options(&lease);
+        tokio::spawn(async move {
+            let own_key = lease.key_hash;
+            let mut stopped_at: Option<Url> = None;
+            let result = fetcher
+                .fetch_with(&lease.url, &options, |hop, _| {
+                    let known = canon
+                        .canonicalize(hop.as_str(), None)
+                        .map(|c| c.key.hash128())
+                        .is_ok_and(|h| h != own_key && seen.contains_key(&h).unwrap_or(false));
+                    if known {
+                        stopped_at = Some(hop.clone());
+                        HopDecision::Stop
+                    } else {
+                        HopDecision::Follow
+                    }
+                })
+                .await;
+            let page = match result {
+                Err(e) => PageResult::Failed(e),
+                Ok(fetched) => {
+                    let hops: Vec<(Url, Url)> = fetched
+                        .hops
+                        .windows(2)
+                        .map(|w| (w[0].url.clone(), w[1].url.clone()))
+                        .collect();
+                    if let Some(to) = stopped_at.or(fetched.unfollowed.clone()) {
+                        PageResult::RedirectToSeen { to, hops }
+                    } else {
+                        let work = tokio::task::spawn_blocking(move || {
+                            analyse(fetched, hops, &canon, &analyzer)
+                        })
+                        .await;
+                        match work {
+                            Ok(page) => PageResult::Done(Box::new(page)),
+                            Err(e) => PageResult::Broken(format!("analysing {}: {e}", lease.url)),
+                        }
+                    }
+                }
+            };
+            let _ = tx.send(Event::Page(lease, Box::new(page))).await;
+        });
+    }
+
+    fn spawn_robots(&self, request: RobotsRequest, tx: mpsc::Sender<Event>) {
+        let fetcher = self.fetcher.clone();
+        let options = FetchOptions::seed()
+            .with_body_cap(request.max_bytes)
+            .with_max_redirects(request.max_redirects as usize)
+            .with_non_html(NonHtml::Keep);
+        tokio::spawn(async move {
+            let result = fetcher
+                .fetch(&request.url, &options)
+                .await
+                .map(|f| (f.status, body_bytes(&f.body)));
+            let _ = tx.send(Event::Robots(request, result)).await;
+        });
+    }
+
+    fn spawn_sitemap(&self, lease: Lease, tx: mpsc::Sender<Event>) {
+        let fetcher = self.fetcher.clone();
+        let options = FetchOptions::seed().with_non_html(NonHtml::Keep);
+        tokio::spawn(async move {
+            let result = fetcher
+                .fetch(&lease.url, &options)
+                .await
+                .map(|f| (f.status, body_bytes(&f.body)));
+            let _ = tx.send(Event::Sitemap(lease, result)).await;
+        });
+    }
+
+    fn handle(&mut self, event: Event) -> Result<(), CrawlError> {
+        let now = Instant::now();
+        match event {
+            Event::Robots(request, result) => {
+                let outcome = match &result {
+                    Ok((status, body)) => RobotsOutcome::Response {
+                        status: *status,
+                        body,
+                    },
+                    Err(e)
+                        if matches!(
+                            e.kind(),
+                            simcrawl_fetch::ErrorKind::TooManyRedirects { .. }
+                        ) =>
+                    {
+                        RobotsOutcome::TooManyRedirects
+                    }
+                    Err(_) => RobotsOutcome::NetworkError,
+                };
+                self.frontier
+                    .robots_fetched(&request, outcome, now)
+                    .map_err(frontier_err)?;
+            }
+            Event::Sitemap(lease, result) => {
+                let outcome = match &result {
+                    Ok((status, body)) => SitemapOutcome::Response {
+                        status: *status,
+                        body,
+                    },
+                    Err(_) => SitemapOutcome::NetworkError,
+                };
+                self.frontier
+                    .sitemap_fetched(lease, outcome, &self.canon, now)
+                    .map_err(frontier_err)?;
+            }
+            Event::Page(lease, result) => self.handle_page(lease, *result, now)?,
+        }
+        Ok(())
+    }
+
+    fn skip(&mut self, record: SkipRecord) -> Result<(), CrawlError> {
+        *self.progress.skipped.entry(record.reason).or_default() += 1;
+        self.counters.add(
+            &format!("{}{}", counters::SKIPPED_PREFIX, record.reason.as_str()),
+            1,
+        )?;
+        self.skips.append(&record)?;
+        Ok(())
+    }
+
+    fn original_url(&self, key_hash: u128, fallback: &str) -> Result<String, CrawlError> {
+        Ok(match self.pages.by_key(key_hash)? {
+            Some(id) => self
+                .pages
+                .get(id)?
+                .map_or_else(|| fallback.to_string(), |p| p.url),
+            None => fallback.to_string(),
+        })
+    }
+
+    fn handle_page(
+        &mut self,
+        lease: Lease,
+        result: PageResult,
+        now: Instant,
+    ) -> Result<(), CrawlError> {
+        let verifying = self.verifying.remove(&lease.key_hash);
+        match result {
+            PageResult::Failed(_) | PageResult::Broken(_) => {
+                self.progress.failed += 1;
+                self.counters.add(counters::FAILED, 1)?;
+                match &result {
+                    PageResult::Failed(e) => tracing::debug!("{e}"),
+                    PageResult::Broken(e) => tracing::warn!("{e}"),
+                    _ => {}
+                }
+                self.frontier
+                    .complete(lease, Completion::Failed { retry_after: None }, now)
+                    .map_err(frontier_err)?;
+            }
+            PageResult::RedirectToSeen { to, hops } => {
+                self.count_fetch()?;
+                for (from, hop) in &hops {
+                    self.observe_redirect(from, hop)?;
+                }
+                if let Ok(from) = Url::parse(&lease.url) {
+                    self.observe_redirect(&from, &to)?;
+                }
+                let key = self.canon.canonicalize(to.as_str(), None).map(|c| c.key);
+                let original = match &key {
+                    Ok(k) => self.original_url(k.hash128(), to.as_str())?,
+                    Err(_) => to.to_string(),
+                };
+                self.skip(SkipRecord {
+                    time_ms: now_ms(),
+                    url: lease.url.clone(),
+                    reason: SkipReason::RedirectDuplicate,
+                    original: Some(original),
+                    distance: None,
+                    jaccard: None,
+                    rule: Some(format!("redirects to {to}")),
+                    host: lease.host.clone(),
+                    depth: lease.depth,
+                    referrer: lease.referrer.clone(),
+                })?;
+                self.frontier
+                    .complete(lease, Completion::Fetched, now)
+                    .map_err(frontier_err)?;
+            }
+            PageResult::Done(page) => {
+                self.count_fetch()?;
+                self.handle_fetched(&lease, *page, verifying, now)?;
+                self.frontier
+                    .complete(lease, Completion::Fetched, now)
+                    .map_err(frontier_err)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn count_fetch(&mut self) -> Result<(), CrawlError> {
+        self.progress.fetched += 1;
+        self.counters.add(counters::FETCHED, 1)?;
+        Ok(())
+    }
+
+    fn handle_fetched(
+        &mut self,
+        lease: &Lease,
+        page: FetchedPage,
+        verifying: Option<Rule>,
+        now: Instant,
+    ) -> Result<(), CrawlError> {
+        self.classes
+            .insert(crate::learn::authority(&page.final_url), page.class);
+        for (from, to) in &page.hops {
+            self.observe_redirect(from, to)?;
+        }
+        // The redirect target is now known too.
+        if page.final_key.key.hash128() != lease.key_hash {
+            self.frontier
+                .mark_seen(&page.final_key)
+                .map_err(frontier_err)?;
+        }
+        if let Some(delay) = page.retry_after {
+            self.frontier
+                .defer_host(&lease.host, now + delay)
+                .map_err(frontier_err)?;
+        }
+        if page.status >= 400 {
+            self.counters.add(counters::HTTP_ERRORS, 1)?;
+            return Ok(());
+        }
+        if page.not_html {
+            self.counters.add(counters::NOT_HTML, 1)?;
+            return Ok(());
+        }
+        let Some(analysis) = page.analysis else {
+            return Ok(());
+        };
+        let canonical_hash = page
+            .canonical
+            .as_ref()
+            .map(|c| c.key.hash128())
+            .filter(|h| *h != page.final_key.key.hash128());
+        let verdict = self.pages.check(&analysis, canonical_hash)?;
+        let final_url = redact(&page.final_url);
+        let follow = !analysis.document.meta_robots.nofollow;
+        if let Some(rule) = verifying {
+            match verdict {
+                Verdict::Duplicate { .. } => self.learner.confirm(&rule),
+                Verdict::Unique => self.revoke(&rule)?,
+            }
+        }
+        match verdict {
+            Verdict::Unique => {
+                if analysis.document.meta_robots.noindex {
+                    self.counters.add(counters::NOINDEX, 1)?;
+                } else {
+                    let id = self.pages.insert(
+                        &final_url,
+                        page.final_key.key.hash128(),
+                        lease.depth,
+                        now_ms(),
+                        &analysis,
+                    )?;
+                    self.pages.add_key(lease.key_hash, id)?;
+                    self.progress.indexed += 1;
+                    self.counters.add(counters::INDEXED, 1)?;
+                    self.write_output(id, &final_url, lease.depth, &analysis)?;
+                    let pages = &self.pages;
+                    let canon = &self.canon;
+                    let revoked = self.learner.observe_unique(&page.final_url, |counterpart| {
+                        canon
+                            .canonicalize(
+                                &format!("{}://{counterpart}", page.final_url.scheme()),
+                                None,
+                            )
+                            .ok()
+                            .and_then(|c| pages.by_key(c.key.hash128()).ok().flatten())
+                            .is_some()
+                    });
+                    for rule in revoked {
+                        self.revoke(&rule)?;
+                    }
+                    if let Ok(key_url) = Url::parse(page.final_key.key.as_str()) {
+                        for rule in self.learner.observe_params(&key_url, id) {
+                            self.apply_rule(rule, None)?;
+                        }
+                    }
+                }
+                if follow {
+                    self.admit_links(lease, &page.links, &page.canon)?;
+                }
+            }
+            Verdict::Duplicate {
+                reason,
+                original,
+                distance,
+                jaccard,
+            } => {
+                let original_url = self.pages.get(original)?.map(|p| p.url);
+                if original_url.as_deref() == Some(final_url.as_str()) {
+                    // The same URL delivered again after a crash: it is already indexed.
+                    return Ok(());
+                }
+                self.skip(SkipRecord {
+                    time_ms: now_ms(),
+                    url: final_url.clone(),
+                    reason,
+                    original: original_url.clone(),
+                    distance,
+                    jaccard: jaccard.map(|j| j as f32),
+                    rule: None,
+                    host: lease.host.clone(),
+                    depth: lease.depth,
+                    referrer: lease.referrer.clone(),
+                })?;
+                if let Some(orig) = original_url.as_deref().and_then(|u| Url::parse(u).ok())
+                    && let Some(rule) = self.learner.observe_duplicate(&page.final_url, &orig)
+                {
+                    self.apply_rule(rule, Some((final_url.clone(), orig.to_string())))?;
+                }
+                if let Ok(key_url) = Url::parse(page.final_key.key.as_str()) {
+                    for rule in self.learner.observe_params(&key_url, original) {
+                        self.apply_rule(rule, None)?;
+                    }
+                }
+                // A copy on another host may be one page of a mirror: its links are how the learner
+                // finds out, until a mirror rule covers the host (then they are skipped unfetched).
+                let cross_host = original_url
+                    .as_deref()
+                    .and_then(|u| Url::parse(u).ok())
+                    .is_some_and(|o| {
+                        crate::learn::authority(&o) != crate::learn::authority(&page.final_url)
+                    });
+                let mirror_known = self.learner.covers(&page.final_url);
+                if follow && (self.config.follow_duplicate_links || (cross_host && !mirror_known)) {
+                    self.admit_links(lease, &page.links, &page.canon)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn observe_redirect(&mut self, from: &Url, to: &Url) -> Result<(), CrawlError> {
+        if let Some(rule) = self.learner.observe_redirect(from, to) {
+            self.apply_rule(rule, Some((from.to_string(), to.to_string())))?;
+        }
+        Ok(())
+    }
+
+    fn write_output(
+        &mut self,
+        id: u32,
+        url: &str,
+        depth: u32,
+        a: &PageAnalysis,
+    ) -> Result<(), CrawlError> {
+        let Some(out) = self.output.as_mut() else {
+            return Ok(());
+        };
+        let line = serde_json::json!({
+            "id": id,
+            "url": url,
+            "title": a.document.title,
+            "depth": depth,
+            "simhash": a.simhash.to_string(),
+            "body_digest": a.body_digest.to_string(),
+            "body_sha256": a.body_sha256,
+            "text_digest": a.text_digest.to_string(),
+            "words": a.words,
+            "text": a.document.main_text,
+        });
+        writeln!(out, "{line}").map_err(|e| CrawlError::Config(format!("cannot write --out: {e}")))
+    }
+
+    /// Offers a page's links to the frontier, logging variants and rule skips.
+    fn admit_links(
+        &mut self,
+        lease: &Lease,
+        links: &[Candidate],
+        keyed_with: &Arc<Canonicalizer>,
+    ) -> Result<(), CrawlError> {
+        let rekey = !Arc::ptr_eq(keyed_with, &self.canon);
+        for link in links {
+            let candidate = if rekey {
+                match self.canon.canonicalize(link.fetch.as_str(), None) {
+                    Ok(c) => c,
+                    Err(_) => continue,
+                }
+            } else {
+                link.clone()
+            };
+            self.admit_one(&candidate, lease.depth + 1, &lease.url)?;
+        }
+        Ok(())
+    }
+
+    fn admit_one(
+        &mut self,
+        candidate: &Candidate,
+        depth: u32,
+        referrer: &str,
+    ) -> Result<(), CrawlError> {
+        let spelling = xxh3_128(candidate.fetch.as_str().as_bytes());
+        let admission = self
+            .frontier
+            .admit(candidate, depth, Via::Link { referrer })
+            .map_err(frontier_err)?;
+        match admission {
+            Admission::Queued { .. } => {
+                self.variants.insert(&spelling, &())?;
+            }
+            Admission::Seen { key_hash } => {
+                if !self.variants.insert_if_absent(&spelling, &())? {
+                    return Ok(()); // this spelling was seen (and logged) before
+                }
+                let url = candidate.fetch.as_url().clone();
+                if let Some((rule, reason)) = self.rule_behind(&url, key_hash)? {
+                    if self.learner.should_verify(&rule)
+                        && let Ok(plain) = self.plain.canonicalize(url.as_str(), None)
+                    {
+                        {
+                            let verify = self
+                                .frontier
+                                .admit(&plain, depth, Via::Link { referrer })
+                                .map_err(frontier_err)?;
+                            if verify.is_queued() {
+                                self.verifying.insert(plain.key.hash128(), rule);
+                                return Ok(());
+                            }
+                        }
+                    }
+                    self.bump_rule(&rule)?;
+                    let original = self.original_url(key_hash, candidate.key.as_str())?;
+                    return self.skip(SkipRecord {
+                        time_ms: now_ms(),
+                        url: redact(&url),
+                        reason,
+                        original: Some(original),
+                        distance: None,
+                        jaccard: None,
+                        rule: Some(rule.to_string()),
+                        host: crate::learn::authority(&url),
+                        depth,
+                        referrer: Some(referrer.to_string()),
+                    });
+                }
+                let original = self.original_url(key_hash, candidate.key.as_str())?;
+                self.skip(SkipRecord {
+                    time_ms: now_ms(),
+                    url: redact(&url),
+                    reason: SkipReason::UrlVariant,
+                    original: Some(original),
+                    distance: None,
+                    jaccard: None,
+                    rule: None,
+                    host: crate::learn::authority(&url),
+                    depth,
+                    referrer: Some(referrer.to_string()),
+                })?;
+            }
+            _ => {} // exclusions are counted by the frontier
+        }
+        Ok(())
+    }
+
+    /// If a learned rule (and not a static one) made `url` a known URL, which rule and which reason.
+    fn rule_behind(
+        &self,
+        url: &Url,
+        key_hash: u128,
+    ) -> Result<Option<(Rule, SkipReason)>, CrawlError> {
+        if self.canon.rules().is_empty() {
+            return Ok(None);
+        }
+        let Ok(plain) = self.plain.canonicalize(url.as_str(), None) else {
+            return Ok(None);
+        };
+        let plain_hash = plain.key.hash128();
+        if plain_hash == key_hash || self.seen.contains_key(&plain_hash)? {
+            return Ok(None);
+        }
+        let Ok(explanation) = self.canon.explain(url.as_str(), None) else {
+            return Ok(None);
+        };
+        for rule in self.learner.active() {
+            let applies = match rule {
+                Rule::Mirror { from, .. } => {
+                    explanation.changed_by(RuleName::LearnedMirror) && prefix_covers(from, url)
+                }
+                Rule::Alias { from, .. } => {
+                    explanation.changed_by(RuleName::LearnedAlias)
+                        && crate::learn::authority(url) == *from
+                }
+                Rule::Param { authority, param } => {
+                    explanation.changed_by(RuleName::LearnedParam)
+                        && crate::learn::authority(url) == *authority
+                        && url.query_pairs().any(|(name, _)| name == param.as_str())
+                }
+            };
+            if applies {
+                let reason = match rule {
+                    Rule::Param { .. } => SkipReason::LearnedRule,
+                    _ => SkipReason::Mirror,
+                };
+                return Ok(Some((rule.clone(), reason)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// At lease time: a URL queued before a rule was learned, that the rule now maps to a known URL,
+    /// is skipped without a fetch. Returns whether it was.
+    fn skip_by_rule_at_lease(&mut self, lease: &Lease) -> Result<bool, CrawlError> {
+        if lease.kind != LeaseKind::Page
+            || self.canon.rules().is_empty()
+            || self.verifying.contains_key(&lease.key_hash)
+        {
+            return Ok(false);
+        }
+        let Ok(candidate) = self.canon.canonicalize(&lease.url, None) else {
+            return Ok(false);
+        };
+        let key_hash = candidate.key.hash128();
+        if key_hash == lease.key_hash || !self.seen.contains_key(&key_hash)? {
+            return Ok(false);
+        }
+        let Ok(url) = Url::parse(&lease.url) else {
+            return Ok(false);
+        };
+        let (rule_text, reason) = match self.rule_behind_lease(&url)? {
+            Some((rule, reason)) => {
+                self.bump_rule(&rule)?;
+                (rule.to_string(), reason)
+            }
+            None => ("a learned rule".to_string(), SkipReason::LearnedRule),
+        };
+        let original = self.original_url(key_hash, candidate.key.as_str())?;
+        self.skip(SkipRecord {
+            time_ms: now_ms(),
+            url: redact(&url),
+            reason,
+            original: Some(original),
+            distance: None,
+            jaccard: None,
+            rule: Some(rule_text),
+            host: lease.host.clone(),
+            depth: lease.depth,
+            referrer: lease.referrer.clone(),
+        })?;
+        self.frontier
+            .complete(lease.clone(), Completion::Fetched, Instant::now())
+            .map_err(frontier_err)?;
+        Ok(true)
+    }
+
+    fn rule_behind_lease(&self, url: &Url) -> Result<Option<(Rule, SkipReason)>, CrawlError> {
+        let Ok(explanation) = self.canon.explain(url.as_str(), None) else {
+            return Ok(None);
+        };
+        for rule in self.learner.active() {
+            let applies = match rule {
+                Rule::Mirror { from, .. } => {
+                    explanation.changed_by(RuleName::LearnedMirror) && prefix_covers(from, url)
+                }
+                Rule::Alias { from, .. } => {
+                    explanation.changed_by(RuleName::LearnedAlias)
+                        && crate::learn::authority(url) == *from
+                }
+                Rule::Param { authority, .. } => {
+                    explanation.changed_by(RuleName::LearnedParam)
+                        && crate::learn::authority(url) == *authority
+                }
+            };
+            if applies {
+                let reason = if matches!(rule, Rule::Param { .. }) {
+                    SkipReason::LearnedRule
+                } else {
+                    SkipReason::Mirror
+                };
+                return Ok(Some((rule.clone(), reason)));
+            }
+        }
+        Ok(None)
+    }
+
+    fn bump_rule(&mut self, rule: &Rule) -> Result<(), CrawlError> {
+        let name = rule.to_string();
+        if let Some(mut record) = self.rules.get(&name)? {
+            record.skipped += 1;
+            self.rules.insert(&name, &record)?;
+        }
+        Ok(())
+    }
+
+    /// Puts a learned rule in force: into the canonicaliser (later URLs) and the store.
+    fn apply_rule(
+        &mut self,
+        rule: Rule,
+        example: Option<(String, String)>,
+    ) -> Result<(), CrawlError> {
+        let mut rules = self.canon.rules().clone();
+        let added = match &rule {
+            Rule::Mirror { from, to } => rules.add_mirror_rule(from, to),
+            Rule::Alias { from, to } => rules.add_alias(from, to),
+            Rule::Param { authority, param } => rules.add_param_rule(authority, param),
+        };
+        match added {
+            Ok(true) => {}
+            Ok(false) => return Ok(()),
+            Err(e) => {
+                tracing::info!("not applying learned {rule}: {e}");
+                self.learner.contradict(&rule);
+                return Ok(());
+            }
+        }
+        self.canon = Arc::new(Canonicalizer::new(self.config.canon, rules));
+        let record = RuleRecord {
+            evidence: self.learner.evidence(&rule),
+            rule: rule.clone(),
+            active: true,
+            learned_ms: now_ms(),
+            skipped: 0,
+            example,
+        };
+        self.rules.insert(&rule.to_string(), &record)?;
+        self.counters.add(counters::RULES_LEARNED, 1)?;
+        self.learned.push(rule.to_string());
+        tracing::info!("learned {rule}");
+        Ok(())
+    }
+
+    fn revoke(&mut self, rule: &Rule) -> Result<(), CrawlError> {
+        self.learner.contradict(rule);
+        let mut rules = self.canon.rules().clone();
+        let removed = match rule {
+            Rule::Mirror { from, .. } => rules.remove_mirror_rule(from),
+            Rule::Alias { from, .. } => rules.remove_alias(from),
+            Rule::Param { authority, param } => rules.remove_param_rule(authority, param),
+        };
+        if matches!(removed, Ok(true)) {
+            self.canon = Arc::new(Canonicalizer::new(self.config.canon, rules));
+        }
+        let name = rule.to_string();
+        if let Some(mut record) = self.rules.get(&name)? {
+            record.active = false;
+            record.evidence = self.learner.evidence(rule);
+            self.rules.insert(&name, &record)?;
+        }
+        self.counters.add(counters::RULES_REVOKED, 1)?;
+        self.revoked.push(name);
+        Ok(())
+    }
+}
+
+/// Whether a mirror rule's source prefix (`host[:port][/path]`) covers `url`.
+fn prefix_covers(prefix: &str, url: &Url) -> bool {
+    let auth = crate::learn::authority(url);
+    let Some(rest) = prefix.strip_prefix(&auth) else {
+        return false;
+    };
+    if rest.is_empty() {
+        return true;
+    }
+    rest.starts_with('/') && {
+        let path = url.path();
+        path == rest || path.starts_with(&format!("{rest}/"))
+    }
+}
+
+fn body_bytes(body: &Body) -> Vec<u8> {
+    match body {
+        Body::Text { text, .. } => text.as_bytes().to_vec(),
+        Body::Bytes(bytes) => bytes.to_vec(),
+        Body::Skipped { .. } => Vec::new(),
+        #[allow(unreachable_patterns)]
+        _ => Vec::new(),
+    }
+}
+
+/// The CPU work of one fetched page: extraction, fingerprints and link keys.
+fn analyse(
+    fetched: simcrawl_fetch::Fetched,
+    hops: Vec<(Url, Url)>,
+    canon: &Arc<Canonicalizer>,
+    analyzer: &Analyzer,
+) -> FetchedPage {
+    let final_url = fetched.final_url.clone();
+    let final_key = canon
+        .canonicalize(final_url.as_str(), None)
+        .unwrap_or_else(|_| {
+            // The fetcher only fetches http(s) URLs, which always canonicalise; keep a usable fallback.
+            Canonicalizer::new(CanonOptions::minimal(), LearnedRules::new())
+                .canonicalize(final_url.as_str(), None)
+                .unwrap_or_else(|_| unreachable_candidate(&final_url))
+        });
+    let mut page = FetchedPage {
+        final_url: final_url.clone(),
+        final_key,
+        hops,
+        status: fetched.status,
+        class: fetched.address_class,
+        retry_after: fetched.retry_after,
+        analysis: None,
+        canonical: None,
+        links: Vec::new(),
+        canon: Arc::clone(canon),
+        not_html: false,
+    };
+    match &fetched.body {
+        Body::Text { text, .. } if fetched.status < 400 => {
+            let link_header =
+                (!fetched.headers.link.is_empty()).then(|| fetched.headers.link.join(", "));
+            let analysis =
+                analyzer.analyze_html(text.as_bytes(), text, &final_url, link_header.as_deref());
+            page.canonical = analysis
+                .document
+                .canonical
+                .as_ref()
+                .and_then(|c| canon.canonicalize(c.url.as_str(), None).ok());
+            page.links = analysis
+                .document
+                .links
+                .iter()
+                .filter_map(|l| canon.canonicalize(l.url.as_str(), None).ok())
+                .collect();
+            page.analysis = Some(analysis);
+        }
+        Body::Text { .. } => {}
+        _ => page.not_html = true,
+    }
+    page
+}
+
+fn unreachable_candidate(url: &Url) -> Candidate {
+    // Only reached if even minimal canonicalisation fails for a URL the fetcher fetched.
+    Canonicalizer::default()
+        .canonicalize("http://invalid.invalid/", None)
+        .unwrap_or_else(|e| panic!("a constant URL must canonicalise ({url}): {e}"))
+}

@@ -1,0 +1,152 @@
+//! Leases back: [`Frontier::complete`] and [`Frontier::defer_host`].
+
+use tokio::time::Instant;
+
+use super::Frontier;
+use crate::counters::Counter;
+use crate::error::{Doing, FrontierError};
+use crate::host::Head;
+use crate::lease::{Completion, Lease};
+use crate::records::{ExclusionReason, ItemKind, QueuedUrl};
+
+impl Frontier {
+    /// Ends a lease handed out by [`next_ready`](Frontier::next_ready) (a page or a sitemap; a
+    /// sitemap is normally completed by [`sitemap_fetched`](Frontier::sitemap_fetched)).
+    ///
+    /// [`Fetched`](Completion::Fetched) removes the URL from its queue; [`Failed`](Completion::Failed)
+    /// sends it to the back of its queue for another attempt (or, after the last one, records it
+    /// as excluded); [`Released`](Completion::Released) leaves it where it was. The host's next
+    /// request waits for the politeness delay from `now` (not after a release).
+    ///
+    /// A lease that is unknown (completed already, or handed out by a frontier that was dropped
+    /// since) is a [`FrontierError::UnknownLease`].
+    pub fn complete(
+        &mut self,
+        lease: Lease,
+        completion: Completion,
+        now: Instant,
+    ) -> Result<(), FrontierError> {
+        self.complete_inner(&lease, completion, now)?;
+        self.maybe_write()
+    }
+
+    /// The host of a lease this frontier handed out and that is still outstanding, and the
+    /// lease's position in the host's list.
+    pub(super) fn lease_slot(&self, lease: &Lease) -> Result<(u32, usize), FrontierError> {
+        let unknown = || FrontierError::UnknownLease {
+            url: lease.url.clone(),
+            host: lease.host.clone(),
+        };
+        if lease.id.session != self.session {
+            return Err(unknown());
+        }
+        let id = self.hosts.id(&lease.host).ok_or_else(unknown)?;
+        let slot = (lease.depth, lease.id.seq);
+        let position = self
+            .hosts
+            .get(id)
+            .leased
+            .iter()
+            .position(|l| *l == slot)
+            .ok_or_else(unknown)?;
+        Ok((id, position))
+    }
+
+    pub(super) fn complete_inner(
+        &mut self,
+        lease: &Lease,
+        completion: Completion,
+        now: Instant,
+    ) -> Result<(), FrontierError> {
+        let (id, position) = self.lease_slot(lease)?;
+        self.hosts.get_mut(id).leased.swap_remove(position);
+        self.in_flight -= 1;
+        let key = (lease.host.clone(), lease.depth);
+        let delay = self.delay_of(id);
+        match completion {
+            Completion::Fetched => {
+                self.queues
+                    .remove(&key, lease.id.seq)
+                    .doing("removing a fetched URL from its queue")?;
+                self.hosts.get_mut(id).remove_item(lease.depth);
+                self.hosts.get_mut(id).not_before(now + delay);
+                self.count(Counter::Fetched);
+            }
+            Completion::Failed { retry_after } => {
+                self.hosts.get_mut(id).not_before(now + delay);
+                if let Some(wait) = retry_after {
+                    self.defer(id, now + wait)?;
+                }
+                let attempts = lease.attempt.saturating_add(1);
+                if attempts >= self.config.max_attempts {
+                    let head = Head {
+                        depth: lease.depth,
+                        seq: lease.id.seq,
+                        item: item_of(lease),
+                    };
+                    self.exclude(id, head, ExclusionReason::GaveUp { attempts }, now)?;
+                } else {
+                    // To the back of its queue: pushed again first, so that a crash in between
+                    // leaves it queued twice rather than not at all.
+                    let mut item = item_of(lease);
+                    item.attempts = attempts;
+                    self.queues
+                        .push_back(&key, &item)
+                        .doing("queueing a failed URL again")?;
+                    self.queues
+                        .remove(&key, lease.id.seq)
+                        .doing("removing a failed URL's old place")?;
+                    let host = self.hosts.get_mut(id);
+                    // Now unleased and shallower than a head loaded below its depth.
+                    if host.head.as_ref().is_some_and(|h| h.depth > lease.depth) {
+                        host.head = None;
+                    }
+                    self.count(Counter::Failed);
+                }
+            }
+            Completion::Released => {
+                // It is unleased again, and comes before the loaded head, if any.
+                self.hosts.get_mut(id).head = None;
+                self.count(Counter::Released);
+            }
+        }
+        self.reschedule(id);
+        Ok(())
+    }
+
+    /// Leaves `host` alone until `until` (a 429 or 503 with `Retry-After`, an operator's
+    /// request). The deferral is stored, so a resumed crawl keeps it.
+    pub fn defer_host(&mut self, host: &str, until: Instant) -> Result<(), FrontierError> {
+        let id = self.activate(host)?;
+        self.defer(id, until)?;
+        self.reschedule(id);
+        self.maybe_write()
+    }
+
+    fn defer(&mut self, id: u32, until: Instant) -> Result<(), FrontierError> {
+        let until_ms = self.clock.unix_ms(until);
+        let host = self.hosts.get_mut(id);
+        host.not_before(until);
+        if until_ms > host.record.deferred_until_ms {
+            host.record.deferred_until_ms = until_ms;
+            self.write_host(id)?;
+        }
+        self.count(Counter::HostsDeferred);
+        Ok(())
+    }
+}
+
+/// The queued item a lease stands for.
+fn item_of(lease: &Lease) -> QueuedUrl {
+    QueuedUrl {
+        url: lease.url.clone(),
+        key_hash: lease.key_hash,
+        kind: match lease.kind {
+            crate::lease::LeaseKind::Page => ItemKind::Page,
+            crate::lease::LeaseKind::Sitemap => ItemKind::Sitemap,
+        },
+        via: lease.via,
+        attempts: lease.attempt,
+        referrer: lease.referrer.clone(),
+    }
+}

@@ -1,0 +1,374 @@
+//! URLs out: [`Frontier::next_ready`], the robots.txt gate, and the queue heads.
+
+use simcrawl_url::Url;
+use tokio::time::Instant;
+
+use super::{Frontier, QueueKey};
+use crate::config::RobotsPolicy;
+use crate::counters::Counter;
+use crate::error::{Doing, FrontierError};
+use crate::host::{Due, Head};
+use crate::lease::{Lease, LeaseId, LeaseKind, Next};
+use crate::records::{Excluded, ExclusionReason, ItemKind, RobotsRecord, Verdict};
+use crate::robots::{AllowAll, ROBOTS_MAX_REDIRECTS, RobotsRequest, RobotsState};
+
+/// Most queued URLs one `next_ready` call drops (robots.txt exclusions) before it returns
+/// [`Next::Wait`] at `now`, so that a host with a huge disallowed queue cannot stall the caller.
+const MAX_EXCLUSIONS_PER_CALL: u32 = 1024;
+
+/// What robots.txt says about a head.
+enum Gate {
+    /// Fetch it.
+    Allowed,
+    /// Drop it, for this reason.
+    Exclude(ExclusionReason),
+    /// Ask the caller for the origin's robots.txt.
+    Ask,
+    /// A request for it is out: wait.
+    Wait,
+    /// Unreachable: wait until this instant.
+    RetryAt(Instant),
+}
+
+impl Frontier {
+    /// What to do next at `now`: the URL of the host that is due soonest (ties go to the
+    /// shallower URL), a robots.txt or sitemap to fetch, or how long to wait.
+    ///
+    /// A host is due when its politeness delay (the larger of the configured delay and its
+    /// robots.txt crawl-delay) has passed since its last request started and since its last
+    /// request ended, when it has fewer requests in flight than the per-host limit, and when it is
+    /// not deferred. Nothing is handed out while the global limit of requests in flight is
+    /// reached. URLs disallowed by robots.txt are dropped here, each recorded in the exclusion log.
+    pub fn next_ready(&mut self, now: Instant) -> Result<Next, FrontierError> {
+        let next = self.next_inner(now)?;
+        self.maybe_write()?;
+        Ok(next)
+    }
+
+    fn next_inner(&mut self, now: Instant) -> Result<Next, FrontierError> {
+        self.evict_idle(now)?;
+        let mut exclusions = 0;
+        loop {
+            if self.in_flight >= self.config.max_in_flight {
+                return Ok(Next::Busy);
+            }
+            if let Some(max) = self.config.max_pages
+                && self.counters.get(Counter::HandedOut) >= max
+            {
+                return Ok(self.busy_or_done());
+            }
+            let id = match self.hosts.pop_due(now) {
+                Due::Host(id) => id,
+                Due::At(at) => return Ok(Next::Wait(at)),
+                Due::Nothing => return Ok(self.busy_or_done()),
+            };
+            if let Some(next) = self.try_host(id, now, &mut exclusions)? {
+                return Ok(next);
+            }
+            if exclusions >= MAX_EXCLUSIONS_PER_CALL {
+                return Ok(Next::Wait(now));
+            }
+        }
+    }
+
+    fn busy_or_done(&self) -> Next {
+        if self.in_flight > 0 {
+            Next::Busy
+        } else {
+            Next::Done
+        }
+    }
+
+    /// Hands out the head of a host that is due, or finds why it cannot go (and reschedules it).
+    fn try_host(
+        &mut self,
+        id: u32,
+        now: Instant,
+        exclusions: &mut u32,
+    ) -> Result<Option<Next>, FrontierError> {
+        let host = self.hosts.get(id);
+        if host.record.parked_delay_ms != 0
+            || !host.has_unleased()
+            || host.in_flight() >= self.config.max_in_flight_per_host
+        {
+            self.reschedule(id);
+            return Ok(None);
+        }
+        let head = self.load_head(id)?;
+        let gate = match self.config.robots {
+            RobotsPolicy::Ignore => Gate::Allowed,
+            RobotsPolicy::Obey => self.robots_gate(id, &head, now)?,
+        };
+        match gate {
+            Gate::Allowed => {}
+            Gate::Exclude(reason) => {
+                self.exclude(id, head, reason, now)?;
+                *exclusions += 1;
+                self.reschedule(id);
+                return Ok(None);
+            }
+            Gate::Ask => {
+                let url = parse_stored(&head.item.url)?;
+                self.hosts.get_mut(id).head = Some(head);
+                return Ok(Some(self.ask_for_robots(id, &url)));
+            }
+            Gate::Wait => {
+                let host = self.hosts.get_mut(id);
+                host.head = Some(head);
+                host.waiting_for_robots = true;
+                self.reschedule(id);
+                return Ok(None);
+            }
+            Gate::RetryAt(at) => {
+                let host = self.hosts.get_mut(id);
+                host.head = Some(head);
+                host.not_before(at);
+                self.reschedule(id);
+                return Ok(None);
+            }
+        }
+        if self.hosts.get(id).record.parked_delay_ms != 0 {
+            // Its robots.txt was just read and asks for too long a crawl-delay.
+            self.hosts.get_mut(id).head = Some(head);
+            self.reschedule(id);
+            return Ok(None);
+        }
+        Ok(Some(self.lease(id, head, now)))
+    }
+
+    /// Leases the head.
+    fn lease(&mut self, id: u32, head: Head, now: Instant) -> Next {
+        let delay = self.delay_of(id);
+        let Head { depth, seq, item } = head;
+        let host = self.hosts.get_mut(id);
+        host.leased.push((depth, seq));
+        host.not_before(now + delay);
+        let host_name = host.name.to_string();
+        let counter = match (item.kind, item.attempts) {
+            (ItemKind::Sitemap, _) => Counter::SitemapsHandedOut,
+            (ItemKind::Page, 0) => {
+                host.record.handed_out += 1;
+                Counter::HandedOut
+            }
+            (ItemKind::Page, _) => Counter::HandedOutRetry,
+        };
+        if counter == Counter::HandedOut {
+            self.mark_dirty(id);
+        }
+        self.count(counter);
+        self.in_flight += 1;
+        self.reschedule(id);
+        let kind = match item.kind {
+            ItemKind::Page => LeaseKind::Page,
+            ItemKind::Sitemap => LeaseKind::Sitemap,
+        };
+        let lease = Lease {
+            url: item.url,
+            host: host_name,
+            depth,
+            key_hash: item.key_hash,
+            referrer: item.referrer,
+            via: item.via,
+            attempt: item.attempts,
+            kind,
+            id: LeaseId {
+                seq,
+                session: self.session,
+            },
+        };
+        match kind {
+            LeaseKind::Page => Next::Fetch(lease),
+            LeaseKind::Sitemap => Next::Sitemap(lease),
+        }
+    }
+
+    /// Takes the host's head out of memory, loading it from the store if needed: the first item,
+    /// shallowest depth first, that is not leased.
+    fn load_head(&mut self, id: u32) -> Result<Head, FrontierError> {
+        let host = self.hosts.get_mut(id);
+        if let Some(head) = host.head.take() {
+            return Ok(head);
+        }
+        let name = host.name.to_string();
+        let depths = host.depths.clone();
+        let leased = host.leased.clone();
+        for (depth, len) in depths {
+            let leased_here = leased.iter().filter(|(d, _)| *d == depth).count() as u64;
+            if len <= leased_here {
+                continue;
+            }
+            let key: QueueKey = (name.clone(), depth);
+            for entry in self.queues.iter(&key) {
+                let (seq, item) = entry.doing("reading a queue head")?;
+                if !leased.contains(&(depth, seq)) {
+                    return Ok(Head { depth, seq, item });
+                }
+            }
+        }
+        Err(FrontierError::Corrupt {
+            tree: crate::trees::QUEUES_TREE,
+            detail: format!("host {name} should have an unleased item but its queues have none"),
+        })
+    }
+
+    /// Drops a head that may not be fetched, recording why.
+    pub(super) fn exclude(
+        &mut self,
+        id: u32,
+        head: Head,
+        reason: ExclusionReason,
+        now: Instant,
+    ) -> Result<(), FrontierError> {
+        let host = self.hosts.get(id).name.to_string();
+        let record = Excluded {
+            url: head.item.url,
+            host: host.clone(),
+            depth: head.depth,
+            referrer: head.item.referrer,
+            reason,
+            at_unix_ms: self.clock.unix_ms(now),
+        };
+        // Logged first: a crash in between logs it twice, never drops it unlogged.
+        self.excluded
+            .append(&record)
+            .doing("appending to the exclusion log")?;
+        self.queues
+            .remove(&(host, head.depth), head.seq)
+            .doing("removing an excluded URL from its queue")?;
+        self.hosts.get_mut(id).remove_item(head.depth);
+        self.count(match reason {
+            ExclusionReason::RobotsDisallowed => Counter::ExcludedRobots,
+            ExclusionReason::RobotsUnreachable => Counter::ExcludedRobotsUnreachable,
+            ExclusionReason::GaveUp { .. } => Counter::GaveUp,
+        });
+        Ok(())
+    }
+
+    /// What robots.txt says about the head, loading or expiring the origin's state as needed.
+    fn robots_gate(&mut self, id: u32, head: &Head, now: Instant) -> Result<Gate, FrontierError> {
+        let url = parse_stored(&head.item.url)?;
+        let origin = url.origin().ascii_serialization();
+        self.load_robots(id, &origin, now)?;
+        let entry = self.hosts.get_mut(id).origin_mut(&origin);
+        let gate = match &entry.robots {
+            RobotsState::NotLoaded | RobotsState::Missing => Gate::Ask,
+            RobotsState::Pending => Gate::Wait,
+            RobotsState::Known { expires, .. } if *expires <= now => Gate::Ask,
+            RobotsState::Known { rules, .. } => {
+                let path = match url.query() {
+                    Some(query) => format!("{}?{query}", url.path()),
+                    None => url.path().to_owned(),
+                };
+                if rules.is_allowed(&path) {
+                    Gate::Allowed
+                } else {
+                    Gate::Exclude(ExclusionReason::RobotsDisallowed)
+                }
+            }
+            RobotsState::Unreachable { retry_at } if *retry_at <= now => Gate::Ask,
+            RobotsState::Unreachable { retry_at } => Gate::RetryAt(*retry_at),
+            RobotsState::GaveUp { until } if *until <= now => {
+                entry.failures = 0;
+                Gate::Ask
+            }
+            RobotsState::GaveUp { .. } => Gate::Exclude(ExclusionReason::RobotsUnreachable),
+        };
+        Ok(gate)
+    }
+
+    /// Hands out a robots.txt request for the origin of `url`.
+    fn ask_for_robots(&mut self, id: u32, url: &Url) -> Next {
+        let origin = url.origin().ascii_serialization();
+        let host = self.hosts.get_mut(id);
+        host.origin_mut(&origin).robots = RobotsState::Pending;
+        host.robots_in_flight += 1;
+        host.waiting_for_robots = true;
+        let request = RobotsRequest {
+            url: format!("{origin}/robots.txt"),
+            origin,
+            host: host.name.to_string(),
+            max_redirects: ROBOTS_MAX_REDIRECTS,
+            max_bytes: self.config.robots_max_bytes,
+        };
+        self.in_flight += 1;
+        self.count(Counter::RobotsRequested);
+        self.reschedule(id);
+        Next::Robots(request)
+    }
+
+    /// Reads the origin's cached robots.txt from the store the first time it is needed.
+    fn load_robots(&mut self, id: u32, origin: &str, now: Instant) -> Result<(), FrontierError> {
+        if !matches!(
+            self.hosts.get_mut(id).origin_mut(origin).robots,
+            RobotsState::NotLoaded
+        ) {
+            return Ok(());
+        }
+        let record = self
+            .robots
+            .get(&origin.to_owned())
+            .doing("reading the robots.txt cache")?;
+        let (state, failures, crawl_delay) = match record {
+            None => (RobotsState::Missing, 0, None),
+            Some(record) => self.state_from_record(&record, now),
+        };
+        let entry = self.hosts.get_mut(id).origin_mut(origin);
+        entry.robots = state;
+        entry.failures = failures;
+        entry.crawl_delay = crawl_delay;
+        if let Some(delay) = crawl_delay {
+            self.park_if_too_slow(id, delay)?;
+        }
+        Ok(())
+    }
+
+    /// Rebuilds an origin's state from its stored answer: (state, failures, crawl-delay).
+    fn state_from_record(
+        &self,
+        record: &RobotsRecord,
+        now: Instant,
+    ) -> (RobotsState, u32, Option<std::time::Duration>) {
+        let answered = self.clock.instant(record.answered_ms);
+        let expires = answered + self.config.robots_ttl;
+        match record.verdict {
+            Verdict::Rules | Verdict::AllowAll if expires <= now => (RobotsState::Missing, 0, None),
+            Verdict::Rules => {
+                let rules = self
+                    .parser
+                    .parse(&self.config.user_agent_token, &record.body)
+                    .unwrap_or_else(|_| Box::new(AllowAll));
+                let delay = rules.crawl_delay();
+                (RobotsState::Known { rules, expires }, 0, delay)
+            }
+            Verdict::AllowAll => (
+                RobotsState::Known {
+                    rules: Box::new(AllowAll),
+                    expires,
+                },
+                0,
+                None,
+            ),
+            Verdict::Unreachable => (
+                RobotsState::Unreachable {
+                    retry_at: answered + self.robots_backoff(record.attempts),
+                },
+                record.attempts,
+                None,
+            ),
+            Verdict::GaveUp if expires <= now => (RobotsState::Missing, 0, None),
+            Verdict::GaveUp => (
+                RobotsState::GaveUp { until: expires },
+                record.attempts,
+                None,
+            ),
+        }
+    }
+}
+
+/// Parses a URL read back from a queue (it was a valid URL when it was queued).
+fn parse_stored(url: &str) -> Result<Url, FrontierError> {
+    Url::parse(url).map_err(|e| FrontierError::Corrupt {
+        tree: crate::trees::QUEUES_TREE,
+        detail: format!("queued URL {url:?} does not parse: {e}"),
+    })
+}

@@ -1,0 +1,41 @@
+//! [`FrontierStats`]: what the frontier has done and holds now.
+
+use std::time::Duration;
+
+use crate::config::RobotsPolicy;
+use crate::counters::FrontierCounters;
+
+/// The counters and the live state of a frontier.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrontierStats {
+    /// Every counter (durable; see [`Counter`](crate::Counter)).
+    pub counters: FrontierCounters,
+    /// URLs queued now, leased ones included.
+    pub queued: u64,
+    /// Requests in flight (leases and robots.txt requests).
+    pub in_flight: u32,
+    /// Hosts with queued URLs.
+    pub hosts_with_queue: usize,
+    /// Hosts held in memory (with queued URLs, in flight, or idle and not dropped yet).
+    pub hosts_in_memory: usize,
+    /// Queue heads held in memory: at most one per host, whatever its queue holds.
+    pub heads_in_memory: usize,
+    /// Entries in the ready heap, stale ones included.
+    pub ready_heap_entries: usize,
+    /// Hosts parked for asking a crawl-delay over the cap.
+    pub parked_hosts: usize,
+    /// Whether robots.txt is obeyed in this session. Whether it was ignored in any session of the
+    /// crawl is the counter `frontier.robots.ignored_sessions`.
+    pub robots: RobotsPolicy,
+}
+
+/// A host parked for asking a crawl-delay over the cap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParkedHost {
+    /// The host.
+    pub host: String,
+    /// The crawl-delay its robots.txt asks for.
+    pub crawl_delay: Duration,
+    /// URLs waiting in its queue.
+    pub queued: u64,
+}

@@ -1,0 +1,363 @@
+//! Politeness timing, on tokio's paused clock: the per-host delay, crawl-delay honoured, capped
+//! and parked, in-flight limits, deferrals, and the soonest-due host first.
+
+use std::time::Duration;
+
+use simcrawl_frontier::{
+    Completion, Counter, FrontierConfig, Instant, Next, RobotsPolicy, Scope, Via,
+};
+
+use crate::util::{Must, Request, candidate, counter, crawl, expect_fetch, no_robots, open, store};
+
+const SECOND: Duration = Duration::from_secs(1);
+
+fn config() -> FrontierConfig {
+    FrontierConfig {
+        scope: Scope::Any,
+        robots: RobotsPolicy::Ignore,
+        ..FrontierConfig::default()
+    }
+}
+
+fn admit_pages(f: &mut simcrawl_frontier::Frontier, host: &str, n: usize) {
+    for i in 0..n {
+        f.admit(&candidate(&format!("https://{host}/p{i}")), 0, Via::Seed)
+            .must("admit");
+    }
+}
+
+fn of_host<'a>(requests: &'a [Request], host: &str) -> Vec<&'a Request> {
+    requests.iter().filter(|r| r.host == host).collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_delay_runs_from_the_end_of_each_request() {
+    let store = store();
+    let mut f = open(&store, config());
+    admit_pages(&mut f, "a.test", 4);
+    let t0 = Instant::now();
+    let requests = crawl(&mut f, Duration::from_millis(300), no_robots).await;
+    assert_eq!(requests.len(), 4);
+    assert_eq!(requests[0].start, t0);
+    for pair in requests.windows(2) {
+        assert_eq!(pair[1].start - pair[0].end, SECOND, "{pair:?}");
+    }
+    // The clock was paused: the whole crawl took no real time, and 3 × 1.3 s + 0.3 s of its own.
+    assert_eq!(Instant::now() - t0, Duration::from_millis(4200));
+}
+
+#[tokio::test(start_paused = true)]
+async fn wait_names_the_exact_instant_the_host_is_due() {
+    let store = store();
+    let mut f = open(&store, config());
+    admit_pages(&mut f, "a.test", 2);
+    let t0 = Instant::now();
+    let lease = expect_fetch(&mut f, t0);
+    f.complete(lease, Completion::Fetched, t0 + Duration::from_millis(250))
+        .must("complete");
+    let due = t0 + Duration::from_millis(1250);
+    assert!(matches!(f.next_ready(t0).must("next"), Next::Wait(at) if at == due));
+    assert!(matches!(
+        f.next_ready(due - Duration::from_millis(1)).must("next"),
+        Next::Wait(at) if at == due
+    ));
+    expect_fetch(&mut f, due);
+}
+
+#[tokio::test(start_paused = true)]
+async fn hosts_are_crawled_side_by_side_each_at_its_pace() {
+    let store = store();
+    let mut f = open(&store, config());
+    admit_pages(&mut f, "a.test", 3);
+    admit_pages(&mut f, "b.test", 3);
+    let requests = crawl(&mut f, Duration::from_millis(100), no_robots).await;
+    for host in ["a.test", "b.test"] {
+        let mine = of_host(&requests, host);
+        assert_eq!(mine.len(), 3);
+        for pair in mine.windows(2) {
+            assert!(pair[1].start - pair[0].end >= SECOND, "{pair:?}");
+        }
+    }
+    // Both hosts start at once: six requests take as long as three.
+    let last = requests.iter().map(|r| r.end).max().expect("requests");
+    let first = requests.iter().map(|r| r.start).min().expect("requests");
+    assert_eq!(last - first, Duration::from_millis(2300));
+}
+
+#[tokio::test(start_paused = true)]
+async fn per_host_in_flight_limit() {
+    let store = store();
+    let mut f = open(
+        &store,
+        FrontierConfig {
+            max_in_flight_per_host: 2,
+            delay: Duration::from_millis(100),
+            ..config()
+        },
+    );
+    admit_pages(&mut f, "a.test", 6);
+    let requests = crawl(&mut f, SECOND, no_robots).await;
+    assert_eq!(requests.len(), 6);
+    let max_overlap = max_concurrent(&requests);
+    assert_eq!(max_overlap, 2);
+    // Starts are spaced by the delay too; a third request waits for a completion, and then for
+    // the delay after the latest end (the second request ends at 1.1 s).
+    let t0 = requests[0].start;
+    assert_eq!(requests[1].start - t0, Duration::from_millis(100));
+    assert_eq!(requests[2].start - t0, Duration::from_millis(1200));
+}
+
+#[tokio::test(start_paused = true)]
+async fn global_in_flight_limit() {
+    let store = store();
+    let mut f = open(
+        &store,
+        FrontierConfig {
+            max_in_flight: 2,
+            ..config()
+        },
+    );
+    for host in ["a.test", "b.test", "c.test", "d.test"] {
+        admit_pages(&mut f, host, 1);
+    }
+    let t0 = Instant::now();
+    expect_fetch(&mut f, t0);
+    expect_fetch(&mut f, t0);
+    assert!(matches!(f.next_ready(t0).must("next"), Next::Busy));
+    drop(f);
+    let mut f = open(
+        &store,
+        FrontierConfig {
+            max_in_flight: 2,
+            ..config()
+        },
+    );
+    let requests = crawl(&mut f, SECOND, no_robots).await;
+    assert_eq!(
+        requests.len(),
+        4,
+        "the two leases lost with the first frontier come again"
+    );
+    let most = requests
+        .iter()
+        .map(|r| {
+            requests
+                .iter()
+                .filter(|o| o.start <= r.start && r.start < o.end)
+                .count()
+        })
+        .max();
+    assert_eq!(most, Some(2));
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_host_due_soonest_goes_first_and_ties_go_to_the_shallower_url() {
+    let store = store();
+    let mut f = open(&store, config());
+    let t0 = Instant::now();
+    for (host, depth) in [
+        ("late.test", 0),
+        ("early.test", 3),
+        ("deep.test", 5),
+        ("shallow.test", 1),
+    ] {
+        f.admit(
+            &candidate(&format!("https://{host}/")),
+            depth,
+            Via::Link {
+                referrer: "https://seed.test/",
+            },
+        )
+        .must("admit");
+    }
+    f.defer_host("late.test", t0 + 3 * SECOND).must("defer");
+    f.defer_host("early.test", t0 + SECOND).must("defer");
+    f.defer_host("deep.test", t0 + 2 * SECOND).must("defer");
+    f.defer_host("shallow.test", t0 + 2 * SECOND).must("defer");
+    assert_eq!(counter(&f, Counter::HostsDeferred), 4);
+    let requests = crawl(&mut f, Duration::from_millis(10), no_robots).await;
+    let order: Vec<(&str, Duration)> = requests
+        .iter()
+        .map(|r| (r.host.as_str(), r.start - t0))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            ("early.test", SECOND),
+            ("shallow.test", 2 * SECOND),
+            ("deep.test", 2 * SECOND),
+            ("late.test", 3 * SECOND),
+        ]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failure_with_retry_after_defers_the_host_and_requeues_the_url() {
+    let store = store();
+    let mut f = open(&store, config());
+    admit_pages(&mut f, "a.test", 2);
+    let t0 = Instant::now();
+    let lease = expect_fetch(&mut f, t0);
+    assert_eq!(lease.url, "https://a.test/p0");
+    f.complete(
+        lease,
+        Completion::Failed {
+            retry_after: Some(Duration::from_secs(120)),
+        },
+        t0,
+    )
+    .must("fail");
+    assert!(
+        matches!(f.next_ready(t0).must("next"), Next::Wait(at) if at == t0 + Duration::from_secs(120))
+    );
+    // The failed URL went to the back of its queue.
+    let requests = crawl(&mut f, Duration::ZERO, no_robots).await;
+    let urls: Vec<&str> = requests.iter().map(|r| r.url.as_str()).collect();
+    assert_eq!(urls, ["https://a.test/p1", "https://a.test/p0"]);
+    assert_eq!(requests[0].start - t0, Duration::from_secs(120));
+    assert_eq!(counter(&f, Counter::Failed), 1);
+    assert_eq!(counter(&f, Counter::HandedOutRetry), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn crawl_delay_is_honoured() {
+    let store = store();
+    let mut f = open(
+        &store,
+        FrontierConfig {
+            robots: RobotsPolicy::Obey,
+            ..config()
+        },
+    );
+    admit_pages(&mut f, "slow.test", 3);
+    let requests = crawl(&mut f, Duration::from_millis(100), |_| {
+        (200, b"User-agent: *\nCrawl-delay: 5\n".to_vec())
+    })
+    .await;
+    assert_eq!(requests[0].url, "https://slow.test/robots.txt");
+    assert_eq!(requests.len(), 4);
+    for pair in requests.windows(2) {
+        assert_eq!(pair[1].start - pair[0].end, 5 * SECOND, "{pair:?}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_crawl_delay_over_the_cap_parks_the_host_and_a_larger_cap_frees_it() {
+    let store = store();
+    let robots = |request: &simcrawl_frontier::RobotsRequest| {
+        if request.host == "slow.test" {
+            (200, b"User-agent: *\nCrawl-delay: 60\n".to_vec())
+        } else {
+            (404, Vec::new())
+        }
+    };
+    let obey = FrontierConfig {
+        robots: RobotsPolicy::Obey,
+        ..config()
+    };
+    let mut f = open(&store, obey.clone());
+    admit_pages(&mut f, "slow.test", 2);
+    admit_pages(&mut f, "fast.test", 1);
+    let requests = crawl(&mut f, Duration::from_millis(100), robots).await;
+    // slow.test: only its robots.txt; fast.test: robots.txt and its page.
+    assert_eq!(of_host(&requests, "slow.test").len(), 1);
+    assert_eq!(of_host(&requests, "fast.test").len(), 2);
+    let parked = f.parked_hosts();
+    assert_eq!(parked.len(), 1, "{parked:?}");
+    assert_eq!(parked[0].host, "slow.test");
+    assert_eq!(parked[0].crawl_delay, Duration::from_secs(60));
+    assert_eq!(parked[0].queued, 2);
+    assert_eq!(counter(&f, Counter::HostsParked), 1);
+    assert_eq!(f.stats().parked_hosts, 1);
+    assert_eq!(f.stats().queued, 2, "parked URLs are kept");
+    drop(f);
+
+    // Reopened with a cap that allows 60 s: the host is crawled at its pace, from the cache.
+    let mut f = open(
+        &store,
+        FrontierConfig {
+            crawl_delay_cap: Duration::from_secs(120),
+            ..obey
+        },
+    );
+    assert!(f.parked_hosts().is_empty());
+    let requests = crawl(&mut f, Duration::from_millis(100), robots).await;
+    let slow = of_host(&requests, "slow.test");
+    assert_eq!(slow.len(), 2);
+    assert!(
+        slow.iter().all(|r| !r.url.ends_with("robots.txt")),
+        "cached"
+    );
+    assert_eq!(slow[1].start - slow[0].end, Duration::from_secs(60));
+}
+
+/// The largest number of requests to one host in flight at the same time.
+fn max_concurrent(requests: &[Request]) -> usize {
+    requests
+        .iter()
+        .map(|r| {
+            requests
+                .iter()
+                .filter(|o| o.host == r.host && o.start <= r.start && r.start < o.end)
+                .count()
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_deferral_survives_a_restart() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let t0 = Instant::now();
+    let hour = Duration::from_secs(3600);
+    {
+        let store = simcrawl_store::Store::open(dir.path()).expect("open store");
+        let mut f = open(&store, config());
+        admit_pages(&mut f, "a.test", 1);
+        f.defer_host("a.test", t0 + hour).must("defer");
+    }
+    let store = simcrawl_store::Store::open(dir.path()).expect("reopen store");
+    let mut f = open(&store, config());
+    // Stored as wall-clock time: the reopened frontier finds it an hour after t0, less the real
+    // time the restart took (the paused clock stood still meanwhile).
+    match f.next_ready(t0).must("next") {
+        Next::Wait(at) => {
+            assert!(at <= t0 + hour && at > t0 + hour - SECOND, "{:?}", at - t0);
+        }
+        other => panic!("expected the deferral to hold, got {other:?}"),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn attempts_run_out_and_the_url_is_recorded_as_excluded() {
+    let store = store();
+    let mut f = open(
+        &store,
+        FrontierConfig {
+            max_attempts: 2,
+            delay: Duration::ZERO,
+            ..config()
+        },
+    );
+    admit_pages(&mut f, "a.test", 1);
+    let now = Instant::now();
+    for _ in 0..2 {
+        let lease = expect_fetch(&mut f, now);
+        f.complete(lease, Completion::Failed { retry_after: None }, now)
+            .must("fail");
+    }
+    assert!(matches!(f.next_ready(now).must("next"), Next::Done));
+    let (id, excluded) = f
+        .exclusions(1)
+        .next()
+        .expect("an exclusion")
+        .must("exclusion log");
+    assert_eq!(id, 1);
+    assert_eq!(excluded.url, "https://a.test/p0");
+    assert_eq!(
+        excluded.reason,
+        simcrawl_frontier::ExclusionReason::GaveUp { attempts: 2 }
+    );
+    assert_eq!(counter(&f, Counter::GaveUp), 1);
+    assert_eq!(counter(&f, Counter::Failed), 1);
+}

@@ -1,0 +1,120 @@
+//! Bad input gets a clear outcome: bad seeds, an unusable store, a store locked by another process.
+
+use crate::util::{Dir, Web, assert_success, simcrawl};
+use simcrawl_testsite::HostKind;
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn a_bad_seed_line_is_an_error_naming_the_line() {
+    let dir = Dir::new();
+    let seeds = dir.path("seeds.txt");
+    std::fs::write(
+        &seeds,
+        "# seeds\nhttp://127.0.0.1:9/\n\nmailto:someone@example.com\n",
+    )
+    .expect("write seeds");
+    let out = simcrawl()
+        .args(["crawl", "--store"])
+        .arg(dir.store())
+        .arg(&seeds)
+        .output()
+        .expect("simcrawl runs");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("seeds.txt:4"), "{err}");
+    assert!(err.contains("--skip-bad-seeds"), "{err}");
+}
+
+#[test]
+fn skip_bad_seeds_warns_and_goes_on() {
+    let web = Web::start(simcrawl_testsite::TestWebConfig {
+        hosts: simcrawl_testsite::HostSet::origin_only(),
+        ..simcrawl_testsite::TestWebConfig::small()
+    });
+    let dir = Dir::new();
+    let seeds = dir.path("seeds.txt");
+    let origin = web.web.url(HostKind::Origin, "/").expect("an origin");
+    std::fs::write(&seeds, format!("not a url\n{origin}\n")).expect("write seeds");
+    let out = simcrawl()
+        .args([
+            "crawl",
+            "--delay",
+            "0",
+            "--max-pages",
+            "5",
+            "--skip-bad-seeds",
+            "--store",
+        ])
+        .arg(dir.store())
+        .arg(&seeds)
+        .output()
+        .expect("simcrawl runs");
+    assert_success(&out);
+    assert!(
+        stderr(&out).contains("warning: skipping"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_store_path_that_is_a_file_is_a_clear_error() {
+    let dir = Dir::new();
+    let file = dir.path("not-a-dir");
+    std::fs::write(&file, "x").expect("write");
+    let out = simcrawl()
+        .args(["crawl", "http://127.0.0.1:9/", "--store"])
+        .arg(&file)
+        .output()
+        .expect("simcrawl runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("not a directory") && err.contains("not-a-dir"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_store_locked_by_another_process_is_a_clear_error() {
+    let dir = Dir::new();
+    // Hold the store in a child process: a crawl that waits on a server that never answers.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let silent = format!("http://{}/", listener.local_addr().expect("addr"));
+    let mut holder = simcrawl()
+        .args(["crawl", "--delay", "0", "--store"])
+        .arg(dir.store())
+        .arg(&silent)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("simcrawl starts");
+    // Wait until it holds the lock (the lock file has its pid) and the store is initialised.
+    let lock = dir.store().join("simcrawl.lock");
+    let marker = dir.store().join("simcrawl.store");
+    for _ in 0..400 {
+        if marker.exists()
+            && std::fs::read_to_string(&lock).is_ok_and(|s| s.trim() == holder.id().to_string())
+        {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    let out = simcrawl()
+        .args(["stats", "--store"])
+        .arg(dir.store())
+        .output()
+        .expect("simcrawl runs");
+    let _ = holder.kill();
+    let _ = holder.wait();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("simcrawl.lock") && err.contains(&holder.id().to_string()),
+        "{err}"
+    );
+    drop(listener);
+}

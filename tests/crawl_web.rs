@@ -1,0 +1,152 @@
+//! Crawling the built-in test web and checking every decision against its manifest.
+
+use crate::util::{Dir, Web, assert_success, crawl, indexed, skips};
+use simcrawl_crawl::SkipReason;
+use simcrawl_testsite::{HostKind, Role};
+use std::collections::{BTreeMap, BTreeSet};
+
+#[test]
+fn a_crawl_of_the_test_web_skips_copies_and_never_a_distinct_page() {
+    let web = Web::small();
+    let manifest = web.web.manifest();
+    let dir = Dir::new();
+    let out = crawl(&dir.store(), &web.web.seeds(), &[]);
+    assert_success(&out);
+    let pages = indexed(&dir.store());
+    let skipped = skips(&dir.store());
+
+    // Every page is indexed at most once per document...
+    let mut by_doc: BTreeMap<_, Vec<&str>> = BTreeMap::new();
+    for page in &pages {
+        let doc = manifest
+            .document_of(&page.url)
+            .unwrap_or_else(|| panic!("indexed a URL the web does not serve: {}", page.url));
+        by_doc.entry(doc).or_default().push(&page.url);
+    }
+    for (doc, urls) in &by_doc {
+        assert_eq!(
+            urls.len(),
+            1,
+            "document {doc:?} indexed more than once: {urls:?}"
+        );
+    }
+    // ... and every origin page meant to be indexed is.
+    for entry in manifest.origin_pages() {
+        if matches!(entry.role, Role::Origin) && manifest.is_distinct(&entry.url) {
+            assert!(
+                by_doc.contains_key(&entry.doc),
+                "origin page {} was not indexed",
+                entry.url
+            );
+        }
+    }
+
+    // No distinct page is ever skipped: every content skip points at the same document, or at the
+    // original of a real near-duplicate.
+    for skip in &skipped {
+        let Some(original) = skip.original.as_deref() else {
+            continue;
+        };
+        let (Some(doc), Some(orig_doc)) = (
+            manifest.document_of(&skip.url),
+            manifest.document_of(original),
+        ) else {
+            continue; // a URL-level skip whose original is only a key
+        };
+        let same = doc == orig_doc
+            || matches!(manifest.entry(&skip.url).map(|e| &e.role), Some(Role::NearDuplicate { of, .. }) if *of == orig_doc);
+        assert!(
+            same,
+            "skipped {} as {} of {original}, a different page",
+            skip.url, skip.reason
+        );
+    }
+
+    // The mirrors cost at most the evidence budget (5 pages), plus the roots and verification fetches;
+    // everything else on them is skipped as `mirror` without a fetch.
+    let log = web.web.request_log();
+    for kind in [
+        HostKind::ExactMirror,
+        HostKind::PrefixMirror,
+        HostKind::Noisy,
+    ] {
+        let fetched = log.host_total(kind);
+        assert!(fetched <= 12, "{kind:?} cost {fetched} requests");
+    }
+    let reasons: BTreeSet<SkipReason> = skipped.iter().map(|s| s.reason).collect();
+    for reason in [
+        SkipReason::UrlVariant,
+        SkipReason::ExactDuplicate,
+        SkipReason::Mirror,
+        SkipReason::LearnedRule,
+    ] {
+        assert!(
+            reasons.contains(&reason),
+            "no skip for {reason}: {reasons:?}"
+        );
+    }
+
+    // Of the noisy host's pages the crawl met, at least 95% were skipped as duplicates.
+    let noisy_base = web.web.url(HostKind::Noisy, "/").expect("a noisy host");
+    let noisy_skipped = skipped
+        .iter()
+        .filter(|s| s.url.starts_with(&noisy_base))
+        .count();
+    let noisy_indexed = pages
+        .iter()
+        .filter(|p| p.url.starts_with(&noisy_base))
+        .count();
+    assert!(
+        noisy_indexed * 20 <= noisy_skipped + noisy_indexed,
+        "noisy host: {noisy_indexed} indexed, {noisy_skipped} skipped"
+    );
+
+    // The trap host's fresh session ids cost a bounded number of fetches: about one per page.
+    let trap_base = web.web.url(HostKind::Trap, "/").expect("a trap host");
+    let trap_pages = pages
+        .iter()
+        .filter(|p| p.url.starts_with(&trap_base))
+        .count();
+    let trap_fetches = log.host_total(HostKind::Trap);
+    assert!(
+        trap_fetches as usize <= 2 * trap_pages + 12,
+        "trap host: {trap_fetches} fetches for {trap_pages} pages"
+    );
+
+    // Disallowed pages are never requested.
+    for url in manifest.disallowed() {
+        assert_eq!(
+            log.count(url),
+            0,
+            "{url} is disallowed by robots.txt but was fetched"
+        );
+    }
+}
+
+#[test]
+fn the_output_file_has_one_json_line_per_indexed_page() {
+    let web = Web::small();
+    let dir = Dir::new();
+    let out_file = dir.path("pages.jsonl");
+    let out = crawl(
+        &dir.store(),
+        &[web.web.url(HostKind::Origin, "/").expect("an origin")],
+        &[
+            "--output",
+            "jsonl",
+            "--out",
+            out_file.to_str().expect("a UTF-8 path"),
+        ],
+    );
+    assert_success(&out);
+    let text = std::fs::read_to_string(&out_file).expect("the output file");
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON"))
+        .collect();
+    assert_eq!(lines.len(), indexed(&dir.store()).len());
+    for line in &lines {
+        assert_eq!(line["simhash"].as_str().map(str::len), Some(16));
+        assert!(line["text"].as_str().is_some_and(|t| !t.is_empty()));
+    }
+}

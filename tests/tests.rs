@@ -1,0 +1,8 @@
+//! Integration tests of the `simcrawl` binary: one test binary, a module per area, shared helpers in
+//! `util`. Every test web is served on 127.0.0.1 by the test itself; nothing reaches the internet.
+
+mod util;
+
+mod cli_errors;
+mod crawl_web;
+mod resume;
