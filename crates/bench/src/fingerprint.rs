@@ -1,7 +1,6 @@
 //! `simcrawl-bench fingerprint`: SimHash and MinHash-200 throughput in MB/s of text, on one core.
 
 use crate::stats::{median, round3};
-use crate::textgen;
 use anyhow::Result;
 use serde_json::json;
 use simcrawl_dedup::{Digest128, MinHasher, SimHasher};
@@ -25,7 +24,13 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let text = textgen::text(args.mb << 20, 7);
+    // English-like text from the test web's generator, in paragraphs.
+    let mut generator = simcrawl_testsite::textgen::TextGen::new(7);
+    let mut text = String::with_capacity((args.mb << 20) + 4096);
+    while text.len() < args.mb << 20 {
+        text.push_str(&generator.paragraph());
+        text.push('\n');
+    }
     let page = (args.page_kb << 10).max(64);
     // Cut at spaces so that pages are valid UTF-8 and words are whole.
     let mut pages = Vec::new();

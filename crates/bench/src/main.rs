@@ -4,11 +4,13 @@
 //!
 //! Build it in release mode: `cargo run --release -p simcrawl-bench -- index --n 1048576 --k 3 --json`.
 
+mod crawl;
+mod extract;
 mod fingerprint;
 mod index;
+mod proc;
 mod rng;
 mod stats;
-mod textgen;
 mod url;
 
 use anyhow::Result;
@@ -32,6 +34,10 @@ enum Command {
     Fingerprint(fingerprint::Args),
     /// Canonical keys per second, frontier admit + hand-out + ack per second, frontier memory.
     Url(url::Args),
+    /// HTML to Document throughput on one core, and which side of k the test web's pairs land on.
+    Extract(extract::Args),
+    /// A whole crawl of the built-in test web: pages/s, CPU per page, peak RSS, fetches per document.
+    Crawl(crawl::Args),
 }
 
 fn main() -> Result<()> {
@@ -45,5 +51,7 @@ fn main() -> Result<()> {
         Command::Index(args) => index::run(args),
         Command::Fingerprint(args) => fingerprint::run(args),
         Command::Url(args) => url::run(args),
+        Command::Extract(args) => extract::run(args),
+        Command::Crawl(args) => crawl::run(args),
     }
 }

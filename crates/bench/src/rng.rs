@@ -21,11 +21,6 @@ impl Rng {
         ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
     }
 
-    /// Uniform in [0, 1).
-    pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
     /// `x` with exactly `d` distinct bits flipped.
     pub fn flip_bits(&mut self, x: u64, d: u32) -> u64 {
         let mut mask = 0u64;

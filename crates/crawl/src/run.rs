@@ -575,7 +575,7 @@ impl Coordinator {
                     distance: None,
                     jaccard: None,
                     rule: Some(format!("redirects to {to}")),
-                    host: lease.host.clone(),
+                    host: host_of(&lease.url),
                     depth: lease.depth,
                     referrer: lease.referrer.clone(),
                 })?;
@@ -708,7 +708,7 @@ impl Coordinator {
                     distance,
                     jaccard: jaccard.map(|j| j as f32),
                     rule: None,
-                    host: lease.host.clone(),
+                    host: host_of(&lease.url),
                     depth: lease.depth,
                     referrer: lease.referrer.clone(),
                 })?;
@@ -942,7 +942,7 @@ impl Coordinator {
             distance: None,
             jaccard: None,
             rule: Some(rule_text),
-            host: lease.host.clone(),
+            host: host_of(&lease.url),
             depth: lease.depth,
             referrer: lease.referrer.clone(),
         })?;

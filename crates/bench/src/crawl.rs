@@ -1,0 +1,142 @@
+//! `simcrawl-bench crawl`: the whole pipeline on the built-in test web (delay 0, all hosts): pages/s,
+//! CPU milliseconds per page, peak RSS, and fetches per distinct document. With wget installed, `wget -r`
+//! against the same origin in the same run, for comparison (it fetches without any dedup).
+
+use crate::proc::{cpu_seconds, peak_rss_bytes};
+use crate::stats::round3;
+use anyhow::{Context, Result};
+use serde_json::json;
+use simcrawl_crawl::{CrawlConfig, run as crawl};
+use simcrawl_testsite::{HostKind, TestWeb, TestWebConfig};
+use std::time::{Duration, Instant};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Articles on the test web's origin (the other hosts copy or vary it).
+    #[arg(long, default_value_t = 2000)]
+    articles: usize,
+    /// Requests in flight.
+    #[arg(long, default_value_t = 32)]
+    concurrency: u32,
+    /// Requests in flight per host.
+    #[arg(long, default_value_t = 4)]
+    per_host: u32,
+    /// Near-duplicate threshold.
+    #[arg(long, default_value_t = 3)]
+    k: u32,
+    /// Skip the wget comparison even if wget is installed.
+    #[arg(long)]
+    no_wget: bool,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("a tokio runtime")?;
+    let generate_start = Instant::now();
+    let web = TestWeb::generate(TestWebConfig {
+        articles: args.articles,
+        ..TestWebConfig::default()
+    });
+    let generate_s = generate_start.elapsed().as_secs_f64();
+    let web = rt.block_on(web.serve())?;
+    let manifest = web.manifest();
+    let distinct = manifest.distinct_documents().len();
+    let dir = tempfile::tempdir().context("a temporary store directory")?;
+
+    let mut config = CrawlConfig::new(dir.path().join("store"), web.seeds());
+    config.k = args.k;
+    config.frontier.delay = Duration::ZERO;
+    config.frontier.max_in_flight = args.concurrency;
+    config.frontier.max_in_flight_per_host = args.per_host;
+    let log = web.request_log();
+    log.clear();
+    let cpu0 = cpu_seconds();
+    let start = Instant::now();
+    let report = rt.block_on(crawl(config, std::future::pending::<()>(), |_| {}))?;
+    let wall = start.elapsed().as_secs_f64();
+    let cpu = cpu_seconds() - cpu0;
+    let requests = log.total();
+    let page_requests = requests.saturating_sub(web.hosts().len() as u64); // robots.txt, one per host
+    let p = &report.progress;
+
+    let wget = if args.no_wget || !has_wget() {
+        None
+    } else {
+        let origin = web.url(HostKind::Origin, "/").context("an origin host")?;
+        log.clear();
+        let wget_dir = tempfile::tempdir()?;
+        let start = Instant::now();
+        let status = std::process::Command::new("wget")
+            .args([
+                "-r",
+                "-l",
+                "inf",
+                "-q",
+                "-e",
+                "robots=off",
+                "--no-parent",
+                "-P",
+            ])
+            .arg(wget_dir.path())
+            .arg(&origin)
+            .status();
+        let secs = start.elapsed().as_secs_f64();
+        let fetched = log.total();
+        status.ok().map(|s| {
+            json!({
+                "exit": s.code(),
+                "requests": fetched,
+                "requests_per_s": (fetched as f64 / secs).round(),
+                "wall_s": round3(secs),
+                "host": "origin only (wget -r does not span hosts)",
+            })
+        })
+    };
+    rt.block_on(web.shutdown());
+
+    let out = json!({
+        "articles": args.articles,
+        "distinct_documents": distinct,
+        "generate_s": round3(generate_s),
+        "wall_s": round3(wall),
+        "fetched": p.fetched,
+        "indexed": p.indexed,
+        "skipped": p.skipped_total(),
+        "skipped_by_reason": p.skipped.iter().map(|(r, n)| (r.as_str().to_string(), json!(n))).collect::<serde_json::Map<_, _>>(),
+        "requests": requests,
+        "pages_per_s": (p.fetched as f64 / wall).round(),
+        "cpu_ms_per_page": round3(cpu * 1000.0 / p.fetched.max(1) as f64),
+        "cpu_note": "the test web's server runs in the same process; its CPU is included",
+        "peak_rss_mb": peak_rss_bytes().map(|b| round3(b as f64 / (1 << 20) as f64)).ok(),
+        "fetches_per_distinct_document": round3(page_requests as f64 / distinct.max(1) as f64),
+        "rules_learned": report.rules_learned,
+        "wget": wget,
+        "pages_per_s_vs_wget": None::<f64>,
+    });
+    let mut out = out;
+    if let Some(w) = out["wget"].get("requests_per_s").and_then(|v| v.as_f64()) {
+        out["pages_per_s_vs_wget"] = json!(round3(
+            out["pages_per_s"].as_f64().unwrap_or(0.0) / w.max(1.0)
+        ));
+    }
+    if args.json {
+        println!("{out}");
+    } else {
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    }
+    Ok(())
+}
+
+fn has_wget() -> bool {
+    std::process::Command::new("wget")
+        .arg("--version")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}

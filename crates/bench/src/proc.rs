@@ -1,0 +1,39 @@
+//! What this process costs: CPU time and resident memory, from the kernel.
+
+use anyhow::{Context, Result};
+
+/// User + system CPU time of this process so far, in seconds.
+pub fn cpu_seconds() -> f64 {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes a complete rusage into the pointer it is given, which points to
+    // enough zeroed memory for one.
+    let ok = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) } == 0;
+    if !ok {
+        return 0.0;
+    }
+    // SAFETY: getrusage succeeded, so the struct is initialised.
+    let usage = unsafe { usage.assume_init() };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
+}
+
+/// A `kB` line of `/proc/self/status`, in bytes.
+pub fn status_bytes(field: &str) -> Result<u64> {
+    let status =
+        std::fs::read_to_string("/proc/self/status").context("reading /proc/self/status")?;
+    let line = status
+        .lines()
+        .find(|l| l.starts_with(field))
+        .with_context(|| format!("no {field} in /proc/self/status"))?;
+    let kb: u64 = line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+        .with_context(|| format!("unreadable line {line:?}"))?;
+    Ok(kb * 1024)
+}
+
+/// Peak resident memory of this process.
+pub fn peak_rss_bytes() -> Result<u64> {
+    status_bytes("VmHWM:")
+}
