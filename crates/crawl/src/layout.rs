@@ -12,6 +12,9 @@ pub const VARIANTS_TREE: &str = "variants";
 pub const RULES_TREE: &str = "rules";
 /// Crawl settings and state that must survive a restart: `Tree<String, Vec<u8>>`.
 pub const CRAWL_META_TREE: &str = "crawl";
+/// The address class each fetched host answered from (0 public, 1 private, 2 link-local), so that a
+/// resumed crawl applies the same link policy: `Tree<String (host:port), u8>`.
+pub const HOST_CLASSES_TREE: &str = "host_classes";
 /// In [`CRAWL_META_TREE`]: the learned rules in `simcrawl-url`'s byte form.
 pub const LEARNED_RULES_KEY: &str = "learned_rules";
 
@@ -65,6 +68,7 @@ impl Codec for RuleRecord {
             Rule::Mirror { from, to } => (0u8, from, to),
             Rule::Alias { from, to } => (1u8, from, to),
             Rule::Param { authority, param } => (2u8, authority, param),
+            Rule::HostOption { authority, option } => (3u8, authority, option),
         };
         write_element(&kind, out);
         write_element(a, out);
@@ -98,6 +102,10 @@ impl Codec for RuleRecord {
             2 => Rule::Param {
                 authority: a,
                 param: b,
+            },
+            3 => Rule::HostOption {
+                authority: a,
+                option: b,
             },
             other => {
                 return Err(CodecError::invalid::<Self>(format!(
@@ -147,6 +155,10 @@ mod tests {
             Rule::Param {
                 authority: "t:9".into(),
                 param: "visit".into(),
+            },
+            Rule::HostOption {
+                authority: "h:1".into(),
+                option: "collapse-slashes".into(),
             },
         ] {
             let record = RuleRecord {

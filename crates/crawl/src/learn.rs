@@ -8,6 +8,9 @@
 //! - **alias** `Host2 -> Host1`: every path of Host2 redirects to the same path on Host1.
 //! - **parameter** `P` on a host: URLs that differ only in `P` keep yielding the same content, and never
 //!   different content.
+//! - **host option** `X` on a host: an opt-in normalisation (collapse `//`, strip `index.html`, ignore a
+//!   trailing slash, lowercase the path) keeps mapping the host's duplicate URLs onto their originals, and
+//!   never maps a distinct page onto an indexed one.
 //!
 //! The learner only counts and decides; the coordinator applies the rules to the canonicaliser, records
 //! them in the store and logs them.
@@ -84,6 +87,13 @@ pub enum Rule {
         /// The parameter name.
         param: String,
     },
+    /// The opt-in normalisation `option` (`collapse-slashes`, ...) is safe on `authority`.
+    HostOption {
+        /// The host.
+        authority: String,
+        /// The option's name.
+        option: String,
+    },
 }
 
 impl std::fmt::Display for Rule {
@@ -94,6 +104,7 @@ impl std::fmt::Display for Rule {
             Rule::Param { authority, param } => {
                 write!(f, "parameter {param} is irrelevant on {authority}")
             }
+            Rule::HostOption { authority, option } => write!(f, "{option} on {authority}"),
         }
     }
 }
@@ -112,6 +123,7 @@ pub struct Learner {
     mirrors: HashMap<(String, String), Evidence>,
     aliases: HashMap<(String, String), Evidence>,
     params: HashMap<(String, String), Evidence>,
+    host_options: HashMap<(String, String), Evidence>,
     groups: HashMap<u64, ParamSeen>,
     /// Rules already proposed (and not revoked), with their evidence and how many skips they caused.
     active: HashMap<Rule, u32>,
@@ -163,6 +175,7 @@ impl Learner {
             Rule::Mirror { from, to } => get(&self.mirrors, from, to),
             Rule::Alias { from, to } => get(&self.aliases, from, to),
             Rule::Param { authority, param } => get(&self.params, authority, param),
+            Rule::HostOption { authority, option } => get(&self.host_options, authority, option),
         }
     }
 
@@ -342,6 +355,32 @@ impl Learner {
         }
     }
 
+    /// On `authority`, a duplicate's URL and its original's became one key with opt-in normalisation
+    /// `option` (`agree`), or a distinct page's URL would have become an indexed page's key with it
+    /// (`!agree`). Returns the rule when this completes it (enough evidence, no contradiction).
+    pub fn observe_host_option(
+        &mut self,
+        authority: &str,
+        option: &str,
+        agree: bool,
+    ) -> Option<Rule> {
+        let evidence = self
+            .host_options
+            .entry((authority.to_string(), option.to_string()))
+            .or_default();
+        if agree {
+            evidence.agree += 1;
+        } else {
+            evidence.disagree += 1;
+        }
+        let evidence = *evidence;
+        let rule = Rule::HostOption {
+            authority: authority.to_string(),
+            option: option.to_string(),
+        };
+        self.propose(rule, evidence, true)
+    }
+
     /// A verification fetch of a URL skipped by `rule` found a different page: the rule is revoked.
     pub fn contradict(&mut self, rule: &Rule) {
         self.active.remove(rule);
@@ -352,6 +391,9 @@ impl Learner {
             Rule::Mirror { from, to } => bump(&mut self.mirrors, from, to),
             Rule::Alias { from, to } => bump(&mut self.aliases, from, to),
             Rule::Param { authority, param } => bump(&mut self.params, authority, param),
+            Rule::HostOption { authority, option } => {
+                bump(&mut self.host_options, authority, option)
+            }
         }
     }
 
@@ -364,6 +406,9 @@ impl Learner {
             Rule::Mirror { from, to } => bump(&mut self.mirrors, from, to),
             Rule::Alias { from, to } => bump(&mut self.aliases, from, to),
             Rule::Param { authority, param } => bump(&mut self.params, authority, param),
+            Rule::HostOption { authority, option } => {
+                bump(&mut self.host_options, authority, option)
+            }
         }
     }
 
@@ -377,6 +422,10 @@ impl Learner {
             Rule::Param { authority, param } => self
                 .params
                 .entry((authority.clone(), param.clone()))
+                .or_default(),
+            Rule::HostOption { authority, option } => self
+                .host_options
+                .entry((authority.clone(), option.clone()))
                 .or_default(),
         };
         *slot = evidence;
@@ -394,7 +443,7 @@ impl Learner {
                     rest.starts_with('/') && (path == rest || path.starts_with(&format!("{rest}/")))
                 }
             }),
-            Rule::Param { .. } => false,
+            Rule::Param { .. } | Rule::HostOption { .. } => false,
         })
     }
 
@@ -583,6 +632,27 @@ mod tests {
             .disagree
                 > 0
         );
+    }
+
+    #[test]
+    fn host_options_need_clean_evidence() {
+        let mut l = Learner::new(LearnConfig::default());
+        let mut got = None;
+        for _ in 0..5 {
+            got = l.observe_host_option("h:1", "collapse-slashes", true);
+        }
+        assert_eq!(
+            got,
+            Some(Rule::HostOption {
+                authority: "h:1".into(),
+                option: "collapse-slashes".into()
+            })
+        );
+        let mut l = Learner::new(LearnConfig::default());
+        l.observe_host_option("h:1", "lowercase-path", false);
+        for _ in 0..10 {
+            assert_eq!(l.observe_host_option("h:1", "lowercase-path", true), None);
+        }
     }
 
     #[test]

@@ -24,7 +24,9 @@ use simcrawl_frontier::{
     SitemapOutcome, Via,
 };
 use simcrawl_store::{Counters, Log, Store, Tree};
-use simcrawl_url::{Candidate, CanonOptions, Canonicalizer, LearnedRules, RuleName, Url};
+use simcrawl_url::{
+    Candidate, CanonOptions, Canonicalizer, HostOption, LearnedRules, RuleName, Url,
+};
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::io::Write;
@@ -145,6 +147,8 @@ struct Coordinator {
     learner: Learner,
     canon: Arc<Canonicalizer>,
     plain: Canonicalizer,
+    /// For each opt-in option a host may learn: a canonicaliser with it on, to look for evidence against.
+    option_canons: Vec<(HostOption, Canonicalizer)>,
     skips: Log<SkipRecord>,
     variants: Tree<u128, ()>,
     rules: Tree<String, RuleRecord>,
@@ -155,8 +159,9 @@ struct Coordinator {
     seen: Tree<u128, ()>,
     /// Verification fetches of URLs a rule would have skipped, by canonical-key hash.
     verifying: HashMap<u128, Rule>,
-    /// Address class of hosts fetched so far, for the link policy.
+    /// Address class of hosts fetched so far, for the link policy (persisted in `host_classes`).
     classes: HashMap<String, AddressClass>,
+    classes_tree: Tree<String, u8>,
     output: Option<std::io::BufWriter<std::fs::File>>,
     progress: Progress,
     learned: Vec<String>,
@@ -228,7 +233,28 @@ pub async fn run(
         )),
         None => None,
     };
+    let option_canons = HostOption::ALL
+        .iter()
+        .map(|&option| {
+            let mut options = config.canon;
+            option.turn_on(&mut options);
+            (option, Canonicalizer::new(options, LearnedRules::new()))
+        })
+        .collect();
+    let classes_tree: Tree<String, u8> = store.tree(layout::HOST_CLASSES_TREE)?;
+    let mut classes = HashMap::new();
+    for item in classes_tree.iter() {
+        let (host, code) = item?;
+        let class = match code {
+            1 => AddressClass::Private,
+            2 => AddressClass::LinkLocal,
+            _ => AddressClass::Public,
+        };
+        classes.insert(host, class);
+    }
     let mut c = Coordinator {
+        option_canons,
+        classes_tree,
         seen: store.tree(simcrawl_frontier::trees::SEEN_TREE)?,
         skips: store.log(layout::SKIP_LOG)?,
         variants,
@@ -238,7 +264,7 @@ pub async fn run(
         fetcher,
         analyzer: Arc::new(Analyzer::default()),
         verifying: HashMap::new(),
-        classes: HashMap::new(),
+        classes,
         output,
         progress: Progress::default(),
         learned: Vec::new(),
@@ -389,11 +415,17 @@ impl Coordinator {
         if lease.via.is_seed_like() {
             return FetchOptions::seed();
         }
-        let class = lease
-            .referrer
-            .as_deref()
-            .map(host_of)
-            .and_then(|h| self.classes.get(&h).copied())
+        // The class the referrer answered from; for a referrer not fetched in memory (a crash lost
+        // it), an IP literal classifies itself, and a host name counts as public (the strict choice).
+        let referrer = lease.referrer.as_deref().and_then(|r| Url::parse(r).ok());
+        let class = referrer
+            .as_ref()
+            .and_then(|r| self.classes.get(&crate::learn::authority(r)).copied())
+            .or_else(|| match referrer.as_ref()?.host()? {
+                url::Host::Ipv4(ip) => Some(AddressClass::of(ip.into())),
+                url::Host::Ipv6(ip) => Some(AddressClass::of(ip.into())),
+                url::Host::Domain(_) => None,
+            })
             .unwrap_or(AddressClass::Public);
         FetchOptions::link(class)
     }
@@ -607,8 +639,15 @@ impl Coordinator {
         verifying: Option<Rule>,
         now: Instant,
     ) -> Result<(), CrawlError> {
-        self.classes
-            .insert(crate::learn::authority(&page.final_url), page.class);
+        let host = crate::learn::authority(&page.final_url);
+        if self.classes.insert(host.clone(), page.class) != Some(page.class) {
+            let code = match page.class {
+                AddressClass::Public => 0u8,
+                AddressClass::Private => 1,
+                AddressClass::LinkLocal => 2,
+            };
+            self.classes_tree.insert(&host, &code)?;
+        }
         for (from, to) in &page.hops {
             self.observe_redirect(from, to)?;
         }
@@ -679,6 +718,7 @@ impl Coordinator {
                     for rule in revoked {
                         self.revoke(&rule)?;
                     }
+                    self.host_option_evidence_against(&page.final_url, id)?;
                     if let Ok(key_url) = Url::parse(page.final_key.key.as_str()) {
                         for rule in self.learner.observe_params(&key_url, id) {
                             self.apply_rule(rule, None)?;
@@ -712,10 +752,20 @@ impl Coordinator {
                     depth: lease.depth,
                     referrer: lease.referrer.clone(),
                 })?;
-                if let Some(orig) = original_url.as_deref().and_then(|u| Url::parse(u).ok())
-                    && let Some(rule) = self.learner.observe_duplicate(&page.final_url, &orig)
-                {
-                    self.apply_rule(rule, Some((final_url.clone(), orig.to_string())))?;
+                if let Some(orig) = original_url.as_deref().and_then(|u| Url::parse(u).ok()) {
+                    if let Some(rule) = self.learner.observe_duplicate(&page.final_url, &orig) {
+                        self.apply_rule(rule, Some((final_url.clone(), orig.to_string())))?;
+                    }
+                    // Same host: which opt-in normalisation would have made the two one URL?
+                    let authority = self.canon.rule_authority(&page.final_url);
+                    for option in self.canon.variant_options(&page.final_url, &orig) {
+                        if let Some(rule) =
+                            self.learner
+                                .observe_host_option(&authority, option.as_str(), true)
+                        {
+                            self.apply_rule(rule, Some((final_url.clone(), orig.to_string())))?;
+                        }
+                    }
                 }
                 if let Ok(key_url) = Url::parse(page.final_key.key.as_str()) {
                     for rule in self.learner.observe_params(&key_url, original) {
@@ -735,6 +785,28 @@ impl Coordinator {
                     self.admit_links(lease, &page.links, &page.canon)?;
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// A distinct page whose URL an opt-in normalisation would map onto an indexed page is evidence
+    /// that the normalisation is not safe on its host.
+    fn host_option_evidence_against(&mut self, url: &Url, own_id: u32) -> Result<(), CrawlError> {
+        let authority = self.canon.rule_authority(url);
+        let mut against = Vec::new();
+        for (option, canon) in &self.option_canons {
+            if let Ok(c) = canon.canonicalize(url.as_str(), None)
+                && self
+                    .pages
+                    .by_key(c.key.hash128())?
+                    .is_some_and(|id| id != own_id)
+            {
+                against.push(*option);
+            }
+        }
+        for option in against {
+            self.learner
+                .observe_host_option(&authority, option.as_str(), false);
         }
         Ok(())
     }
@@ -844,6 +916,9 @@ impl Coordinator {
                     });
                 }
                 let original = self.original_url(key_hash, candidate.key.as_str())?;
+                if original == redact(&url) {
+                    return Ok(()); // the known URL itself (a redirect target, say), not a variant
+                }
                 self.skip(SkipRecord {
                     time_ms: now_ms(),
                     url: redact(&url),
@@ -878,33 +953,41 @@ impl Coordinator {
         if plain_hash == key_hash || self.seen.contains_key(&plain_hash)? {
             return Ok(None);
         }
-        let Ok(explanation) = self.canon.explain(url.as_str(), None) else {
-            return Ok(None);
-        };
-        for rule in self.learner.active() {
-            let applies = match rule {
-                Rule::Mirror { from, .. } => {
-                    explanation.changed_by(RuleName::LearnedMirror) && prefix_covers(from, url)
-                }
-                Rule::Alias { from, .. } => {
-                    explanation.changed_by(RuleName::LearnedAlias)
-                        && crate::learn::authority(url) == *from
-                }
-                Rule::Param { authority, param } => {
+        Ok(self.attribute(url))
+    }
+
+    /// Which active learned rule changed `url`'s key, and the skip reason it gives.
+    fn attribute(&self, url: &Url) -> Option<(Rule, SkipReason)> {
+        let explanation = self.canon.explain(url.as_str(), None).ok()?;
+        let authority = crate::learn::authority(url);
+        self.learner.active().find_map(|rule| {
+            let (applies, reason) = match rule {
+                Rule::Mirror { from, .. } => (
+                    explanation.changed_by(RuleName::LearnedMirror) && prefix_covers(from, url),
+                    SkipReason::Mirror,
+                ),
+                Rule::Alias { from, .. } => (
+                    explanation.changed_by(RuleName::LearnedAlias) && authority == *from,
+                    SkipReason::Mirror,
+                ),
+                Rule::Param {
+                    authority: host,
+                    param,
+                } => (
                     explanation.changed_by(RuleName::LearnedParam)
-                        && crate::learn::authority(url) == *authority
-                        && url.query_pairs().any(|(name, _)| name == param.as_str())
-                }
+                        && authority == *host
+                        && url.query_pairs().any(|(name, _)| name == param.as_str()),
+                    SkipReason::LearnedRule,
+                ),
+                Rule::HostOption {
+                    authority: host, ..
+                } => (
+                    explanation.changed_by(RuleName::LearnedHostOption) && authority == *host,
+                    SkipReason::LearnedRule,
+                ),
             };
-            if applies {
-                let reason = match rule {
-                    Rule::Param { .. } => SkipReason::LearnedRule,
-                    _ => SkipReason::Mirror,
-                };
-                return Ok(Some((rule.clone(), reason)));
-            }
-        }
-        Ok(None)
+            applies.then(|| (rule.clone(), reason))
+        })
     }
 
     /// At lease time: a URL queued before a rule was learned, that the rule now maps to a known URL,
@@ -926,7 +1009,7 @@ impl Coordinator {
         let Ok(url) = Url::parse(&lease.url) else {
             return Ok(false);
         };
-        let (rule_text, reason) = match self.rule_behind_lease(&url)? {
+        let (rule_text, reason) = match self.attribute(&url) {
             Some((rule, reason)) => {
                 self.bump_rule(&rule)?;
                 (rule.to_string(), reason)
@@ -952,36 +1035,6 @@ impl Coordinator {
         Ok(true)
     }
 
-    fn rule_behind_lease(&self, url: &Url) -> Result<Option<(Rule, SkipReason)>, CrawlError> {
-        let Ok(explanation) = self.canon.explain(url.as_str(), None) else {
-            return Ok(None);
-        };
-        for rule in self.learner.active() {
-            let applies = match rule {
-                Rule::Mirror { from, .. } => {
-                    explanation.changed_by(RuleName::LearnedMirror) && prefix_covers(from, url)
-                }
-                Rule::Alias { from, .. } => {
-                    explanation.changed_by(RuleName::LearnedAlias)
-                        && crate::learn::authority(url) == *from
-                }
-                Rule::Param { authority, .. } => {
-                    explanation.changed_by(RuleName::LearnedParam)
-                        && crate::learn::authority(url) == *authority
-                }
-            };
-            if applies {
-                let reason = if matches!(rule, Rule::Param { .. }) {
-                    SkipReason::LearnedRule
-                } else {
-                    SkipReason::Mirror
-                };
-                return Ok(Some((rule.clone(), reason)));
-            }
-        }
-        Ok(None)
-    }
-
     fn bump_rule(&mut self, rule: &Rule) -> Result<(), CrawlError> {
         let name = rule.to_string();
         if let Some(mut record) = self.rules.get(&name)? {
@@ -1002,6 +1055,10 @@ impl Coordinator {
             Rule::Mirror { from, to } => rules.add_mirror_rule(from, to),
             Rule::Alias { from, to } => rules.add_alias(from, to),
             Rule::Param { authority, param } => rules.add_param_rule(authority, param),
+            Rule::HostOption { authority, option } => match option.parse::<HostOption>() {
+                Ok(option) => rules.add_host_option(authority, option),
+                Err(_) => return Ok(()),
+            },
         };
         match added {
             Ok(true) => {}
@@ -1035,6 +1092,10 @@ impl Coordinator {
             Rule::Mirror { from, .. } => rules.remove_mirror_rule(from),
             Rule::Alias { from, .. } => rules.remove_alias(from),
             Rule::Param { authority, param } => rules.remove_param_rule(authority, param),
+            Rule::HostOption { authority, option } => match option.parse::<HostOption>() {
+                Ok(option) => rules.remove_host_option(authority, option),
+                Err(_) => Ok(false),
+            },
         };
         if matches!(removed, Ok(true)) {
             self.canon = Arc::new(Canonicalizer::new(self.config.canon, rules));

@@ -13,12 +13,16 @@ use crate::error::UrlError;
 use crate::explain::{Explanation, Recorder, RuleName, Silent, Step};
 use crate::host::{split_authority, strip_trailing_dots};
 use crate::key::{Candidate, CanonicalKey, FetchUrl};
-use crate::options::CanonOptions;
+use crate::options::{CanonOptions, HostOption, HostOptionSet};
 use crate::params;
 use crate::parts::{Parts, Run};
 use crate::path;
 use crate::percent;
 use crate::rules::LearnedRules;
+
+/// A host option turned on for one authority on top of the learned rules, to try it
+/// ([`Canonicalizer::variant_options`]).
+type Extra<'a> = Option<(&'a str, HostOption)>;
 
 /// Turns URLs into [`Candidate`]s: the URL to fetch and the key to compare.
 ///
@@ -74,7 +78,87 @@ impl Canonicalizer {
 
     /// The key of a URL already parsed.
     pub fn key_of(&self, fetch: &FetchUrl) -> CanonicalKey {
-        self.build(fetch.as_url(), &mut Silent)
+        self.build(fetch.as_url(), &mut Silent, None)
+    }
+
+    /// The `host[:port]` that learned rules key `url` by before any alias or mirror rule rewrites
+    /// it: its host as the key spells it (no trailing dot, no `www.` when
+    /// [`CanonOptions::www_equals_bare`] is on) and its port unless it is the default one. This
+    /// is the spelling [`LearnedRules::host_options`] and [`LearnedRules::params_for`] look up,
+    /// and what `add_*` accept.
+    ///
+    /// ```
+    /// use simcrawl_url::{Canonicalizer, Url};
+    ///
+    /// let url = Url::parse("https://Example.COM.:443/a")?;
+    /// assert_eq!(Canonicalizer::default().rule_authority(&url), "example.com");
+    /// let url = Url::parse("http://127.0.0.1:41001/a")?;
+    /// assert_eq!(Canonicalizer::default().rule_authority(&url), "127.0.0.1:41001");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn rule_authority(&self, url: &Url) -> String {
+        let mut p = Parts {
+            scheme: "http",
+            user: "",
+            pass: None,
+            host: Cow::Borrowed(url.host_str().unwrap_or_default()),
+            port: url.port(),
+            path: Cow::Borrowed("/"),
+            query: None,
+        };
+        if let Some(stripped) = strip_trailing_dots(&p.host) {
+            p.host = Cow::Owned(stripped);
+        }
+        if self.options.www_equals_bare {
+            p.strip_www();
+        }
+        p.authority().into_owned()
+    }
+
+    /// The opt-in path rules that would each, turned on alone for the `host[:port]` of `a` and
+    /// `b` ([`rule_authority`](Self::rule_authority)), make their keys equal: the evidence a
+    /// rule learner needs when `a` and `b` served the same content.
+    ///
+    /// Options already on (in [`CanonOptions`] or learned for that authority) are not listed.
+    /// Empty when the keys are already equal, when `a` and `b` are on different authorities or
+    /// are not http(s) URLs, or when no single option would do.
+    ///
+    /// ```
+    /// use simcrawl_url::{Canonicalizer, HostOption, Url};
+    ///
+    /// let canon = Canonicalizer::default();
+    /// let u = |s| Url::parse(s).unwrap();
+    /// assert_eq!(
+    ///     canon.variant_options(&u("http://h/articles//5.html"), &u("http://h/articles/5.html")),
+    ///     [HostOption::CollapseSlashes]
+    /// );
+    /// assert_eq!(canon.variant_options(&u("http://h/x/index.html"), &u("http://h/x/")), [HostOption::StripIndexPages]);
+    /// assert!(canon.variant_options(&u("http://h/a"), &u("http://h:8080/a/")).is_empty());
+    /// assert!(canon.variant_options(&u("http://h/a"), &u("http://h/b")).is_empty());
+    /// ```
+    pub fn variant_options(&self, a: &Url, b: &Url) -> Vec<HostOption> {
+        let crawlable = |u: &Url| matches!(u.scheme(), "http" | "https");
+        if !crawlable(a) || !crawlable(b) {
+            return Vec::new();
+        }
+        let authority = self.rule_authority(a);
+        if authority != self.rule_authority(b) {
+            return Vec::new();
+        }
+        // `build` ignores the fragment when it records nothing.
+        let key = |u: &Url, extra: Extra<'_>| self.build(u, &mut Silent, extra);
+        if key(a, None) == key(b, None) {
+            return Vec::new();
+        }
+        let learned = self.rules.host_options(&authority);
+        HostOption::ALL
+            .into_iter()
+            .filter(|&o| !o.is_on_in(&self.options) && !learned.contains(o))
+            .filter(|&o| {
+                let extra = Some((authority.as_str(), o));
+                key(a, extra) == key(b, extra)
+            })
+            .collect()
     }
 
     /// Like [`canonicalize`](Self::canonicalize), and lists every rule that changed something.
@@ -115,7 +199,7 @@ impl Canonicalizer {
                 detail: None,
             });
         }
-        let key = self.build(fetch.as_url(), &mut steps);
+        let key = self.build(fetch.as_url(), &mut steps, None);
         Ok(Explanation {
             input: input.to_owned(),
             candidate: Candidate { fetch, key },
@@ -123,8 +207,9 @@ impl Canonicalizer {
         })
     }
 
-    /// Runs every rule on the components of `url` (an http(s) URL without fragment).
-    fn build<R: Recorder>(&self, url: &Url, rec: &mut R) -> CanonicalKey {
+    /// Runs every rule on the components of `url` (an http(s) URL without fragment), with the
+    /// `extra` host option, if any, as if it were learned.
+    fn build<R: Recorder>(&self, url: &Url, rec: &mut R, extra: Extra<'_>) -> CanonicalKey {
         let o = &self.options;
         // Always: percent-encoding. The normalised components live here; `Parts` borrows them.
         let user = percent::normalize(url.username());
@@ -241,8 +326,8 @@ impl Canonicalizer {
         }
 
         // Learned rules.
-        if !self.rules.is_empty() {
-            self.learned_rules(&mut run);
+        if !self.rules.is_empty() || extra.is_some() {
+            self.learned_rules(&mut run, extra);
         }
         CanonicalKey::new(run.parts.render())
     }
@@ -278,10 +363,10 @@ impl Canonicalizer {
         }
     }
 
-    /// Aliases, then mirror rewrites (chained), then parameter rules.
+    /// Aliases, then host options, then mirror rewrites (chained), then parameter rules.
     ///
     /// Every learned rule is keyed by the key's authority, `host[:port]`.
-    fn learned_rules<R: Recorder>(&self, run: &mut Run<'_, '_, R>) {
+    fn learned_rules<R: Recorder>(&self, run: &mut Run<'_, '_, R>, extra: Extra<'_>) {
         let rules = &self.rules;
         // Authorities the key was rewritten from (by aliases and mirror rules); the parameter
         // rules of each of them apply, as well as those of the authority it ends with.
@@ -292,6 +377,51 @@ impl Canonicalizer {
                 let detail = explain.then(|| format!("alias {from} -> {}", p.authority()));
                 passed.push(from);
                 Some(detail)
+            });
+        }
+        if rules.has_host_options() || extra.is_some() {
+            // Before mirror rules, so that they match the path as these options spell it; a
+            // mirror rule's target gets them too (`renormalise_target`).
+            run.step(RuleName::LearnedHostOption, |p, explain| {
+                let learned = self.learned_options(&p.authority(), &passed, extra);
+                if learned.is_empty() {
+                    return None;
+                }
+                let mut options = self.options;
+                for option in learned.iter() {
+                    option.turn_on(&mut options);
+                }
+                // Whose option each is, named before the path changes.
+                let sources: Vec<(HostOption, String)> = if explain {
+                    let current = p.authority();
+                    let authorities =
+                        std::iter::once(&*current).chain(passed.iter().map(String::as_str));
+                    learned
+                        .iter()
+                        .filter_map(|option| {
+                            let mut holders = authorities.clone();
+                            let from = holders.find(|a| {
+                                self.rules.host_options(a).contains(option)
+                                    || extra == Some((a, option))
+                            })?;
+                            Some((option, from.to_owned()))
+                        })
+                        .collect()
+                } else {
+                    Vec::new()
+                };
+                let changed = path_pipeline(p, &options);
+                if changed.is_empty() {
+                    return None;
+                }
+                Some(explain.then(|| {
+                    let applied: Vec<String> = sources
+                        .iter()
+                        .filter(|(option, _)| changed.contains(*option))
+                        .map(|(option, from)| format!("{option} on {from}"))
+                        .collect();
+                    applied.join(", ")
+                }))
             });
         }
         if rules.has_mirrors() {
@@ -325,7 +455,7 @@ impl Canonicalizer {
                     p.port = target.port();
                     // The target is written as a key would be; make sure it reads as one under
                     // these options too (`www.`, aliases, trailing slash, case, index pages).
-                    self.renormalise_target(p, &mut passed);
+                    self.renormalise_target(p, &mut passed, extra);
                     applied = true;
                     Some(detail)
                 });
@@ -386,30 +516,69 @@ impl Canonicalizer {
         }
     }
 
-    /// Applies the static host and path rules to a mirror rule's target, quietly.
-    /// An authority an alias rewrites it from is noted in `passed`.
-    fn renormalise_target(&self, p: &mut Parts<'_>, passed: &mut Vec<String>) {
-        let o = &self.options;
+    /// Applies the static host and path rules to a mirror rule's target, quietly, with the host
+    /// options of every authority passed through. An authority an alias rewrites it from is
+    /// noted in `passed`.
+    fn renormalise_target(&self, p: &mut Parts<'_>, passed: &mut Vec<String>, extra: Extra<'_>) {
         self.renormalise_authority(p);
         if let Some(from) = self.resolve_alias(p) {
             passed.push(from);
         }
-        if o.lowercase_path
-            && let Some(lower) = path::lowercase(&p.path)
-        {
-            p.path = Cow::Owned(lower);
+        let mut options = self.options;
+        if self.rules.has_host_options() || extra.is_some() {
+            let learned = self.learned_options(&p.authority(), passed, extra);
+            for option in learned.iter() {
+                option.turn_on(&mut options);
+            }
         }
-        if o.strip_index_pages
-            && let Some(keep) = path::index_page_len(&p.path, o.ignore_trailing_slash)
-        {
-            p.truncate_path(keep);
-        }
-        if o.ignore_trailing_slash
-            && let Some(keep) = path::trailing_slash_len(&p.path)
-        {
-            p.truncate_path(keep);
-        }
+        path_pipeline(p, &options);
     }
+
+    /// The host options of `current` and of the authorities `passed` through (and `extra`, when
+    /// on one of them) that are not already on in the options.
+    fn learned_options(&self, current: &str, passed: &[String], extra: Extra<'_>) -> HostOptionSet {
+        let mut set = self.rules.host_options(current);
+        for authority in passed {
+            set = set.union(self.rules.host_options(authority));
+        }
+        if let Some((authority, option)) = extra
+            && (authority == current || passed.iter().any(|a| a == authority))
+        {
+            set.insert(option);
+        }
+        set.iter().filter(|o| !o.is_on_in(&self.options)).collect()
+    }
+}
+
+/// Runs the optional path rules `options` switches on, in order (as `path_rules` does), quietly.
+/// Returns the rules that changed the path.
+fn path_pipeline(p: &mut Parts<'_>, options: &CanonOptions) -> HostOptionSet {
+    let mut changed = HostOptionSet::new();
+    if options.collapse_slashes
+        && let Some(collapsed) = path::collapse_slashes(&p.path)
+    {
+        p.path = Cow::Owned(collapsed);
+        changed.insert(HostOption::CollapseSlashes);
+    }
+    if options.lowercase_path
+        && let Some(lower) = path::lowercase(&p.path)
+    {
+        p.path = Cow::Owned(lower);
+        changed.insert(HostOption::LowercasePath);
+    }
+    if options.strip_index_pages
+        && let Some(keep) = path::index_page_len(&p.path, options.ignore_trailing_slash)
+    {
+        p.truncate_path(keep);
+        changed.insert(HostOption::StripIndexPages);
+    }
+    if options.ignore_trailing_slash
+        && let Some(keep) = path::trailing_slash_len(&p.path)
+    {
+        p.truncate_path(keep);
+        changed.insert(HostOption::IgnoreTrailingSlash);
+    }
+    changed
 }
 
 /// `/` for the root prefix (stored empty), the prefix itself otherwise.

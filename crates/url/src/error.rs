@@ -86,6 +86,13 @@ pub enum RuleError {
         /// What is wrong with it.
         reason: &'static str,
     },
+    /// A host option's name is not one of [`HostOption::ALL`](crate::HostOption::ALL)'s
+    /// (`collapse-slashes`, `strip-index-pages`, `ignore-trailing-slash`, `lowercase-path`).
+    #[error("unknown host option {}: expected collapse-slashes, strip-index-pages, ignore-trailing-slash or lowercase-path", Shown(.input))]
+    UnknownHostOption {
+        /// The name as given.
+        input: String,
+    },
     /// A mirror prefix is not of the form `host[:port][/path]` (an optional `http://` or
     /// `https://` in front is accepted and ignored).
     #[error("invalid mirror prefix {}: {reason}", Shown(.input))]

@@ -47,6 +47,11 @@ pub enum RuleName {
     /// `learned-alias`: the key's `host[:port]` replaced by the one it is an alias of
     /// (`alias 127.0.0.1:41002 -> 127.0.0.1:41001`).
     LearnedAlias,
+    /// `learned-host-option`: opt-in path rules learned to be safe on the key's `host[:port]`
+    /// (or on one it was rewritten from) applied, as if their [`CanonOptions`](crate::CanonOptions)
+    /// switches were on (`collapse-slashes on 127.0.0.1:41001`). They run before mirror rules,
+    /// which match the path as they leave it, and again, quietly, on a mirror rule's target.
+    LearnedHostOption,
     /// `learned-mirror`: a mirror's `host[:port]/prefix` rewritten to the original's.
     LearnedMirror,
     /// `learned-param`: parameters learned not to change the content removed, by the rules of
@@ -57,7 +62,7 @@ pub enum RuleName {
 
 impl RuleName {
     /// Every rule, in the order they run.
-    pub const ALL: [RuleName; 18] = [
+    pub const ALL: [RuleName; 19] = [
         RuleName::Parse,
         RuleName::DropFragment,
         RuleName::PercentEncoding,
@@ -74,6 +79,7 @@ impl RuleName {
         RuleName::TrailingSlash,
         RuleName::SortQuery,
         RuleName::LearnedAlias,
+        RuleName::LearnedHostOption,
         RuleName::LearnedMirror,
         RuleName::LearnedParam,
     ];
@@ -97,6 +103,7 @@ impl RuleName {
             RuleName::TrailingSlash => "trailing-slash",
             RuleName::SortQuery => "sort-query",
             RuleName::LearnedAlias => "learned-alias",
+            RuleName::LearnedHostOption => "learned-host-option",
             RuleName::LearnedMirror => "learned-mirror",
             RuleName::LearnedParam => "learned-param",
         }
@@ -107,7 +114,10 @@ impl RuleName {
     pub const fn is_learned(self) -> bool {
         matches!(
             self,
-            RuleName::LearnedAlias | RuleName::LearnedMirror | RuleName::LearnedParam
+            RuleName::LearnedAlias
+                | RuleName::LearnedHostOption
+                | RuleName::LearnedMirror
+                | RuleName::LearnedParam
         )
     }
 }

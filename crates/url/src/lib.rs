@@ -11,8 +11,9 @@
 //!   (percent-encoding, the host's trailing dot, an empty query, ...); rules that usually hold
 //!   apply by default and can be switched off ([`CanonOptions`]); rules that merge what a server
 //!   *could* tell apart are opt-in. Then [`LearnedRules`] apply: parameters that do not change a
-//!   site's content, mirrors, site aliases, each keyed by the site's `host[:port]` (two ports of
-//!   one host are two sites). The seen set stores [`CanonicalKey::hash128`].
+//!   site's content, mirrors, site aliases, opt-in path rules found safe on a site
+//!   ([`HostOption`]), each keyed by the site's `host[:port]` (two ports of one host are two
+//!   sites). The seen set stores [`CanonicalKey::hash128`].
 //!
 //! [`Canonicalizer::explain`] tells which rule changed what, for `simcrawl url canon --explain`.
 //! [`surt_host`] and [`surt`] give sort-friendly host keys for grouping, reports and scope.
@@ -54,7 +55,7 @@
 //!
 //! - `canon`: the [`Canonicalizer`], which runs the rules in order on the parsed URL's
 //!   components, without parsing twice; `parts` holds those components while the rules run.
-//! - `options`: [`CanonOptions`], the switches.
+//! - `options`: [`CanonOptions`], the switches; [`HostOption`], those a site can learn.
 //! - `key`: [`FetchUrl`], [`CanonicalKey`] and [`Candidate`].
 //! - `percent`, `host`, `path`, `params`: the static rules, one file per part of the URL;
 //!   `params` holds the session-id and tracking-parameter lists.
@@ -85,7 +86,7 @@ pub use canon::Canonicalizer;
 pub use error::{RuleDecodeError, RuleError, UrlError};
 pub use explain::{Explanation, RuleName, Step};
 pub use key::{Candidate, CanonicalKey, FetchUrl};
-pub use options::CanonOptions;
+pub use options::{CanonOptions, HostOption, HostOptionSet};
 pub use rules::{LearnedRule, LearnedRules, Prefix, RULES_FORMAT_VERSION};
 pub use surt::{surt, surt_host};
 pub use url::Url;

@@ -2,7 +2,13 @@
 //!
 //! The always-applied rules (WHATWG parsing, fragment, percent-encoding, default port, trailing dot
 //! of the host, empty query and stray `&`) have no switch: they never change which resource a URL
-//! names. Every other rule is a field here.
+//! names. Every other rule is a field here. [`HostOption`] names the path switches a learned rule
+//! can turn on for one `host[:port]`.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::error::RuleError;
 
 /// Switches for the rules that are not always applied.
 ///
@@ -91,5 +97,169 @@ impl Default for CanonOptions {
             drop_tracking: true,
             ..Self::minimal()
         }
+    }
+}
+
+/// An opt-in path rule that can be turned on for one `host[:port]` only, by a learned rule
+/// ([`LearnedRules::add_host_option`](crate::LearnedRules::add_host_option)).
+///
+/// Each is the [`CanonOptions`] switch of the same name; on its authority it applies exactly as if
+/// the switch were on. (`www_equals_bare` and `http_equals_https` are about the host and the
+/// scheme; learned aliases cover them per site.) Its name is the word of the CLI flag:
+///
+/// ```
+/// use simcrawl_url::HostOption;
+///
+/// let option: HostOption = "collapse-slashes".parse()?;
+/// assert_eq!(option, HostOption::CollapseSlashes);
+/// assert_eq!(HostOption::StripIndexPages.as_str(), "strip-index-pages");
+/// # Ok::<(), simcrawl_url::RuleError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum HostOption {
+    /// `collapse-slashes`: [`CanonOptions::collapse_slashes`].
+    CollapseSlashes,
+    /// `strip-index-pages`: [`CanonOptions::strip_index_pages`].
+    StripIndexPages,
+    /// `ignore-trailing-slash`: [`CanonOptions::ignore_trailing_slash`].
+    IgnoreTrailingSlash,
+    /// `lowercase-path`: [`CanonOptions::lowercase_path`].
+    LowercasePath,
+}
+
+impl HostOption {
+    /// Every host option, in the order of the [`CanonOptions`] fields (the order rules list and
+    /// encode them in).
+    pub const ALL: [HostOption; 4] = [
+        HostOption::CollapseSlashes,
+        HostOption::StripIndexPages,
+        HostOption::IgnoreTrailingSlash,
+        HostOption::LowercasePath,
+    ];
+
+    /// The option's name, the word of its CLI flag (`collapse-slashes`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            HostOption::CollapseSlashes => "collapse-slashes",
+            HostOption::StripIndexPages => "strip-index-pages",
+            HostOption::IgnoreTrailingSlash => "ignore-trailing-slash",
+            HostOption::LowercasePath => "lowercase-path",
+        }
+    }
+
+    /// Whether the switch of the same name is on in `options`.
+    pub const fn is_on_in(self, options: &CanonOptions) -> bool {
+        match self {
+            HostOption::CollapseSlashes => options.collapse_slashes,
+            HostOption::StripIndexPages => options.strip_index_pages,
+            HostOption::IgnoreTrailingSlash => options.ignore_trailing_slash,
+            HostOption::LowercasePath => options.lowercase_path,
+        }
+    }
+
+    /// Turns the switch of the same name on in `options`.
+    pub fn turn_on(self, options: &mut CanonOptions) {
+        match self {
+            HostOption::CollapseSlashes => options.collapse_slashes = true,
+            HostOption::StripIndexPages => options.strip_index_pages = true,
+            HostOption::IgnoreTrailingSlash => options.ignore_trailing_slash = true,
+            HostOption::LowercasePath => options.lowercase_path = true,
+        }
+    }
+
+    const fn bit(self) -> u8 {
+        1 << self as u8
+    }
+}
+
+impl fmt::Display for HostOption {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+impl FromStr for HostOption {
+    type Err = RuleError;
+    /// Parses a name as [`as_str`](HostOption::as_str) gives it, ASCII case-insensitively.
+    fn from_str(s: &str) -> Result<Self, RuleError> {
+        HostOption::ALL
+            .into_iter()
+            .find(|o| o.as_str().eq_ignore_ascii_case(s))
+            .ok_or_else(|| RuleError::UnknownHostOption {
+                input: s.to_owned(),
+            })
+    }
+}
+
+/// A set of [`HostOption`]s: those learned for one `host[:port]`
+/// ([`LearnedRules::host_options`](crate::LearnedRules::host_options)).
+///
+/// ```
+/// use simcrawl_url::{HostOption, HostOptionSet};
+///
+/// let mut set = HostOptionSet::new();
+/// set.insert(HostOption::LowercasePath);
+/// set.insert(HostOption::CollapseSlashes);
+/// assert!(set.contains(HostOption::LowercasePath) && !set.contains(HostOption::StripIndexPages));
+/// assert_eq!(set.iter().collect::<Vec<_>>(), [HostOption::CollapseSlashes, HostOption::LowercasePath]);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct HostOptionSet(u8);
+
+impl HostOptionSet {
+    /// The empty set.
+    pub const fn new() -> Self {
+        Self(0)
+    }
+
+    /// Whether `option` is in the set.
+    pub const fn contains(self, option: HostOption) -> bool {
+        self.0 & option.bit() != 0
+    }
+
+    /// Adds `option`; returns whether it was not there yet.
+    pub fn insert(&mut self, option: HostOption) -> bool {
+        let added = !self.contains(option);
+        self.0 |= option.bit();
+        added
+    }
+
+    /// Removes `option`; returns whether it was there.
+    pub fn remove(&mut self, option: HostOption) -> bool {
+        let removed = self.contains(option);
+        self.0 &= !option.bit();
+        removed
+    }
+
+    /// Whether the set is empty.
+    pub const fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The number of options in the set.
+    pub const fn len(self) -> usize {
+        self.0.count_ones() as usize
+    }
+
+    /// The options in the set, in [`HostOption::ALL`] order.
+    pub fn iter(self) -> impl Iterator<Item = HostOption> {
+        HostOption::ALL
+            .into_iter()
+            .filter(move |&o| self.contains(o))
+    }
+
+    /// Both sets' options.
+    pub const fn union(self, other: HostOptionSet) -> HostOptionSet {
+        HostOptionSet(self.0 | other.0)
+    }
+}
+
+impl FromIterator<HostOption> for HostOptionSet {
+    fn from_iter<I: IntoIterator<Item = HostOption>>(iter: I) -> Self {
+        let mut set = HostOptionSet::new();
+        for option in iter {
+            set.insert(option);
+        }
+        set
     }
 }

@@ -521,6 +521,9 @@ fn rule_row(r: &RuleRecord) -> Vec<String> {
         Rule::Param { authority, param } => {
             ("parameter", format!("{authority} ?{param} -> (ignored)"))
         }
+        Rule::HostOption { authority, option } => {
+            ("host option", format!("{option} on {authority}"))
+        }
     };
     vec![
         kind.to_string(),

@@ -1,6 +1,6 @@
 //! The byte encoding of [`LearnedRules`], for the store.
 //!
-//! # Format, version 2
+//! # Format, version 3
 //!
 //! All integers are little-endian. A string is a `u32` byte length followed by that many bytes
 //! of UTF-8.
@@ -8,25 +8,35 @@
 //! | bytes | content |
 //! |-------|---------|
 //! | 4     | magic `SCRL` |
-//! | 1     | format version, `2` |
+//! | 1     | format version, `3` |
 //! | 4     | number of aliases, then per alias: string authority, string target authority |
 //! | 4     | number of mirror rules, then per rule: string source prefix, string target prefix |
 //! | 4     | number of parameter rules, then per rule: string authority, string parameter name |
+//! | 4     | number of host options, then per option: string authority, string option name |
 //!
 //! Nothing follows the last section. An authority is `host[:port]` as the key spells it and
 //! [`Prefix::authority`](crate::Prefix::authority) gives it: no port for the scheme's default
 //! (`example.com`, `127.0.0.1:41003`, `[::1]:8080`). Prefixes are written as
 //! [`Prefix`](crate::Prefix) displays them (`host[:port]/path`). Parameter names are written
-//! percent-encoded as in the key. Rules are written in [`LearnedRules::iter`] order, so equal rule
-//! sets give equal bytes. Decoding checks every rule as `add_*` does (aliases first, then mirror
-//! rules, then parameter rules), so a stream edited by hand cannot smuggle in a loop.
+//! percent-encoded as in the key. Host option names are those of
+//! [`HostOption::as_str`](crate::HostOption::as_str) (`collapse-slashes`, `strip-index-pages`,
+//! `ignore-trailing-slash`, `lowercase-path`). Rules are written in [`LearnedRules::iter`] order
+//! (host options sorted by authority, then in [`HostOption::ALL`](crate::HostOption::ALL) order),
+//! so equal rule sets give equal bytes. Decoding checks every rule as `add_*` does (aliases
+//! first, then mirror rules, then parameter rules, then host options), so a stream edited by
+//! hand cannot smuggle in a loop or an unknown option.
+//!
+//! # Version 2
+//!
+//! Version 2 is version 3 without the host-option section (it ends after the parameter rules).
+//! It is still read, as a rule set without host options.
 //!
 //! # Version 1
 //!
 //! Version 1 has the same layout, but its aliases and parameter rules name a bare host, meaning
 //! any port. It is still read, each host as the authority on the default port (`example.com`
 //! stays `example.com`, which no longer covers `example.com:8080`): a rule then applies to fewer
-//! keys than it did, never to more. Only version 2 is written.
+//! keys than it did, never to more. Only version 3 is written.
 //!
 //! A later version adds a section or changes a field; this version's reader refuses it with
 //! [`RuleDecodeError::UnsupportedVersion`] rather than guessing.
@@ -35,7 +45,10 @@ use super::{LearnedRule, LearnedRules};
 use crate::error::{RuleDecodeError, RuleError};
 
 /// The version of the byte encoding that [`LearnedRules::to_bytes`] writes.
-pub const RULES_FORMAT_VERSION: u8 = 2;
+pub const RULES_FORMAT_VERSION: u8 = 3;
+
+/// The first version with the host-option section.
+const HOST_OPTIONS_SINCE: u8 = 3;
 
 /// The oldest version [`LearnedRules::from_bytes`] reads.
 const OLDEST_READ_VERSION: u8 = 1;
@@ -61,7 +74,11 @@ impl LearnedRules {
             .iter()
             .filter(|r| matches!(r, LearnedRule::Param { .. }))
             .collect();
-        for section in [aliases, mirrors, params] {
+        let options: Vec<_> = self
+            .iter()
+            .filter(|r| matches!(r, LearnedRule::HostOption { .. }))
+            .collect();
+        for section in [aliases, mirrors, params, options] {
             put_len(&mut out, section.len());
             for rule in section {
                 match rule {
@@ -77,6 +94,10 @@ impl LearnedRules {
                         put_str(&mut out, authority);
                         put_str(&mut out, param);
                     }
+                    LearnedRule::HostOption { authority, option } => {
+                        put_str(&mut out, authority);
+                        put_str(&mut out, option.as_str());
+                    }
                 }
             }
         }
@@ -85,15 +106,16 @@ impl LearnedRules {
 
     /// Decodes what [`to_bytes`](Self::to_bytes) wrote.
     ///
-    /// Format version 2, integers little-endian, a string being a `u32` length and UTF-8 bytes:
-    /// magic `SCRL`; version byte `2`; `u32` alias count, then (authority, target authority)
+    /// Format version 3, integers little-endian, a string being a `u32` length and UTF-8 bytes:
+    /// magic `SCRL`; version byte `3`; `u32` alias count, then (authority, target authority)
     /// strings; `u32` mirror count, then (source prefix, target prefix) strings; `u32`
-    /// parameter-rule count, then (authority, parameter) strings; nothing after. An authority
-    /// is `host[:port]`, without the default port.
+    /// parameter-rule count, then (authority, parameter) strings; `u32` host-option count, then
+    /// (authority, option name) strings; nothing after. An authority is `host[:port]`, without
+    /// the default port.
     ///
-    /// Version 1 (the same layout, with bare hosts meaning any port) is read too, each host as
-    /// the authority on the default port. Other versions are refused with
-    /// [`RuleDecodeError::UnsupportedVersion`].
+    /// Version 2 (without the host-option section) is read too, and version 1 (as version 2,
+    /// with bare hosts meaning any port), each host as the authority on the default port. Other
+    /// versions are refused with [`RuleDecodeError::UnsupportedVersion`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, RuleDecodeError> {
         let mut reader = Reader { bytes, at: 0 };
         if reader.take(MAGIC.len()).ok() != Some(MAGIC.as_slice()) {
@@ -107,13 +129,15 @@ impl LearnedRules {
             });
         }
         type Add = fn(&mut LearnedRules, &str, &str) -> Result<bool, RuleError>;
-        let sections: [Add; 3] = [
+        let sections: [Add; 4] = [
             LearnedRules::add_alias,
             LearnedRules::add_mirror_rule,
             LearnedRules::add_param_rule,
+            |rules, authority, option| rules.add_host_option(authority, option.parse()?),
         ];
+        let present = if version >= HOST_OPTIONS_SINCE { 4 } else { 3 };
         let mut rules = LearnedRules::new();
-        for add in sections {
+        for add in sections.into_iter().take(present) {
             let count = reader.len()?;
             for _ in 0..count {
                 let offset = reader.at;
@@ -185,11 +209,12 @@ impl<'a> Reader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::HostOption;
 
     #[test]
-    fn empty_rules_encode_to_the_header_and_three_zero_counts() {
+    fn empty_rules_encode_to_the_header_and_four_zero_counts() {
         let bytes = LearnedRules::new().to_bytes();
-        assert_eq!(bytes, b"SCRL\x02\0\0\0\0\0\0\0\0\0\0\0\0");
+        assert_eq!(bytes, b"SCRL\x03\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0");
         assert_eq!(
             LearnedRules::from_bytes(&bytes).unwrap(),
             LearnedRules::new()
@@ -202,11 +227,16 @@ mod tests {
         rules.add_alias("b.example", "a.example").unwrap();
         rules.add_mirror_rule("m.example/x", "a.example/").unwrap();
         rules.add_param_rule("a.example", "p").unwrap();
-        let mut expected = b"SCRL\x02".to_vec();
+        rules
+            .add_host_option("a.example:8080", HostOption::LowercasePath)
+            .unwrap();
+        let mut expected = b"SCRL\x03".to_vec();
         expected.extend_from_slice(b"\x01\0\0\0\x09\0\0\0b.example\x09\0\0\0a.example");
         expected.extend_from_slice(b"\x01\0\0\0\x0b\0\0\0m.example/x\x0a\0\0\0a.example/");
         expected.extend_from_slice(b"\x01\0\0\0\x09\0\0\0a.example\x01\0\0\0p");
+        expected.extend_from_slice(b"\x01\0\0\0\x0e\0\0\0a.example:8080\x0e\0\0\0lowercase-path");
         assert_eq!(rules.to_bytes(), expected);
+        assert_eq!(LearnedRules::from_bytes(&expected).unwrap(), rules);
     }
 
     #[test]
@@ -217,12 +247,13 @@ mod tests {
             .unwrap();
         rules.add_param_rule("127.0.0.1:41003", "visit").unwrap();
         rules.add_param_rule("[::1]:443", "v").unwrap();
-        let mut expected = b"SCRL\x02".to_vec();
+        let mut expected = b"SCRL\x03".to_vec();
         expected
             .extend_from_slice(b"\x01\0\0\0\x0f\0\0\x00127.0.0.1:41002\x0f\0\0\x00127.0.0.1:41001");
         expected.extend_from_slice(b"\0\0\0\0");
         expected.extend_from_slice(b"\x02\0\0\0\x0f\0\0\x00127.0.0.1:41003\x05\0\0\0visit");
         expected.extend_from_slice(b"\x05\0\0\0[::1]\x01\0\0\0v");
+        expected.extend_from_slice(b"\0\0\0\0");
         let bytes = rules.to_bytes();
         assert_eq!(bytes, expected);
         let decoded = LearnedRules::from_bytes(&bytes).unwrap();
@@ -243,10 +274,73 @@ mod tests {
         expected.add_alias("b.example:80", "a.example").unwrap();
         expected.add_param_rule("a.example:443", "p").unwrap();
         assert_eq!(decoded, expected);
-        // Written back as version 2, otherwise the same bytes.
-        let mut v2 = v1.clone();
+        // Written back as version 3, otherwise the same bytes and no host options.
+        let mut v3 = v1.clone();
+        v3[4] = 3;
+        v3.extend_from_slice(b"\0\0\0\0");
+        assert_eq!(decoded.to_bytes(), v3);
+    }
+
+    #[test]
+    fn version_2_is_read_without_host_options() {
+        let mut rules = LearnedRules::new();
+        rules.add_alias("b.example:8080", "a.example").unwrap();
+        rules.add_mirror_rule("m.example/x", "a.example/").unwrap();
+        rules.add_param_rule("127.0.0.1:41003", "visit").unwrap();
+        let v3 = rules.to_bytes();
+        // A version 2 stream: the same sections but the last.
+        let mut v2 = v3[..v3.len() - 4].to_vec();
         v2[4] = 2;
-        assert_eq!(decoded.to_bytes(), v2);
+        assert_eq!(LearnedRules::from_bytes(&v2).unwrap(), rules);
+        // A version 2 stream with a host-option section has bytes left over.
+        let mut v2_long = v3.clone();
+        v2_long[4] = 2;
+        assert_eq!(
+            LearnedRules::from_bytes(&v2_long),
+            Err(RuleDecodeError::TrailingBytes {
+                offset: v2.len(),
+                len: 4
+            })
+        );
+        // And version 3 needs the section.
+        let mut v3_short = v2.clone();
+        v3_short[4] = 3;
+        assert!(matches!(
+            LearnedRules::from_bytes(&v3_short),
+            Err(RuleDecodeError::Truncated { .. })
+        ));
+    }
+
+    #[test]
+    fn host_options_are_sorted_and_checked() {
+        let mut rules = LearnedRules::new();
+        for (authority, option) in [
+            ("b.example", HostOption::LowercasePath),
+            ("a.example:81", HostOption::IgnoreTrailingSlash),
+            ("b.example", HostOption::CollapseSlashes),
+            ("a.example", HostOption::StripIndexPages),
+        ] {
+            assert!(rules.add_host_option(authority, option).unwrap());
+        }
+        let mut expected = b"SCRL\x03".to_vec();
+        expected.extend_from_slice(b"\0\0\0\0\0\0\0\0\0\0\0\0\x04\0\0\0");
+        expected.extend_from_slice(b"\x09\0\0\0a.example\x11\0\0\0strip-index-pages");
+        expected.extend_from_slice(b"\x0c\0\0\0a.example:81\x15\0\0\0ignore-trailing-slash");
+        expected.extend_from_slice(b"\x09\0\0\0b.example\x10\0\0\0collapse-slashes");
+        expected.extend_from_slice(b"\x09\0\0\0b.example\x0e\0\0\0lowercase-path");
+        assert_eq!(rules.to_bytes(), expected);
+        assert_eq!(LearnedRules::from_bytes(&expected).unwrap(), rules);
+
+        let mut unknown = b"SCRL\x03".to_vec();
+        unknown.extend_from_slice(b"\0\0\0\0\0\0\0\0\0\0\0\0\x01\0\0\0");
+        unknown.extend_from_slice(b"\x01\0\0\0a\x0a\0\0\0www-prefix");
+        assert!(matches!(
+            LearnedRules::from_bytes(&unknown),
+            Err(RuleDecodeError::InvalidRule {
+                offset: 21,
+                source: RuleError::UnknownHostOption { .. }
+            })
+        ));
     }
 
     #[test]
@@ -260,12 +354,12 @@ mod tests {
             LearnedRules::from_bytes(b"nope"),
             Err(RuleDecodeError::BadMagic)
         );
-        for version in [0, 3, 255] {
+        for version in [0, 4, 255] {
             assert_eq!(
                 LearnedRules::from_bytes(&[b'S', b'C', b'R', b'L', version]),
                 Err(RuleDecodeError::UnsupportedVersion {
                     found: version,
-                    supported: 2
+                    supported: 3
                 })
             );
         }

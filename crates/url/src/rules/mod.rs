@@ -1,4 +1,5 @@
-//! Learned rules: parameter rules, mirror rules and host aliases, and how they are stored.
+//! Learned rules: parameter rules, mirror rules, host aliases and host options, and how they are
+//! stored.
 //!
 //! Rules are learned elsewhere (by the crawl's rule learner, from duplicate evidence); this module
 //! holds them, checks them, serialises them, and answers the look-ups the canonicaliser makes.
@@ -22,9 +23,14 @@
 //! - **Alias** `A -> B`: authority `A` serves what authority `B` serves (any scheme and path):
 //!   the key's `host[:port]` is replaced, the rest stays (`127.0.0.1:41002 -> 127.0.0.1:41001`).
 //!   Aliases chain too, and loops are refused.
+//! - **Host option** `(A, X)`: on authority `A`, the opt-in path rule `X` ([`HostOption`]:
+//!   collapse slashes, strip index pages, ignore the trailing slash, lowercase the path) is safe,
+//!   so it applies to keys on `A` exactly as if its [`CanonOptions`](crate::CanonOptions) switch
+//!   were on.
 //!
-//! A key's parameter rules are those of every authority it passes through: the one it starts
-//! with, each one an alias or a mirror rule rewrites it from, and the one it ends with.
+//! A key's parameter rules and host options are those of every authority it passes through: the
+//! one it starts with, each one an alias or a mirror rule rewrites it from, and the one it ends
+//! with.
 
 mod codec;
 
@@ -36,6 +42,7 @@ use url::Url;
 
 use crate::error::RuleError;
 use crate::host::{parse_rule_authority, strip_trailing_dots};
+use crate::options::{HostOption, HostOptionSet};
 use crate::percent;
 
 pub use codec::RULES_FORMAT_VERSION;
@@ -182,15 +189,23 @@ pub enum LearnedRule<'a> {
         /// The parameter name, percent-encoded as in the key.
         param: &'a str,
     },
+    /// On authority `authority`, the opt-in path rule `option` is on.
+    HostOption {
+        /// The `host[:port]`.
+        authority: &'a str,
+        /// The option.
+        option: HostOption,
+    },
 }
 
 impl fmt::Display for LearnedRule<'_> {
-    /// `alias a -> b`, `mirror a/x -> b/`, `param p on h`.
+    /// `alias a -> b`, `mirror a/x -> b/`, `param p on h`, `collapse-slashes on h`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             LearnedRule::Alias { from, to } => write!(f, "alias {from} -> {to}"),
             LearnedRule::Mirror { from, to } => write!(f, "mirror {from} -> {to}"),
             LearnedRule::Param { authority, param } => write!(f, "param {param} on {authority}"),
+            LearnedRule::HostOption { authority, option } => write!(f, "{option} on {authority}"),
         }
     }
 }
@@ -236,6 +251,10 @@ pub struct LearnedRules {
     params: BTreeMap<String, BTreeSet<String>>,
     /// Number of parameter rules.
     param_count: usize,
+    /// Authority -> the opt-in path rules on for it (never an empty set).
+    host_options: BTreeMap<String, HostOptionSet>,
+    /// Number of host options (the sum of the sets' lengths).
+    host_option_count: usize,
 }
 
 impl LearnedRules {
@@ -246,7 +265,7 @@ impl LearnedRules {
 
     /// The number of rules of all kinds.
     pub fn len(&self) -> usize {
-        self.aliases.len() + self.mirror_count + self.param_count
+        self.aliases.len() + self.mirror_count + self.param_count + self.host_option_count
     }
 
     /// Whether there are no rules.
@@ -254,7 +273,8 @@ impl LearnedRules {
         self.len() == 0
     }
 
-    /// Every rule: aliases, then mirror rules, then parameter rules, each sorted.
+    /// Every rule: aliases, then mirror rules, then parameter rules, then host options, each
+    /// sorted (host options by authority, then in [`HostOption::ALL`] order).
     pub fn iter(&self) -> impl Iterator<Item = LearnedRule<'_>> + '_ {
         let aliases = self
             .aliases
@@ -268,7 +288,11 @@ impl LearnedRules {
                 .iter()
                 .map(move |param| LearnedRule::Param { authority, param })
         });
-        aliases.chain(mirrors).chain(params)
+        let options = self.host_options.iter().flat_map(|(authority, set)| {
+            set.iter()
+                .map(move |option| LearnedRule::HostOption { authority, option })
+        });
+        aliases.chain(mirrors).chain(params).chain(options)
     }
 
     /// Adds "on `authority`, parameter `param` does not change the content". Returns whether
@@ -304,6 +328,65 @@ impl LearnedRules {
         }
         self.param_count -= usize::from(removed);
         Ok(removed)
+    }
+
+    /// Adds "on `authority`, the opt-in path rule `option` is safe": keys on that `host[:port]`
+    /// (`authority` as for [`add_param_rule`](Self::add_param_rule)) get the rule as if its
+    /// [`CanonOptions`](crate::CanonOptions) switch were on, and so do keys an alias or a mirror
+    /// rule rewrites from it. Returns whether the option is new.
+    ///
+    /// ```
+    /// use simcrawl_url::{Canonicalizer, HostOption, LearnedRules};
+    ///
+    /// let mut rules = LearnedRules::new();
+    /// rules.add_host_option("127.0.0.1:41001", HostOption::CollapseSlashes)?;
+    /// let canon = Canonicalizer::new(Default::default(), rules);
+    /// let key = |u| canon.canonicalize(u, None).unwrap().key.into_string();
+    /// assert_eq!(key("http://127.0.0.1:41001/articles//5.html"), "http://127.0.0.1:41001/articles/5.html");
+    /// assert_eq!(key("http://127.0.0.1:41002/articles//5.html"), "http://127.0.0.1:41002/articles//5.html");
+    /// # Ok::<(), simcrawl_url::RuleError>(())
+    /// ```
+    pub fn add_host_option(
+        &mut self,
+        authority: &str,
+        option: HostOption,
+    ) -> Result<bool, RuleError> {
+        let authority = parse_rule_authority(authority)?;
+        let added = self
+            .host_options
+            .entry(authority)
+            .or_default()
+            .insert(option);
+        self.host_option_count += usize::from(added);
+        Ok(added)
+    }
+
+    /// Removes a host option (`authority` as for [`add_param_rule`](Self::add_param_rule)).
+    /// Returns whether it was on.
+    pub fn remove_host_option(
+        &mut self,
+        authority: &str,
+        option: HostOption,
+    ) -> Result<bool, RuleError> {
+        let authority = parse_rule_authority(authority)?;
+        let Some(set) = self.host_options.get_mut(&authority) else {
+            return Ok(false);
+        };
+        let removed = set.remove(option);
+        if set.is_empty() {
+            self.host_options.remove(&authority);
+        }
+        self.host_option_count -= usize::from(removed);
+        Ok(removed)
+    }
+
+    /// The host options learned for `authority`: that `host[:port]` only, spelled as the key
+    /// spells it (a look-up, not a parse, as for [`resolve_alias`](Self::resolve_alias)).
+    pub fn host_options(&self, authority: &str) -> HostOptionSet {
+        self.host_options
+            .get(authority)
+            .copied()
+            .unwrap_or_default()
     }
 
     /// Adds "`from` is a mirror of `to`" (both `host[:port][/path]`, see [`Prefix::parse`]).
@@ -440,6 +523,10 @@ impl LearnedRules {
 
     pub(crate) fn has_params(&self) -> bool {
         self.param_count > 0
+    }
+
+    pub(crate) fn has_host_options(&self) -> bool {
+        self.host_option_count > 0
     }
 
     pub(crate) fn mirror_count(&self) -> usize {

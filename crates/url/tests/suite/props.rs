@@ -2,7 +2,7 @@
 
 use proptest::prelude::*;
 use proptest::sample::select;
-use simcrawl_url::{CanonOptions, Canonicalizer, LearnedRules};
+use simcrawl_url::{CanonOptions, Canonicalizer, HostOption, LearnedRules};
 
 /// URL-like strings built from pieces that exercise the rules, plus a random tail.
 fn url_like() -> impl Strategy<Value = String> {
@@ -148,6 +148,56 @@ fn some_rules() -> LearnedRules {
     r.add_param_rule("m.example:8080", "a").unwrap();
     r.add_param_rule("127.0.0.1:99", "A").unwrap();
     r.add_param_rule("o.example:8080", "b").unwrap();
+    // Host options on the ends of rewrites, on sources, on one port only.
+    r.add_host_option("o.example", HostOption::CollapseSlashes)
+        .unwrap();
+    r.add_host_option("m.example", HostOption::LowercasePath)
+        .unwrap();
+    r.add_host_option("127.0.0.1:99", HostOption::StripIndexPages)
+        .unwrap();
+    r.add_host_option("example.com:8080", HostOption::IgnoreTrailingSlash)
+        .unwrap();
+    r
+}
+
+/// Random host options on the authorities `url_like` produces (as keys spell them, with and
+/// without `www.`).
+fn any_host_options() -> impl Strategy<Value = Vec<(String, HostOption)>> {
+    let host = select(vec![
+        "example.com",
+        "www.example.com",
+        "m.example",
+        "www.m.example",
+        "o.example",
+        "alias.example",
+        "127.0.0.1",
+        "[::1]",
+        "xn--bcher-kva.de",
+        "a",
+    ]);
+    let port = select(vec!["", ":8080", ":99", ":0"]);
+    let option = select(HostOption::ALL.to_vec());
+    prop::collection::vec(
+        (host, port, option).prop_map(|(h, p, o)| (format!("{h}{p}"), o)),
+        0..6,
+    )
+}
+
+/// [`some_rules`] plus `options`.
+fn rules_with(options: &[(String, HostOption)]) -> LearnedRules {
+    let mut r = some_rules();
+    for (authority, option) in options {
+        r.add_host_option(authority, *option).unwrap();
+    }
+    r
+}
+
+/// Only `options`.
+fn only(options: &[(String, HostOption)]) -> LearnedRules {
+    let mut r = LearnedRules::new();
+    for (authority, option) in options {
+        r.add_host_option(authority, *option).unwrap();
+    }
     r
 }
 
@@ -182,9 +232,47 @@ proptest! {
     }
 
     #[test]
-    fn canonicalising_is_idempotent(input in url_like(), options in any_options()) {
+    fn canonicalising_is_idempotent(input in url_like(), options in any_options(), learned in any_host_options()) {
         check_idempotent(&Canonicalizer::new(options, LearnedRules::new()), &input)?;
         check_idempotent(&Canonicalizer::new(options, some_rules()), &input)?;
+        check_idempotent(&Canonicalizer::new(options, only(&learned)), &input)?;
+        check_idempotent(&Canonicalizer::new(options, rules_with(&learned)), &input)?;
+    }
+
+    #[test]
+    fn a_host_option_is_its_switch_on_that_host(input in url_like(), options in any_options(), learned in any_host_options()) {
+        // Without rewrites, a host option on the key's authority is the global switch.
+        let canon = Canonicalizer::new(options, only(&learned));
+        if let Ok(c) = canon.canonicalize(&input, None) {
+            let authority = canon.rule_authority(c.fetch.as_url());
+            let mut switched = options;
+            for option in canon.rules().host_options(&authority).iter() {
+                option.turn_on(&mut switched);
+            }
+            let expected = Canonicalizer::new(switched, LearnedRules::new())
+                .canonicalize(&input, None)
+                .unwrap();
+            prop_assert_eq!(&c.key, &expected.key);
+        }
+    }
+
+    #[test]
+    fn variant_options_make_the_keys_equal(a in url_like(), b in url_like(), options in any_options(), learned in any_host_options()) {
+        let canon = Canonicalizer::new(options, rules_with(&learned));
+        let (Ok(ca), Ok(cb)) = (canon.canonicalize(&a, None), canon.canonicalize(&b, None)) else {
+            return Ok(());
+        };
+        for option in canon.variant_options(ca.fetch.as_url(), cb.fetch.as_url()) {
+            let mut with = canon.clone();
+            with.rules_mut()
+                .add_host_option(&canon.rule_authority(ca.fetch.as_url()), option)
+                .unwrap();
+            prop_assert_eq!(
+                with.key_of(&ca.fetch),
+                with.key_of(&cb.fetch),
+                "{} on {} for {} and {}", option, canon.rule_authority(ca.fetch.as_url()), a, b
+            );
+        }
     }
 
     #[test]
@@ -197,8 +285,8 @@ proptest! {
     }
 
     #[test]
-    fn explanations_chain_from_input_to_key(input in url_like(), options in any_options()) {
-        let canon = Canonicalizer::new(options, some_rules());
+    fn explanations_chain_from_input_to_key(input in url_like(), options in any_options(), learned in any_host_options()) {
+        let canon = Canonicalizer::new(options, rules_with(&learned));
         if let Ok(explained) = canon.explain(&input, None) {
             prop_assert_eq!(&explained.candidate, &canon.canonicalize(&input, None).unwrap());
             let mut current = input.clone();
@@ -217,6 +305,7 @@ enum Op {
     Alias(String, String),
     Mirror(String, String),
     Param(String, &'static str),
+    HostOption(String, HostOption),
 }
 
 fn any_ops() -> impl Strategy<Value = Vec<Op>> {
@@ -240,6 +329,7 @@ fn any_ops() -> impl Strategy<Value = Vec<Op>> {
         (authority(), authority()).prop_map(|(a, b)| Op::Alias(a, b)),
         (prefix(), prefix()).prop_map(|(a, b)| Op::Mirror(a, b)),
         (authority(), params).prop_map(|(h, p)| Op::Param(h, p)),
+        (authority(), select(HostOption::ALL.to_vec())).prop_map(|(h, o)| Op::HostOption(h, o)),
     ];
     prop::collection::vec(op, 0..24)
 }
@@ -254,6 +344,7 @@ proptest! {
                 Op::Alias(a, b) => rules.add_alias(&a, &b),
                 Op::Mirror(a, b) => rules.add_mirror_rule(&a, &b),
                 Op::Param(h, p) => rules.add_param_rule(&h, p),
+                Op::HostOption(h, o) => rules.add_host_option(&h, o),
             };
         }
         let bytes = rules.to_bytes();
