@@ -205,8 +205,8 @@ impl PageIndex {
         }
     }
 
-    /// Checks a page against the index: same body, same text, then (when the page declares a canonical
-    /// URL that is indexed) the canonical page, then any page within k confirmed by MinHash.
+    /// Checks a page against the index: same body; then, when the page declares a canonical URL that is
+    /// indexed, that page (within k); then same text; then any page within k confirmed by MinHash.
     pub fn check(
         &self,
         page: &PageAnalysis,
@@ -221,20 +221,7 @@ impl PageIndex {
             });
         }
         if page.words > 0
-            && let Some(original) = self.text_digests.get(&page.text_digest.0)?
-        {
-            return Ok(Verdict::Duplicate {
-                reason: SkipReason::TextDuplicate,
-                original,
-                distance: Some(0),
-                jaccard: None,
-            });
-        }
-        if page.words == 0 {
-            // Nothing to compare: an empty page resembles nothing but its exact copies.
-            return Ok(Verdict::Unique);
-        }
-        if let Some(key) = canonical
+            && let Some(key) = canonical
             && let Some(original) = self.keys.get(&key)?
             && let Some(fp) = self.fingerprints.get(&original)?
         {
@@ -247,6 +234,20 @@ impl PageIndex {
                     jaccard: None,
                 });
             }
+        }
+        if page.words > 0
+            && let Some(original) = self.text_digests.get(&page.text_digest.0)?
+        {
+            return Ok(Verdict::Duplicate {
+                reason: SkipReason::TextDuplicate,
+                original,
+                distance: Some(0),
+                jaccard: None,
+            });
+        }
+        if page.words == 0 {
+            // Nothing to compare: an empty page resembles nothing but its exact copies.
+            return Ok(Verdict::Unique);
         }
         let mut matches = self.simhash.query(page.simhash);
         matches.sort_by_key(|m| (m.distance, m.id));
@@ -391,6 +392,20 @@ mod tests {
         let noisy = analyse(&base, "ad two, rendered at 10:31");
         assert!(matches!(
             index.check(&noisy, None).unwrap(),
+            Verdict::Duplicate {
+                reason: SkipReason::TextDuplicate,
+                ..
+            }
+        ));
+
+        // The same text declaring the indexed page (key 1) as its canonical: `canonical`, not text.
+        assert!(matches!(
+            index.check(&noisy, Some(1)).unwrap(),
+            Verdict::Duplicate { reason: SkipReason::Canonical, original, distance: Some(0), .. } if original == id
+        ));
+        // A canonical naming an unknown page changes nothing.
+        assert!(matches!(
+            index.check(&noisy, Some(99)).unwrap(),
             Verdict::Duplicate {
                 reason: SkipReason::TextDuplicate,
                 ..
