@@ -980,9 +980,17 @@ impl Coordinator {
                     SkipReason::LearnedRule,
                 ),
                 Rule::HostOption {
-                    authority: host, ..
+                    authority: host,
+                    option,
                 } => (
-                    explanation.changed_by(RuleName::LearnedHostOption) && authority == *host,
+                    authority == *host
+                        && explanation.steps.iter().any(|step| {
+                            step.rule == RuleName::LearnedHostOption
+                                && step
+                                    .detail
+                                    .as_deref()
+                                    .is_some_and(|d| d.contains(option.as_str()))
+                        }),
                     SkipReason::LearnedRule,
                 ),
             };
