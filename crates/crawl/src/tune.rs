@@ -105,7 +105,14 @@ pub fn tune(index: &PageIndex, samples_per_distance: usize) -> Result<TuneReport
     for d in 0..=MAX_K {
         for &(a, b, _) in pairs.iter().filter(|p| p.2 == d).take(samples_per_distance) {
             if let (Some(a), Some(b)) = (index.get(a)?, index.get(b)?) {
-                let diff = word_diff(&a.text, &b.text, 6);
+                // Diff what the fingerprints saw: the normalised texts (no dates, counters, case).
+                let norm = |t: &str| {
+                    simcrawl_extract::normalize_text(
+                        t,
+                        simcrawl_extract::NormalizeOptions::FINGERPRINT,
+                    )
+                };
+                let diff = word_diff(&norm(&a.text), &norm(&b.text), 6);
                 samples.push(SamplePair {
                     distance: d,
                     a,
