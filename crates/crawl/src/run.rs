@@ -24,9 +24,7 @@ use simcrawl_frontier::{
     SitemapOutcome, Via,
 };
 use simcrawl_store::{Counters, Log, Store, Tree};
-use simcrawl_url::{
-    Candidate, CanonOptions, Canonicalizer, HostOption, LearnedRules, RuleName, Url,
-};
+use simcrawl_url::{Candidate, Canonicalizer, HostOption, LearnedRules, RuleName, Url};
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::io::Write;
@@ -469,7 +467,8 @@ impl Coordinator {
                         })
                         .await;
                         match work {
-                            Ok(page) => PageResult::Done(Box::new(page)),
+                            Ok(Ok(page)) => PageResult::Done(Box::new(page)),
+                            Ok(Err(e)) => PageResult::Broken(e),
                             Err(e) => PageResult::Broken(format!("analysing {}: {e}", lease.url)),
                         }
                     }
@@ -889,15 +888,13 @@ impl Coordinator {
                     if self.learner.should_verify(&rule)
                         && let Ok(plain) = self.plain.canonicalize(url.as_str(), None)
                     {
-                        {
-                            let verify = self
-                                .frontier
-                                .admit(&plain, depth, Via::Link { referrer })
-                                .map_err(frontier_err)?;
-                            if verify.is_queued() {
-                                self.verifying.insert(plain.key.hash128(), rule);
-                                return Ok(());
-                            }
+                        let verify = self
+                            .frontier
+                            .admit(&plain, depth, Via::Link { referrer })
+                            .map_err(frontier_err)?;
+                        if verify.is_queued() {
+                            self.verifying.insert(plain.key.hash128(), rule);
+                            return Ok(());
                         }
                     }
                     self.bump_rule(&rule)?;
@@ -1140,27 +1137,21 @@ fn body_bytes(body: &Body) -> Vec<u8> {
         Body::Text { text, .. } => text.as_bytes().to_vec(),
         Body::Bytes(bytes) => bytes.to_vec(),
         Body::Skipped { .. } => Vec::new(),
-        #[allow(unreachable_patterns)]
-        _ => Vec::new(),
     }
 }
 
-/// The CPU work of one fetched page: extraction, fingerprints and link keys.
+/// The CPU work of one fetched page: extraction, fingerprints and link keys. Fails only if the final
+/// URL cannot be canonicalised, which the fetcher's own checks (http and https only) rule out.
 fn analyse(
     fetched: simcrawl_fetch::Fetched,
     hops: Vec<(Url, Url)>,
     canon: &Arc<Canonicalizer>,
     analyzer: &Analyzer,
-) -> FetchedPage {
+) -> Result<FetchedPage, String> {
     let final_url = fetched.final_url.clone();
     let final_key = canon
         .canonicalize(final_url.as_str(), None)
-        .unwrap_or_else(|_| {
-            // The fetcher only fetches http(s) URLs, which always canonicalise; keep a usable fallback.
-            Canonicalizer::new(CanonOptions::minimal(), LearnedRules::new())
-                .canonicalize(final_url.as_str(), None)
-                .unwrap_or_else(|_| unreachable_candidate(&final_url))
-        });
+        .map_err(|e| format!("the final URL {final_url} has no canonical key: {e}"))?;
     let mut page = FetchedPage {
         final_url: final_url.clone(),
         final_key,
@@ -1196,12 +1187,5 @@ fn analyse(
         Body::Text { .. } => {}
         _ => page.not_html = true,
     }
-    page
-}
-
-fn unreachable_candidate(url: &Url) -> Candidate {
-    // Only reached if even minimal canonicalisation fails for a URL the fetcher fetched.
-    Canonicalizer::default()
-        .canonicalize("http://invalid.invalid/", None)
-        .unwrap_or_else(|e| panic!("a constant URL must canonicalise ({url}): {e}"))
+    Ok(page)
 }
