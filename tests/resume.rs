@@ -60,3 +60,37 @@ fn resume_after_kill_gives_the_same_index_as_an_uninterrupted_crawl() {
     };
     assert_eq!(docs(&unique), docs(&expected));
 }
+
+#[test]
+fn ctrl_c_finishes_in_flight_fetches_flushes_and_reports() {
+    let web = Web::small();
+    let dir = Dir::new();
+    let child = simcrawl()
+        .args(["crawl", "--delay", "0.05", "--concurrency", "2", "--store"])
+        .arg(dir.store())
+        .args(web.web.seeds())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("simcrawl starts");
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    let out = child.wait_with_output().expect("the crawl stops");
+    assert!(
+        out.status.success(),
+        "{:?}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("crawl interrupted"), "{stdout}");
+    let first = indexed(&dir.store()).len();
+    assert!(first > 0, "nothing was indexed before the interrupt");
+    // The next run resumes and finishes; what the first indexed is kept.
+    assert_success(&crawl(&dir.store(), &[], &[]));
+    assert!(indexed(&dir.store()).len() > first);
+}
