@@ -5,4 +5,5 @@ mod util;
 
 mod cli_errors;
 mod crawl_web;
+mod pages;
 mod resume;

@@ -124,8 +124,8 @@ pub struct CanonFlags {
 
 #[derive(Debug, Args)]
 pub struct PageArgs {
-    /// An HTML or text file (`-` reads standard input).
-    #[arg(value_name = "FILE")]
+    /// An HTML or text file (`-` reads standard input), or an http(s) URL to fetch.
+    #[arg(value_name = "FILE|URL")]
     pub input: String,
     /// The URL the page was fetched from (links resolve against it).
     #[arg(long, value_name = "URL")]
@@ -137,10 +137,10 @@ pub struct PageArgs {
 
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
-    /// The first page (HTML or text file).
+    /// The first page: an HTML or text file, or an http(s) URL.
     #[arg(value_name = "A")]
     pub a: String,
-    /// The second page.
+    /// The second page: a file or a URL.
     #[arg(value_name = "B")]
     pub b: String,
     /// Near-duplicate threshold: the largest Hamming distance (of 64 bits) that counts as near.

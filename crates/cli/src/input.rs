@@ -26,9 +26,7 @@ pub fn load(analyzer: &Analyzer, input: &str, url: Option<&str>) -> Result<Loade
             .context("cannot read standard input")?;
     } else {
         if input.starts_with("http://") || input.starts_with("https://") {
-            bail!(
-                "{input} is a URL; this command reads a saved page (fetch it first, e.g. with curl -o page.html)"
-            );
+            return fetch(analyzer, input);
         }
         let file = std::fs::File::open(input).with_context(|| format!("cannot open {input}"))?;
         file.take(MAX_PAGE_BYTES)
@@ -45,6 +43,45 @@ pub fn load(analyzer: &Analyzer, input: &str, url: Option<&str>) -> Result<Loade
         analyzer.analyze_html(&bytes, &text, &url, None)
     } else {
         analyzer.analyze_text(&bytes, &text, &url)
+    };
+    Ok(LoadedPage {
+        source: input.to_string(),
+        url,
+        analysis,
+    })
+}
+
+/// Fetches a page (with the crawler's fetcher: same caps, timeouts, charset detection and user agent)
+/// and analyses it. The URL is a seed: it may be on a private address.
+fn fetch(analyzer: &Analyzer, input: &str) -> Result<LoadedPage> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let fetcher = simcrawl_fetch::Fetcher::new(simcrawl_fetch::FetchConfig::default())
+        .map_err(|e| anyhow::anyhow!("cannot build the fetcher: {e}"))?;
+    let fetched = rt
+        .block_on(fetcher.fetch(input, &simcrawl_fetch::FetchOptions::seed()))
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    if fetched.status >= 400 {
+        bail!("{input}: the server answered {}", fetched.status);
+    }
+    let url = fetched.final_url.clone();
+    let link = (!fetched.headers.link.is_empty()).then(|| fetched.headers.link.join(", "));
+    let analysis = match &fetched.body {
+        simcrawl_fetch::Body::Text { text, .. } => {
+            analyzer.analyze_html(text.as_bytes(), text, &url, link.as_deref())
+        }
+        simcrawl_fetch::Body::Bytes(_) | simcrawl_fetch::Body::Skipped { .. } => {
+            bail!(
+                "{input} is not HTML ({}); simcrawl only reads HTML pages",
+                fetched
+                    .headers
+                    .content_type
+                    .as_deref()
+                    .unwrap_or("no content type")
+            )
+        }
     };
     Ok(LoadedPage {
         source: input.to_string(),
