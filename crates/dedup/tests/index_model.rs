@@ -253,3 +253,29 @@ fn k_above_eight_is_refused_with_the_limit() {
     let index = SimHashIndex::new(2, 100).unwrap();
     assert!(index.query_within(SimHash(0), 3).is_err());
 }
+
+#[test]
+fn bad_text_inputs_give_values_not_panics() {
+    use simcrawl_dedup::{Digest128, MinHasher, SimHasher};
+    let simhash = SimHasher::default();
+    let minhash = MinHasher::default();
+    // Empty, a single word, symbols only, text that was invalid UTF-8 (decoded lossily by the caller).
+    let lossy = String::from_utf8_lossy(&[
+        0x66, 0x6f, 0xff, 0xfe, 0x6f, 0x20, 0xc3, 0x28, 0x62, 0x61, 0x72,
+    ])
+    .into_owned();
+    for text in ["", "word", "!!! ??? 123 456", lossy.as_str()] {
+        let _ = simhash.fingerprint(text);
+        let sketch = minhash.sketch(text);
+        assert_eq!(sketch.values().len(), 200);
+        let _ = Digest128::of_text(text);
+    }
+    assert_eq!(simhash.fingerprint(""), SimHash(0));
+    assert!(minhash.sketch("").is_empty());
+    assert!(!minhash.sketch("word").is_empty());
+    // A long text (2 MiB here; the benchmark hashes 16 MiB runs) in one call.
+    let long = "lorem ipsum dolor sit amet consectetur ".repeat((2 << 20) / 40);
+    let fp = simhash.fingerprint(&long);
+    assert_eq!(fp, simhash.fingerprint(&long), "deterministic");
+    assert!(!minhash.sketch(&long).is_empty());
+}
