@@ -33,6 +33,11 @@ pub fn status_bytes(field: &str) -> Result<u64> {
     Ok(kb * 1024)
 }
 
+/// Resident memory of this process now.
+pub fn rss_bytes() -> Result<u64> {
+    status_bytes("VmRSS:")
+}
+
 /// Peak resident memory of this process.
 pub fn peak_rss_bytes() -> Result<u64> {
     status_bytes("VmHWM:")

@@ -3,13 +3,16 @@
 //! 100,000 hosts by default).
 //!
 //! The frontier runs without politeness or robots.txt (delay 0, robots ignored) so that what is
-//! measured is the frontier and the store, not the clock. Stores go to a fresh directory under
-//! `--dir` (default `/tmp`), removed at the end.
+//! measured is the frontier and the store, not the clock. `store_baseline` does the same store
+//! operations without the frontier, to tell the frontier's cost from the store's. Stores go to a
+//! fresh directory under `--dir` (default `/tmp`), removed at the end. The memory run goes first,
+//! so that its resident memory is not inflated by the heap the other runs leave behind.
 
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use crate::proc::{peak_rss_bytes, rss_bytes};
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 use simcrawl_frontier::{Completion, Frontier, FrontierConfig, Next, RobotsPolicy, Scope, Via};
@@ -27,7 +30,7 @@ pub struct Args {
     /// Repetitions of the canonicalisation run; the median is reported.
     #[arg(long, default_value_t = 5)]
     reps: usize,
-    /// URLs admitted, handed out and acknowledged in the throughput run.
+    /// URLs admitted, handed out and acknowledged in the throughput runs (0 skips them).
     #[arg(long, default_value_t = 1_000_000)]
     cycle: u64,
     /// Hosts in the throughput run.
@@ -54,15 +57,21 @@ pub fn run(args: Args) -> Result<()> {
     if args.cycle_hosts == 0 || args.hosts == 0 {
         bail!("--cycle-hosts and --hosts must be at least 1");
     }
-    let canon = canonical_keys(&args);
-    let cycle = frontier_cycle(&args)?;
+    // Memory first, while the process's heap holds nothing from the other runs.
     let memory = if args.n > 0 {
         frontier_memory(&args)?
     } else {
         json!(null)
     };
+    let canon = canonical_keys(&args);
+    let (baseline, cycle) = if args.cycle > 0 {
+        (store_baseline(&args)?, frontier_cycle(&args)?)
+    } else {
+        (json!(null), json!(null))
+    };
     let report = json!({
         "canonical_keys": canon,
+        "store_baseline": baseline,
         "frontier_cycle": cycle,
         "frontier_memory": memory,
     });
@@ -166,6 +175,48 @@ fn frontier_cycle(args: &Args) -> Result<serde_json::Value> {
     }))
 }
 
+/// The store operations a frontier cycle needs, without the frontier: a seen-set insert and a
+/// queue push per URL, then reading the front and removing it. What the store alone allows.
+fn store_baseline(args: &Args) -> Result<serde_json::Value> {
+    let dir = tempdir(&args.dir, "baseline")?;
+    let store = Store::open(&dir).context("opening the baseline store")?;
+    let seen = store.tree::<u128, ()>("seen")?;
+    let queues = store.queues::<(String, u32), String>("queues")?;
+    let hosts: Vec<String> = (0..args.cycle_hosts)
+        .map(|h| format!("www.site{h}.example.com"))
+        .collect();
+    let start = Instant::now();
+    for i in 0..args.cycle {
+        let host = &hosts[(i % args.cycle_hosts) as usize];
+        let url = format!("https://{host}/catalog/item-{i}.html");
+        seen.insert(
+            &u128::from(i).wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835),
+            &(),
+        )?;
+        queues.push_back(&(host.clone(), 1), &url)?;
+    }
+    let push_s = start.elapsed().as_secs_f64();
+    let start = Instant::now();
+    for i in 0..args.cycle {
+        let key = (hosts[(i % args.cycle_hosts) as usize].clone(), 1);
+        let (seq, url) = queues.front(&key)?.context("an item is queued")?;
+        black_box(url);
+        queues.remove(&key, seq)?;
+    }
+    let pop_s = start.elapsed().as_secs_f64();
+    drop(queues);
+    drop(seen);
+    drop(store);
+    std::fs::remove_dir_all(&dir).ok();
+    let n = args.cycle as f64;
+    Ok(json!({
+        "urls": args.cycle,
+        "seen_insert_and_push_per_s": (n / push_s).round(),
+        "front_and_remove_per_s": (n / pop_s).round(),
+        "all_per_s": (n / (push_s + pop_s)).round(),
+    }))
+}
+
 /// Queues `--n` URLs over `--hosts` hosts and reads the resident memory.
 fn frontier_memory(args: &Args) -> Result<serde_json::Value> {
     let dir = tempdir(&args.dir, "memory")?;
@@ -177,8 +228,14 @@ fn frontier_memory(args: &Args) -> Result<serde_json::Value> {
     let mut progress = Instant::now();
     for i in 0..args.n {
         frontier.admit(&frontier_candidate(&canon, i, args.hosts), 1, LINK)?;
-        if !args.json && progress.elapsed() > Duration::from_secs(10) {
-            eprintln!("  queued {i} of {}", args.n);
+        if progress.elapsed() > Duration::from_secs(30) {
+            // On stderr, so that `--json` still prints one object on stdout.
+            eprintln!(
+                "  queued {i} of {} in {:.0} s, RSS {} MiB",
+                args.n,
+                start.elapsed().as_secs_f64(),
+                rss_bytes()? >> 20
+            );
             progress = Instant::now();
         }
     }
@@ -368,30 +425,4 @@ fn tempdir(base: &std::path::Path, what: &str) -> Result<PathBuf> {
     ));
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     Ok(dir)
-}
-
-/// A `kB` line of `/proc/self/status`, in bytes.
-fn status_bytes(field: &str) -> Result<u64> {
-    let status =
-        std::fs::read_to_string("/proc/self/status").context("reading /proc/self/status")?;
-    let line = status
-        .lines()
-        .find(|l| l.starts_with(field))
-        .with_context(|| format!("no {field} in /proc/self/status"))?;
-    let kb: u64 = line
-        .split_whitespace()
-        .nth(1)
-        .and_then(|v| v.parse().ok())
-        .with_context(|| format!("unreadable line {line:?}"))?;
-    Ok(kb * 1024)
-}
-
-/// Resident memory now.
-fn rss_bytes() -> Result<u64> {
-    status_bytes("VmRSS:")
-}
-
-/// Peak resident memory.
-fn peak_rss_bytes() -> Result<u64> {
-    status_bytes("VmHWM:")
 }

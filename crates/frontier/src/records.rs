@@ -1,16 +1,5 @@
-//! The frontier's stored records and their byte formats.
-//!
-//! Each record starts with a format byte (currently 1), then its fixed-width fields big-endian,
-//! then its variable-width fields as store *elements* (LEB128 length, then the bytes; see
-//! [`simcrawl_store::codec`]). An optional string is a `bool` byte followed, when `1`, by the
-//! string.
-//!
-//! | record | tree | fields after the format byte |
-//! |--------|------|------------------------------|
-//! | [`QueuedUrl`] | `queues` (value) | key hash `u128`, kind `u8` (0 page, 1 sitemap), via `u8` ([`ViaKind`]), failed attempts `u32`, URL, referrer? |
-//! | [`HostRecord`] | `hosts` (value) | pages queued `u64`, pages handed out `u64`, sitemaps queued `u32`, sitemaps seeded `bool`, deferred until (unix ms, 0 = not) `u64`, parked for a crawl-delay of (ms, 0 = not parked) `u64` |
-//! | [`RobotsRecord`] | `robots` (value) | answered at (unix ms) `u64`, verdict `u8` (0 rules, 1 allow all, 2 unreachable, 3 given up), HTTP status `u16` (0 = network error), attempts `u32`, body (rest; rules only) |
-//! | [`Excluded`] | `frontier/excluded` (log entry) | at (unix ms) `u64`, depth `u32`, reason `u8` (0 robots disallowed, 1 robots unreachable, 2 given up), attempts `u32`, URL, host, referrer? |
+//! The frontier's stored records and their byte formats, as documented in
+//! [`trees`](crate::trees#record-formats). Changing one means bumping the store's schema version.
 
 use simcrawl_store::codec::{Codec, CodecError, Reader, write_element};
 
