@@ -320,20 +320,17 @@ impl Learner {
                 }
             };
             if let Some(same) = verdict {
-                let evidence = self
-                    .params
-                    .entry((auth.clone(), (*name).to_string()))
-                    .or_default();
+                let rule = Rule::Param {
+                    authority: auth.clone(),
+                    param: (*name).to_string(),
+                };
+                let evidence = self.evidence_mut(&rule);
                 if same {
                     evidence.agree += 1;
                 } else {
                     evidence.disagree += 1;
                 }
                 let evidence = *evidence;
-                let rule = Rule::Param {
-                    authority: auth.clone(),
-                    param: (*name).to_string(),
-                };
                 if let Some(rule) = self.propose(rule, evidence, true) {
                     proposed.push(rule);
                 }
@@ -364,71 +361,45 @@ impl Learner {
         option: &str,
         agree: bool,
     ) -> Option<Rule> {
-        let evidence = self
-            .host_options
-            .entry((authority.to_string(), option.to_string()))
-            .or_default();
+        let rule = Rule::HostOption {
+            authority: authority.to_string(),
+            option: option.to_string(),
+        };
+        let evidence = self.evidence_mut(&rule);
         if agree {
             evidence.agree += 1;
         } else {
             evidence.disagree += 1;
         }
         let evidence = *evidence;
-        let rule = Rule::HostOption {
-            authority: authority.to_string(),
-            option: option.to_string(),
-        };
         self.propose(rule, evidence, true)
     }
 
     /// A verification fetch of a URL skipped by `rule` found a different page: the rule is revoked.
     pub fn contradict(&mut self, rule: &Rule) {
         self.active.remove(rule);
-        let bump = |map: &mut HashMap<(String, String), Evidence>, a: &String, b: &String| {
-            map.entry((a.clone(), b.clone())).or_default().disagree += 1;
-        };
-        match rule {
-            Rule::Mirror { from, to } => bump(&mut self.mirrors, from, to),
-            Rule::Alias { from, to } => bump(&mut self.aliases, from, to),
-            Rule::Param { authority, param } => bump(&mut self.params, authority, param),
-            Rule::HostOption { authority, option } => {
-                bump(&mut self.host_options, authority, option)
-            }
-        }
+        self.evidence_mut(rule).disagree += 1;
     }
 
     /// A verification fetch confirmed `rule`.
     pub fn confirm(&mut self, rule: &Rule) {
-        let bump = |map: &mut HashMap<(String, String), Evidence>, a: &String, b: &String| {
-            map.entry((a.clone(), b.clone())).or_default().agree += 1;
+        self.evidence_mut(rule).agree += 1;
+    }
+
+    /// The evidence slot of a rule.
+    fn evidence_mut(&mut self, rule: &Rule) -> &mut Evidence {
+        let (map, a, b) = match rule {
+            Rule::Mirror { from, to } => (&mut self.mirrors, from, to),
+            Rule::Alias { from, to } => (&mut self.aliases, from, to),
+            Rule::Param { authority, param } => (&mut self.params, authority, param),
+            Rule::HostOption { authority, option } => (&mut self.host_options, authority, option),
         };
-        match rule {
-            Rule::Mirror { from, to } => bump(&mut self.mirrors, from, to),
-            Rule::Alias { from, to } => bump(&mut self.aliases, from, to),
-            Rule::Param { authority, param } => bump(&mut self.params, authority, param),
-            Rule::HostOption { authority, option } => {
-                bump(&mut self.host_options, authority, option)
-            }
-        }
+        map.entry((a.clone(), b.clone())).or_default()
     }
 
     /// Marks a rule as active (for example one loaded from the store at resume).
     pub fn activate(&mut self, rule: Rule, evidence: Evidence) {
-        let slot = match &rule {
-            Rule::Mirror { from, to } => {
-                self.mirrors.entry((from.clone(), to.clone())).or_default()
-            }
-            Rule::Alias { from, to } => self.aliases.entry((from.clone(), to.clone())).or_default(),
-            Rule::Param { authority, param } => self
-                .params
-                .entry((authority.clone(), param.clone()))
-                .or_default(),
-            Rule::HostOption { authority, option } => self
-                .host_options
-                .entry((authority.clone(), option.clone()))
-                .or_default(),
-        };
-        *slot = evidence;
+        *self.evidence_mut(&rule) = evidence;
         self.active.insert(rule, 0);
     }
 

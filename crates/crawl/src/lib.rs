@@ -52,6 +52,9 @@ pub mod run;
 pub mod skiplog;
 pub mod tune;
 
+#[cfg(test)]
+mod testutil;
+
 pub use config::CrawlConfig;
 pub use error::CrawlError;
 pub use page::{Analyzer, PageAnalysis};

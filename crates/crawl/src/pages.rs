@@ -344,23 +344,8 @@ mod tests {
     use crate::page::Analyzer;
     use url::Url;
 
-    fn article(seed: u64, words: usize) -> String {
-        let mut state = seed;
-        let mut out = String::new();
-        for _ in 0..words {
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            let mut n = (state >> 33) % 3000;
-            let mut w = String::from("w");
-            while n > 0 {
-                w.push(char::from(b'a' + (n % 26) as u8));
-                n /= 26;
-            }
-            out.push_str(&w);
-            out.push(' ');
-        }
-        out
+    fn article(seed: u64, n: usize) -> String {
+        crate::testutil::words(seed, n).join(" ")
     }
 
     fn analyse(text: &str, noise: &str) -> PageAnalysis {

@@ -186,6 +186,7 @@ pub fn word_diff(a: &str, b: &str, max_runs: usize) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::page::Analyzer;
+    use crate::testutil::words;
     use simcrawl_store::Store;
     use url::Url;
 
@@ -200,24 +201,6 @@ mod tests {
             vec!["-rises", "+falls", "+single"]
         );
         assert!(word_diff("same words", "same words", 5).is_empty());
-    }
-
-    fn words(seed: u64, n: usize) -> Vec<String> {
-        let mut state = seed;
-        (0..n)
-            .map(|_| {
-                state = state
-                    .wrapping_mul(6_364_136_223_846_793_005)
-                    .wrapping_add(1_442_695_040_888_963_407);
-                let mut n = (state >> 33) % 3000;
-                let mut w = String::from("w");
-                while n > 0 {
-                    w.push(char::from(b'a' + (n % 26) as u8));
-                    n /= 26;
-                }
-                w
-            })
-            .collect()
     }
 
     #[test]
