@@ -160,7 +160,7 @@ pub struct ExplainArgs {
 /// The store every crawl command reads or writes.
 #[derive(Debug, Clone, Args)]
 pub struct StoreArgs {
-    /// The crawl's store directory (created if missing).
+    /// The crawl's store directory (`crawl` creates it if missing; the reports need an existing one).
     #[arg(long, value_name = "DIR", default_value = "./simcrawl-data")]
     pub store: PathBuf,
 }
@@ -286,7 +286,7 @@ pub struct SkippedArgs {
     #[command(flatten)]
     pub store: StoreArgs,
     /// Only this reason (url-variant, redirect-duplicate, exact-duplicate, text-duplicate, near-duplicate, canonical, mirror, learned-rule).
-    #[arg(long)]
+    #[arg(long, value_parser = check_reason)]
     pub reason: Option<String>,
     /// Only this host (host[:port]).
     #[arg(long)]
@@ -370,6 +370,13 @@ fn parse_seconds(s: &str) -> Result<f64, String> {
     }
 }
 
+/// A skip reason's name, checked here so that a typo is a usage error listing the valid names.
+fn check_reason(s: &str) -> Result<String, String> {
+    s.parse::<simcrawl_crawl::SkipReason>()
+        .map(|r| r.as_str().to_string())
+        .map_err(|e| e.to_string())
+}
+
 /// A number between 0 and 1.
 fn parse_unit(s: &str) -> Result<f64, String> {
     let v: f64 = s
@@ -404,6 +411,13 @@ mod tests {
             Cli::try_parse_from(["simcrawl", "explain", "a", "b", "--jaccard", "1.5"]).is_err()
         );
         assert!(Cli::try_parse_from(["simcrawl", "explain", "a", "b", "--jaccard", "0"]).is_ok());
+    }
+
+    #[test]
+    fn an_unknown_reason_is_a_usage_error_listing_the_reasons() {
+        let err = Cli::try_parse_from(["simcrawl", "skipped", "--reason", "nearby"]).unwrap_err();
+        assert!(err.to_string().contains("near-duplicate"), "{err}");
+        assert!(Cli::try_parse_from(["simcrawl", "skipped", "--reason", "mirror"]).is_ok());
     }
 
     #[test]
