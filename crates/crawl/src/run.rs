@@ -736,7 +736,12 @@ impl Coordinator {
             } => {
                 let original_url = self.pages.get(original)?.map(|p| p.url);
                 if original_url.as_deref() == Some(final_url.as_str()) {
-                    // The same URL delivered again after a crash: it is already indexed.
+                    // The same URL delivered again after a crash: it is already indexed, but the crash
+                    // may have come before its links were offered. Offering them again is harmless (the
+                    // seen set refuses the known ones).
+                    if follow {
+                        self.admit_links(lease, &page.links, &page.canon)?;
+                    }
                     return Ok(());
                 }
                 self.skip(SkipRecord {
