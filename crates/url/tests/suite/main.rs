@@ -58,3 +58,18 @@ pub fn key(spec: &str, input: &str) -> Result<String, UrlError> {
         .canonicalize(input, None)
         .map(|c| c.key.into_string())
 }
+
+/// A canonicaliser with `options` and the learned rules `build` adds.
+pub fn canon_with(options: CanonOptions, build: impl FnOnce(&mut LearnedRules)) -> Canonicalizer {
+    let mut rules = LearnedRules::new();
+    build(&mut rules);
+    Canonicalizer::new(options, rules)
+}
+
+/// The key of `input` under `canon`, also checking that the key is its own key.
+pub fn rule_key(canon: &Canonicalizer, input: &str) -> String {
+    let key = canon.canonicalize(input, None).unwrap().key.into_string();
+    let again = canon.canonicalize(&key, None).unwrap().key.into_string();
+    assert_eq!(again, key, "the key of {input:?} is not its own key");
+    key
+}

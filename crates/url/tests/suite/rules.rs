@@ -2,19 +2,7 @@
 
 use simcrawl_url::{CanonOptions, Canonicalizer, LearnedRule, LearnedRules, Prefix, RuleError};
 
-fn canon_with(options: CanonOptions, build: impl FnOnce(&mut LearnedRules)) -> Canonicalizer {
-    let mut rules = LearnedRules::new();
-    build(&mut rules);
-    Canonicalizer::new(options, rules)
-}
-
-/// The key of `input`, also checking that the key is its own key.
-fn key(canon: &Canonicalizer, input: &str) -> String {
-    let key = canon.canonicalize(input, None).unwrap().key.into_string();
-    let again = canon.canonicalize(&key, None).unwrap().key.into_string();
-    assert_eq!(again, key, "the key of {input:?} is not its own key");
-    key
-}
+use crate::{canon_with, rule_key as key};
 
 #[test]
 fn a_param_rule_applies_only_on_its_host_and_port() {
