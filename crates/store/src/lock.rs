@@ -25,6 +25,9 @@ pub(crate) struct LockFile {
     _file: File,
 }
 
+/// How long a lock held by this same process is waited for (see [`LockFile::acquire`]).
+const SAME_PROCESS_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
+
 impl LockFile {
     /// Locks `<dir>/simcrawl.lock` and writes this process's id into it.
     pub(crate) fn acquire(dir: &Path) -> Result<LockFile, StoreError> {
@@ -36,15 +39,29 @@ impl LockFile {
             .truncate(false)
             .open(&path)
             .map_err(|e| open_error(&path, e))?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(TryLockError::WouldBlock) => {
-                return Err(StoreError::Locked {
-                    pid: read_pid(&path),
-                    lock_path: path,
-                });
+        // A lock held by this very process may be a store that was just dropped whose lock file
+        // descriptor still lives, for a moment, in a child between fork and exec (any thread of the
+        // process may be spawning one). Such a lock goes away on its own: retry for a short while.
+        // A lock held by another process, or kept by a store of this one, is reported as it is.
+        let deadline = std::time::Instant::now() + SAME_PROCESS_WAIT;
+        let mut pause = std::time::Duration::from_millis(2);
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(TryLockError::WouldBlock) => {
+                    let pid = read_pid(&path);
+                    if pid == Some(std::process::id()) && std::time::Instant::now() < deadline {
+                        std::thread::sleep(pause);
+                        pause = (pause * 2).min(std::time::Duration::from_millis(50));
+                        continue;
+                    }
+                    return Err(StoreError::Locked {
+                        pid,
+                        lock_path: path,
+                    });
+                }
+                Err(TryLockError::Error(e)) => return Err(StoreError::Io { path, source: e }),
             }
-            Err(TryLockError::Error(e)) => return Err(StoreError::Io { path, source: e }),
         }
         let write_pid = |file: &mut File| -> io::Result<()> {
             file.set_len(0)?;
