@@ -154,7 +154,7 @@ struct Coordinator {
     counters: Counters,
     fetcher: Fetcher,
     analyzer: Arc<Analyzer>,
-    seen: Tree<u128, ()>,
+    seen: simcrawl_store::KeySet,
     /// Verification fetches of URLs a rule would have skipped, by canonical-key hash.
     verifying: HashMap<u128, Rule>,
     /// Address class of hosts fetched so far, for the link policy (persisted in `host_classes`).
@@ -253,7 +253,7 @@ pub async fn run(
     let mut c = Coordinator {
         option_canons,
         classes_tree,
-        seen: store.tree(simcrawl_frontier::trees::SEEN_TREE)?,
+        seen: store.key_set(simcrawl_frontier::trees::SEEN_TREE)?,
         skips: store.log(layout::SKIP_LOG)?,
         variants,
         rules: rules_tree,
@@ -296,6 +296,8 @@ impl Coordinator {
         let mut in_flight: u32 = 0;
         let mut stopping = false;
         let mut interrupted = false;
+        // The seeds are durable before anything is fetched.
+        self.checkpoint()?;
         let mut last_checkpoint = std::time::Instant::now();
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -365,6 +367,9 @@ impl Coordinator {
                     interrupted = true;
                 }
                 _ = tick.tick() => {
+                    // What a crash takes back is at most a second of the frontier's work: the
+                    // pages whose acknowledgement is lost are fetched again.
+                    self.frontier.commit().map_err(frontier_err)?;
                     self.progress.elapsed = start.elapsed();
                     self.progress.in_flight = in_flight;
                     let stats = self.frontier.stats();
@@ -442,7 +447,7 @@ impl Coordinator {
                     let known = canon
                         .canonicalize(hop.as_str(), None)
                         .map(|c| c.key.hash128())
-                        .is_ok_and(|h| h != own_key && seen.contains_key(&h).unwrap_or(false));
+                        .is_ok_and(|h| h != own_key && seen.contains(h));
                     if known {
                         stopped_at = Some(hop.clone());
                         HopDecision::Stop
@@ -952,7 +957,7 @@ impl Coordinator {
             return Ok(None);
         };
         let plain_hash = plain.key.hash128();
-        if plain_hash == key_hash || self.seen.contains_key(&plain_hash)? {
+        if plain_hash == key_hash || self.seen.contains(plain_hash) {
             return Ok(None);
         }
         Ok(self.attribute(url))
@@ -1013,7 +1018,7 @@ impl Coordinator {
             return Ok(false);
         };
         let key_hash = candidate.key.hash128();
-        if key_hash == lease.key_hash || !self.seen.contains_key(&key_hash)? {
+        if key_hash == lease.key_hash || !self.seen.contains(key_hash) {
             return Ok(false);
         }
         let Ok(url) = Url::parse(&lease.url) else {

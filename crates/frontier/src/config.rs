@@ -158,7 +158,8 @@ pub struct FrontierConfig {
     /// are dropped (their durable record stays in the store). Default 10,000.
     pub max_idle_hosts: usize,
     /// Counters and host records are written to the store every this many changes, and at every
-    /// [`checkpoint`](crate::Frontier::checkpoint). Default 4096.
+    /// [`checkpoint`](crate::Frontier::checkpoint). Default 65,536 (as often as the store commits
+    /// the queues on its own): after a crash, a host's budget counts may lag by that many changes.
     pub write_every: u32,
 }
 
@@ -186,7 +187,7 @@ impl Default for FrontierConfig {
             traps: TrapLimits::default(),
             max_attempts: 3,
             max_idle_hosts: 10_000,
-            write_every: 4096,
+            write_every: 65_536,
         }
     }
 }

@@ -2,8 +2,8 @@
 //!
 //! | tree | key | value |
 //! |------|-----|-------|
-//! | [`SEEN_TREE`] | canonical key hash, `u128` big-endian | nothing |
-//! | [`QUEUES_TREE`] | a store [`Queues`](simcrawl_store::Queues) item key: queue key (host `String`, depth `u32`), seq | queued URL record |
+//! | [`SEEN_TREE`] | a store [`KeySet`](simcrawl_store::KeySet) chunk number | up to 4096 canonical key hashes, `u128` big-endian each |
+//! | [`QUEUES_TREE`] | a store [`Queues`](simcrawl_store::Queues) chunk key: queue key (host `String`, depth `u32`), first seq | up to 16 × (seq, queued URL record) |
 //! | [`HOSTS_TREE`] | host | host record |
 //! | [`ROBOTS_TREE`] | origin (`https://example.com`) | robots.txt record |
 //! | [`SCOPE_TREE`] | `host:<host>` or `domain:<registrable domain>` of a seed | nothing |

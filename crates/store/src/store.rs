@@ -9,15 +9,17 @@ use std::time::{Duration, Instant};
 
 use crate::codec::Codec;
 use crate::error::StoreError;
+use crate::keyset::{KeySet, KeySetState};
 use crate::lock::{LockFile, open_error};
 use crate::log::Log;
 use crate::meta::{self, Counters};
-use crate::queue::Queues;
+use crate::queue::{QueueState, Queues};
 use crate::tree::Tree;
+use sled::Transactional;
 
 /// The schema version this build writes and accepts. Bump it whenever a tree's key or value format,
 /// or the meaning of a meta record, changes.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// The subdirectory of a store directory that holds sled's files (`db`, `conf`, `blobs/`, `snap.*`).
 pub const SLED_DIR_NAME: &str = "sled";
@@ -73,7 +75,81 @@ pub(crate) struct Shared {
     /// Tree name -> how it was opened ("Tree<u64, String>", ...), to catch a name opened twice with
     /// different types in one process.
     opened: Mutex<HashMap<String, String>>,
+    /// The state of every [`Queues`] tree opened, by name: written behind, at each commit.
+    queues: Mutex<HashMap<String, Arc<QueueState>>>,
+    /// The state of every [`KeySet`] opened, by name: written behind, at each commit.
+    key_sets: Mutex<HashMap<String, Arc<KeySetState>>>,
     _lock: Option<LockFile>,
+}
+
+impl Shared {
+    fn queue_states(&self) -> Vec<Arc<QueueState>> {
+        let states = self.queues.lock().unwrap_or_else(PoisonError::into_inner);
+        states.values().cloned().collect()
+    }
+
+    /// Writes what the write-behind structures ([`Queues`], [`KeySet`]) hold, in one sled
+    /// transaction: after a crash, all of a commit is there or none of it.
+    pub(crate) fn commit(&self) -> Result<(), StoreError> {
+        let queues = self.queue_states();
+        let sets: Vec<Arc<KeySetState>> = self
+            .key_sets
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+            .cloned()
+            .collect();
+        let mut queue_commits: Vec<_> = queues.iter().map(|q| q.begin_commit()).collect();
+        let set_commits: Vec<_> = sets.iter().map(|s| s.begin_commit()).collect();
+        if queue_commits.iter().all(|c| c.is_empty()) && set_commits.iter().all(|c| c.is_empty()) {
+            return Ok(());
+        }
+        let mut meta = sled::Batch::default();
+        let mut trees = vec![self.meta.clone()];
+        let mut batches = Vec::new();
+        for commit in &mut queue_commits {
+            trees.extend(commit.trees());
+            batches.extend(commit.prepare(&mut meta)?);
+        }
+        for commit in &set_commits {
+            trees.push(commit.tree());
+            batches.push(commit.prepare());
+        }
+        batches.insert(0, meta);
+        trees
+            .as_slice()
+            .transaction(|txs| {
+                for (tx, batch) in txs.iter().zip(&batches) {
+                    tx.apply_batch(batch)?;
+                }
+                Ok(())
+            })
+            .map_err(
+                |e: sled::transaction::TransactionError<StoreError>| match e {
+                    sled::transaction::TransactionError::Abort(e) => e,
+                    sled::transaction::TransactionError::Storage(e) => {
+                        StoreError::backend("<commit>", e)
+                    }
+                },
+            )?;
+        for commit in queue_commits {
+            commit.finish();
+        }
+        for commit in set_commits {
+            commit.finish();
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Shared {
+    /// Commits before sled closes (and flushes). A failure can only be logged here: call
+    /// [`Store::flush`] before dropping the store to see it.
+    fn drop(&mut self) {
+        if let Err(e) = self.commit() {
+            tracing::error!(error = %e, "the store's last commit failed on close");
+        }
+    }
 }
 
 /// An open store: a directory holding sled's files and the lock file.
@@ -139,6 +215,8 @@ impl Store {
             meta,
             path: Some(path.to_owned()),
             opened: Mutex::new(HashMap::new()),
+            queues: Mutex::new(HashMap::new()),
+            key_sets: Mutex::new(HashMap::new()),
             _lock: Some(lock),
         };
         meta::check_schema(&shared, path, initialised)?;
@@ -170,6 +248,8 @@ impl Store {
             meta,
             path: None,
             opened: Mutex::new(HashMap::new()),
+            queues: Mutex::new(HashMap::new()),
+            key_sets: Mutex::new(HashMap::new()),
             _lock: None,
         };
         meta::check_schema(&shared, &label, false)?;
@@ -208,7 +288,9 @@ impl Store {
     /// Durable FIFO queues named `name`, one per queue key. See [`Queues`].
     ///
     /// Besides the tree `name`, this uses the reserved tree `meta/queue_len/<name>` and the meta
-    /// record `queue_seq/<name>`.
+    /// record `queue_seq/<name>`. The first open in a process reads every queue's length (one record
+    /// per queue, and a count of the items of the queues changed after the last flush); later opens
+    /// of the same name share that state.
     pub fn queues<Q: Codec, V: Codec>(&self, name: &str) -> Result<Queues<Q, V>, StoreError> {
         let kind = format!(
             "Queues<{}, {}>",
@@ -216,13 +298,42 @@ impl Store {
             std::any::type_name::<V>()
         );
         let items = self.open_user_tree(name, kind)?;
+        let mut states = self
+            .shared
+            .queues
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(state) = states.get(name) {
+            return Ok(Queues::new(Arc::clone(state), Arc::clone(&self.shared)));
+        }
         let lengths_name = format!("{META_TREE}/queue_len/{name}");
         let lengths = self
             .shared
             .db
             .open_tree(lengths_name.as_bytes())
             .map_err(|e| StoreError::backend(&lengths_name, e))?;
-        Ok(Queues::new(items, lengths, name, Arc::clone(&self.shared)))
+        let state = Arc::new(QueueState::open(items, lengths, &self.shared.meta, name)?);
+        states.insert(name.to_owned(), Arc::clone(&state));
+        Ok(Queues::new(state, Arc::clone(&self.shared)))
+    }
+
+    /// A durable set of 128-bit keys named `name`, kept in memory and written in chunks. See
+    /// [`KeySet`].
+    ///
+    /// The first open in a process reads every member; later opens of the same name share them.
+    pub fn key_set(&self, name: &str) -> Result<KeySet, StoreError> {
+        let inner = self.open_user_tree(name, "KeySet".to_owned())?;
+        let mut sets = self
+            .shared
+            .key_sets
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(state) = sets.get(name) {
+            return Ok(KeySet::new(Arc::clone(state), Arc::clone(&self.shared)));
+        }
+        let state = Arc::new(KeySetState::open(inner, name)?);
+        sets.insert(name.to_owned(), Arc::clone(&state));
+        Ok(KeySet::new(state, Arc::clone(&self.shared)))
     }
 
     /// The named counters kept in the meta tree. See [`Counters`].
@@ -230,10 +341,21 @@ impl Store {
         Counters::new(Arc::clone(&self.shared))
     }
 
-    /// Writes every buffered write to disk and returns when it is durable.
+    /// Commits the write-behind structures ([`Queues`], [`KeySet`]) to sled, in one transaction,
+    /// without waiting for the disk: sled writes it out within
+    /// [`flush_every_ms`](Options::flush_every_ms), or at the next [`flush`](Store::flush). Cheap
+    /// when little changed; call it often (the crawl does every second) to bound what a crash can
+    /// take back.
+    pub fn commit(&self) -> Result<(), StoreError> {
+        self.shared.commit()
+    }
+
+    /// Commits the write-behind structures, then writes every buffered write to disk and returns
+    /// when it is durable.
     ///
     /// Call it at checkpoints and on shutdown; see [Durability](Store#durability).
     pub fn flush(&self) -> Result<(), StoreError> {
+        self.shared.commit()?;
         self.shared
             .db
             .flush()

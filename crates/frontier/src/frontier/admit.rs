@@ -136,12 +136,10 @@ impl Frontier {
             attempts: 0,
             referrer: via.referrer().map(str::to_owned),
         };
-        // Queue first, then mark seen: a crash in between leaves a URL queued but not marked
-        // (perhaps queued twice later), never marked but lost.
+        // The queue and the seen set are committed together by the store: after a crash, both
+        // or neither.
         self.enqueue(id, depth, item)?;
-        self.seen
-            .insert(&key_hash, &())
-            .doing("adding to the seen set")?;
+        self.seen.insert_if_absent(key_hash);
         self.hosts.get_mut(id).record.admitted += 1;
         self.mark_dirty(id);
         self.count(Counter::AdmittedQueued);

@@ -10,7 +10,7 @@ mod next;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use simcrawl_store::{Log, Queues, Store, Tree};
+use simcrawl_store::{KeySet, Log, Queues, Store, Tree};
 use simcrawl_url::{Candidate, Canonicalizer};
 use tokio::time::Instant;
 
@@ -44,12 +44,16 @@ pub(crate) type QueueKey = (String, u32);
 ///
 /// # Durability
 ///
-/// Queues, the seen set, the robots.txt cache and host deferrals are written through to the store
-/// as they change. Counters and per-host budget counts are written in batches (see
-/// [`FrontierConfig::write_every`]). A handed-out URL stays in its queue until its lease is
-/// completed, so after a crash the reopened frontier hands it out again; nothing queued is lost.
-/// Call [`checkpoint`](Frontier::checkpoint) at the crawl's checkpoints: it writes everything and
-/// flushes the store.
+/// The queues and the seen set are written behind by the store: changes are kept in memory and
+/// committed together, in one sled transaction, every 65,536 changes and at each
+/// [`checkpoint`](Frontier::checkpoint) (see [`Queues`]). After a crash they are exactly as the
+/// last commit left them: a URL is in the seen set only if it is queued or was fetched, and a
+/// completed lease is removed only with the links admitted before it. The robots.txt cache and
+/// host deferrals are written through as they change; counters and per-host budget counts in
+/// batches (see [`FrontierConfig::write_every`]). A handed-out URL stays in its queue until its
+/// lease is completed, so after a crash the reopened frontier hands it out again; nothing queued
+/// is lost. Call [`checkpoint`](Frontier::checkpoint) at the crawl's checkpoints: it writes
+/// everything and flushes the store.
 pub struct Frontier {
     config: FrontierConfig,
     scope: ScopeRules,
@@ -57,7 +61,7 @@ pub struct Frontier {
     /// Gives sitemap URLs a key for the sitemap dedup set (default options, no learned rules).
     sitemap_canon: Canonicalizer,
     store: Store,
-    seen: Tree<u128, ()>,
+    seen: KeySet,
     queues: Queues<QueueKey, QueuedUrl>,
     host_records: Tree<String, HostRecord>,
     robots: Tree<String, RobotsRecord>,
@@ -110,7 +114,7 @@ impl Frontier {
             parser,
             sitemap_canon: Canonicalizer::default(),
             store: store.clone(),
-            seen: store.tree(trees::SEEN_TREE).doing(opening)?,
+            seen: store.key_set(trees::SEEN_TREE).doing(opening)?,
             queues: store.queues(trees::QUEUES_TREE).doing(opening)?,
             host_records: store.tree(trees::HOSTS_TREE).doing(opening)?,
             robots: store.tree(trees::ROBOTS_TREE).doing(opening)?,
@@ -175,6 +179,12 @@ impl Frontier {
         self.store.flush().doing("flushing the store")
     }
 
+    /// Commits the queues and the seen set to the store without waiting for the disk (see
+    /// [`Store::commit`]): cheap, so call it often (every second) to bound what a crash takes back.
+    pub fn commit(&mut self) -> Result<(), FrontierError> {
+        self.store.commit().doing("committing the queues and the seen set")
+    }
+
     /// Numbers for reports: the counters and the live state.
     pub fn stats(&self) -> FrontierStats {
         let mut queued = 0;
@@ -237,18 +247,13 @@ impl Frontier {
 
     /// Whether a canonical key hash is in the seen set.
     pub fn is_seen(&self, key_hash: u128) -> Result<bool, FrontierError> {
-        self.seen
-            .contains_key(&key_hash)
-            .doing("looking up the seen set")
+        Ok(self.seen.contains(key_hash))
     }
 
     /// Adds a candidate's key to the seen set without queueing it (a redirect hop that was
     /// fetched on the way). Returns whether it was new.
     pub fn mark_seen(&mut self, candidate: &Candidate) -> Result<bool, FrontierError> {
-        let new = self
-            .seen
-            .insert_if_absent(&candidate.key.hash128(), &())
-            .doing("adding to the seen set")?;
+        let new = self.seen.insert_if_absent(candidate.key.hash128());
         if new {
             self.count(Counter::SeenMarked);
         }

@@ -352,3 +352,85 @@ const _: fn() = || {
     send_sync::<simcrawl_store::Queues<String, String>>();
     send_sync::<simcrawl_store::Counters>();
 };
+
+#[test]
+fn queues_keep_order_and_lengths_through_commits_by_size_and_reopen() {
+    use simcrawl_store::PENDING_MAX;
+    use std::collections::VecDeque;
+    let (_tmp, dir) = fresh_store_dir();
+    let keys = ["a".to_owned(), "bb".to_owned(), "c".to_owned()];
+    let mut model: Vec<VecDeque<(u64, u64)>> = vec![VecDeque::new(); 3];
+    {
+        let store = open(&dir);
+        let queues = store.queues::<String, u64>("q").must("queues");
+        // More changes than one commit holds, with acknowledgements in between and some out of
+        // order (a lease completed after a later one).
+        for i in 0..(2 * PENDING_MAX as u64 + 1234) {
+            let q = (i % 3) as usize;
+            let seq = queues.push_back(&keys[q], &i).must("push");
+            model[q].push_back((seq, i));
+            if i % 5 == 4 {
+                let q = (i % 2) as usize;
+                let index = if i % 7 == 0 && model[q].len() > 1 {
+                    1
+                } else {
+                    0
+                };
+                if let Some((seq, v)) = model[q].remove(index) {
+                    assert_eq!(queues.remove(&keys[q], seq).must("remove"), Some(v));
+                }
+            }
+        }
+        for (q, key) in keys.iter().enumerate() {
+            assert_eq!(queues.len(key).must("len"), model[q].len() as u64);
+        }
+    }
+    let store = open(&dir);
+    let queues = store.queues::<String, u64>("q").must("queues");
+    for (q, key) in keys.iter().enumerate() {
+        let items: Vec<(u64, u64)> = queues.iter(key).map(|r| r.must("iter")).collect();
+        assert_eq!(items, Vec::from(model[q].clone()), "queue {key}");
+        assert_eq!(queues.len(key).must("len"), model[q].len() as u64);
+    }
+    // Drain one queue through pop_front: everything, in order, then nothing.
+    let mut popped = Vec::new();
+    while let Some(item) = queues.pop_front(&keys[2]).must("pop") {
+        popped.push(item);
+    }
+    assert_eq!(popped, Vec::from(model[2].clone()));
+    assert!(queues.is_empty(&keys[2]).must("is_empty"));
+}
+
+#[test]
+fn a_key_set_answers_like_a_hash_set_across_compactions_and_reopen() {
+    use simcrawl_store::RECENT_MAX;
+    let (_tmp, dir) = fresh_store_dir();
+    let key = |i: u64| u128::from(i).wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835);
+    let n = 3 * RECENT_MAX as u64 + 999;
+    {
+        let store = open(&dir);
+        let set = store.key_set("seen").must("key set");
+        for i in 0..n {
+            assert!(set.insert_if_absent(key(i)), "new key {i}");
+            // Some keys offered twice, some long after.
+            if i % 3 == 0 {
+                assert!(!set.insert_if_absent(key(i)));
+            }
+            if i % 1000 == 999 {
+                assert!(!set.insert_if_absent(key(i / 2)));
+            }
+        }
+        assert_eq!(set.len(), n);
+        store.flush().must("flush");
+        // Added after the flush: written when the store closes.
+        assert!(set.insert_if_absent(key(n)));
+    }
+    let store = open(&dir);
+    let set = store.key_set("seen").must("key set");
+    assert_eq!(set.len(), n + 1);
+    for i in 0..=n {
+        assert!(set.contains(key(i)), "member {i}");
+        assert!(!set.contains(key(i + n + 1)), "non-member {i}");
+    }
+    assert!(set.memory_bytes() >= 16 * (n + 1));
+}

@@ -61,7 +61,8 @@ struct Model {
     counters: BTreeMap<String, u64>,
     log: Vec<u32>,
     queues: BTreeMap<String, VecDeque<(u64, u32)>>,
-    next_seq: u64,
+    /// The last seq handed out.
+    last_seq: u64,
 }
 
 /// The handles under test, all taken from one open store.
@@ -136,8 +137,8 @@ fn apply(op: &Op, h: &Handles, m: &mut Model) {
         Op::Push(q, v) => {
             let key = QUEUE_KEYS[*q].to_owned();
             let seq = h.queues.push_back(&key, v).must("push");
-            m.next_seq += 1;
-            assert_eq!(seq, m.next_seq);
+            assert_eq!(seq, m.last_seq + 1);
+            m.last_seq = seq;
             m.queues.entry(key).or_default().push_back((seq, *v));
         }
         Op::Pop(q) => {
