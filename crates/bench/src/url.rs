@@ -42,6 +42,13 @@ pub struct Args {
     /// Hosts the `--n` URLs are spread over.
     #[arg(long, default_value_t = 100_000)]
     hosts: u64,
+    /// URLs admitted together on one host, as the links of one page mostly stay on its host; 1 puts
+    /// every URL on another host than the previous one (the worst case for the store).
+    #[arg(long, default_value_t = 20)]
+    links_per_page: u64,
+    /// sled's page cache, in MiB (the store's default is 128).
+    #[arg(long, default_value_t = 128)]
+    cache_mib: u64,
     /// Where the temporary stores go.
     #[arg(long, default_value = "/tmp")]
     dir: PathBuf,
@@ -54,8 +61,8 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    if args.cycle_hosts == 0 || args.hosts == 0 {
-        bail!("--cycle-hosts and --hosts must be at least 1");
+    if args.cycle_hosts == 0 || args.hosts == 0 || args.links_per_page == 0 {
+        bail!("--cycle-hosts, --hosts and --links-per-page must be at least 1");
     }
     // Memory first, while the process's heap holds nothing from the other runs.
     let memory = if args.n > 0 {
@@ -133,7 +140,7 @@ fn frontier_cycle(args: &Args) -> Result<serde_json::Value> {
     while i < args.cycle {
         let end = (i + CHUNK).min(args.cycle);
         let chunk: Vec<Candidate> = (i..end)
-            .map(|j| frontier_candidate(&canon, j, args.cycle_hosts))
+            .map(|j| frontier_candidate(&canon, j, args.cycle_hosts, args.links_per_page))
             .collect();
         let start = Instant::now();
         let cpu = cpu_seconds();
@@ -173,6 +180,7 @@ fn frontier_cycle(args: &Args) -> Result<serde_json::Value> {
     let n = args.cycle as f64;
     Ok(json!({
         "urls": args.cycle,
+        "links_per_page": args.links_per_page,
         "hosts": args.cycle_hosts,
         "admit_per_s": (n / admit_s).round(),
         "pop_ack_per_s": (n / pop_ack_s).round(),
@@ -234,13 +242,19 @@ fn store_baseline(args: &Args) -> Result<serde_json::Value> {
 fn frontier_memory(args: &Args) -> Result<serde_json::Value> {
     let dir = tempdir(&args.dir, "memory")?;
     let rss_start = rss_bytes()?;
-    let store = Store::open(&dir).context("opening the memory store")?;
+    let mut options = simcrawl_store::Options::default();
+    options.cache_capacity = args.cache_mib << 20;
+    let store = Store::open_with(&dir, &options).context("opening the memory store")?;
     let mut frontier = Frontier::open(&store, bench_config())?;
     let canon = Canonicalizer::default();
     let start = Instant::now();
     let mut progress = Instant::now();
     for i in 0..args.n {
-        frontier.admit(&frontier_candidate(&canon, i, args.hosts), 1, LINK)?;
+        frontier.admit(
+            &frontier_candidate(&canon, i, args.hosts, args.links_per_page),
+            1,
+            LINK,
+        )?;
         if progress.elapsed() > Duration::from_secs(30) {
             // On stderr, so that `--json` still prints one object on stdout.
             eprintln!(
@@ -254,6 +268,9 @@ fn frontier_memory(args: &Args) -> Result<serde_json::Value> {
     }
     frontier.checkpoint()?;
     let admit_s = start.elapsed().as_secs_f64();
+    let rss_before_trim = rss_bytes()?;
+    // SAFETY: malloc_trim only returns free heap memory to the OS.
+    unsafe { libc::malloc_trim(0) };
     let rss_queued = rss_bytes()?;
     let stats = frontier.stats();
     // Hand out one URL of every host (a lease replaces the host's head in memory).
@@ -286,6 +303,7 @@ fn frontier_memory(args: &Args) -> Result<serde_json::Value> {
     let mib = |b: u64| round3(b as f64 / (1 << 20) as f64);
     Ok(json!({
         "urls": args.n,
+        "links_per_page": args.links_per_page,
         "hosts": args.hosts,
         "queued": stats.queued,
         "hosts_in_memory": stats.hosts_in_memory,
@@ -296,6 +314,7 @@ fn frontier_memory(args: &Args) -> Result<serde_json::Value> {
         "one_round_of_hand_outs_s": round3(first_round_s),
         "rss_start_mib": mib(rss_start),
         "rss_queued_mib": mib(rss_queued),
+        "rss_queued_before_trim_mib": mib(rss_before_trim),
         "rss_after_one_round_mib": mib(rss_leased),
         "rss_peak_mib": mib(rss_peak),
         "rss_growth_bytes_per_url": round3(rss_queued.saturating_sub(rss_start) as f64 / args.n as f64),
@@ -324,9 +343,10 @@ const LINK: Via<'static> = Via::Link {
     referrer: "https://www.example.com/",
 };
 
-/// The `i`-th URL of the frontier runs, on host `i % hosts`.
-fn frontier_candidate(canon: &Canonicalizer, i: u64, hosts: u64) -> Candidate {
-    let host = i % hosts;
+/// The `i`-th URL of the frontier runs: URLs come in runs of `per_page` on one host (the links of
+/// a page), and the pages go round the hosts.
+fn frontier_candidate(canon: &Canonicalizer, i: u64, hosts: u64, per_page: u64) -> Candidate {
+    let host = (i / per_page.max(1)) % hosts;
     let url = format!(
         "https://www.site{host}.example.com/catalog/section-{}/item-{i}.html?ref=home&page={}",
         i % 97,

@@ -182,7 +182,9 @@ impl Frontier {
     /// Commits the queues and the seen set to the store without waiting for the disk (see
     /// [`Store::commit`]): cheap, so call it often (every second) to bound what a crash takes back.
     pub fn commit(&mut self) -> Result<(), FrontierError> {
-        self.store.commit().doing("committing the queues and the seen set")
+        self.store
+            .commit()
+            .doing("committing the queues and the seen set")
     }
 
     /// Numbers for reports: the counters and the live state.
