@@ -94,6 +94,10 @@ struct Model {
     /// The queues and the last seq as of the last commit (flush).
     committed_queues: BTreeMap<String, VecDeque<(u64, u64)>>,
     committed_seq: u64,
+    /// The same before the last commit, and the operation that commit followed: a kill during that
+    /// commit leaves the store with every write of that operation but without the commit.
+    previous_commit: (BTreeMap<String, VecDeque<(u64, u64)>>, u64),
+    last_commit_after: u64,
 }
 
 impl Model {
@@ -245,6 +249,14 @@ impl Handles {
     }
 }
 
+/// The state but its queues.
+fn without_queues(state: &State) -> State {
+    State {
+        queues: BTreeMap::new(),
+        ..state.clone()
+    }
+}
+
 /// Whether the writer flushes after each operation: a pure function of the seed, so that the
 /// parent knows where the commits were.
 fn flush_decisions(seed: u64) -> impl FnMut() -> bool {
@@ -328,32 +340,51 @@ fn killed_writers_lose_nothing_flushed_and_leave_a_consistent_prefix() {
         let mut all_ops = ops(seed);
         let mut flushes = flush_decisions(seed);
         let mut matches = Vec::new();
+        // For the failure message: prefixes whose trees, counters and log match, and their queues.
+        let mut near_misses = Vec::new();
         while model.state.log.len() <= recovered.log.len() {
             let expected = State {
                 queues: model.committed_queues.clone(),
                 ..model.state.clone()
             };
+            let without_last_commit = (applied == model.last_commit_after).then(|| State {
+                queues: model.previous_commit.0.clone(),
+                ..model.state.clone()
+            });
             if applied >= flushed
                 && model.state.log.len() == recovered.log.len()
                 && expected == recovered
             {
                 matches.push((applied, model.committed_seq));
+            } else if applied >= flushed && without_last_commit.as_ref() == Some(&recovered) {
+                matches.push((applied, model.previous_commit.1));
+            } else if applied >= flushed
+                && without_queues(&expected) == without_queues(&recovered)
+                && near_misses.len() < 3
+            {
+                near_misses.push((applied, expected.queues.clone()));
             }
             let Some((index, op)) = all_ops.next() else {
                 break;
             };
             model.apply(index, &op);
             if flushes() {
-                model.committed_queues = model.state.queues.clone();
+                model.previous_commit = (
+                    std::mem::replace(&mut model.committed_queues, model.state.queues.clone()),
+                    model.committed_seq,
+                );
                 model.committed_seq = model.next_seq;
+                model.last_commit_after = index;
             }
             applied = index;
         }
         assert!(
             !matches.is_empty(),
             "round {round} (seed {seed}): the store after the kill is not the result of any \
-             prefix of at least {flushed} operations (its log has {} entries)",
-            recovered.log.len()
+             prefix of at least {flushed} operations (its log has {} entries); recovered queues \
+             {:?}; prefixes matching but for the queues: {near_misses:?}",
+            recovered.log.len(),
+            recovered.queues
         );
 
         // The store carries on from the recovered prefix: ids and seqs keep increasing by one from
