@@ -1,6 +1,11 @@
 //! `simcrawl-bench extract`: HTML to `Document` throughput on one core (main-content extraction on),
 //! over the built-in test web's pages; and whether its pairs land on the right side of k: copies with
 //! different ads, timestamps and session ids within k, different articles on one template beyond it.
+//!
+//! With `--dir PATH` the corpus is every `*.html` file under a directory instead (real HTML, such as
+//! a Debian documentation package); the pairs are then not judged. `--dump FILE` writes every
+//! `Document` (`{:?}`), one per page, so that a change to the extractor can be checked to give the
+//! same output on the same corpus.
 
 use crate::stats::{median, round3};
 use anyhow::{Context, Result};
@@ -9,6 +14,8 @@ use simcrawl_crawl::Analyzer;
 use simcrawl_extract::Extractor;
 use simcrawl_testsite::{HostKind, Reply, TestWeb, TestWebConfig};
 use std::hint::black_box;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 #[derive(clap::Args)]
@@ -25,6 +32,61 @@ pub struct Args {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
+    /// Extract every `*.html` file under this directory (recursively) instead of the test web; the
+    /// pairs are skipped. Files are decoded as UTF-8 (invalid bytes replaced) before timing; each
+    /// page's URL is `http://127.0.0.1/` plus its path under the directory.
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// Skip the pairs (only the throughput).
+    #[arg(long)]
+    no_pairs: bool,
+    /// Write every extracted `Document` (`{:?}`, one per page, in corpus order) to this file.
+    #[arg(long)]
+    dump: Option<PathBuf>,
+}
+
+/// Every `*.html` file under `dir`, sorted by path.
+fn html_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(dir) = todo.pop() {
+        for entry in
+            std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))?
+        {
+            let entry = entry?;
+            let path = entry.path();
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                todo.push(path);
+            } else if kind.is_file()
+                && path
+                    .extension()
+                    .is_some_and(|e| e.eq_ignore_ascii_case("html"))
+            {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// The corpus under `dir`: (URL, HTML) per file.
+fn dir_pages(dir: &Path) -> Result<Vec<(String, String)>> {
+    html_files(dir)?
+        .into_iter()
+        .map(|path| {
+            let bytes =
+                std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+            let rel = path.strip_prefix(dir).unwrap_or(&path);
+            let rel: Vec<String> = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            let url = format!("http://127.0.0.1/{}", rel.join("/"));
+            Ok((url, String::from_utf8_lossy(&bytes).into_owned()))
+        })
+        .collect()
 }
 
 fn body(web: &TestWeb, host: HostKind, path: &str) -> Option<String> {
@@ -35,16 +97,26 @@ fn body(web: &TestWeb, host: HostKind, path: &str) -> Option<String> {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let web = TestWeb::generate(TestWebConfig {
-        articles: args.articles,
-        ..TestWebConfig::default()
-    });
     let base = "http://127.0.0.1:8000";
-    let manifest = web.manifest_with_bases(|_| base.to_string());
-    let pages: Vec<(String, String)> = manifest
-        .origin_pages()
-        .filter_map(|e| body(&web, HostKind::Origin, &e.target).map(|b| (e.url.clone(), b)))
-        .collect();
+    let web = match args.dir {
+        Some(_) => None,
+        None => {
+            let web = TestWeb::generate(TestWebConfig {
+                articles: args.articles,
+                ..TestWebConfig::default()
+            });
+            let manifest = web.manifest_with_bases(|_| base.to_string());
+            Some((web, manifest))
+        }
+    };
+    let pages: Vec<(String, String)> = match (&args.dir, &web) {
+        (Some(dir), _) => dir_pages(dir)?,
+        (None, Some((web, manifest))) => manifest
+            .origin_pages()
+            .filter_map(|e| body(web, HostKind::Origin, &e.target).map(|b| (e.url.clone(), b)))
+            .collect(),
+        (None, None) => Vec::new(),
+    };
     let bytes: usize = pages.iter().map(|(_, b)| b.len()).sum();
     let urls: Vec<url::Url> = pages
         .iter()
@@ -61,6 +133,63 @@ pub fn run(args: Args) -> Result<()> {
         rates.push(bytes as f64 / (1 << 20) as f64 / start.elapsed().as_secs_f64());
     }
 
+    // What the extraction gave, outside the timed loop.
+    let (mut main, mut fallback, mut words) = (0usize, 0usize, 0usize);
+    let mut dump = match &args.dump {
+        Some(path) => Some(std::io::BufWriter::new(
+            std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?,
+        )),
+        None => None,
+    };
+    for ((_, html), url) in pages.iter().zip(&urls) {
+        let doc = extractor.extract(html, url, None);
+        if doc.extraction.is_main() {
+            main += 1;
+        } else {
+            fallback += 1;
+        }
+        words += doc.word_count;
+        if let Some(out) = dump.as_mut() {
+            writeln!(out, "{doc:?}")?;
+        }
+    }
+    if let Some(mut out) = dump {
+        out.flush()?;
+    }
+    let mut out = json!({
+        "pages": pages.len(),
+        "html_mb": round3(bytes as f64 / (1 << 20) as f64),
+        "mean_page_kb": round3(bytes as f64 / pages.len().max(1) as f64 / 1024.0),
+        "extract_mb_s": round3(median(&mut rates)),
+        "reps": args.reps,
+        "main": main,
+        "fallback": fallback,
+        "mean_words": round3(words as f64 / pages.len().max(1) as f64),
+    });
+    if let Some(dir) = &args.dir {
+        out["dir"] = json!(dir.display().to_string());
+    }
+    if let Some((web, manifest)) = &web
+        && !args.no_pairs
+    {
+        pairs(web, manifest, base, args.k, &mut out)?;
+    }
+    if args.json {
+        println!("{out}");
+    } else {
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    }
+    Ok(())
+}
+
+/// Judges the test web's pairs at `k` and adds the counts to `out`.
+fn pairs(
+    web: &TestWeb,
+    manifest: &simcrawl_testsite::Manifest,
+    base: &str,
+    k: u32,
+    out: &mut serde_json::Value,
+) -> Result<()> {
     // The pairs: each origin article against its noisy copy (two different renderings), and against
     // the next article on the same template.
     let analyzer = Analyzer::default();
@@ -78,9 +207,9 @@ pub fn run(args: Args) -> Result<()> {
         .collect();
     for pair in articles.windows(2) {
         let (Some(a), Some(noisy), Some(other)) = (
-            body(&web, HostKind::Origin, pair[0]),
-            body(&web, HostKind::Noisy, pair[0]),
-            body(&web, HostKind::Origin, pair[1]),
+            body(web, HostKind::Origin, pair[0]),
+            body(web, HostKind::Noisy, pair[0]),
+            body(web, HostKind::Origin, pair[1]),
         ) else {
             continue;
         };
@@ -93,31 +222,19 @@ pub fn run(args: Args) -> Result<()> {
             .simhash;
         let d = fa.distance(fn_);
         noisy_total += 1;
-        noisy_within += usize::from(d <= args.k);
+        noisy_within += usize::from(d <= k);
         noisy_max = noisy_max.max(d);
         let d = fa.distance(fo);
         template_total += 1;
-        template_beyond += usize::from(d > args.k);
+        template_beyond += usize::from(d > k);
         template_min = template_min.min(d);
     }
-    let out = json!({
-        "pages": pages.len(),
-        "html_mb": round3(bytes as f64 / (1 << 20) as f64),
-        "mean_page_kb": round3(bytes as f64 / pages.len().max(1) as f64 / 1024.0),
-        "extract_mb_s": round3(median(&mut rates)),
-        "reps": args.reps,
-        "k": args.k,
-        "noise_pairs": noisy_total,
-        "noise_pairs_within_k": noisy_within,
-        "noise_pairs_max_distance": noisy_max,
-        "template_pairs": template_total,
-        "template_pairs_beyond_k": template_beyond,
-        "template_pairs_min_distance": template_min,
-    });
-    if args.json {
-        println!("{out}");
-    } else {
-        println!("{}", serde_json::to_string_pretty(&out)?);
-    }
+    out["k"] = json!(k);
+    out["noise_pairs"] = json!(noisy_total);
+    out["noise_pairs_within_k"] = json!(noisy_within);
+    out["noise_pairs_max_distance"] = json!(noisy_max);
+    out["template_pairs"] = json!(template_total);
+    out["template_pairs_beyond_k"] = json!(template_beyond);
+    out["template_pairs_min_distance"] = json!(template_min);
     Ok(())
 }
