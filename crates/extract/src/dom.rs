@@ -98,9 +98,16 @@ pub(crate) enum LinkText<'a> {
 ///
 /// `robots_agent` is the extra `<meta name>` honoured like `robots`.
 pub(crate) fn collect<'a>(html: &'a Html, robots_agent: Option<&str>) -> Page<'a> {
+    // Room for every node, so that the records grow without copying on ordinary pages.
+    let nodes = html.tree.values().len();
+    let mut page = Page::default();
+    page.runs.reserve(nodes / 2 + 8);
+    page.blocks.reserve(nodes / 4 + 8);
+    page.noise.reserve(16);
+    page.links.reserve(nodes / 16 + 8);
     let mut collector = Collector {
-        page: Page::default(),
-        stack: Vec::new(),
+        page,
+        stack: Vec::with_capacity(64),
         pending: BREAK_LINE,
         title: None,
         robots_agent,

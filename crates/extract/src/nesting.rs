@@ -65,6 +65,9 @@ pub(crate) fn cap_nesting(html: &str) -> Cow<'_, str> {
 struct Tag<'a> {
     name: &'a str,
     kind: u16,
+    /// The name as one of the `ID_*` constants, or [`ID_OTHER`]: names the scanner compares are
+    /// told apart by this number instead of a case-insensitive string comparison.
+    id: u8,
 }
 
 /// Never has content: `<br>`, `<img>`...
@@ -82,16 +85,55 @@ const SPECIAL: u16 = 1 << 5;
 /// Its start tag closes an open `<p>`.
 const CLOSES_P: u16 = 1 << 6;
 
+/// A name without an id of its own: compared as a string.
+const ID_OTHER: u8 = 0;
+const ID_A: u8 = 1;
+const ID_P: u8 = 2;
+const ID_LI: u8 = 3;
+const ID_DD: u8 = 4;
+const ID_DT: u8 = 5;
+const ID_TD: u8 = 6;
+const ID_TH: u8 = 7;
+const ID_TR: u8 = 8;
+const ID_OPTION: u8 = 9;
+const ID_OPTGROUP: u8 = 10;
+const ID_UL: u8 = 11;
+const ID_OL: u8 = 12;
+const ID_MENU: u8 = 13;
+const ID_DL: u8 = 14;
+const ID_TABLE: u8 = 15;
+const ID_SELECT: u8 = 16;
+const ID_BUTTON: u8 = 17;
+const ID_PLAINTEXT: u8 = 18;
+/// Formatting elements other than `a` get ids from here on.
+const ID_B: u8 = 19;
+const ID_BIG: u8 = 20;
+const ID_CODE: u8 = 21;
+const ID_EM: u8 = 22;
+const ID_FONT: u8 = 23;
+const ID_I: u8 = 24;
+const ID_NOBR: u8 = 25;
+const ID_S: u8 = 26;
+const ID_SMALL: u8 = 27;
+const ID_STRIKE: u8 = 28;
+const ID_STRONG: u8 = 29;
+const ID_TT: u8 = 30;
+const ID_U: u8 = 31;
+
 impl<'a> Tag<'a> {
     fn new(name: &'a str) -> Self {
-        Tag {
-            name,
-            kind: kind_of(name),
-        }
+        let (kind, id) = kind_of(name);
+        Tag { name, kind, id }
     }
 
-    fn is(&self, name: &str) -> bool {
-        self.name.eq_ignore_ascii_case(name)
+    /// `true` when `self` and `other` have the same name, ASCII case-insensitively.
+    fn same(&self, other: &Tag<'_>) -> bool {
+        if self.id != ID_OTHER || other.id != ID_OTHER {
+            // A name with an id always gets that id, so ids decide.
+            self.id == other.id
+        } else {
+            self.name.eq_ignore_ascii_case(other.name)
+        }
     }
 
     fn has(&self, kind: u16) -> bool {
@@ -99,11 +141,13 @@ impl<'a> Tag<'a> {
     }
 }
 
-fn kind_of(name: &str) -> u16 {
+/// The `KIND_*` flags and the `ID_*` of a tag name.
+fn kind_of(name: &str) -> (u16, u8) {
+    const BLOCK: u16 = CLOSES_P | SPECIAL;
     let mut buf = [0u8; 10];
     let bytes = name.as_bytes();
     if bytes.len() > buf.len() {
-        return 0;
+        return (0, ID_OTHER);
     }
     for (dst, src) in buf.iter_mut().zip(bytes) {
         *dst = src.to_ascii_lowercase();
@@ -111,23 +155,53 @@ fn kind_of(name: &str) -> u16 {
     match &buf[..bytes.len()] {
         b"area" | b"base" | b"br" | b"col" | b"embed" | b"hr" | b"img" | b"input" | b"keygen"
         | b"link" | b"meta" | b"param" | b"source" | b"track" | b"wbr" | b"frame" | b"image" => {
-            VOID
+            (VOID, ID_OTHER)
         }
-        b"html" | b"head" | b"body" | b"tbody" | b"thead" | b"tfoot" | b"colgroup" => IMPLICIT,
+        b"html" | b"head" | b"body" | b"tbody" | b"thead" | b"tfoot" | b"colgroup" => {
+            (IMPLICIT, ID_OTHER)
+        }
+        b"plaintext" => (RAW_TEXT | SPECIAL, ID_PLAINTEXT),
         b"script" | b"style" | b"textarea" | b"title" | b"xmp" | b"iframe" | b"noembed"
-        | b"noframes" | b"noscript" | b"plaintext" => RAW_TEXT | SPECIAL,
-        b"a" | b"b" | b"big" | b"code" | b"em" | b"font" | b"i" | b"nobr" | b"s" | b"small"
-        | b"strike" | b"strong" | b"tt" | b"u" => FORMATTING,
-        b"td" | b"th" | b"caption" | b"object" | b"marquee" | b"applet" | b"template" => {
-            MARKER | SPECIAL
+        | b"noframes" | b"noscript" => (RAW_TEXT | SPECIAL, ID_OTHER),
+        b"a" => (FORMATTING, ID_A),
+        b"b" => (FORMATTING, ID_B),
+        b"big" => (FORMATTING, ID_BIG),
+        b"code" => (FORMATTING, ID_CODE),
+        b"em" => (FORMATTING, ID_EM),
+        b"font" => (FORMATTING, ID_FONT),
+        b"i" => (FORMATTING, ID_I),
+        b"nobr" => (FORMATTING, ID_NOBR),
+        b"s" => (FORMATTING, ID_S),
+        b"small" => (FORMATTING, ID_SMALL),
+        b"strike" => (FORMATTING, ID_STRIKE),
+        b"strong" => (FORMATTING, ID_STRONG),
+        b"tt" => (FORMATTING, ID_TT),
+        b"u" => (FORMATTING, ID_U),
+        b"td" => (MARKER | SPECIAL, ID_TD),
+        b"th" => (MARKER | SPECIAL, ID_TH),
+        b"caption" | b"object" | b"marquee" | b"applet" | b"template" => {
+            (MARKER | SPECIAL, ID_OTHER)
         }
+        b"dl" => (BLOCK, ID_DL),
+        b"li" => (BLOCK, ID_LI),
+        b"dd" => (BLOCK, ID_DD),
+        b"dt" => (BLOCK, ID_DT),
+        b"menu" => (BLOCK, ID_MENU),
+        b"ol" => (BLOCK, ID_OL),
+        b"p" => (BLOCK, ID_P),
+        b"table" => (BLOCK, ID_TABLE),
+        b"ul" => (BLOCK, ID_UL),
         b"address" | b"article" | b"aside" | b"blockquote" | b"center" | b"details" | b"dialog"
-        | b"dir" | b"div" | b"dl" | b"fieldset" | b"figcaption" | b"figure" | b"footer"
-        | b"form" | b"h1" | b"h2" | b"h3" | b"h4" | b"h5" | b"h6" | b"header" | b"hgroup"
-        | b"li" | b"dd" | b"dt" | b"listing" | b"main" | b"menu" | b"nav" | b"ol" | b"p"
-        | b"pre" | b"section" | b"summary" | b"table" | b"ul" | b"search" => CLOSES_P | SPECIAL,
-        b"button" | b"frameset" | b"select" | b"tr" => SPECIAL,
-        _ => 0,
+        | b"dir" | b"div" | b"fieldset" | b"figcaption" | b"figure" | b"footer" | b"form"
+        | b"h1" | b"h2" | b"h3" | b"h4" | b"h5" | b"h6" | b"header" | b"hgroup" | b"listing"
+        | b"main" | b"nav" | b"pre" | b"section" | b"summary" | b"search" => (BLOCK, ID_OTHER),
+        b"button" => (SPECIAL, ID_BUTTON),
+        b"select" => (SPECIAL, ID_SELECT),
+        b"tr" => (SPECIAL, ID_TR),
+        b"frameset" => (SPECIAL, ID_OTHER),
+        b"option" => (0, ID_OPTION),
+        b"optgroup" => (0, ID_OPTGROUP),
+        _ => (0, ID_OTHER),
     }
 }
 
@@ -140,11 +214,11 @@ struct Scanner<'a> {
     /// Formatting elements believed in the list of active formatting elements, as their names,
     /// one list per marker level (the bottom level, then one per open table cell, caption,
     /// object...). Never empty.
-    formatting: Vec<Vec<&'a str>>,
+    formatting: Vec<Vec<Tag<'a>>>,
     /// Start tags dropped for depth and not yet matched by a dropped end tag.
     suppressed: usize,
     /// Formatting start tags dropped, per name, not yet matched by a dropped end tag.
-    suppressed_formatting: Vec<(&'a str, usize)>,
+    suppressed_formatting: Vec<(Tag<'a>, usize)>,
     /// The rewritten document, allocated on the first dropped tag.
     out: Option<String>,
     /// `html[copied_up_to..]` has not been copied to `out` yet.
@@ -155,12 +229,11 @@ impl<'a> Scanner<'a> {
     fn run(&mut self) {
         let bytes = self.html.as_bytes();
         let mut pos = 0;
-        while let Some(found) = self.html[pos..].find('<') {
-            let lt = pos + found;
+        while let Some(lt) = position_of(self.html, pos, b'<') {
             let next = bytes.get(lt + 1).copied();
             pos = match next {
                 Some(b'!') => skip_markup_declaration(self.html, lt),
-                Some(b'?') => find_byte(bytes, lt, b'>'),
+                Some(b'?') => find_byte(self.html, lt, b'>'),
                 Some(b'/') if bytes.get(lt + 2).is_some_and(u8::is_ascii_alphabetic) => {
                     let (name, end) = tag_name_and_end(self.html, lt + 2);
                     self.end_tag(Tag::new(name), lt, end);
@@ -172,7 +245,7 @@ impl<'a> Scanner<'a> {
                     let self_closing = end >= 2 && bytes[end - 2] == b'/' && bytes[end - 1] == b'>';
                     self.start_tag(tag, self_closing, lt, end);
                     if tag.has(RAW_TEXT) {
-                        if tag.is("plaintext") {
+                        if tag.id == ID_PLAINTEXT {
                             return;
                         }
                         skip_raw_text(self.html, end, name)
@@ -192,15 +265,15 @@ impl<'a> Scanner<'a> {
         }
         self.close_implied_by(tag);
         // At most one `<a>` is ever active (a new one closes the old), so it is never dropped.
-        let counts_as_formatting = tag.has(FORMATTING) && !tag.is("a");
+        let counts_as_formatting = tag.has(FORMATTING) && tag.id != ID_A;
         if counts_as_formatting && self.formatting_level().len() >= MAX_OPEN_FORMATTING {
             match self
                 .suppressed_formatting
                 .iter_mut()
-                .find(|(n, _)| tag.is(n))
+                .find(|(n, _)| tag.same(n))
             {
                 Some((_, count)) => *count += 1,
-                None => self.suppressed_formatting.push((tag.name, 1)),
+                None => self.suppressed_formatting.push((tag, 1)),
             }
             // An inline tag: dropping it must not split a word.
             self.drop_span(start, end, "");
@@ -214,7 +287,7 @@ impl<'a> Scanner<'a> {
         }
         self.push(tag);
         if counts_as_formatting {
-            self.formatting_level().push(tag.name);
+            self.formatting_level().push(tag);
         }
     }
 
@@ -225,7 +298,7 @@ impl<'a> Scanner<'a> {
         if let Some((_, count)) = self
             .suppressed_formatting
             .iter_mut()
-            .find(|(n, c)| *c > 0 && tag.is(n))
+            .find(|(n, c)| *c > 0 && tag.same(n))
         {
             *count -= 1;
             self.drop_span(start, end, "");
@@ -238,12 +311,12 @@ impl<'a> Scanner<'a> {
         }
         if tag.has(FORMATTING) {
             let level = self.formatting_level();
-            if let Some(i) = level.iter().rposition(|n| tag.is(n)) {
+            if let Some(i) = level.iter().rposition(|n| tag.same(n)) {
                 level.remove(i);
             }
-            self.adoption_agency(tag.name);
+            self.adoption_agency(tag);
         } else if tag.has(SPECIAL) {
-            if let Some(i) = self.find_open(tag.name, &[]) {
+            if let Some(i) = self.find_open(tag, &[]) {
                 self.pop_to(i);
             }
         } else {
@@ -253,7 +326,7 @@ impl<'a> Scanner<'a> {
             let low = self.stack.len().saturating_sub(MATCH_WINDOW);
             for i in (low..self.stack.len()).rev() {
                 let open = self.stack[i];
-                if open.is(tag.name) {
+                if open.same(&tag) {
                     self.pop_to(i);
                     break;
                 }
@@ -264,7 +337,7 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    fn formatting_level(&mut self) -> &mut Vec<&'a str> {
+    fn formatting_level(&mut self) -> &mut Vec<Tag<'a>> {
         if self.formatting.is_empty() {
             self.formatting.push(Vec::new());
         }
@@ -273,7 +346,7 @@ impl<'a> Scanner<'a> {
     }
 
     fn push(&mut self, tag: Tag<'a>) {
-        if tag.is("p") {
+        if tag.id == ID_P {
             self.open_p += 1;
         }
         if tag.has(MARKER) {
@@ -284,7 +357,7 @@ impl<'a> Scanner<'a> {
 
     /// Forgets `popped`, which has left the stack.
     fn forget(&mut self, popped: Tag<'a>) {
-        if popped.is("p") {
+        if popped.id == ID_P {
             self.open_p = self.open_p.saturating_sub(1);
         }
         if popped.has(MARKER) && self.formatting.len() > 1 {
@@ -304,8 +377,8 @@ impl<'a> Scanner<'a> {
     /// Closes formatting element `name` as the standard's adoption agency does: when a block was
     /// opened inside it, only the formatting element leaves the stack (the block stays open);
     /// otherwise everything from it up is popped.
-    fn adoption_agency(&mut self, name: &str) {
-        let Some(i) = self.find_open(name, &[]) else {
+    fn adoption_agency(&mut self, tag: Tag<'_>) {
+        let Some(i) = self.find_open(tag, &[]) else {
             return;
         };
         if self.stack[i + 1..].iter().any(|open| open.has(SPECIAL)) {
@@ -319,45 +392,61 @@ impl<'a> Scanner<'a> {
     /// Pops elements that a start tag closes implicitly (an open `<p>` before a block, the
     /// previous `<li>`, `<td>`, `<option>`, `<a>`...), looking only near the top of the stack.
     fn close_implied_by(&mut self, tag: Tag<'_>) {
-        if tag.is("a") {
-            self.adoption_agency("a");
-            return;
-        }
-        let found = if tag.is("li") {
-            self.find_open("li", &["ul", "ol", "menu"])
-        } else if tag.is("dt") || tag.is("dd") {
-            self.find_open("dd", &["dl"])
-                .or_else(|| self.find_open("dt", &["dl"]))
-        } else if tag.is("td") || tag.is("th") {
-            self.find_open("td", &["tr", "table"])
-                .or_else(|| self.find_open("th", &["tr", "table"]))
-        } else if tag.is("tr") {
-            self.find_open("tr", &["table"])
-        } else if tag.is("option") || tag.is("optgroup") {
-            self.find_open("option", &["select"])
-        } else {
-            None
+        let found = match tag.id {
+            ID_A => {
+                self.adoption_agency(tag);
+                return;
+            }
+            ID_LI => self.find_open_id(ID_LI, &[ID_UL, ID_OL, ID_MENU]),
+            ID_DT | ID_DD => self
+                .find_open_id(ID_DD, &[ID_DL])
+                .or_else(|| self.find_open_id(ID_DT, &[ID_DL])),
+            ID_TD | ID_TH => self
+                .find_open_id(ID_TD, &[ID_TR, ID_TABLE])
+                .or_else(|| self.find_open_id(ID_TH, &[ID_TR, ID_TABLE])),
+            ID_TR => self.find_open_id(ID_TR, &[ID_TABLE]),
+            ID_OPTION | ID_OPTGROUP => self.find_open_id(ID_OPTION, &[ID_SELECT]),
+            _ => None,
         };
         if let Some(i) = found {
             self.pop_to(i);
         }
         if tag.has(CLOSES_P)
             && self.open_p > 0
-            && let Some(i) = self.find_open("p", &["button"])
+            && let Some(i) = self.find_open_id(ID_P, &[ID_BUTTON])
         {
             self.pop_to(i);
         }
     }
 
-    /// Index of the innermost open `name` within the match window, not looking past `stops`.
-    fn find_open(&self, name: &str, stops: &[&str]) -> Option<usize> {
+    /// Index of the innermost open element named like `tag` within the match window, not
+    /// looking past `stops`.
+    fn find_open(&self, tag: Tag<'_>, stops: &[u8]) -> Option<usize> {
+        if tag.id != ID_OTHER {
+            return self.find_open_id(tag.id, stops);
+        }
         let low = self.stack.len().saturating_sub(MATCH_WINDOW);
         for i in (low..self.stack.len()).rev() {
             let open = self.stack[i];
-            if open.is(name) {
+            if open.same(&tag) {
                 return Some(i);
             }
-            if stops.iter().any(|s| open.is(s)) {
+            if stops.contains(&open.id) {
+                return None;
+            }
+        }
+        None
+    }
+
+    /// [`find_open`](Self::find_open) for a name with an id (not [`ID_OTHER`]).
+    fn find_open_id(&self, id: u8, stops: &[u8]) -> Option<usize> {
+        let low = self.stack.len().saturating_sub(MATCH_WINDOW);
+        for i in (low..self.stack.len()).rev() {
+            let open = self.stack[i];
+            if open.id == id {
+                return Some(i);
+            }
+            if open.id != ID_OTHER && stops.contains(&open.id) {
                 return None;
             }
         }
@@ -391,15 +480,47 @@ fn tag_name_and_end(html: &str, from: usize) -> (&str, usize) {
     {
         i += 1;
     }
-    (&html[from..i], find_byte(bytes, i, b'>'))
+    (&html[from..i], find_byte(html, i, b'>'))
 }
 
-/// One past the next `byte` at or after `from`, or the end of input.
-fn find_byte(bytes: &[u8], from: usize, byte: u8) -> usize {
-    bytes
-        .get(from..)
-        .and_then(|rest| rest.iter().position(|&b| b == byte))
-        .map_or(bytes.len(), |p| from + p + 1)
+/// One past the next `byte` (ASCII) at or after `from` (a character boundary), or the end of
+/// input.
+fn find_byte(html: &str, from: usize, byte: u8) -> usize {
+    position_of(html, from, byte).map_or(html.len(), |p| p + 1)
+}
+
+/// Index of the next `byte` (ASCII) at or after `from` (a character boundary).
+fn position_of(html: &str, from: usize, byte: u8) -> Option<usize> {
+    // Tags and the text between them are mostly short: look a few words ahead first, eight bytes
+    // at a time, then with `str::find(char)`, a memchr, which costs more to start.
+    const NEAR: usize = 32;
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let bytes = html.as_bytes();
+    let pattern = ONES * u64::from(byte);
+    let mut i = from;
+    let near_end = bytes.len().min(from.saturating_add(NEAR));
+    while i + 8 <= near_end {
+        let Some(Ok(chunk)) = bytes.get(i..i + 8).map(<[u8; 8]>::try_from) else {
+            break;
+        };
+        let x = u64::from_le_bytes(chunk) ^ pattern;
+        // The high bit of the lowest zero byte of `x` is set (bytes below it borrow nothing).
+        let found = x.wrapping_sub(ONES) & !x & HIGHS;
+        if found != 0 {
+            return Some(i + (found.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    if let Some(p) = bytes.get(i..near_end)?.iter().position(|&b| b == byte) {
+        return Some(i + p);
+    }
+    // The rest of a character cut at `near_end` is not `byte` (ASCII).
+    let mut far = near_end;
+    while !html.is_char_boundary(far) {
+        far += 1;
+    }
+    Some(far + html.get(far..)?.find(char::from(byte))?)
 }
 
 /// Skips `<!-- ... -->`, `<!DOCTYPE ...>`, `<![CDATA[ ... ]]>` starting at `lt`.
@@ -414,7 +535,7 @@ fn skip_markup_declaration(html: &str, lt: usize) -> usize {
         }
         return comment.find("-->").map_or(html.len(), |p| lt + 4 + p + 3);
     }
-    find_byte(html.as_bytes(), lt, b'>')
+    find_byte(html, lt, b'>')
 }
 
 /// Skips the raw text of `<script>`, `<style>`... up to its end tag (not consumed).
@@ -522,6 +643,21 @@ mod tests {
             cap_nesting(&html).matches("<b>").count(),
             MAX_OPEN_FORMATTING
         );
+    }
+
+    #[test]
+    fn find_byte_looks_near_then_far() {
+        for len in [0, 1, 3, 4, 10, 15, 16, 17, 23, 24, 25, 100] {
+            let html = format!("<a{}>x>", "é".repeat(len));
+            assert_eq!(find_byte(&html, 2, b'>'), 3 + 2 * len);
+            let html = format!("<a{}", "é".repeat(len));
+            assert_eq!(find_byte(&html, 2, b'>'), html.len());
+            let html = format!("<a{}>", "x".repeat(len));
+            assert_eq!(find_byte(&html, 2, b'>'), html.len());
+            assert_eq!(find_byte(&html, 1, b'a'), 2);
+        }
+        // Bytes just above and below the one looked for are not it.
+        assert_eq!(position_of("=?=?=?=?=?=?=?=?=?>", 0, b'>'), Some(18));
     }
 
     #[test]

@@ -108,8 +108,11 @@ impl TextWriter {
             let start = i;
             let mut words = 1;
             loop {
-                while i < bytes.len() && !is_ascii_space(bytes[i]) {
+                i = next_space_or_control(bytes, i);
+                if i < bytes.len() && !is_ascii_space(bytes[i]) {
+                    // A control character: part of the word.
                     i += 1;
+                    continue;
                 }
                 if i + 1 < bytes.len() && bytes[i] == b' ' && !is_ascii_space(bytes[i + 1]) {
                     words += 1;
@@ -167,6 +170,31 @@ impl TextWriter {
     pub(crate) fn finish(self) -> (String, usize) {
         (self.out, self.words)
     }
+}
+
+/// Index of the first byte at or after `i` that is at most `b' '` (ASCII white space or a
+/// control character), or `bytes.len()`. Eight bytes at a time.
+#[inline]
+fn next_space_or_control(bytes: &[u8], mut i: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let Ok(chunk) = <[u8; 8]>::try_from(chunk) else {
+            break;
+        };
+        let x = u64::from_le_bytes(chunk);
+        // The high bit of the lowest byte below 0x21 is set; lower bytes borrow nothing and stay
+        // clear (bytes from 0x80 up never match: `!x` clears their high bit).
+        let found = x.wrapping_sub(ONES * 0x21) & !x & HIGHS;
+        if found != 0 {
+            return i + (found.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < bytes.len() && bytes[i] > b' ' {
+        i += 1;
+    }
+    i
 }
 
 fn is_ascii_space(b: u8) -> bool {
@@ -237,6 +265,32 @@ mod tests {
         assert_eq!(
             w.finish(),
             ("one two three four five six\nseveneight nine".to_owned(), 8)
+        );
+    }
+
+    #[test]
+    fn ascii_scan_finds_the_first_space_or_control_byte() {
+        let text = b"abcdefghijklmnopqrstuvwxyz0123456789";
+        for at in 0..text.len() {
+            for byte in [b' ', b'\t', b'\n', b'\x01', b'\x0b'] {
+                let mut bytes = text.to_vec();
+                bytes[at] = byte;
+                if at + 3 < bytes.len() {
+                    bytes[at + 3] = b' ';
+                }
+                for from in 0..=at {
+                    assert_eq!(next_space_or_control(&bytes, from), at);
+                }
+            }
+        }
+        assert_eq!(next_space_or_control(text, 0), text.len());
+        assert_eq!(next_space_or_control(b"\x7f\x21~!\x7f\x21~!\x7f", 0), 9);
+        assert_eq!(next_space_or_control(b"\xff\x80\x9f\xa0abcd \xff", 0), 8);
+        let mut w = TextWriter::default();
+        w.text("ctrl\x01char  and\ttab words here at the end");
+        assert_eq!(
+            w.finish(),
+            ("ctrl\x01char and tab words here at the end".to_owned(), 8)
         );
     }
 
