@@ -56,7 +56,7 @@ use crate::store::{META_TREE, Shared};
 pub const CHUNK_ITEMS: usize = 64;
 
 /// Changes (pushes and removals) kept in memory for one queues tree before the store commits.
-pub const PENDING_MAX: usize = 1 << 16;
+pub const PENDING_MAX: usize = 1 << 18;
 
 /// Memory for the cached first chunks of the queues, over all queues of a tree.
 pub const HEAD_CACHE_BYTES: usize = 32 << 20;
