@@ -158,7 +158,7 @@ pub struct FrontierConfig {
     /// are dropped (their durable record stays in the store). Default 10,000.
     pub max_idle_hosts: usize,
     /// Counters and host records are written to the store every this many changes, and at every
-    /// [`checkpoint`](crate::Frontier::checkpoint). Default 65,536 (as often as the store commits
+    /// [`checkpoint`](crate::Frontier::checkpoint). Default 65,536 (about as often as the store commits
     /// the queues on its own): after a crash, a host's budget counts may lag by that many changes.
     pub write_every: u32,
 }

@@ -105,6 +105,8 @@ pub use keyset::{KEYS_PER_CHUNK, KeySet, RECENT_MAX};
 pub use lock::LOCK_FILE_NAME;
 pub use log::Log;
 pub use meta::Counters;
-pub use queue::{CHUNK_ITEMS, HEAD_CACHE_BYTES, PENDING_MAX, QueueIter, Queues};
+pub use queue::{
+    CHUNK_ITEMS, HEAD_CACHE_BYTES, PENDING_MAX, PENDING_REMOVALS_MAX, QueueIter, Queues,
+};
 pub use store::{INITIALISED_FILE_NAME, META_TREE, Options, SCHEMA_VERSION, SLED_DIR_NAME, Store};
 pub use tree::{Iter, Tree};

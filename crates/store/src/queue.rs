@@ -28,7 +28,7 @@
 //!
 //! Pushes and removals are applied in memory. A commit writes them all in one sled transaction,
 //! with the members added to every [`KeySet`](crate::KeySet) and the seq record: every
-//! [`PENDING_MAX`] changes to one tree, at [`Store::flush`](crate::Store::flush), and when the store
+//! [`PENDING_MAX`] pushes or [`PENDING_REMOVALS_MAX`] removals in one tree, at [`Store::flush`](crate::Store::flush), and when the store
 //! closes. sled recovers its log up to a point but never half a transaction, so after a crash the
 //! queues, their lengths and the key sets are exactly as the last commit that reached the disk left
 //! them: the frontier's seen set never names a URL whose queue item was lost, and a page is never
@@ -55,8 +55,13 @@ use crate::store::{META_TREE, Shared};
 /// The most items written in one chunk.
 pub const CHUNK_ITEMS: usize = 64;
 
-/// Changes (pushes and removals) kept in memory for one queues tree before the store commits.
-pub const PENDING_MAX: usize = 1 << 18;
+/// Pushes kept in memory for one queues tree before the store commits. A commit of many pushes is
+/// a large sled transaction, and sled's memory grows with it.
+pub const PENDING_MAX: usize = 1 << 16;
+
+/// Removals kept in memory for one queues tree before the store commits. A removal costs little
+/// memory, but each commit rewrites the partly consumed first chunk of every queue it touches.
+pub const PENDING_REMOVALS_MAX: usize = 1 << 18;
 
 /// Memory for the cached first chunks of the queues, over all queues of a tree.
 pub const HEAD_CACHE_BYTES: usize = 32 << 20;
@@ -208,8 +213,9 @@ struct Inner {
     queues: HashMap<Box<[u8]>, Queue>,
     /// Queues changed since the last commit.
     touched: Vec<Box<[u8]>>,
-    /// Changes since the last commit.
-    changes: usize,
+    /// Pushes and removals since the last commit.
+    pushes: usize,
+    removals: usize,
     /// Bytes of cached first chunks, and the queues that got one, oldest first (some may have
     /// lost it since).
     cache_bytes: usize,
@@ -280,7 +286,8 @@ impl QueueState {
                 written_seq: next_seq,
                 queues,
                 touched: Vec::new(),
-                changes: 0,
+                pushes: 0,
+                removals: 0,
                 cache_bytes: 0,
                 cached: VecDeque::new(),
             }),
@@ -310,8 +317,8 @@ impl QueueState {
         let q = inner.touch(queue);
         q.pending.push_back((seq, value));
         q.len += 1;
-        inner.changes += 1;
-        Ok((seq, inner.changes >= PENDING_MAX))
+        inner.pushes += 1;
+        Ok((seq, inner.pushes >= PENDING_MAX))
     }
 
     /// Removes an item. Returns its bytes, if it was there, and whether the store should commit.
@@ -364,8 +371,8 @@ impl QueueState {
         if let Some(head) = q.head.take_if(|h| h.items.is_empty()) {
             q.scan_from = head.last.saturating_add(1);
         }
-        inner.changes += 1;
-        Ok((Some(value), inner.changes >= PENDING_MAX))
+        inner.removals += 1;
+        Ok((Some(value), inner.removals >= PENDING_REMOVALS_MAX))
     }
 
     /// Reads a written item (not checking whether it was removed).
@@ -651,7 +658,8 @@ impl QueueCommit<'_> {
                 inner.queues.remove(&key);
             }
         }
-        inner.changes = 0;
+        inner.pushes = 0;
+        inner.removals = 0;
     }
 }
 
