@@ -240,37 +240,42 @@ impl Extractor {
         };
 
         let mut skipped_links = SkippedLinks::default();
-        let links = page
-            .links
-            .iter()
-            .filter_map(|raw| {
-                let url = links::resolve(&base_url, raw.href, &mut skipped_links)?;
-                let text = match raw.text {
-                    LinkText::Runs {
-                        start,
-                        end,
-                        img_alt,
-                    } => {
-                        let mut writer = TextWriter::default();
-                        let runs = page.runs.get(start as usize..end as usize);
-                        writer.runs(runs.unwrap_or_default(), |_| true);
-                        let (text, _) = writer.finish();
-                        match img_alt {
-                            Some(alt) if text.is_empty() => collapse(alt),
-                            _ => text,
-                        }
+        let mut resolver = links::Resolver::new(&base_url, page.links.len());
+        let mut links: Vec<Link> = Vec::with_capacity(page.links.len());
+        for raw in &page.links {
+            let url = match resolver.resolve(raw.href, links.len(), &mut skipped_links) {
+                links::Target::New(url) => url,
+                links::Target::Same(first) => match links.get(first) {
+                    Some(link) => link.url.clone(),
+                    None => continue,
+                },
+                links::Target::Skipped => continue,
+            };
+            let text = match raw.text {
+                LinkText::Runs {
+                    start,
+                    end,
+                    img_alt,
+                } => {
+                    let mut writer = TextWriter::default();
+                    let runs = page.runs.get(start as usize..end as usize);
+                    writer.runs(runs.unwrap_or_default(), |_| true);
+                    let (text, _) = writer.finish();
+                    match img_alt {
+                        Some(alt) if text.is_empty() => collapse(alt),
+                        _ => text,
                     }
-                    LinkText::Attr(attr) => attr.map(collapse).unwrap_or_default(),
-                };
-                Some(Link {
-                    url,
-                    kind: raw.kind,
-                    text: links::clip_link_text(text),
-                    rel: raw.rel,
-                    hreflang: raw.hreflang.map(str::to_owned),
-                })
-            })
-            .collect();
+                }
+                LinkText::Attr(attr) => attr.map(collapse).unwrap_or_default(),
+            };
+            links.push(Link {
+                url,
+                kind: raw.kind,
+                text: links::clip_link_text(text),
+                rel: raw.rel,
+                hreflang: raw.hreflang.map(str::to_owned),
+            });
+        }
 
         let from_header = link_header
             .and_then(links::canonical_from_link_header)
