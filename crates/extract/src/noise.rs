@@ -74,6 +74,10 @@ const CONTENT: u8 = 1 << 3;
 
 /// Classifies an element by its `class` and `id` attributes.
 pub(crate) fn classify_names(class: Option<&str>, id: Option<&str>) -> NameVerdict {
+    if class.is_none() && id.is_none() {
+        // Most elements: skip setting up the token iterators.
+        return NameVerdict::default();
+    }
     let mut any_noise = false;
     let mut any_positive = false;
     let mut article = false;
@@ -139,14 +143,6 @@ fn token_bits(token: &str) -> u8 {
         b"content" | b"main" | b"body" => CONTENT,
         _ => 0,
     }
-}
-
-/// Hard noise by tag name. `header` is handled by the caller (it depends on the context).
-pub(crate) fn is_noise_tag(name: &str) -> bool {
-    matches!(
-        name,
-        "nav" | "aside" | "footer" | "dialog" | "menu" | "button" | "select"
-    )
 }
 
 /// Hard noise by ARIA role (the first token of `role` counts; the rest are fallbacks).
