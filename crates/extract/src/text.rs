@@ -49,16 +49,19 @@ impl<'a> Run<'a> {
 
 /// Bytes of `text` that are not ASCII white space (`u8::is_ascii_whitespace`).
 fn weight(text: &str) -> usize {
-    // Branch-free per byte, so that the compiler vectorises it; counted in `u32` lanes per chunk.
+    // Branch-free per byte, so that the compiler vectorises it, and counted in `u8` lanes (sixteen
+    // bytes per vector step; `u32` lanes took four) over chunks too short to overflow them: 240,
+    // a multiple of every vector width.
     let spaces: usize = text
         .as_bytes()
-        .chunks(1 << 16)
+        .chunks(240)
         .map(|chunk| {
-            let count: u32 = chunk
-                .iter()
-                .map(|&b| u32::from((b == b' ') | ((b.wrapping_sub(b'\t') < 5) & (b != 0x0b))))
-                .sum();
-            count as usize
+            let count = chunk.iter().fold(0u8, |count, &b| {
+                count.wrapping_add(u8::from(
+                    (b == b' ') | ((b.wrapping_sub(b'\t') < 5) & (b != 0x0b)),
+                ))
+            });
+            usize::from(count)
         })
         .sum();
     text.len() - spaces
@@ -391,6 +394,14 @@ mod tests {
         let expected = all.bytes().filter(|b| !b.is_ascii_whitespace()).count();
         assert_eq!(weight(&all), expected);
         assert_eq!(weight("é\u{a0}\x0b\x0c"), 5);
+        // Long texts, all spaces or mixed, across the counting chunks (no lane overflows).
+        for len in [239, 240, 241, 255, 256, 257, 1000, 4099] {
+            assert_eq!(weight(&" ".repeat(len)), 0);
+            let mixed: String = (0..len)
+                .map(|i| if i % 3 == 0 { 'x' } else { '\n' })
+                .collect();
+            assert_eq!(weight(&mixed), len.div_ceil(3), "{len}");
+        }
         assert_eq!(collapse("  a \n\t b  "), "a b");
     }
 }
