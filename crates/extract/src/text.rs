@@ -6,6 +6,11 @@
 //! [`TextWriter`], skipping the runs a filter rejects but keeping their breaks, so that words
 //! never glue together across a `<p>`, `<br>`, `<li>` or `<td>`, even when the block between
 //! them was dropped.
+//!
+//! A run's words come out the same in every layout (separated by single spaces); only the
+//! separator before them depends on what came before. So the text of each run is scanned once,
+//! for the full text ([`FullText`]), which records where each run's words landed ([`Piece`]); the
+//! main text and the anchor texts copy the words from there.
 
 /// Break before a run: none (inline neighbours glue, as in `<b>a</b><i>b</i>`).
 pub(crate) const BREAK_NONE: u8 = 0;
@@ -65,6 +70,57 @@ fn weight(text: &str) -> usize {
         })
         .sum();
     text.len() - spaces
+}
+
+/// Where the words of one run landed in the full text: a run's words are always written the same
+/// way (separated by single spaces), whatever is written around them, so that the main text and
+/// the anchor texts copy them from the full text instead of scanning the run's text again.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Piece {
+    /// The words are `full[start..end]`.
+    start: usize,
+    end: usize,
+    /// How many (0: the run is blank or empty).
+    words: usize,
+    /// The run starts with white space.
+    lead: bool,
+    /// The run ends with white space.
+    trail: bool,
+}
+
+/// The text of all runs, and the [`Piece`] of each run in it.
+#[derive(Debug)]
+pub(crate) struct FullText {
+    pub(crate) text: String,
+    pub(crate) words: usize,
+    /// One per run, in order.
+    pub(crate) pieces: Vec<Piece>,
+}
+
+impl FullText {
+    /// Lays out every run.
+    pub(crate) fn new(runs: &[Run<'_>]) -> FullText {
+        let mut writer = TextWriter::default();
+        writer
+            .out
+            .reserve(runs.iter().map(|run| run.text.len()).sum());
+        let mut pieces = Vec::with_capacity(runs.len());
+        for run in runs {
+            writer.brk(run.brk);
+            pieces.push(writer.text_piece(run.text));
+        }
+        let (text, words) = writer.finish();
+        FullText {
+            text,
+            words,
+            pieces,
+        }
+    }
+
+    /// The pieces of `runs[start..end]`.
+    pub(crate) fn pieces(&self, start: usize, end: usize) -> &[Piece] {
+        self.pieces.get(start..end).unwrap_or_default()
+    }
 }
 
 /// Writes words separated by single spaces, and blocks on separate lines.
@@ -170,6 +226,7 @@ impl TextWriter {
     }
 
     /// Writes the runs that `keep` accepts; rejected runs leave their break.
+    #[cfg(test)]
     pub(crate) fn runs(&mut self, runs: &[Run<'_>], keep: impl Fn(&Run<'_>) -> bool) {
         if self.out.is_empty() {
             self.out
@@ -179,6 +236,78 @@ impl TextWriter {
             self.brk(run.brk);
             if keep(run) {
                 self.text(run.text);
+            }
+        }
+    }
+
+    /// [`text`](Self::text), and where the words of `text` landed in the output.
+    fn text_piece(&mut self, text: &str) -> Piece {
+        let lead = text.chars().next().is_some_and(char::is_whitespace);
+        let trail = text.chars().next_back().is_some_and(char::is_whitespace);
+        let (len, words, was_empty) = (self.out.len(), self.words, self.out.is_empty());
+        // The break in force when the first word is written.
+        let pending = if lead {
+            self.pending.max(BREAK_SPACE)
+        } else {
+            self.pending
+        };
+        self.text(text);
+        if self.out.len() == len {
+            // No word (every segment written is at least one byte).
+            return Piece {
+                lead,
+                trail,
+                ..Piece::default()
+            };
+        }
+        // `segment` wrote a separator before the first word unless the output was empty or the
+        // word was glued to the previous one (then it counted one word fewer).
+        let separated = !was_empty && pending != BREAK_NONE;
+        let glued = !was_empty && pending == BREAK_NONE;
+        Piece {
+            start: len + usize::from(separated),
+            end: self.out.len(),
+            words: self.words - words + usize::from(glued),
+            lead,
+            trail,
+        }
+    }
+
+    /// Writes what [`text`](Self::text) would write for the text of `piece`, copying its words
+    /// from `full`.
+    fn piece(&mut self, full: &str, piece: &Piece) {
+        if piece.lead {
+            self.brk(BREAK_SPACE);
+        }
+        if piece.words == 0 {
+            return;
+        }
+        if let Some(words) = full.get(piece.start..piece.end) {
+            self.segment(words, piece.words);
+        }
+        if piece.trail {
+            self.brk(BREAK_SPACE);
+        }
+    }
+
+    /// Writes the runs that `keep` accepts, copying their words from their `pieces` in `full`
+    /// (the same runs' [`FullText`]) instead of scanning their text again, with the same result;
+    /// rejected runs leave their break.
+    pub(crate) fn runs_from(
+        &mut self,
+        full: &FullText,
+        runs: &[Run<'_>],
+        pieces: &[Piece],
+        keep: impl Fn(&Run<'_>) -> bool,
+    ) {
+        if self.out.is_empty() {
+            self.out
+                .reserve(pieces.iter().map(|p| p.end - p.start + 1).sum());
+        }
+        for (run, piece) in runs.iter().zip(pieces) {
+            self.brk(run.brk);
+            if keep(run) {
+                self.piece(&full.text, piece);
             }
         }
     }
@@ -384,6 +513,66 @@ mod tests {
                 .filter(|w| !w.is_empty())
                 .collect();
             assert_eq!(w.finish(), (words.join(" "), words.len()), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn layouts_from_the_full_text_match_layouts_from_the_runs() {
+        // Random runs (blank, empty, glued, Unicode white space, control characters), laid out
+        // directly and from the full text's pieces, over random ranges and filters.
+        let texts = [
+            "",
+            " ",
+            "\n\t ",
+            "word",
+            " lead",
+            "trail ",
+            " both ",
+            "two words",
+            "a  b\tc\n",
+            "\u{a0}nbsp\u{a0}",
+            "é è",
+            "x\u{3000}",
+            "\x01ctrl",
+            "\u{a0}",
+            "long run of single spaced words across chunks",
+        ];
+        let mut seed = 11u64;
+        let mut next = |n: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % n
+        };
+        for _ in 0..2000 {
+            let runs: Vec<Run<'_>> = (0..next(9))
+                .map(|i| {
+                    let mut r = run(texts[next(texts.len())], next(3) as u8);
+                    r.link = i % 2 == 0;
+                    r
+                })
+                .collect();
+            let full = FullText::new(&runs);
+            let mut direct = TextWriter::default();
+            direct.runs(&runs, |_| true);
+            assert_eq!(direct.finish(), (full.text.clone(), full.words));
+            let keep_links = next(2) == 0;
+            let keep = |r: &Run<'_>| r.link || keep_links;
+            let ranges = [
+                (0, next(runs.len() + 1)),
+                (next(runs.len() + 1), runs.len()),
+            ];
+            let (mut direct, mut copied) = (TextWriter::default(), TextWriter::default());
+            for (n, &(start, end)) in ranges.iter().enumerate() {
+                let end = end.max(start);
+                if n > 0 {
+                    direct.brk(BREAK_LINE);
+                    copied.brk(BREAK_LINE);
+                }
+                direct.runs(&runs[start..end], keep);
+                copied.runs_from(&full, &runs[start..end], full.pieces(start, end), keep);
+            }
+            assert_eq!(direct.finish(), copied.finish(), "{runs:?}");
         }
     }
 
