@@ -209,24 +209,26 @@ impl<'a> Attrs<'a> {
     fn read(element: &'a scraper::node::Element) -> Self {
         let mut attrs = Attrs::default();
         for (name, value) in element.attrs() {
-            match name {
-                "class" => attrs.class = Some(value),
-                "id" => attrs.id = Some(value),
-                "role" => attrs.role = Some(value),
-                "style" => attrs.style = Some(value),
-                "href" => attrs.href = Some(value),
-                "src" => attrs.src = Some(value),
-                "rel" => attrs.rel = Some(value),
-                "alt" => attrs.alt = Some(value),
-                "title" => attrs.title = Some(value),
-                "name" => attrs.name = Some(value),
-                "content" => attrs.content = Some(value),
-                "http-equiv" => attrs.http_equiv = Some(value),
-                "lang" => attrs.lang = Some(value),
-                "xml:lang" => attrs.xml_lang = Some(value),
-                "hreflang" => attrs.hreflang = Some(value),
-                "hidden" => attrs.hidden = true,
-                "aria-hidden" => attrs.aria_hidden = value.trim().eq_ignore_ascii_case("true"),
+            // One match on the name's bytes: a decision tree on length and bytes, where a match
+            // on `&str` compares the name with each arm in turn.
+            match name.as_bytes() {
+                b"class" => attrs.class = Some(value),
+                b"id" => attrs.id = Some(value),
+                b"role" => attrs.role = Some(value),
+                b"style" => attrs.style = Some(value),
+                b"href" => attrs.href = Some(value),
+                b"src" => attrs.src = Some(value),
+                b"rel" => attrs.rel = Some(value),
+                b"alt" => attrs.alt = Some(value),
+                b"title" => attrs.title = Some(value),
+                b"name" => attrs.name = Some(value),
+                b"content" => attrs.content = Some(value),
+                b"http-equiv" => attrs.http_equiv = Some(value),
+                b"lang" => attrs.lang = Some(value),
+                b"xml:lang" => attrs.xml_lang = Some(value),
+                b"hreflang" => attrs.hreflang = Some(value),
+                b"hidden" => attrs.hidden = true,
+                b"aria-hidden" => attrs.aria_hidden = value.trim().eq_ignore_ascii_case("true"),
                 _ => {}
             }
         }
@@ -242,19 +244,98 @@ enum Layout {
     Cell,
 }
 
-fn layout(name: &str) -> Layout {
-    match name {
-        "p" | "pre" | "blockquote" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "li" | "dd"
-        | "dt" | "ul" | "ol" | "dl" | "figcaption" | "caption" | "address" | "summary"
-        | "legend" | "listing" | "xmp" | "plaintext" => Layout::Block(BlockKind::Text),
-        "article" => Layout::Block(BlockKind::Article),
-        "main" => Layout::Block(BlockKind::Main),
-        "div" | "section" | "body" | "aside" | "center" | "details" | "dialog" | "dir"
-        | "fieldset" | "figure" | "footer" | "form" | "frameset" | "header" | "hgroup" | "menu"
-        | "nav" | "table" | "tbody" | "thead" | "tfoot" | "tr" | "search" | "option"
-        | "optgroup" => Layout::Block(BlockKind::Container),
-        "td" | "th" => Layout::Cell,
-        _ => Layout::Inline,
+/// What the walk does with an HTML element, besides layout and noise, by its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// Nothing special.
+    Plain,
+    /// `script`, `style`, `template`, `noscript`...: no text a reader sees.
+    NoText,
+    Head,
+    Title,
+    Html,
+    Body,
+    Base,
+    Meta,
+    Link,
+    A,
+    Area,
+    Frame,
+    IFrame,
+    Img,
+    /// `br`, `hr`.
+    Break,
+    Article,
+    Main,
+    Header,
+    Form,
+}
+
+/// An HTML element's [`Role`], [`Layout`], and whether its tag alone makes it boilerplate (hard
+/// noise, see [`noise`]; `header` depends on its context and is decided by the caller).
+#[derive(Debug, Clone, Copy)]
+struct Kind {
+    role: Role,
+    layout: Layout,
+    noise_tag: bool,
+}
+
+const fn kind(role: Role, layout: Layout) -> Kind {
+    Kind {
+        role,
+        layout,
+        noise_tag: false,
+    }
+}
+
+const INLINE: Layout = Layout::Inline;
+const CONTAINER: Layout = Layout::Block(BlockKind::Container);
+const PLAIN_INLINE: Kind = kind(Role::Plain, INLINE);
+/// `nav`, `aside`, `footer`, `dialog`, `menu`: containers that are boilerplate by their tag.
+const NOISE_CONTAINER: Kind = Kind {
+    noise_tag: true,
+    ..kind(Role::Plain, CONTAINER)
+};
+
+/// Classifies an HTML element by its local name, once: one match on the name's bytes, which
+/// compiles to a decision tree on length and bytes (a match on `&str` would compare the name with
+/// every arm in turn, and the walk used to match the name seven times).
+fn kind_of(name: &str) -> Kind {
+    match name.as_bytes() {
+        b"p" | b"pre" | b"blockquote" | b"h1" | b"h2" | b"h3" | b"h4" | b"h5" | b"h6" | b"li"
+        | b"dd" | b"dt" | b"ul" | b"ol" | b"dl" | b"figcaption" | b"caption" | b"address"
+        | b"summary" | b"legend" | b"listing" | b"xmp" | b"plaintext" => {
+            kind(Role::Plain, Layout::Block(BlockKind::Text))
+        }
+        b"div" | b"section" | b"center" | b"details" | b"dir" | b"fieldset" | b"figure"
+        | b"frameset" | b"hgroup" | b"table" | b"tbody" | b"thead" | b"tfoot" | b"tr"
+        | b"search" | b"option" | b"optgroup" => kind(Role::Plain, CONTAINER),
+        b"nav" | b"aside" | b"footer" | b"dialog" | b"menu" => NOISE_CONTAINER,
+        b"button" | b"select" => Kind {
+            noise_tag: true,
+            ..PLAIN_INLINE
+        },
+        b"td" | b"th" => kind(Role::Plain, Layout::Cell),
+        b"a" => kind(Role::A, INLINE),
+        b"img" => kind(Role::Img, INLINE),
+        b"br" | b"hr" => kind(Role::Break, INLINE),
+        b"article" => kind(Role::Article, Layout::Block(BlockKind::Article)),
+        b"main" => kind(Role::Main, Layout::Block(BlockKind::Main)),
+        b"header" => kind(Role::Header, CONTAINER),
+        b"form" => kind(Role::Form, CONTAINER),
+        b"body" => kind(Role::Body, CONTAINER),
+        b"html" => kind(Role::Html, INLINE),
+        b"head" => kind(Role::Head, INLINE),
+        b"title" => kind(Role::Title, INLINE),
+        b"base" => kind(Role::Base, INLINE),
+        b"meta" => kind(Role::Meta, INLINE),
+        b"link" => kind(Role::Link, INLINE),
+        b"area" => kind(Role::Area, INLINE),
+        b"frame" => kind(Role::Frame, INLINE),
+        b"iframe" => kind(Role::IFrame, INLINE),
+        b"script" | b"style" | b"template" | b"noscript" | b"noembed" | b"noframes" | b"canvas"
+        | b"video" | b"audio" => kind(Role::NoText, INLINE),
+        _ => PLAIN_INLINE,
     }
 }
 
@@ -290,7 +371,7 @@ impl<'a> Collector<'a, '_> {
         if context.flags & IN_HEAD != 0 {
             return;
         }
-        if text.chars().all(char::is_whitespace) {
+        if is_blank(text) {
             self.pending = self.pending.max(BREAK_SPACE);
             return;
         }
@@ -323,28 +404,28 @@ impl<'a> Collector<'a, '_> {
             self.stack.push(frame);
             return !name.eq_ignore_ascii_case("svg");
         }
+        let kind = kind_of(name);
         let attrs = Attrs::read(element);
         let mut descend = true;
-        match name {
-            "script" | "style" | "template" | "noscript" | "noembed" | "noframes" | "canvas"
-            | "video" | "audio" => descend = false,
-            "head" => frame.flags |= IN_HEAD,
-            "title" => {
+        match kind.role {
+            Role::NoText => descend = false,
+            Role::Head => frame.flags |= IN_HEAD,
+            Role::Title => {
                 frame.flags |= IN_TITLE;
                 if self.page.title.is_none() && self.title.is_none() {
                     self.title = Some(String::new());
                     frame.flags |= OWNS_TITLE;
                 }
             }
-            "html" => {
+            Role::Html => {
                 self.page.lang = non_blank(attrs.lang).or(non_blank(attrs.xml_lang));
             }
-            "base" if self.page.base_href.is_none() => self.page.base_href = attrs.href,
-            "meta" => self.meta(&attrs),
-            "link" => self.link_element(&attrs, parent.flags & IN_HEAD != 0),
-            "a" | "area" => {
+            Role::Base if self.page.base_href.is_none() => self.page.base_href = attrs.href,
+            Role::Meta => self.meta(&attrs),
+            Role::Link => self.link_element(&attrs, parent.flags & IN_HEAD != 0),
+            Role::A | Role::Area => {
                 if let Some(href) = attrs.href {
-                    let (kind, text) = if name == "a" {
+                    let (kind, text) = if kind.role == Role::A {
                         frame.flags |= IN_LINK;
                         frame.own_link = u32::try_from(self.page.links.len()).unwrap_or(NONE);
                         let start = self.run_index();
@@ -366,10 +447,10 @@ impl<'a> Collector<'a, '_> {
                     });
                 }
             }
-            "frame" | "iframe" => {
+            Role::Frame | Role::IFrame => {
                 descend = false;
                 if let Some(src) = attrs.src {
-                    let kind = if name == "frame" {
+                    let kind = if kind.role == Role::Frame {
                         LinkKind::Frame
                     } else {
                         LinkKind::IFrame
@@ -383,28 +464,28 @@ impl<'a> Collector<'a, '_> {
                     });
                 }
             }
-            "img" => {
+            Role::Img => {
                 self.pending = self.pending.max(BREAK_SPACE);
                 self.image_alt(parent, attrs.alt);
             }
-            "br" | "hr" => self.pending = BREAK_LINE,
+            Role::Break => self.pending = BREAK_LINE,
             _ => {}
         }
 
         // Boilerplate rules.
         let names = noise::classify_names(attrs.class, attrs.id);
         let is_main_role = attrs.role.is_some_and(noise::is_main_role);
-        if matches!(name, "article" | "main") || is_main_role || names.article {
+        if matches!(kind.role, Role::Article | Role::Main) || is_main_role || names.article {
             frame.flags |= ARTICLE_CONTEXT;
         }
-        let hard = noise::is_noise_tag(name)
-            || (name == "header" && frame.flags & ARTICLE_CONTEXT == 0)
+        let hard = kind.noise_tag
+            || (kind.role == Role::Header && frame.flags & ARTICLE_CONTEXT == 0)
             || attrs.role.is_some_and(noise::is_noise_role);
         let soft = names.noise
             || attrs.hidden
             || attrs.aria_hidden
             || attrs.style.is_some_and(noise::style_hides);
-        let noise_kind = if matches!(name, "html" | "body") {
+        let noise_kind = if matches!(kind.role, Role::Html | Role::Body) {
             // Page-wide state lives here (`<body class="has-sidebar modal-open nav-closed">`);
             // it never says that the page is boilerplate.
             None
@@ -412,7 +493,7 @@ impl<'a> Collector<'a, '_> {
             Some(NoiseKind::Hard)
         } else if soft {
             Some(NoiseKind::Soft)
-        } else if name == "form" {
+        } else if kind.role == Role::Form {
             Some(NoiseKind::Form)
         } else {
             None
@@ -429,8 +510,8 @@ impl<'a> Collector<'a, '_> {
         }
 
         // Layout and blocks.
-        let mut layout = layout(name);
-        if is_main_role && name != "main" {
+        let mut layout = kind.layout;
+        if is_main_role && kind.role != Role::Main {
             layout = Layout::Block(BlockKind::RoleMain);
         }
         let block_kind = match layout {
@@ -561,6 +642,66 @@ impl<'a> Collector<'a, '_> {
     }
 }
 
+/// `text.chars().all(char::is_whitespace)`, deciding ASCII byte by byte: most text nodes are
+/// ASCII, and a blank one (the white space between tags) is scanned to its end.
+fn is_blank(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    // The ASCII characters of `char::is_whitespace` (it counts U+000B, `u8::is_ascii_whitespace`
+    // does not).
+    let first = bytes
+        .iter()
+        .position(|&b| !matches!(b, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r'));
+    match first {
+        None => true,
+        Some(i) if bytes[i] < 0x80 => false,
+        // Everything before `i` is ASCII, so `i` is a character boundary.
+        Some(i) => text
+            .get(i..)
+            .is_some_and(|rest| rest.chars().all(char::is_whitespace)),
+    }
+}
+
 fn non_blank(value: Option<&str>) -> Option<&str> {
     value.map(str::trim).filter(|v| !v.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blank_is_unicode_white_space_throughout() {
+        for text in [
+            "",
+            " \t\n\r\x0c\x0b",
+            "\u{a0}",
+            " \n\u{3000}\u{2009} ",
+            " x ",
+            "\x1c",
+            " \u{a0}é",
+            "\u{200b}",
+            "\n  Hello",
+        ] {
+            assert_eq!(
+                is_blank(text),
+                text.chars().all(char::is_whitespace),
+                "{text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn elements_are_classified_by_exact_name() {
+        assert_eq!(kind_of("article").role, Role::Article);
+        assert_eq!(kind_of("nav").layout, CONTAINER);
+        assert!(kind_of("nav").noise_tag && kind_of("select").noise_tag);
+        assert_eq!(kind_of("select").layout, INLINE);
+        assert!(!kind_of("header").noise_tag);
+        assert_eq!(kind_of("td").layout, Layout::Cell);
+        assert_eq!(kind_of("h6").layout, Layout::Block(BlockKind::Text));
+        for other in ["DIV", "h7", "", "navigation", "span", "my-element"] {
+            let kind = kind_of(other);
+            assert!(kind.role == Role::Plain && kind.layout == INLINE && !kind.noise_tag);
+        }
+    }
 }

@@ -121,7 +121,8 @@
 //!   block and noise elements as ranges over the runs, links and head metadata.
 //! - `noise`: the boilerplate rules of step 1.
 //! - `main_content`: steps 2 to 4, over the recorded runs, without walking the tree again.
-//! - `text`: text runs and the writer that lays them out without gluing words together.
+//! - `text`: text runs and the writer that lays them out without gluing words together; the full
+//!   text records where each run's words landed, and the main and anchor texts copy them from it.
 //! - `links`: [`Link`], [`RelFlags`], [`SkippedLinks`], href resolution and the HTTP `Link`
 //!   header.
 //! - `meta`: [`MetaRobots`] and [`MetaRefresh`] parsing.
@@ -152,7 +153,7 @@ pub use nesting::{MAX_NESTING, MAX_OPEN_FORMATTING};
 pub use normalize::{NormalizeOptions, normalize_text};
 
 use crate::dom::LinkText;
-use crate::text::{TextWriter, collapse};
+use crate::text::{FullText, TextWriter, collapse};
 
 /// How [`Extractor`] works.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -214,12 +215,11 @@ impl Extractor {
             .and_then(|href| links::resolve_http(page_url, href))
             .unwrap_or_else(|| page_url.clone());
 
-        let mut full = TextWriter::default();
-        full.runs(&page.runs, |_| true);
-        let (full_text, full_words) = full.finish();
+        // Laid out once; the main text and the anchor texts copy their words from it.
+        let full = FullText::new(&page.runs);
 
         let main = if self.options.main_content {
-            main_content::select(&page, self.options.min_main_words)
+            main_content::select(&page, &full, self.options.min_main_words)
         } else {
             Err(FallbackReason::Disabled)
         };
@@ -233,44 +233,50 @@ impl Extractor {
                 },
             ),
             Err(reason) => (
-                full_text.clone(),
-                full_words,
+                full.text.clone(),
+                full.words,
                 Extraction::Fallback { reason },
             ),
         };
 
         let mut skipped_links = SkippedLinks::default();
-        let links = page
-            .links
-            .iter()
-            .filter_map(|raw| {
-                let url = links::resolve(&base_url, raw.href, &mut skipped_links)?;
-                let text = match raw.text {
-                    LinkText::Runs {
-                        start,
-                        end,
-                        img_alt,
-                    } => {
-                        let mut writer = TextWriter::default();
-                        let runs = page.runs.get(start as usize..end as usize);
-                        writer.runs(runs.unwrap_or_default(), |_| true);
-                        let (text, _) = writer.finish();
-                        match img_alt {
-                            Some(alt) if text.is_empty() => collapse(alt),
-                            _ => text,
-                        }
+        let mut resolver = links::Resolver::new(&base_url, page.links.len());
+        let mut links: Vec<Link> = Vec::with_capacity(page.links.len());
+        for raw in &page.links {
+            let url = match resolver.resolve(raw.href, links.len(), &mut skipped_links) {
+                links::Target::New(url) => url,
+                links::Target::Same(first) => match links.get(first) {
+                    Some(link) => link.url.clone(),
+                    None => continue,
+                },
+                links::Target::Skipped => continue,
+            };
+            let text = match raw.text {
+                LinkText::Runs {
+                    start,
+                    end,
+                    img_alt,
+                } => {
+                    let (start, end) = (start as usize, end as usize);
+                    let mut writer = TextWriter::default();
+                    let runs = page.runs.get(start..end).unwrap_or_default();
+                    writer.runs_from(&full, runs, full.pieces(start, end), |_| true);
+                    let (text, _) = writer.finish();
+                    match img_alt {
+                        Some(alt) if text.is_empty() => collapse(alt),
+                        _ => text,
                     }
-                    LinkText::Attr(attr) => attr.map(collapse).unwrap_or_default(),
-                };
-                Some(Link {
-                    url,
-                    kind: raw.kind,
-                    text: links::clip_link_text(text),
-                    rel: raw.rel,
-                    hreflang: raw.hreflang.map(str::to_owned),
-                })
-            })
-            .collect();
+                }
+                LinkText::Attr(attr) => attr.map(collapse).unwrap_or_default(),
+            };
+            links.push(Link {
+                url,
+                kind: raw.kind,
+                text: links::clip_link_text(text),
+                rel: raw.rel,
+                hreflang: raw.hreflang.map(str::to_owned),
+            });
+        }
 
         let from_header = link_header
             .and_then(links::canonical_from_link_header)
@@ -304,7 +310,7 @@ impl Extractor {
             title: page.title,
             lang: page.lang.or(page.content_language).map(str::to_owned),
             main_text,
-            full_text,
+            full_text: full.text,
             word_count,
             extraction,
             links,

@@ -4,7 +4,10 @@
 //! `tel:`, `data:`, other schemes, hrefs that do not parse) is counted in [`SkippedLinks`] so a
 //! caller can report it, and is never an error.
 
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::BitOr;
 
 use url::Url;
@@ -195,36 +198,133 @@ impl SkippedLinks {
     }
 }
 
-/// Resolves `href` against `base`, keeping only `http`/`https` targets and counting the rest.
-pub(crate) fn resolve(base: &Url, href: &str, skipped: &mut SkippedLinks) -> Option<Url> {
+/// Why a link target was left out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Skip {
+    Javascript,
+    Mailto,
+    Tel,
+    Data,
+    OtherScheme,
+    Unparseable,
+}
+
+impl SkippedLinks {
+    fn count(&mut self, skip: Skip) {
+        let counter = match skip {
+            Skip::Javascript => &mut self.javascript,
+            Skip::Mailto => &mut self.mailto,
+            Skip::Tel => &mut self.tel,
+            Skip::Data => &mut self.data,
+            Skip::OtherScheme => &mut self.other_scheme,
+            Skip::Unparseable => &mut self.unparseable,
+        };
+        Self::bump(counter);
+    }
+}
+
+/// Resolves `href` against `base`: an `http`/`https` URL, or why not.
+fn outcome(base: &Url, href: &str) -> Result<Url, Skip> {
     match base.join(href) {
         Ok(url) => match url.scheme() {
-            "http" | "https" => Some(url),
-            "javascript" => {
-                SkippedLinks::bump(&mut skipped.javascript);
-                None
-            }
-            "mailto" => {
-                SkippedLinks::bump(&mut skipped.mailto);
-                None
-            }
-            "tel" => {
-                SkippedLinks::bump(&mut skipped.tel);
-                None
-            }
-            "data" => {
-                SkippedLinks::bump(&mut skipped.data);
-                None
-            }
-            _ => {
-                SkippedLinks::bump(&mut skipped.other_scheme);
-                None
-            }
+            "http" | "https" => Ok(url),
+            "javascript" => Err(Skip::Javascript),
+            "mailto" => Err(Skip::Mailto),
+            "tel" => Err(Skip::Tel),
+            "data" => Err(Skip::Data),
+            _ => Err(Skip::OtherScheme),
         },
-        Err(_) => {
-            SkippedLinks::bump(&mut skipped.unparseable);
-            None
+        Err(_) => Err(Skip::Unparseable),
+    }
+}
+
+/// Resolves `href` against `base`, keeping only `http`/`https` targets and counting the rest.
+#[cfg(test)]
+pub(crate) fn resolve(base: &Url, href: &str, skipped: &mut SkippedLinks) -> Option<Url> {
+    outcome(base, href).map_err(|skip| skipped.count(skip)).ok()
+}
+
+/// Resolves the hrefs of one page against its base URL, each distinct href once: pages repeat
+/// their navigation and footer links, and URL parsing is the dearest step per link.
+pub(crate) struct Resolver<'b, 'h> {
+    base: &'b Url,
+    /// Each href met: the index of the first link that has it, or why it was skipped.
+    seen: HashMap<&'h str, Result<usize, Skip>, BuildHasherDefault<HrefHasher>>,
+}
+
+/// What [`Resolver::resolve`] found.
+pub(crate) enum Target {
+    /// A new `http`/`https` target, remembered as the link at the index given to `resolve`.
+    New(Url),
+    /// The same href as the link at this index.
+    Same(usize),
+    /// Not an `http`/`https` target (counted).
+    Skipped,
+}
+
+impl<'b, 'h> Resolver<'b, 'h> {
+    /// A resolver for about `links` hrefs.
+    pub(crate) fn new(base: &'b Url, links: usize) -> Self {
+        Resolver {
+            base,
+            seen: HashMap::with_capacity_and_hasher(links, BuildHasherDefault::default()),
         }
+    }
+
+    /// Resolves `href` for the link that will be at `index` if the target is new; a skipped
+    /// target is counted in `skipped` at every occurrence.
+    pub(crate) fn resolve(
+        &mut self,
+        href: &'h str,
+        index: usize,
+        skipped: &mut SkippedLinks,
+    ) -> Target {
+        match self.seen.entry(href) {
+            Entry::Occupied(seen) => match *seen.get() {
+                Ok(first) => Target::Same(first),
+                Err(skip) => {
+                    skipped.count(skip);
+                    Target::Skipped
+                }
+            },
+            Entry::Vacant(entry) => match outcome(self.base, href) {
+                Ok(url) => {
+                    entry.insert(Ok(index));
+                    Target::New(url)
+                }
+                Err(skip) => {
+                    entry.insert(Err(skip));
+                    skipped.count(skip);
+                    Target::Skipped
+                }
+            },
+        }
+    }
+}
+
+/// Hashes an href by its length and its first and last eight bytes: cheap, and hrefs of one
+/// page that share a prefix still differ at the end. (Keys come from one page; a page that
+/// collides on purpose only slows down its own extraction.)
+#[derive(Default)]
+struct HrefHasher(u64);
+
+impl Hasher for HrefHasher {
+    fn finish(&self) -> u64 {
+        let x = self.0;
+        (x ^ (x >> 31)).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        fn load(bytes: &[u8]) -> u64 {
+            let mut buf = [0u8; 8];
+            let n = bytes.len().min(8);
+            buf[..n].copy_from_slice(&bytes[..n]);
+            u64::from_le_bytes(buf)
+        }
+        let head = load(bytes);
+        let tail = load(&bytes[bytes.len().saturating_sub(8)..]);
+        self.0 = (self.0.rotate_left(17) ^ head ^ tail.rotate_left(29) ^ bytes.len() as u64)
+            .wrapping_mul(0xff51_afd7_ed55_8ccd);
     }
 }
 
@@ -369,6 +469,34 @@ mod tests {
             }
         );
         assert_eq!(skipped.total(), 6);
+        // The resolver gives the same, and counts every occurrence of a repeated href.
+        let mut resolver = Resolver::new(&base, 4);
+        let mut counted = SkippedLinks::default();
+        let mut targets: Vec<Url> = Vec::new();
+        for href in [
+            "mailto:a@example.com",
+            "/x",
+            "mailto:a@example.com",
+            "/y",
+            "/x",
+            "http://[::1",
+        ] {
+            let expected = resolve(&base, href, &mut SkippedLinks::default());
+            let got = match resolver.resolve(href, targets.len(), &mut counted) {
+                Target::New(url) => {
+                    targets.push(url.clone());
+                    Some(url)
+                }
+                Target::Same(i) => Some(targets[i].clone()),
+                Target::Skipped => None,
+            };
+            assert_eq!(got, expected, "{href}");
+        }
+        assert_eq!(targets.len(), 2);
+        assert_eq!(
+            (counted.mailto, counted.unparseable, counted.total()),
+            (2, 1, 3)
+        );
         let url = resolve(&base, " ../other?q=1 ", &mut skipped).expect("resolves");
         assert_eq!(url.as_str(), "https://example.com/other?q=1");
     }

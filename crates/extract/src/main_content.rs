@@ -27,7 +27,7 @@
 use crate::document::{FallbackReason, MainVia};
 use crate::dom::{Block, BlockKind, Page};
 use crate::noise::NoiseKind;
-use crate::text::{BREAK_LINE, NONE, Run, TextWriter};
+use crate::text::{BREAK_LINE, FullText, NONE, Run, TextWriter};
 
 /// Shortest own non-link text, in bytes, for a block to count as a paragraph in scoring.
 pub const MIN_PARAGRAPH: u32 = 25;
@@ -52,8 +52,13 @@ pub(crate) struct MainText {
     pub(crate) relaxed: bool,
 }
 
-/// Picks the main text of `page`, or says why there is none worth having.
-pub(crate) fn select(page: &Page<'_>, min_words: usize) -> Result<MainText, FallbackReason> {
+/// Picks the main text of `page` (whose runs `full` laid out), or says why there is none worth
+/// having.
+pub(crate) fn select(
+    page: &Page<'_>,
+    full: &FullText,
+    min_words: usize,
+) -> Result<MainText, FallbackReason> {
     let relaxed = Filter::relaxed(page);
     let strict = Filter::strict(page, &relaxed);
     let mut best_words = None::<usize>;
@@ -70,8 +75,11 @@ pub(crate) fn select(page: &Page<'_>, min_words: usize) -> Result<MainText, Fall
                 if n > 0 {
                     writer.brk(BREAK_LINE);
                 }
-                let runs = page.runs.get(start as usize..end as usize);
-                writer.runs(runs.unwrap_or_default(), |run| !filter.is_noise_run(run));
+                let (start, end) = (start as usize, end as usize);
+                let runs = page.runs.get(start..end).unwrap_or_default();
+                writer.runs_from(full, runs, full.pieces(start, end), |run| {
+                    !filter.is_noise_run(run)
+                });
             }
             let words = writer.words();
             if words >= min_words {

@@ -74,13 +74,20 @@ const CONTENT: u8 = 1 << 3;
 
 /// Classifies an element by its `class` and `id` attributes.
 pub(crate) fn classify_names(class: Option<&str>, id: Option<&str>) -> NameVerdict {
+    if class.is_none() && id.is_none() {
+        // Most elements: skip setting up the token iterators.
+        return NameVerdict::default();
+    }
     let mut any_noise = false;
     let mut any_positive = false;
     let mut article = false;
-    let units = class
+    // Over bytes: `str::split` with a pattern of two characters decodes every character, and
+    // the names are matched as bytes anyway.
+    let units = [class, id]
         .into_iter()
-        .flat_map(str::split_ascii_whitespace)
-        .chain(id.into_iter().flat_map(str::split_ascii_whitespace));
+        .flatten()
+        .flat_map(|value| value.as_bytes().split(u8::is_ascii_whitespace))
+        .filter(|unit| !unit.is_empty());
     for unit in units {
         let bits = unit_bits(unit);
         let noise = bits & ANCILLARY != 0 || (bits & POSITIONAL != 0 && bits & ARTICLE == 0);
@@ -98,24 +105,23 @@ pub(crate) fn classify_names(class: Option<&str>, id: Option<&str>) -> NameVerdi
 }
 
 /// The token classes present in one class name or id.
-fn unit_bits(unit: &str) -> u8 {
-    const WHOLE: [&str; 4] = [
-        "sr-only",
-        "screen-reader-text",
-        "visually-hidden",
-        "visuallyhidden",
+fn unit_bits(unit: &[u8]) -> u8 {
+    const WHOLE: [&[u8]; 4] = [
+        b"sr-only",
+        b"screen-reader-text",
+        b"visually-hidden",
+        b"visuallyhidden",
     ];
     if WHOLE.iter().any(|w| w.eq_ignore_ascii_case(unit)) {
         return ANCILLARY;
     }
-    unit.split(['-', '_'])
+    unit.split(|&b| b == b'-' || b == b'_')
         .fold(0, |bits, token| bits | token_bits(token))
 }
 
-fn token_bits(token: &str) -> u8 {
+fn token_bits(bytes: &[u8]) -> u8 {
     // Lowercase into a stack buffer; no token we know is longer.
     let mut buf = [0u8; 16];
-    let bytes = token.as_bytes();
     if bytes.is_empty() || bytes.len() > buf.len() {
         return 0;
     }
@@ -139,14 +145,6 @@ fn token_bits(token: &str) -> u8 {
         b"content" | b"main" | b"body" => CONTENT,
         _ => 0,
     }
-}
-
-/// Hard noise by tag name. `header` is handled by the caller (it depends on the context).
-pub(crate) fn is_noise_tag(name: &str) -> bool {
-    matches!(
-        name,
-        "nav" | "aside" | "footer" | "dialog" | "menu" | "button" | "select"
-    )
 }
 
 /// Hard noise by ARIA role (the first token of `role` counts; the rest are fallbacks).
