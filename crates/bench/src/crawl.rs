@@ -7,7 +7,8 @@ use crate::stats::round3;
 use anyhow::{Context, Result};
 use serde_json::json;
 use simcrawl_crawl::{CrawlConfig, run as crawl};
-use simcrawl_testsite::{HostKind, TestWeb, TestWebConfig};
+use simcrawl_testsite::{HostKind, LoggedRequest, Manifest, Outcome, TestWeb, TestWebConfig};
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 #[derive(clap::Args)]
@@ -63,6 +64,7 @@ pub fn run(args: Args) -> Result<()> {
     let requests = log.total();
     let page_requests = requests.saturating_sub(web.hosts().len() as u64); // robots.txt, one per host
     let p = &report.progress;
+    let waste = waste(&log.snapshot(), &manifest);
 
     let wget = if args.no_wget || !has_wget() {
         None
@@ -115,6 +117,7 @@ pub fn run(args: Args) -> Result<()> {
         "peak_rss_mb": peak_rss_bytes().map(|b| round3(b as f64 / (1 << 20) as f64)).ok(),
         "fetches_per_distinct_document": round3(page_requests as f64 / distinct.max(1) as f64),
         "rules_learned": report.rules_learned,
+        "page_requests_by_host_and_outcome": waste,
         "wget": wget,
         "pages_per_s_vs_wget": None::<f64>,
     });
@@ -130,6 +133,31 @@ pub fn run(args: Args) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&out)?);
     }
     Ok(())
+}
+
+/// Page requests (robots.txt left out) by host and by what a perfect crawler does with the URL
+/// (the manifest's outcome, `Index-again` for an indexable URL of a document requested before;
+/// `repeat` for a second request of one URL, `unknown` for a URL the web
+/// does not list): where the fetches beyond one per distinct document go.
+fn waste(requests: &[LoggedRequest], manifest: &Manifest) -> serde_json::Value {
+    let mut out: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+    let mut docs = std::collections::HashSet::new();
+    for r in requests.iter().filter(|r| r.target != "/robots.txt") {
+        let host = out.entry(r.host.name().to_string()).or_default();
+        let outcome = match manifest.entry(&r.url) {
+            None => "unknown".to_string(),
+            // An indexable URL of a document requested before (under another query, say).
+            Some(e) if e.outcome == Outcome::Index && !docs.insert(e.doc) => {
+                "Index-again".to_string()
+            }
+            Some(e) => format!("{:?}", e.outcome),
+        };
+        *host.entry(outcome).or_default() += 1;
+        if r.count > 1 {
+            *host.entry("repeat".to_string()).or_default() += r.count - 1;
+        }
+    }
+    json!(out)
 }
 
 fn has_wget() -> bool {
