@@ -193,6 +193,28 @@ pub struct CrawlFlags {
     /// Follow the links of pages skipped as duplicates (off: the first copy's links are enough).
     #[arg(long, help_heading = "Duplicates")]
     pub follow_duplicate_links: bool,
+    /// Agreeing observations needed before a mirror, alias, parameter, host-option or canonical rule is learned.
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..), help_heading = "Learning")]
+    pub min_evidence: u32,
+    /// Share of agreeing observations a mirror, alias or canonical rule needs (parameter and host-option rules need all).
+    #[arg(long, value_name = "SHARE", default_value_t = 0.9, value_parser = parse_unit, help_heading = "Learning")]
+    pub min_agreement: f64,
+    /// The Nth URL a learned rule skips is fetched anyway to verify it; a different page revokes the rule (0: never).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 20,
+        help_heading = "Learning"
+    )]
+    pub verify_every: u32,
+    /// The gap between two verification fetches doubles after each one, up to this many skips.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 160,
+        help_heading = "Learning"
+    )]
+    pub verify_every_max: u32,
     /// Stop after this many pages have been fetched.
     #[arg(long, value_name = "N", help_heading = "Scope")]
     pub max_pages: Option<u64>,

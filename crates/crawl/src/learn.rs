@@ -26,8 +26,11 @@ pub struct LearnConfig {
     pub min_evidence: u32,
     /// Share of agreeing evidence needed for a mirror or alias rule.
     pub min_agreement: f64,
-    /// One in this many URLs skipped by a rule is fetched anyway, to verify the rule.
+    /// The first URL a rule skips in this many is fetched anyway, to verify the rule (0: never).
     pub verify_every: u32,
+    /// The gap between two verification fetches doubles after each one, from `verify_every` up to
+    /// this many skips (`verify_every` or less keeps it fixed).
+    pub verify_every_max: u32,
     /// At most this many URL groups are remembered for parameter evidence.
     pub max_param_groups: usize,
 }
@@ -38,7 +41,29 @@ impl Default for LearnConfig {
             min_evidence: 5,
             min_agreement: 0.9,
             verify_every: 20,
+            verify_every_max: 160,
             max_param_groups: 200_000,
+        }
+    }
+}
+
+/// When an active rule's next verification fetch is due.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Verification {
+    /// URLs the rule skipped (or had fetched to verify) so far.
+    skips: u32,
+    /// The skip count at which the next one is fetched.
+    next: u32,
+    /// The current gap between two verifications.
+    gap: u32,
+}
+
+impl Verification {
+    fn new(every: u32) -> Self {
+        Verification {
+            skips: 0,
+            next: every,
+            gap: every,
         }
     }
 }
@@ -125,8 +150,8 @@ pub struct Learner {
     params: HashMap<(String, String), Evidence>,
     host_options: HashMap<(String, String), Evidence>,
     groups: HashMap<u64, ParamSeen>,
-    /// Rules already proposed (and not revoked), with their evidence and how many skips they caused.
-    active: HashMap<Rule, u32>,
+    /// Rules already proposed (and not revoked), with their verification schedule.
+    active: HashMap<Rule, Verification>,
 }
 
 /// `host[:port]` as keys spell it (no default port).
@@ -187,7 +212,8 @@ impl Learner {
                 evidence.share() >= self.config.min_agreement
             };
         if enough && !self.active.contains_key(&rule) {
-            self.active.insert(rule.clone(), 0);
+            self.active
+                .insert(rule.clone(), Verification::new(self.config.verify_every));
             return Some(rule);
         }
         None
@@ -340,13 +366,24 @@ impl Learner {
     }
 
     /// A URL was skipped because of `rule`. Returns true when this one should be fetched anyway, to
-    /// verify the rule (one in [`LearnConfig::verify_every`]).
+    /// verify the rule: the [`LearnConfig::verify_every`]th skip, then after a gap that doubles with
+    /// every verification, up to [`LearnConfig::verify_every_max`] skips. (A rule whose verifications
+    /// keep agreeing earns trust; one that fails any of them is revoked, whenever the answer comes.)
     pub fn should_verify(&mut self, rule: &Rule) -> bool {
-        let every = self.config.verify_every;
+        if self.config.verify_every == 0 {
+            return false;
+        }
+        let max = self.config.verify_every_max.max(self.config.verify_every);
         match self.active.get_mut(rule) {
-            Some(count) => {
-                *count += 1;
-                every > 0 && (*count).is_multiple_of(every)
+            Some(v) => {
+                v.skips = v.skips.saturating_add(1);
+                if v.skips >= v.next {
+                    v.next = v.skips.saturating_add(v.gap);
+                    v.gap = v.gap.saturating_mul(2).min(max);
+                    true
+                } else {
+                    false
+                }
             }
             None => false,
         }
@@ -400,7 +437,8 @@ impl Learner {
     /// Marks a rule as active (for example one loaded from the store at resume).
     pub fn activate(&mut self, rule: Rule, evidence: Evidence) {
         *self.evidence_mut(&rule) = evidence;
-        self.active.insert(rule, 0);
+        self.active
+            .insert(rule, Verification::new(self.config.verify_every));
     }
 
     /// Whether an active mirror or alias rule covers `url`.
@@ -645,5 +683,38 @@ mod tests {
         );
         let verified: Vec<bool> = (0..6).map(|_| l.should_verify(&rule)).collect();
         assert_eq!(verified, [false, false, true, false, false, true]);
+    }
+
+    #[test]
+    fn the_gap_between_verifications_doubles_up_to_the_maximum() {
+        let config = LearnConfig {
+            verify_every: 2,
+            verify_every_max: 8,
+            ..LearnConfig::default()
+        };
+        let mut l = Learner::new(config.clone());
+        let rule = Rule::Param {
+            authority: "t".into(),
+            param: "visit".into(),
+        };
+        l.activate(rule.clone(), Evidence::default());
+        let at: Vec<u32> = (1..=40u32).filter(|_| l.should_verify(&rule)).collect();
+        // Gaps 2, 4, 8, then capped at 8.
+        assert_eq!(at, [2, 4, 8, 16, 24, 32, 40]);
+        // A maximum at or under verify_every keeps the gap fixed.
+        let mut l = Learner::new(LearnConfig {
+            verify_every_max: 0,
+            ..config
+        });
+        l.activate(rule.clone(), Evidence::default());
+        let at: Vec<u32> = (1..=8u32).filter(|_| l.should_verify(&rule)).collect();
+        assert_eq!(at, [2, 4, 6, 8]);
+        // verify_every 0: never.
+        let mut l = Learner::new(LearnConfig {
+            verify_every: 0,
+            ..LearnConfig::default()
+        });
+        l.activate(rule.clone(), Evidence::default());
+        assert!((0..100).all(|_| !l.should_verify(&rule)));
     }
 }
