@@ -121,6 +121,17 @@ pub enum Rule {
     },
 }
 
+impl Rule {
+    /// The `host[:port]` whose URLs the rule changes the keys of.
+    pub fn source_authority(&self) -> &str {
+        match self {
+            Rule::Mirror { from, .. } => from.split('/').next().unwrap_or(from),
+            Rule::Alias { from, .. } => from,
+            Rule::Param { authority, .. } | Rule::HostOption { authority, .. } => authority,
+        }
+    }
+}
+
 impl std::fmt::Display for Rule {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

@@ -25,7 +25,7 @@ use simcrawl_frontier::{
 };
 use simcrawl_store::{Counters, Log, Store, Tree};
 use simcrawl_url::{Candidate, Canonicalizer, HostOption, LearnedRules, RuleName, Url};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::future::Future;
 use std::io::Write;
 use std::sync::Arc;
@@ -114,6 +114,11 @@ struct FetchedPage {
     not_html: bool,
 }
 
+/// How many of the most recently indexed pages a newly learned rule re-keys. Rules are learned
+/// early in a host's crawl, from its first pages, so these are the pages indexed before the rule
+/// under keys it now changes (a `//` spelling indexed before collapse-slashes was learned, say).
+const RECENT_PAGES: usize = 50_000;
+
 fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
@@ -157,6 +162,11 @@ struct Coordinator {
     seen: Tree<u128, ()>,
     /// Verification fetches of URLs a rule would have skipped, by canonical-key hash.
     verifying: HashMap<u128, Rule>,
+    /// The pages indexed most recently in this run (rule authority, id, URL), at most
+    /// [`RECENT_PAGES`]: a rule learned now also gives them their new key.
+    recent: VecDeque<(String, u32, String)>,
+    /// Keys a rule gave an indexed page after it was indexed (see `rekey_recent`), with the page.
+    rekeyed: HashMap<u128, u32>,
     /// Address class of hosts fetched so far, for the link policy (persisted in `host_classes`).
     classes: HashMap<String, AddressClass>,
     classes_tree: Tree<String, u8>,
@@ -262,6 +272,8 @@ pub async fn run(
         fetcher,
         analyzer: Arc::new(Analyzer::default()),
         verifying: HashMap::new(),
+        recent: VecDeque::new(),
+        rekeyed: HashMap::new(),
         classes,
         output,
         progress: Progress::default(),
@@ -699,6 +711,14 @@ impl Coordinator {
                         &analysis,
                     )?;
                     self.pages.add_key(lease.key_hash, id)?;
+                    if self.recent.len() == RECENT_PAGES {
+                        self.recent.pop_front();
+                    }
+                    self.recent.push_back((
+                        self.canon.rule_authority(&page.final_url),
+                        id,
+                        final_url.clone(),
+                    ));
                     self.progress.indexed += 1;
                     self.counters.add(counters::INDEXED, 1)?;
                     self.write_output(id, &final_url, lease.depth, &analysis)?;
@@ -917,6 +937,24 @@ impl Coordinator {
                         referrer: Some(referrer.to_string()),
                     });
                 }
+                if let Some((Some((rule, reason)), original)) = self.rekeyed_page(key_hash)?
+                    && original != redact(&url)
+                {
+                    // A rule learned after the original was indexed gave it this URL's key.
+                    self.bump_rule(&rule)?;
+                    return self.skip(SkipRecord {
+                        time_ms: now_ms(),
+                        url: redact(&url),
+                        reason,
+                        original: Some(original),
+                        distance: None,
+                        jaccard: None,
+                        rule: Some(rule.to_string()),
+                        host: crate::learn::authority(&url),
+                        depth,
+                        referrer: Some(referrer.to_string()),
+                    });
+                }
                 let original = self.original_url(key_hash, candidate.key.as_str())?;
                 if original == redact(&url) {
                     return Ok(()); // the known URL itself (a redirect target, say), not a variant
@@ -1013,20 +1051,32 @@ impl Coordinator {
             return Ok(false);
         };
         let key_hash = candidate.key.hash128();
-        if key_hash == lease.key_hash || !self.seen.contains_key(&key_hash)? {
-            return Ok(false);
-        }
         let Ok(url) = Url::parse(&lease.url) else {
             return Ok(false);
         };
-        let (rule_text, reason) = match self.attribute(&url) {
+        let (rule, original) = if key_hash == lease.key_hash {
+            // Its own key: skipped only if a rule learned since gave that key to a page indexed
+            // from another URL.
+            match self.rekeyed_page(key_hash)? {
+                Some((rule, page_url)) if page_url != lease.url => (rule, page_url),
+                _ => return Ok(false),
+            }
+        } else {
+            if !self.seen.contains_key(&key_hash)? {
+                return Ok(false);
+            }
+            (
+                self.attribute(&url),
+                self.original_url(key_hash, candidate.key.as_str())?,
+            )
+        };
+        let (rule_text, reason) = match rule {
             Some((rule, reason)) => {
                 self.bump_rule(&rule)?;
                 (rule.to_string(), reason)
             }
             None => ("a learned rule".to_string(), SkipReason::LearnedRule),
         };
-        let original = self.original_url(key_hash, candidate.key.as_str())?;
         self.skip(SkipRecord {
             time_ms: now_ms(),
             url: redact(&url),
@@ -1043,6 +1093,23 @@ impl Coordinator {
             .complete(lease.clone(), Completion::Fetched, Instant::now())
             .map_err(frontier_err)?;
         Ok(true)
+    }
+
+    /// For a key a rule gave an indexed page after it was indexed: the rule (with its skip reason)
+    /// and the page's URL.
+    #[allow(clippy::type_complexity)]
+    fn rekeyed_page(
+        &self,
+        key_hash: u128,
+    ) -> Result<Option<(Option<(Rule, SkipReason)>, String)>, CrawlError> {
+        let Some(&id) = self.rekeyed.get(&key_hash) else {
+            return Ok(None);
+        };
+        let Some(page) = self.pages.get(id)? else {
+            return Ok(None);
+        };
+        let rule = Url::parse(&page.url).ok().and_then(|u| self.attribute(&u));
+        Ok(Some((rule, page.url)))
     }
 
     fn bump_rule(&mut self, rule: &Rule) -> Result<(), CrawlError> {
@@ -1079,7 +1146,11 @@ impl Coordinator {
                 return Ok(());
             }
         }
-        self.canon = Arc::new(Canonicalizer::new(self.config.canon, rules));
+        let before = std::mem::replace(
+            &mut self.canon,
+            Arc::new(Canonicalizer::new(self.config.canon, rules)),
+        );
+        self.rekey_recent(&rule, &before)?;
         let record = RuleRecord {
             evidence: self.learner.evidence(&rule),
             rule: rule.clone(),
@@ -1092,6 +1163,34 @@ impl Coordinator {
         self.counters.add(counters::RULES_LEARNED, 1)?;
         self.learned.push(rule.to_string());
         tracing::info!("learned {rule}");
+        Ok(())
+    }
+
+    /// Gives the recently indexed pages of the rule's host the keys the rule now gives their
+    /// URLs (added to the seen set and the page keys), so that a URL spelled the new way is known
+    /// rather than fetched again.
+    fn rekey_recent(&mut self, rule: &Rule, before: &Canonicalizer) -> Result<(), CrawlError> {
+        let authority = rule.source_authority();
+        for (page_authority, id, url) in &self.recent {
+            if page_authority != authority {
+                continue;
+            }
+            let (Ok(old), Ok(new)) = (
+                before.canonicalize(url, None),
+                self.canon.canonicalize(url, None),
+            ) else {
+                continue;
+            };
+            if old.key == new.key {
+                continue;
+            }
+            let hash = new.key.hash128();
+            self.frontier.mark_seen(&new).map_err(frontier_err)?;
+            if self.pages.by_key(hash)?.is_none() {
+                self.pages.add_key(hash, *id)?;
+                self.rekeyed.insert(hash, *id);
+            }
+        }
         Ok(())
     }
 
