@@ -206,7 +206,8 @@ impl fmt::Display for Explanation {
         if self.steps.is_empty() {
             return write!(f, "\n  (no rule changed anything)");
         }
-        const WIDTH: usize = 17;
+        // The longest rule name (`learned-host-option`) and a space.
+        const WIDTH: usize = 20;
         for step in &self.steps {
             write!(f, "\n  {:<WIDTH$}{}", step.rule, step.before)?;
             write!(f, "\n  {:>WIDTH$}{}", "-> ", step.after)?;

@@ -90,7 +90,7 @@ impl PathTemplate {
     /// Whether some path matches both templates. The literal beginnings must agree, and what
     /// the longer one has beyond the shorter must be something the other's `{}` can match (no
     /// `/`); the same for the literal ends. Then `{}` can always fill the middle.
-    pub(crate) fn may_overlap(&self, other: &PathTemplate) -> bool {
+    pub fn may_overlap(&self, other: &PathTemplate) -> bool {
         let extra_start = |long: &str, short: &str| {
             long.strip_prefix(short)
                 .is_some_and(|rest| !rest.contains('/'))
