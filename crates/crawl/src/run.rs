@@ -24,7 +24,7 @@ use simcrawl_frontier::{
     SitemapOutcome, Via,
 };
 use simcrawl_store::{Counters, Log, Store, Tree};
-use simcrawl_url::{Candidate, Canonicalizer, HostOption, LearnedRules, RuleName, Url};
+use simcrawl_url::{Candidate, Canonicalizer, HostOption, LearnedRules, RuleError, RuleName, Url};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::future::Future;
 use std::io::Write;
@@ -692,6 +692,7 @@ impl Coordinator {
         let verdict = self.pages.check(&analysis, canonical_hash)?;
         let final_url = redact(&page.final_url);
         let follow = !analysis.document.meta_robots.nofollow;
+        let is_verification = verifying.is_some();
         if let Some(rule) = verifying {
             match verdict {
                 Verdict::Duplicate { .. } => self.learner.confirm(&rule),
@@ -738,6 +739,14 @@ impl Coordinator {
                         self.revoke(&rule)?;
                     }
                     self.host_option_evidence_against(&page.final_url, id)?;
+                    if !is_verification {
+                        self.canonical_evidence(
+                            &page.final_url,
+                            &page.final_key,
+                            page.canonical.as_ref(),
+                            id,
+                        )?;
+                    }
                     if let Ok(key_url) = Url::parse(page.final_key.key.as_str()) {
                         for rule in self.learner.observe_params(&key_url, id) {
                             self.apply_rule(rule, None)?;
@@ -796,6 +805,14 @@ impl Coordinator {
                         self.apply_rule(rule, None)?;
                     }
                 }
+                if !is_verification {
+                    self.canonical_evidence(
+                        &page.final_url,
+                        &page.final_key,
+                        page.canonical.as_ref(),
+                        original,
+                    )?;
+                }
                 // A copy on another host may be one page of a mirror: its links are how the learner
                 // finds out, until a mirror rule covers the host (then they are skipped unfetched).
                 let cross_host = original_url
@@ -809,6 +826,39 @@ impl Coordinator {
                     self.admit_links(lease, &page.links, &page.canon)?;
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Canonical-rule evidence from a fetched page whose content is the indexed page `content`: its
+    /// declared rel=canonical, and the template pairs with evidence that map its key onto an indexed
+    /// page (see [`Learner::observe_canonical`]).
+    fn canonical_evidence(
+        &mut self,
+        url: &Url,
+        final_key: &Candidate,
+        canonical: Option<&Candidate>,
+        content: u32,
+    ) -> Result<(), CrawlError> {
+        let Ok(key) = Url::parse(final_key.key.as_str()) else {
+            return Ok(());
+        };
+        let declared = canonical.and_then(|c| Url::parse(c.key.as_str()).ok());
+        let (canon, pages) = (&self.canon, &self.pages);
+        let (proposed, revoked) =
+            self.learner
+                .observe_canonical(&key, declared.as_ref(), content, |path| {
+                    let mut target = key.clone();
+                    target.set_path(path);
+                    let c = canon.canonicalize(target.as_str(), None).ok()?;
+                    pages.by_key(c.key.hash128()).ok().flatten()
+                });
+        for rule in revoked {
+            self.revoke(&rule)?;
+        }
+        for rule in proposed {
+            let example = declared.as_ref().map(|d| (redact(url), d.to_string()));
+            self.apply_rule(rule, example)?;
         }
         Ok(())
     }
@@ -1033,6 +1083,20 @@ impl Coordinator {
                         }),
                     SkipReason::LearnedRule,
                 ),
+                Rule::Canonical {
+                    authority: host,
+                    from,
+                    to,
+                } => {
+                    let detail = format!("path {host}{from} -> {to}");
+                    (
+                        explanation.steps.iter().any(|step| {
+                            step.rule == RuleName::LearnedPath
+                                && step.detail.as_deref() == Some(detail.as_str())
+                        }),
+                        SkipReason::LearnedRule,
+                    )
+                }
             };
             applies.then(|| (rule.clone(), reason))
         })
@@ -1129,13 +1193,38 @@ impl Coordinator {
     ) -> Result<(), CrawlError> {
         let mut rules = self.canon.rules().clone();
         let added = match &rule {
-            Rule::Mirror { from, to } => rules.add_mirror_rule(from, to),
+            Rule::Mirror { from, to } => match rules.add_mirror_rule(from, to) {
+                Err(RuleError::RuleConflict { .. }) => {
+                    // Canonical rules of the mirror host are moot once its keys move to the
+                    // original's: revoke them, and put the mirror rule in force.
+                    let moot: Vec<Rule> = self
+                        .learner
+                        .active()
+                        .filter(|r| {
+                            matches!(r, Rule::Canonical { .. })
+                                && r.source_authority() == rule.source_authority()
+                        })
+                        .cloned()
+                        .collect();
+                    for r in &moot {
+                        self.revoke(r)?;
+                    }
+                    rules = self.canon.rules().clone();
+                    rules.add_mirror_rule(from, to)
+                }
+                other => other,
+            },
             Rule::Alias { from, to } => rules.add_alias(from, to),
             Rule::Param { authority, param } => rules.add_param_rule(authority, param),
             Rule::HostOption { authority, option } => match option.parse::<HostOption>() {
                 Ok(option) => rules.add_host_option(authority, option),
                 Err(_) => return Ok(()),
             },
+            Rule::Canonical {
+                authority,
+                from,
+                to,
+            } => rules.add_path_rule(authority, from, to),
         };
         match added {
             Ok(true) => {}
@@ -1205,6 +1294,9 @@ impl Coordinator {
                 Ok(option) => rules.remove_host_option(authority, option),
                 Err(_) => Ok(false),
             },
+            Rule::Canonical {
+                authority, from, ..
+            } => rules.remove_path_rule(authority, from),
         };
         if matches!(removed, Ok(true)) {
             self.canon = Arc::new(Canonicalizer::new(self.config.canon, rules));
