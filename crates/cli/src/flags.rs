@@ -36,7 +36,7 @@ pub enum Command {
     Tune(TuneArgs),
     /// Print the near-duplicate clusters of indexed pages at distance k.
     Clusters(ClustersArgs),
-    /// Print the learned mirror, alias and parameter rules with their evidence.
+    /// Print the learned rules (mirrors, aliases, parameters, host options, canonical paths) with their evidence.
     Mirrors(StoreArgs),
     /// Print the crawl's counts: fetched, indexed, skipped by reason, excluded by reason.
     Stats(StatsArgs),
@@ -67,7 +67,7 @@ pub enum Command {
 pub enum UrlCommand {
     /// Print the canonical key of each URL (one per line).
     #[command(
-        after_help = "Examples:\n  simcrawl url canon 'HTTP://www.Example.com:80/a/./b?b=2&a=1#top'\n  simcrawl url canon --explain --www-equals-bare 'http://www.example.com/index.html'"
+        after_help = "Examples:\n  simcrawl url canon 'HTTP://www.Example.com:80/a/./b?b=2&a=1#top'\n  simcrawl url canon --explain --www-equals-bare 'http://www.example.com/index.html'\n  simcrawl url canon --explain --store ./simcrawl-data 'http://127.0.0.1:41001/articles/7/print'"
     )]
     Canon(CanonArgs),
 }
@@ -83,6 +83,10 @@ pub struct CanonArgs {
     /// Print one JSON object per URL.
     #[arg(long)]
     pub json: bool,
+    /// Also apply the rules a crawl learned (mirrors, parameters, host options, canonical paths), as
+    /// saved in this crawl store.
+    #[arg(long, value_name = "DIR")]
+    pub store: Option<PathBuf>,
     #[command(flatten)]
     pub canon: CanonFlags,
 }
