@@ -23,7 +23,7 @@
 //! them in the store and logs them.
 
 use simcrawl_url::PathTemplate;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use url::Url;
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -192,6 +192,8 @@ pub struct Learner {
     canonicals: HashMap<(String, String, String), Evidence>,
     /// (authority, source template) -> the targets with evidence, to find the pairs a URL matches.
     canonical_sources: HashMap<(String, String), Vec<String>>,
+    /// The authorities of `canonical_sources`, so that other hosts' pages cost no look-up.
+    canonical_authorities: HashSet<String>,
     groups: HashMap<u64, ParamSeen>,
     /// Rules already proposed (and not revoked), with their verification schedule.
     active: HashMap<Rule, Verification>,
@@ -573,6 +575,7 @@ impl Learner {
                     .entry((authority.clone(), from.clone()))
                     .or_default()
                     .push(to.clone());
+                self.canonical_authorities.insert(authority.clone());
             }
             return self.canonicals.entry(key).or_default();
         }
@@ -633,6 +636,9 @@ impl Learner {
             && c.path() != path
         {
             pairs = canonical_templates(path, c.path());
+        }
+        if pairs.is_empty() && !self.canonical_authorities.contains(&auth) {
+            return (Vec::new(), Vec::new());
         }
         let room = self.canonicals.len() < self.config.max_canonical_templates;
         for from in source_templates(path) {
