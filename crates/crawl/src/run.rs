@@ -165,8 +165,9 @@ struct Coordinator {
     /// The pages indexed most recently in this run (rule authority, id, URL), at most
     /// [`RECENT_PAGES`]: a rule learned now also gives them their new key.
     recent: VecDeque<(String, u32, String)>,
-    /// Keys a rule gave an indexed page after it was indexed (see `rekey_recent`), with the page.
-    rekeyed: HashMap<u128, u32>,
+    /// Keys a rule gave an indexed page after it was indexed (see `rekey_recent`), with the page
+    /// and the rule. Only in memory, and dropped with the rule if it is revoked.
+    rekeyed: HashMap<u128, (u32, Rule)>,
     /// Address class of hosts fetched so far, for the link policy (persisted in `host_classes`).
     classes: HashMap<String, AddressClass>,
     classes_tree: Tree<String, u8>,
@@ -987,7 +988,7 @@ impl Coordinator {
                         referrer: Some(referrer.to_string()),
                     });
                 }
-                if let Some((Some((rule, reason)), original)) = self.rekeyed_page(key_hash)?
+                if let Some((rule, reason, original)) = self.rekeyed_page(key_hash)?
                     && original != redact(&url)
                 {
                     // A rule learned after the original was indexed gave it this URL's key.
@@ -1122,7 +1123,9 @@ impl Coordinator {
             // Its own key: skipped only if a rule learned since gave that key to a page indexed
             // from another URL.
             match self.rekeyed_page(key_hash)? {
-                Some((rule, page_url)) if page_url != lease.url => (rule, page_url),
+                Some((rule, reason, page_url)) if page_url != lease.url => {
+                    (Some((rule, reason)), page_url)
+                }
                 _ => return Ok(false),
             }
         } else {
@@ -1159,21 +1162,23 @@ impl Coordinator {
         Ok(true)
     }
 
-    /// For a key a rule gave an indexed page after it was indexed: the rule (with its skip reason)
-    /// and the page's URL.
-    #[allow(clippy::type_complexity)]
+    /// For a key a rule (still in force) gave an indexed page after it was indexed: the rule, its
+    /// skip reason, and the page's URL.
     fn rekeyed_page(
         &self,
         key_hash: u128,
-    ) -> Result<Option<(Option<(Rule, SkipReason)>, String)>, CrawlError> {
-        let Some(&id) = self.rekeyed.get(&key_hash) else {
+    ) -> Result<Option<(Rule, SkipReason, String)>, CrawlError> {
+        let Some((id, rule)) = self.rekeyed.get(&key_hash) else {
             return Ok(None);
         };
-        let Some(page) = self.pages.get(id)? else {
+        let Some(page) = self.pages.get(*id)? else {
             return Ok(None);
         };
-        let rule = Url::parse(&page.url).ok().and_then(|u| self.attribute(&u));
-        Ok(Some((rule, page.url)))
+        let reason = match rule {
+            Rule::Mirror { .. } | Rule::Alias { .. } => SkipReason::Mirror,
+            _ => SkipReason::LearnedRule,
+        };
+        Ok(Some((rule.clone(), reason, page.url)))
     }
 
     fn bump_rule(&mut self, rule: &Rule) -> Result<(), CrawlError> {
@@ -1256,8 +1261,7 @@ impl Coordinator {
     }
 
     /// Gives the recently indexed pages of the rule's host the keys the rule now gives their
-    /// URLs (added to the seen set and the page keys), so that a URL spelled the new way is known
-    /// rather than fetched again.
+    /// URLs, so that a URL spelled the new way is skipped rather than fetched again.
     fn rekey_recent(&mut self, rule: &Rule, before: &Canonicalizer) -> Result<(), CrawlError> {
         let authority = rule.source_authority();
         for (page_authority, id, url) in &self.recent {
@@ -1273,11 +1277,12 @@ impl Coordinator {
             if old.key == new.key {
                 continue;
             }
+            // Not in the seen set nor the page keys, which a revocation could not take back: a
+            // URL with this key is queued as usual, and skipped when it is handed out while the rule
+            // holds.
             let hash = new.key.hash128();
-            self.frontier.mark_seen(&new).map_err(frontier_err)?;
             if self.pages.by_key(hash)?.is_none() {
-                self.pages.add_key(hash, *id)?;
-                self.rekeyed.insert(hash, *id);
+                self.rekeyed.entry(hash).or_insert((*id, rule.clone()));
             }
         }
         Ok(())
@@ -1285,6 +1290,7 @@ impl Coordinator {
 
     fn revoke(&mut self, rule: &Rule) -> Result<(), CrawlError> {
         self.learner.contradict(rule);
+        self.rekeyed.retain(|_, (_, r)| r != rule);
         let mut rules = self.canon.rules().clone();
         let removed = match rule {
             Rule::Mirror { from, .. } => rules.remove_mirror_rule(from),
