@@ -168,6 +168,8 @@ struct Coordinator {
     /// Keys a rule gave an indexed page after it was indexed (see `rekey_recent`), with the page
     /// and the rule. Only in memory, and dropped with the rule if it is revoked.
     rekeyed: HashMap<u128, (u32, Rule)>,
+    /// Skips per rule not yet added to its record (see `bump_rule`).
+    rule_skips: HashMap<Rule, u64>,
     /// Address class of hosts fetched so far, for the link policy (persisted in `host_classes`).
     classes: HashMap<String, AddressClass>,
     classes_tree: Tree<String, u8>,
@@ -275,6 +277,7 @@ pub async fn run(
         verifying: HashMap::new(),
         recent: VecDeque::new(),
         rekeyed: HashMap::new(),
+        rule_skips: HashMap::new(),
         classes,
         output,
         progress: Progress::default(),
@@ -409,6 +412,7 @@ impl Coordinator {
     }
 
     fn checkpoint(&mut self) -> Result<(), CrawlError> {
+        self.flush_rule_skips()?;
         self.frontier.checkpoint().map_err(frontier_err)?;
         self.crawl_meta.insert(
             &layout::LEARNED_RULES_KEY.to_string(),
@@ -1181,11 +1185,21 @@ impl Coordinator {
         Ok(Some((rule.clone(), reason, page.url)))
     }
 
+    /// Counts a skip for `rule`; the counts reach the rule records at the next checkpoint (or when
+    /// a rule is learned or revoked), not one store write per skip.
     fn bump_rule(&mut self, rule: &Rule) -> Result<(), CrawlError> {
-        let name = rule.to_string();
-        if let Some(mut record) = self.rules.get(&name)? {
-            record.skipped += 1;
-            self.rules.insert(&name, &record)?;
+        *self.rule_skips.entry(rule.clone()).or_default() += 1;
+        Ok(())
+    }
+
+    /// Adds the skips counted since the last call to the rule records.
+    fn flush_rule_skips(&mut self) -> Result<(), CrawlError> {
+        for (rule, n) in std::mem::take(&mut self.rule_skips) {
+            let name = rule.to_string();
+            if let Some(mut record) = self.rules.get(&name)? {
+                record.skipped += n;
+                self.rules.insert(&name, &record)?;
+            }
         }
         Ok(())
     }
@@ -1245,6 +1259,7 @@ impl Coordinator {
             Arc::new(Canonicalizer::new(self.config.canon, rules)),
         );
         self.rekey_recent(&rule, &before)?;
+        self.flush_rule_skips()?;
         let record = RuleRecord {
             evidence: self.learner.evidence(&rule),
             rule: rule.clone(),
@@ -1307,6 +1322,7 @@ impl Coordinator {
         if matches!(removed, Ok(true)) {
             self.canon = Arc::new(Canonicalizer::new(self.config.canon, rules));
         }
+        self.flush_rule_skips()?;
         let name = rule.to_string();
         if let Some(mut record) = self.rules.get(&name)? {
             record.active = false;
