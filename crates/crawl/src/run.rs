@@ -651,10 +651,20 @@ impl Coordinator {
     fn handle_fetched(
         &mut self,
         lease: &Lease,
-        page: FetchedPage,
+        mut page: FetchedPage,
         verifying: Option<Rule>,
         now: Instant,
     ) -> Result<(), CrawlError> {
+        if !Arc::ptr_eq(&page.canon, &self.canon) {
+            // A rule was learned while the page was fetched: its keys as the rules are now.
+            if let Ok(key) = self.canon.canonicalize(page.final_url.as_str(), None) {
+                page.final_key = key;
+            }
+            page.canonical = page
+                .canonical
+                .take()
+                .and_then(|c| self.canon.canonicalize(c.fetch.as_str(), None).ok());
+        }
         let host = crate::learn::authority(&page.final_url);
         if self.classes.insert(host.clone(), page.class) != Some(page.class) {
             let code = match page.class {
