@@ -25,7 +25,7 @@ use simcrawl_frontier::{
 };
 use simcrawl_store::{Counters, Log, Store, Tree};
 use simcrawl_url::{Candidate, Canonicalizer, HostOption, LearnedRules, RuleError, RuleName, Url};
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::future::Future;
 use std::io::Write;
 use std::sync::Arc;
@@ -119,6 +119,10 @@ struct FetchedPage {
 /// under keys it now changes (a `//` spelling indexed before collapse-slashes was learned, say).
 const RECENT_PAGES: usize = 50_000;
 
+/// How many URL spellings are remembered in memory as already in the variants tree (16 bytes
+/// each, about 34 MiB with the set's overhead). Past that, the tree answers alone.
+const KNOWN_SPELLINGS: usize = 1 << 20;
+
 fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
@@ -170,6 +174,9 @@ struct Coordinator {
     rekeyed: HashMap<u128, (u32, Rule)>,
     /// Skips per rule not yet added to its record (see `bump_rule`).
     rule_skips: HashMap<Rule, u64>,
+    /// Spellings known to be in `variants` (at most [`KNOWN_SPELLINGS`]), so that a link met again
+    /// costs no store write.
+    known_spellings: HashSet<u128>,
     /// Address class of hosts fetched so far, for the link policy (persisted in `host_classes`).
     classes: HashMap<String, AddressClass>,
     classes_tree: Tree<String, u8>,
@@ -278,6 +285,7 @@ pub async fn run(
         recent: VecDeque::new(),
         rekeyed: HashMap::new(),
         rule_skips: HashMap::new(),
+        known_spellings: HashSet::new(),
         classes,
         output,
         progress: Progress::default(),
@@ -954,6 +962,13 @@ impl Coordinator {
         Ok(())
     }
 
+    /// Notes a spelling that is in the variants tree, while the in-memory set has room.
+    fn remember_spelling(&mut self, spelling: u128) {
+        if self.known_spellings.len() < KNOWN_SPELLINGS {
+            self.known_spellings.insert(spelling);
+        }
+    }
+
     fn admit_one(
         &mut self,
         candidate: &Candidate,
@@ -968,11 +983,17 @@ impl Coordinator {
         match admission {
             Admission::Queued { .. } => {
                 self.variants.insert(&spelling, &())?;
+                self.remember_spelling(spelling);
             }
             Admission::Seen { key_hash } => {
-                if !self.variants.insert_if_absent(&spelling, &())? {
+                // Most links are spellings met before: answered from memory, without a store write.
+                if self.known_spellings.contains(&spelling)
+                    || !self.variants.insert_if_absent(&spelling, &())?
+                {
+                    self.remember_spelling(spelling);
                     return Ok(()); // this spelling was seen (and logged) before
                 }
+                self.remember_spelling(spelling);
                 let url = candidate.fetch.as_url().clone();
                 if let Some((rule, reason)) = self.rule_behind(&url, key_hash)? {
                     if self.learner.should_verify(&rule)
