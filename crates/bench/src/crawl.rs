@@ -6,8 +6,12 @@ use crate::proc::{cpu_seconds, peak_rss_bytes};
 use crate::stats::round3;
 use anyhow::{Context, Result};
 use serde_json::json;
+use simcrawl_crawl::inspect::{Inspector, SkipQuery};
 use simcrawl_crawl::{CrawlConfig, run as crawl};
-use simcrawl_testsite::{HostKind, TestWeb, TestWebConfig};
+use simcrawl_testsite::{
+    DocId, HostKind, LoggedRequest, Manifest, Outcome, TestWeb, TestWebConfig,
+};
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 #[derive(clap::Args)]
@@ -63,6 +67,8 @@ pub fn run(args: Args) -> Result<()> {
     let requests = log.total();
     let page_requests = requests.saturating_sub(web.hosts().len() as u64); // robots.txt, one per host
     let p = &report.progress;
+    let waste = waste(&log.snapshot(), manifest);
+    let (wrong_skips, missed) = check(&dir.path().join("store"), manifest)?;
 
     let wget = if args.no_wget || !has_wget() {
         None
@@ -115,6 +121,9 @@ pub fn run(args: Args) -> Result<()> {
         "peak_rss_mb": peak_rss_bytes().map(|b| round3(b as f64 / (1 << 20) as f64)).ok(),
         "fetches_per_distinct_document": round3(page_requests as f64 / distinct.max(1) as f64),
         "rules_learned": report.rules_learned,
+        "page_requests_by_host_and_outcome": waste,
+        "wrong_skips": wrong_skips,
+        "distinct_documents_not_indexed": missed,
         "wget": wget,
         "pages_per_s_vs_wget": None::<f64>,
     });
@@ -130,6 +139,78 @@ pub fn run(args: Args) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&out)?);
     }
     Ok(())
+}
+
+/// Page requests (robots.txt left out) by host and by what a perfect crawler does with the URL
+/// (the manifest's outcome, `Index-again` for an indexable URL of a document requested before;
+/// `repeat` for a second request of one URL, `unknown` for a URL the web
+/// does not list): where the fetches beyond one per distinct document go.
+fn waste(requests: &[LoggedRequest], manifest: &Manifest) -> serde_json::Value {
+    let mut out: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+    let mut docs = std::collections::HashSet::new();
+    for r in requests.iter().filter(|r| r.target != "/robots.txt") {
+        let host = out.entry(r.host.name().to_string()).or_default();
+        let outcome = match manifest.entry(&r.url) {
+            None => "unknown".to_string(),
+            // An indexable URL of a document requested before (under another query, say).
+            Some(e) if e.outcome == Outcome::Index && !docs.insert(e.doc) => {
+                "Index-again".to_string()
+            }
+            Some(e) => format!("{:?}", e.outcome),
+        };
+        *host.entry(outcome).or_default() += 1;
+        if r.count > 1 {
+            *host.entry("repeat".to_string()).or_default() += r.count - 1;
+        }
+    }
+    json!(out)
+}
+
+/// Checks the crawl against the manifest: skips whose URL shows another document than their
+/// original (an edited version skipped as a near-duplicate of its original is right), and distinct
+/// documents never indexed.
+fn check(store: &std::path::Path, manifest: &Manifest) -> Result<(u64, u64)> {
+    let inspector = Inspector::open(store)?;
+    // Edited versions and their originals, either way round (a mirror's copies may be indexed
+    // first, and its edited versions are then near-duplicates of the mirror's articles).
+    let near: std::collections::HashSet<(DocId, DocId)> = manifest
+        .near_duplicates()
+        .iter()
+        .flat_map(|p| [(p.edited, p.original), (p.original, p.edited)])
+        .collect();
+    let mut wrong = 0;
+    for item in inspector.skips(&SkipQuery::default())? {
+        let (_, skip) = item?;
+        let (Some(doc), Some(original)) = (
+            manifest.document_of(&skip.url),
+            skip.original
+                .as_deref()
+                .and_then(|o| manifest.document_of(o)),
+        ) else {
+            continue;
+        };
+        if doc != original && !near.contains(&(doc, original)) {
+            wrong += 1;
+            eprintln!(
+                "wrong skip: {} ({}) of {}",
+                skip.url,
+                skip.reason,
+                skip.original.as_deref().unwrap_or_default()
+            );
+        }
+    }
+    let mut indexed = std::collections::HashSet::new();
+    for page in inspector.pages()?.records() {
+        if let Some(doc) = manifest.document_of(&page?.url) {
+            indexed.insert(doc);
+        }
+    }
+    let missed = manifest
+        .distinct_documents()
+        .iter()
+        .filter(|d| !indexed.contains(d))
+        .count() as u64;
+    Ok((wrong, missed))
 }
 
 fn has_wget() -> bool {

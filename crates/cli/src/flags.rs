@@ -36,7 +36,7 @@ pub enum Command {
     Tune(TuneArgs),
     /// Print the near-duplicate clusters of indexed pages at distance k.
     Clusters(ClustersArgs),
-    /// Print the learned mirror, alias and parameter rules with their evidence.
+    /// Print the learned rules (mirrors, aliases, parameters, host options, canonical paths) with their evidence.
     Mirrors(StoreArgs),
     /// Print the crawl's counts: fetched, indexed, skipped by reason, excluded by reason.
     Stats(StatsArgs),
@@ -67,7 +67,7 @@ pub enum Command {
 pub enum UrlCommand {
     /// Print the canonical key of each URL (one per line).
     #[command(
-        after_help = "Examples:\n  simcrawl url canon 'HTTP://www.Example.com:80/a/./b?b=2&a=1#top'\n  simcrawl url canon --explain --www-equals-bare 'http://www.example.com/index.html'"
+        after_help = "Examples:\n  simcrawl url canon 'HTTP://www.Example.com:80/a/./b?b=2&a=1#top'\n  simcrawl url canon --explain --www-equals-bare 'http://www.example.com/index.html'\n  simcrawl url canon --explain --store ./simcrawl-data 'http://127.0.0.1:41001/articles/7/print'"
     )]
     Canon(CanonArgs),
 }
@@ -83,6 +83,10 @@ pub struct CanonArgs {
     /// Print one JSON object per URL.
     #[arg(long)]
     pub json: bool,
+    /// Also apply the rules a crawl learned (mirrors, parameters, host options, canonical paths), as
+    /// saved in this crawl store.
+    #[arg(long, value_name = "DIR")]
+    pub store: Option<PathBuf>,
     #[command(flatten)]
     pub canon: CanonFlags,
 }
@@ -193,6 +197,28 @@ pub struct CrawlFlags {
     /// Follow the links of pages skipped as duplicates (off: the first copy's links are enough).
     #[arg(long, help_heading = "Duplicates")]
     pub follow_duplicate_links: bool,
+    /// Agreeing observations needed before a mirror, alias, parameter, host-option or canonical rule is learned.
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..), help_heading = "Learning")]
+    pub min_evidence: u32,
+    /// Share of agreeing observations a mirror, alias or canonical rule needs (parameter and host-option rules need all).
+    #[arg(long, value_name = "SHARE", default_value_t = 0.9, value_parser = parse_unit, help_heading = "Learning")]
+    pub min_agreement: f64,
+    /// The Nth URL a learned rule skips is fetched anyway to verify it; a different page revokes the rule (0: never).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 20,
+        help_heading = "Learning"
+    )]
+    pub verify_every: u32,
+    /// The gap between two verification fetches doubles after each one, up to this many skips.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 160,
+        help_heading = "Learning"
+    )]
+    pub verify_every_max: u32,
     /// Stop after this many pages have been fetched.
     #[arg(long, value_name = "N", help_heading = "Scope")]
     pub max_pages: Option<u64>,

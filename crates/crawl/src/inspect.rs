@@ -338,6 +338,20 @@ impl Inspector {
             .collect()
     }
 
+    /// The learned rules in force, as the crawl's canonicaliser applies them (saved at its last
+    /// checkpoint); none for a store without any.
+    pub fn learned_rules(&self) -> Result<simcrawl_url::LearnedRules, CrawlError> {
+        let meta = self
+            .store
+            .tree::<String, Vec<u8>>(layout::CRAWL_META_TREE)?;
+        match meta.get(&layout::LEARNED_RULES_KEY.to_string())? {
+            Some(bytes) => simcrawl_url::LearnedRules::from_bytes(&bytes).map_err(|e| {
+                CrawlError::Config(format!("the stored learned rules are unreadable: {e}"))
+            }),
+            None => Ok(simcrawl_url::LearnedRules::new()),
+        }
+    }
+
     /// The page index, for its records ([`PageIndex::records`]) and fingerprints. Its own SimHash
     /// index is built for k = 0, the cheapest: the replays build theirs.
     pub fn pages(&self) -> Result<PageIndex, CrawlError> {

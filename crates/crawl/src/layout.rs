@@ -59,20 +59,33 @@ pub struct RuleRecord {
     pub example: Option<(String, String)>,
 }
 
+/// A rule record: this version; the kind (0 mirror, 1 alias, 2 parameter, 3 host option,
+/// 4 canonical); its two strings (from and to; authority and parameter; authority and option), or
+/// three for a canonical rule (authority, source template, target template); the evidence
+/// (agree, disagree); active; learned at; skipped; and an optional example pair. A record of an
+/// older kind reads the same as before kind 4 existed.
 const RULE_VERSION: u8 = 1;
 
 impl Codec for RuleRecord {
     fn encode_into(&self, out: &mut Vec<u8>) {
         write_element(&RULE_VERSION, out);
-        let (kind, a, b) = match &self.rule {
-            Rule::Mirror { from, to } => (0u8, from, to),
-            Rule::Alias { from, to } => (1u8, from, to),
-            Rule::Param { authority, param } => (2u8, authority, param),
-            Rule::HostOption { authority, option } => (3u8, authority, option),
+        let (kind, a, b, c) = match &self.rule {
+            Rule::Mirror { from, to } => (0u8, from, to, None),
+            Rule::Alias { from, to } => (1u8, from, to, None),
+            Rule::Param { authority, param } => (2u8, authority, param, None),
+            Rule::HostOption { authority, option } => (3u8, authority, option, None),
+            Rule::Canonical {
+                authority,
+                from,
+                to,
+            } => (4u8, authority, from, Some(to)),
         };
         write_element(&kind, out);
         write_element(a, out);
         write_element(b, out);
+        if let Some(c) = c {
+            write_element(c, out);
+        }
         write_element(&self.evidence.agree, out);
         write_element(&self.evidence.disagree, out);
         write_element(&self.active, out);
@@ -106,6 +119,11 @@ impl Codec for RuleRecord {
             3 => Rule::HostOption {
                 authority: a,
                 option: b,
+            },
+            4 => Rule::Canonical {
+                authority: a,
+                from: b,
+                to: r.element()?,
             },
             other => {
                 return Err(CodecError::invalid::<Self>(format!(
@@ -159,6 +177,11 @@ mod tests {
             Rule::HostOption {
                 authority: "h:1".into(),
                 option: "collapse-slashes".into(),
+            },
+            Rule::Canonical {
+                authority: "h:1".into(),
+                from: "/a/{}/print".into(),
+                to: "/a/{}.html".into(),
             },
         ] {
             let record = RuleRecord {

@@ -11,11 +11,19 @@
 //! - **host option** `X` on a host: an opt-in normalisation (collapse `//`, strip `index.html`, ignore a
 //!   trailing slash, lowercase the path) keeps mapping the host's duplicate URLs onto their originals, and
 //!   never maps a distinct page onto an indexed one.
+//! - **canonical** `host: /a/{}/print -> /a/{}.html`: pages whose paths match a template keep declaring
+//!   rel=canonical the URL the other template makes of the same value, and keep having its text. Each
+//!   page that declares a canonical URL on its own host (same query) proposes templates: one of its
+//!   path segments (or a word of one) that also appears, once, in the canonical path is replaced by
+//!   `{}` in both. The template pair whose value varies from page to page gathers the evidence. Every
+//!   fetched page that a template pair with evidence maps onto an indexed page agrees (it is a copy
+//!   of that page) or disagrees (it is not).
 //!
 //! The learner only counts and decides; the coordinator applies the rules to the canonicaliser, records
 //! them in the store and logs them.
 
-use std::collections::HashMap;
+use simcrawl_url::PathTemplate;
+use std::collections::{HashMap, HashSet};
 use url::Url;
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -26,10 +34,15 @@ pub struct LearnConfig {
     pub min_evidence: u32,
     /// Share of agreeing evidence needed for a mirror or alias rule.
     pub min_agreement: f64,
-    /// One in this many URLs skipped by a rule is fetched anyway, to verify the rule.
+    /// The first URL a rule skips in this many is fetched anyway, to verify the rule (0: never).
     pub verify_every: u32,
+    /// The gap between two verification fetches doubles after each one, from `verify_every` up to
+    /// this many skips (`verify_every` or less keeps it fixed).
+    pub verify_every_max: u32,
     /// At most this many URL groups are remembered for parameter evidence.
     pub max_param_groups: usize,
+    /// At most this many template pairs are remembered for canonical evidence.
+    pub max_canonical_templates: usize,
 }
 
 impl Default for LearnConfig {
@@ -38,7 +51,30 @@ impl Default for LearnConfig {
             min_evidence: 5,
             min_agreement: 0.9,
             verify_every: 20,
+            verify_every_max: 160,
             max_param_groups: 200_000,
+            max_canonical_templates: 200_000,
+        }
+    }
+}
+
+/// When an active rule's next verification fetch is due.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Verification {
+    /// URLs the rule skipped (or had fetched to verify) so far.
+    skips: u32,
+    /// The skip count at which the next one is fetched.
+    next: u32,
+    /// The current gap between two verifications.
+    gap: u32,
+}
+
+impl Verification {
+    fn new(every: u32) -> Self {
+        Verification {
+            skips: 0,
+            next: every,
+            gap: every,
         }
     }
 }
@@ -94,6 +130,29 @@ pub enum Rule {
         /// The option's name.
         option: String,
     },
+    /// On `authority`, a path matching template `from` has the canonical URL whose path is
+    /// template `to` with the same value (`/articles/{}/print` -> `/articles/{}.html`).
+    Canonical {
+        /// The host.
+        authority: String,
+        /// The source path template.
+        from: String,
+        /// The target path template.
+        to: String,
+    },
+}
+
+impl Rule {
+    /// The `host[:port]` whose URLs the rule changes the keys of.
+    pub fn source_authority(&self) -> &str {
+        match self {
+            Rule::Mirror { from, .. } => from.split('/').next().unwrap_or(from),
+            Rule::Alias { from, .. } => from,
+            Rule::Param { authority, .. }
+            | Rule::HostOption { authority, .. }
+            | Rule::Canonical { authority, .. } => authority,
+        }
+    }
 }
 
 impl std::fmt::Display for Rule {
@@ -105,6 +164,11 @@ impl std::fmt::Display for Rule {
                 write!(f, "parameter {param} is irrelevant on {authority}")
             }
             Rule::HostOption { authority, option } => write!(f, "{option} on {authority}"),
+            Rule::Canonical {
+                authority,
+                from,
+                to,
+            } => write!(f, "canonical {authority}{from} -> {to}"),
         }
     }
 }
@@ -124,9 +188,15 @@ pub struct Learner {
     aliases: HashMap<(String, String), Evidence>,
     params: HashMap<(String, String), Evidence>,
     host_options: HashMap<(String, String), Evidence>,
+    /// Canonical template pairs: (authority, source, target) -> evidence.
+    canonicals: HashMap<(String, String, String), Evidence>,
+    /// (authority, source template) -> the targets with evidence, to find the pairs a URL matches.
+    canonical_sources: HashMap<(String, String), Vec<String>>,
+    /// The authorities of `canonical_sources`, so that other hosts' pages cost no look-up.
+    canonical_authorities: HashSet<String>,
     groups: HashMap<u64, ParamSeen>,
-    /// Rules already proposed (and not revoked), with their evidence and how many skips they caused.
-    active: HashMap<Rule, u32>,
+    /// Rules already proposed (and not revoked), with their verification schedule.
+    active: HashMap<Rule, Verification>,
 }
 
 /// `host[:port]` as keys spell it (no default port).
@@ -136,6 +206,90 @@ pub fn authority(url: &Url) -> String {
         Some(port) => format!("{host}:{port}"),
         None => host.to_string(),
     }
+}
+
+/// Whether `c` separates words in a path segment.
+fn is_separator(c: char) -> bool {
+    !c.is_alphanumeric()
+}
+
+/// The places in a path that a template may make `{}`: every non-empty segment, and every word of
+/// a segment of several words (words are split at characters that are not letters or digits), as
+/// byte ranges.
+fn template_spots(path: &str) -> Vec<(usize, usize)> {
+    let mut spots = Vec::new();
+    let mut start = 0;
+    for segment in path.split('/') {
+        let end = start + segment.len();
+        if !segment.is_empty() {
+            spots.push((start, end));
+            let mut words = Vec::new();
+            let mut word_start = None;
+            for (i, c) in segment.char_indices() {
+                match (is_separator(c), word_start) {
+                    (false, None) => word_start = Some(i),
+                    (true, Some(w)) => {
+                        words.push((start + w, start + i));
+                        word_start = None;
+                    }
+                    _ => {}
+                }
+            }
+            if let Some(w) = word_start {
+                words.push((start + w, end));
+            }
+            if words.len() > 1 {
+                spots.extend(words);
+            }
+        }
+        start = end + 1;
+    }
+    spots
+}
+
+/// `path` with the byte range `spot` replaced by `{}`.
+fn with_hole(path: &str, (from, to): (usize, usize)) -> String {
+    format!("{}{{}}{}", &path[..from], &path[to..])
+}
+
+/// The source templates a path could match as made by [`canonical_templates`].
+fn source_templates(path: &str) -> Vec<String> {
+    template_spots(path)
+        .into_iter()
+        .map(|spot| with_hole(path, spot))
+        .collect()
+}
+
+/// The template pairs a page at `path` declaring the canonical `canonical` proposes: for each spot
+/// of `path` (see [`template_spots`]) whose text appears exactly once in `canonical` as whole words,
+/// both paths with it replaced by `{}`. Pairs whose target could match their own source are left out
+/// (they could never be a rule).
+fn canonical_templates(path: &str, canonical: &str) -> Vec<(String, String)> {
+    let mut pairs = Vec::new();
+    for spot in template_spots(path) {
+        let value = &path[spot.0..spot.1];
+        let bounded = |at: usize| {
+            let before = canonical[..at].chars().next_back();
+            let after = canonical[at + value.len()..].chars().next();
+            before.is_none_or(is_separator) && after.is_none_or(is_separator)
+        };
+        let mut found = canonical
+            .match_indices(value)
+            .filter(|(at, _)| bounded(*at));
+        let (Some((at, _)), None) = (found.next(), found.next()) else {
+            continue;
+        };
+        let from = with_hole(path, spot);
+        let to = with_hole(canonical, (at, at + value.len()));
+        let (Ok(source), Ok(target)) = (PathTemplate::parse(&from), PathTemplate::parse(&to))
+        else {
+            continue;
+        };
+        if !target.may_overlap(&source) && !pairs.iter().any(|(f, _)| *f == from) {
+            pairs.push((source.to_string(), target.to_string()));
+        }
+    }
+    pairs
 }
 
 fn segments(url: &Url) -> Vec<&str> {
@@ -176,6 +330,15 @@ impl Learner {
             Rule::Alias { from, to } => get(&self.aliases, from, to),
             Rule::Param { authority, param } => get(&self.params, authority, param),
             Rule::HostOption { authority, option } => get(&self.host_options, authority, option),
+            Rule::Canonical {
+                authority,
+                from,
+                to,
+            } => self
+                .canonicals
+                .get(&(authority.clone(), from.clone(), to.clone()))
+                .copied()
+                .unwrap_or_default(),
         }
     }
 
@@ -187,7 +350,8 @@ impl Learner {
                 evidence.share() >= self.config.min_agreement
             };
         if enough && !self.active.contains_key(&rule) {
-            self.active.insert(rule.clone(), 0);
+            self.active
+                .insert(rule.clone(), Verification::new(self.config.verify_every));
             return Some(rule);
         }
         None
@@ -340,13 +504,24 @@ impl Learner {
     }
 
     /// A URL was skipped because of `rule`. Returns true when this one should be fetched anyway, to
-    /// verify the rule (one in [`LearnConfig::verify_every`]).
+    /// verify the rule: the [`LearnConfig::verify_every`]th skip, then after a gap that doubles with
+    /// every verification, up to [`LearnConfig::verify_every_max`] skips. (A rule whose verifications
+    /// keep agreeing earns trust; one that fails any of them is revoked, whenever the answer comes.)
     pub fn should_verify(&mut self, rule: &Rule) -> bool {
-        let every = self.config.verify_every;
+        if self.config.verify_every == 0 {
+            return false;
+        }
+        let max = self.config.verify_every_max.max(self.config.verify_every);
         match self.active.get_mut(rule) {
-            Some(count) => {
-                *count += 1;
-                every > 0 && (*count).is_multiple_of(every)
+            Some(v) => {
+                v.skips = v.skips.saturating_add(1);
+                if v.skips >= v.next {
+                    v.next = v.skips.saturating_add(v.gap);
+                    v.gap = v.gap.saturating_mul(2).min(max);
+                    true
+                } else {
+                    false
+                }
             }
             None => false,
         }
@@ -388,11 +563,28 @@ impl Learner {
 
     /// The evidence slot of a rule.
     fn evidence_mut(&mut self, rule: &Rule) -> &mut Evidence {
+        if let Rule::Canonical {
+            authority,
+            from,
+            to,
+        } = rule
+        {
+            let key = (authority.clone(), from.clone(), to.clone());
+            if !self.canonicals.contains_key(&key) {
+                self.canonical_sources
+                    .entry((authority.clone(), from.clone()))
+                    .or_default()
+                    .push(to.clone());
+                self.canonical_authorities.insert(authority.clone());
+            }
+            return self.canonicals.entry(key).or_default();
+        }
         let (map, a, b) = match rule {
             Rule::Mirror { from, to } => (&mut self.mirrors, from, to),
             Rule::Alias { from, to } => (&mut self.aliases, from, to),
             Rule::Param { authority, param } => (&mut self.params, authority, param),
             Rule::HostOption { authority, option } => (&mut self.host_options, authority, option),
+            Rule::Canonical { .. } => unreachable!("handled above"),
         };
         map.entry((a.clone(), b.clone())).or_default()
     }
@@ -400,7 +592,8 @@ impl Learner {
     /// Marks a rule as active (for example one loaded from the store at resume).
     pub fn activate(&mut self, rule: Rule, evidence: Evidence) {
         *self.evidence_mut(&rule) = evidence;
-        self.active.insert(rule, 0);
+        self.active
+            .insert(rule, Verification::new(self.config.verify_every));
     }
 
     /// Whether an active mirror or alias rule covers `url`.
@@ -414,8 +607,88 @@ impl Learner {
                     rest.starts_with('/') && (path == rest || path.starts_with(&format!("{rest}/")))
                 }
             }),
-            Rule::Param { .. } | Rule::HostOption { .. } => false,
+            Rule::Param { .. } | Rule::HostOption { .. } | Rule::Canonical { .. } => false,
         })
+    }
+
+    /// A page was fetched: its canonical key is `key` (a URL), it declared the canonical URL whose
+    /// key is `declared` (if any), and its content is the indexed page `content` (its own id when it
+    /// was unique, the original's when it was a copy). `indexed(path)` says which indexed page, if
+    /// any, has the key `key` with that path.
+    ///
+    /// A declared canonical URL on the same host, with the same query, proposes template pairs
+    /// (see the module documentation). Then every template pair with evidence that maps `key`
+    /// onto an indexed page counts: agreeing if that page is `content`, disagreeing if not.
+    /// Returns the rules this completes, and the active ones it revokes.
+    pub fn observe_canonical(
+        &mut self,
+        key: &Url,
+        declared: Option<&Url>,
+        content: u32,
+        indexed: impl Fn(&str) -> Option<u32>,
+    ) -> (Vec<Rule>, Vec<Rule>) {
+        let auth = authority(key);
+        let path = key.path();
+        let mut pairs: Vec<(String, String)> = Vec::new();
+        if let Some(c) = declared
+            && authority(c) == auth
+            && c.query() == key.query()
+            && c.path() != path
+        {
+            pairs = canonical_templates(path, c.path());
+        }
+        if pairs.is_empty() && !self.canonical_authorities.contains(&auth) {
+            return (Vec::new(), Vec::new());
+        }
+        let room = self.canonicals.len() < self.config.max_canonical_templates;
+        for from in source_templates(path) {
+            if let Some(targets) = self.canonical_sources.get(&(auth.clone(), from.clone())) {
+                for to in targets {
+                    if !pairs.iter().any(|(f, t)| *f == from && t == to) {
+                        pairs.push((from.clone(), to.clone()));
+                    }
+                }
+            }
+        }
+        let (mut proposed, mut revoked) = (Vec::new(), Vec::new());
+        for (from, to) in pairs {
+            let (Ok(source), Ok(target)) = (PathTemplate::parse(&from), PathTemplate::parse(&to))
+            else {
+                continue;
+            };
+            let Some(value) = source.capture(path) else {
+                continue;
+            };
+            let Some(original) = indexed(&target.fill(value)) else {
+                continue;
+            };
+            let slot = (auth.clone(), from, to);
+            if !room && !self.canonicals.contains_key(&slot) {
+                continue; // full: only pairs already counted are followed
+            }
+            let (authority, from, to) = slot;
+            let rule = Rule::Canonical {
+                authority,
+                from,
+                to,
+            };
+            let evidence = self.evidence_mut(&rule);
+            if original == content {
+                evidence.agree += 1;
+            } else {
+                evidence.disagree += 1;
+            }
+            let evidence = *evidence;
+            if original != content {
+                if self.active.contains_key(&rule) && evidence.share() < self.config.min_agreement {
+                    self.active.remove(&rule);
+                    revoked.push(rule);
+                }
+            } else if let Some(rule) = self.propose(rule, evidence, false) {
+                proposed.push(rule);
+            }
+        }
+        (proposed, revoked)
     }
 
     /// The active rules.
@@ -645,5 +918,139 @@ mod tests {
         );
         let verified: Vec<bool> = (0..6).map(|_| l.should_verify(&rule)).collect();
         assert_eq!(verified, [false, false, true, false, false, true]);
+    }
+
+    #[test]
+    fn canonical_declarations_propose_template_pairs() {
+        assert_eq!(
+            canonical_templates("/articles/17/print", "/articles/17.html"),
+            [
+                ("/{}/17/print".to_string(), "/{}/17.html".to_string()),
+                ("/articles/{}/print".into(), "/articles/{}.html".into()),
+            ]
+        );
+        // Words of a segment; a value found twice in the canonical path is ambiguous.
+        assert_eq!(
+            canonical_templates("/news/story-17-amp", "/news/story-17"),
+            [
+                ("/{}/story-17-amp".to_string(), "/{}/story-17".to_string()),
+                ("/news/{}-17-amp".into(), "/news/{}-17".into()),
+                // Not `/news/story-{}-amp` -> `/news/story-{}`: `{}` = `x-amp` matches both.
+            ]
+        );
+        assert_eq!(
+            canonical_templates("/a/17/print", "/a/17/17.html"),
+            [("/{}/17/print".to_string(), "/{}/17/17.html".to_string())]
+        );
+        // Only whole words: `7` is not in `17.html`.
+        assert!(canonical_templates("/p/7", "/q/17.html").is_empty());
+        // A pair whose target could match its source is no candidate (`/a/{}` -> `/a/{}.html`).
+        assert_eq!(
+            canonical_templates("/a/x", "/a/x.html"),
+            [("/{}/x".to_string(), "/{}/x.html".to_string())]
+        );
+        assert_eq!(
+            source_templates("/a/b-c"),
+            ["/{}/b-c", "/a/{}", "/a/{}-c", "/a/b-{}"]
+        );
+    }
+
+    #[test]
+    fn a_canonical_rule_is_learned_from_agreeing_pages_and_revoked_by_a_distinct_one() {
+        let mut l = Learner::new(LearnConfig::default());
+        // Articles 0..10 are indexed as pages 0..10 at /articles/<n>.html.
+        let indexed = |path: &str| {
+            path.strip_prefix("/articles/")?
+                .strip_suffix(".html")?
+                .parse::<u32>()
+                .ok()
+                .filter(|&n| n < 10)
+        };
+        let rule = Rule::Canonical {
+            authority: "h:1".into(),
+            from: "/articles/{}/print".into(),
+            to: "/articles/{}.html".into(),
+        };
+        for n in 0..4u32 {
+            let (proposed, revoked) = l.observe_canonical(
+                &u(&format!("http://h:1/articles/{n}/print")),
+                Some(&u(&format!("http://h:1/articles/{n}.html"))),
+                n,
+                indexed,
+            );
+            assert!(proposed.is_empty() && revoked.is_empty());
+        }
+        // A canonical on another host proposes nothing.
+        let (proposed, _) = l.observe_canonical(
+            &u("http://h:2/articles/5/print"),
+            Some(&u("http://h:1/articles/5.html")),
+            5,
+            indexed,
+        );
+        assert!(proposed.is_empty());
+        // The fifth agreeing page completes the rule (the other template pair has one each).
+        let (proposed, _) = l.observe_canonical(
+            &u("http://h:1/articles/4/print"),
+            Some(&u("http://h:1/articles/4.html")),
+            4,
+            indexed,
+        );
+        assert_eq!(proposed, std::slice::from_ref(&rule));
+        assert_eq!(l.evidence(&rule).agree, 5);
+        // A page matching the source, without a declaration, that is a copy of its target agrees;
+        // one whose target is not indexed says nothing.
+        l.observe_canonical(&u("http://h:1/articles/6/print"), None, 6, indexed);
+        l.observe_canonical(&u("http://h:1/articles/60/print"), None, 99, indexed);
+        assert_eq!(
+            l.evidence(&rule),
+            Evidence {
+                agree: 6,
+                disagree: 0
+            }
+        );
+        // A distinct page (its own content, 100) whose target is indexed disagrees: 6 of 7 is under
+        // 90%, and the rule is revoked.
+        let (_, revoked) =
+            l.observe_canonical(&u("http://h:1/articles/7/print"), None, 100, indexed);
+        assert_eq!(revoked, std::slice::from_ref(&rule));
+        assert!(!l.active().any(|r| *r == rule));
+        assert_eq!(
+            rule.to_string(),
+            "canonical h:1/articles/{}/print -> /articles/{}.html"
+        );
+        assert_eq!(rule.source_authority(), "h:1");
+    }
+
+    #[test]
+    fn the_gap_between_verifications_doubles_up_to_the_maximum() {
+        let config = LearnConfig {
+            verify_every: 2,
+            verify_every_max: 8,
+            ..LearnConfig::default()
+        };
+        let mut l = Learner::new(config.clone());
+        let rule = Rule::Param {
+            authority: "t".into(),
+            param: "visit".into(),
+        };
+        l.activate(rule.clone(), Evidence::default());
+        let at: Vec<u32> = (1..=40u32).filter(|_| l.should_verify(&rule)).collect();
+        // Gaps 2, 4, 8, then capped at 8.
+        assert_eq!(at, [2, 4, 8, 16, 24, 32, 40]);
+        // A maximum at or under verify_every keeps the gap fixed.
+        let mut l = Learner::new(LearnConfig {
+            verify_every_max: 0,
+            ..config
+        });
+        l.activate(rule.clone(), Evidence::default());
+        let at: Vec<u32> = (1..=8u32).filter(|_| l.should_verify(&rule)).collect();
+        assert_eq!(at, [2, 4, 6, 8]);
+        // verify_every 0: never.
+        let mut l = Learner::new(LearnConfig {
+            verify_every: 0,
+            ..LearnConfig::default()
+        });
+        l.activate(rule.clone(), Evidence::default());
+        assert!((0..100).all(|_| !l.should_verify(&rule)));
     }
 }

@@ -15,8 +15,9 @@
 //! - [`layout`]: the store trees and counters the crawl writes (and the reports read).
 //! - [`tune`]: replaying stored fingerprints for every k (`simcrawl tune`, `simcrawl clusters`).
 //! - [`inspect`]: reading a crawl's store back for the reports (`simcrawl skipped`, `stats`, `mirrors`,
-//!   `tune`, `clusters`, `export`): [`inspect::Inspector`].
-//! - [`learn`]: mirror, alias and parameter rules from duplicate evidence: [`learn::Learner`].
+//!   `tune`, `clusters`, `export`, `url canon --store`): [`inspect::Inspector`].
+//! - [`learn`]: mirror, alias, parameter, host-option and canonical path rules from duplicate
+//!   evidence, and when to verify them: [`learn::Learner`].
 //! - [`error`]: the crawl errors, [`CrawlError`].
 //!
 //! # Example

@@ -24,8 +24,8 @@ use simcrawl_frontier::{
     SitemapOutcome, Via,
 };
 use simcrawl_store::{Counters, Log, Store, Tree};
-use simcrawl_url::{Candidate, Canonicalizer, HostOption, LearnedRules, RuleName, Url};
-use std::collections::{BTreeMap, HashMap};
+use simcrawl_url::{Candidate, Canonicalizer, HostOption, LearnedRules, RuleError, RuleName, Url};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::future::Future;
 use std::io::Write;
 use std::sync::Arc;
@@ -114,6 +114,15 @@ struct FetchedPage {
     not_html: bool,
 }
 
+/// How many of the most recently indexed pages a newly learned rule re-keys. Rules are learned
+/// early in a host's crawl, from its first pages, so these are the pages indexed before the rule
+/// under keys it now changes (a `//` spelling indexed before collapse-slashes was learned, say).
+const RECENT_PAGES: usize = 50_000;
+
+/// How many URL spellings are remembered in memory as already in the variants tree (16 bytes
+/// each, about 34 MiB with the set's overhead). Past that, the tree answers alone.
+const KNOWN_SPELLINGS: usize = 1 << 20;
+
 fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
@@ -157,6 +166,17 @@ struct Coordinator {
     seen: simcrawl_store::KeySet,
     /// Verification fetches of URLs a rule would have skipped, by canonical-key hash.
     verifying: HashMap<u128, Rule>,
+    /// The pages indexed most recently in this run (rule authority, id, URL), at most
+    /// [`RECENT_PAGES`]: a rule learned now also gives them their new key.
+    recent: VecDeque<(String, u32, String)>,
+    /// Keys a rule gave an indexed page after it was indexed (see `rekey_recent`), with the page
+    /// and the rule. Only in memory, and dropped with the rule if it is revoked.
+    rekeyed: HashMap<u128, (u32, Rule)>,
+    /// Skips per rule not yet added to its record (see `bump_rule`).
+    rule_skips: HashMap<Rule, u64>,
+    /// Spellings known to be in `variants` (at most [`KNOWN_SPELLINGS`]), so that a link met again
+    /// costs no store write.
+    known_spellings: HashSet<u128>,
     /// Address class of hosts fetched so far, for the link policy (persisted in `host_classes`).
     classes: HashMap<String, AddressClass>,
     classes_tree: Tree<String, u8>,
@@ -262,6 +282,10 @@ pub async fn run(
         fetcher,
         analyzer: Arc::new(Analyzer::default()),
         verifying: HashMap::new(),
+        recent: VecDeque::new(),
+        rekeyed: HashMap::new(),
+        rule_skips: HashMap::new(),
+        known_spellings: HashSet::new(),
         classes,
         output,
         progress: Progress::default(),
@@ -401,6 +425,7 @@ impl Coordinator {
     }
 
     fn checkpoint(&mut self) -> Result<(), CrawlError> {
+        self.flush_rule_skips()?;
         self.frontier.checkpoint().map_err(frontier_err)?;
         self.crawl_meta.insert(
             &layout::LEARNED_RULES_KEY.to_string(),
@@ -639,10 +664,20 @@ impl Coordinator {
     fn handle_fetched(
         &mut self,
         lease: &Lease,
-        page: FetchedPage,
+        mut page: FetchedPage,
         verifying: Option<Rule>,
         now: Instant,
     ) -> Result<(), CrawlError> {
+        if !Arc::ptr_eq(&page.canon, &self.canon) {
+            // A rule was learned while the page was fetched: its keys as the rules are now.
+            if let Ok(key) = self.canon.canonicalize(page.final_url.as_str(), None) {
+                page.final_key = key;
+            }
+            page.canonical = page
+                .canonical
+                .take()
+                .and_then(|c| self.canon.canonicalize(c.fetch.as_str(), None).ok());
+        }
         let host = crate::learn::authority(&page.final_url);
         if self.classes.insert(host.clone(), page.class) != Some(page.class) {
             let code = match page.class {
@@ -685,6 +720,7 @@ impl Coordinator {
         let verdict = self.pages.check(&analysis, canonical_hash)?;
         let final_url = redact(&page.final_url);
         let follow = !analysis.document.meta_robots.nofollow;
+        let is_verification = verifying.is_some();
         if let Some(rule) = verifying {
             match verdict {
                 Verdict::Duplicate { .. } => self.learner.confirm(&rule),
@@ -704,6 +740,14 @@ impl Coordinator {
                         &analysis,
                     )?;
                     self.pages.add_key(lease.key_hash, id)?;
+                    if self.recent.len() == RECENT_PAGES {
+                        self.recent.pop_front();
+                    }
+                    self.recent.push_back((
+                        self.canon.rule_authority(&page.final_url),
+                        id,
+                        final_url.clone(),
+                    ));
                     self.progress.indexed += 1;
                     self.counters.add(counters::INDEXED, 1)?;
                     self.write_output(id, &final_url, lease.depth, &analysis)?;
@@ -723,6 +767,14 @@ impl Coordinator {
                         self.revoke(&rule)?;
                     }
                     self.host_option_evidence_against(&page.final_url, id)?;
+                    if !is_verification {
+                        self.canonical_evidence(
+                            &page.final_url,
+                            &page.final_key,
+                            page.canonical.as_ref(),
+                            id,
+                        )?;
+                    }
                     if let Ok(key_url) = Url::parse(page.final_key.key.as_str()) {
                         for rule in self.learner.observe_params(&key_url, id) {
                             self.apply_rule(rule, None)?;
@@ -781,6 +833,14 @@ impl Coordinator {
                         self.apply_rule(rule, None)?;
                     }
                 }
+                if !is_verification {
+                    self.canonical_evidence(
+                        &page.final_url,
+                        &page.final_key,
+                        page.canonical.as_ref(),
+                        original,
+                    )?;
+                }
                 // A copy on another host may be one page of a mirror: its links are how the learner
                 // finds out, until a mirror rule covers the host (then they are skipped unfetched).
                 let cross_host = original_url
@@ -794,6 +854,39 @@ impl Coordinator {
                     self.admit_links(lease, &page.links, &page.canon)?;
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Canonical-rule evidence from a fetched page whose content is the indexed page `content`: its
+    /// declared rel=canonical, and the template pairs with evidence that map its key onto an indexed
+    /// page (see [`Learner::observe_canonical`]).
+    fn canonical_evidence(
+        &mut self,
+        url: &Url,
+        final_key: &Candidate,
+        canonical: Option<&Candidate>,
+        content: u32,
+    ) -> Result<(), CrawlError> {
+        let Ok(key) = Url::parse(final_key.key.as_str()) else {
+            return Ok(());
+        };
+        let declared = canonical.and_then(|c| Url::parse(c.key.as_str()).ok());
+        let (canon, pages) = (&self.canon, &self.pages);
+        let (proposed, revoked) =
+            self.learner
+                .observe_canonical(&key, declared.as_ref(), content, |path| {
+                    let mut target = key.clone();
+                    target.set_path(path);
+                    let c = canon.canonicalize(target.as_str(), None).ok()?;
+                    pages.by_key(c.key.hash128()).ok().flatten()
+                });
+        for rule in revoked {
+            self.revoke(&rule)?;
+        }
+        for rule in proposed {
+            let example = declared.as_ref().map(|d| (redact(url), d.to_string()));
+            self.apply_rule(rule, example)?;
         }
         Ok(())
     }
@@ -874,6 +967,13 @@ impl Coordinator {
         Ok(())
     }
 
+    /// Notes a spelling that is in the variants tree, while the in-memory set has room.
+    fn remember_spelling(&mut self, spelling: u128) {
+        if self.known_spellings.len() < KNOWN_SPELLINGS {
+            self.known_spellings.insert(spelling);
+        }
+    }
+
     fn admit_one(
         &mut self,
         candidate: &Candidate,
@@ -888,11 +988,17 @@ impl Coordinator {
         match admission {
             Admission::Queued { .. } => {
                 self.variants.insert(&spelling, &())?;
+                self.remember_spelling(spelling);
             }
             Admission::Seen { key_hash } => {
-                if !self.variants.insert_if_absent(&spelling, &())? {
+                // Most links are spellings met before: answered from memory, without a store write.
+                if self.known_spellings.contains(&spelling)
+                    || !self.variants.insert_if_absent(&spelling, &())?
+                {
+                    self.remember_spelling(spelling);
                     return Ok(()); // this spelling was seen (and logged) before
                 }
+                self.remember_spelling(spelling);
                 let url = candidate.fetch.as_url().clone();
                 if let Some((rule, reason)) = self.rule_behind(&url, key_hash)? {
                     if self.learner.should_verify(&rule)
@@ -909,6 +1015,24 @@ impl Coordinator {
                     }
                     self.bump_rule(&rule)?;
                     let original = self.original_url(key_hash, candidate.key.as_str())?;
+                    return self.skip(SkipRecord {
+                        time_ms: now_ms(),
+                        url: redact(&url),
+                        reason,
+                        original: Some(original),
+                        distance: None,
+                        jaccard: None,
+                        rule: Some(rule.to_string()),
+                        host: crate::learn::authority(&url),
+                        depth,
+                        referrer: Some(referrer.to_string()),
+                    });
+                }
+                if let Some((rule, reason, original)) = self.rekeyed_page(key_hash)?
+                    && original != redact(&url)
+                {
+                    // A rule learned after the original was indexed gave it this URL's key.
+                    self.bump_rule(&rule)?;
                     return self.skip(SkipRecord {
                         time_ms: now_ms(),
                         url: redact(&url),
@@ -1000,6 +1124,20 @@ impl Coordinator {
                         }),
                     SkipReason::LearnedRule,
                 ),
+                Rule::Canonical {
+                    authority: host,
+                    from,
+                    to,
+                } => {
+                    let detail = format!("path {host}{from} -> {to}");
+                    (
+                        explanation.steps.iter().any(|step| {
+                            step.rule == RuleName::LearnedPath
+                                && step.detail.as_deref() == Some(detail.as_str())
+                        }),
+                        SkipReason::LearnedRule,
+                    )
+                }
             };
             applies.then(|| (rule.clone(), reason))
         })
@@ -1018,20 +1156,34 @@ impl Coordinator {
             return Ok(false);
         };
         let key_hash = candidate.key.hash128();
-        if key_hash == lease.key_hash || !self.seen.contains(key_hash) {
-            return Ok(false);
-        }
         let Ok(url) = Url::parse(&lease.url) else {
             return Ok(false);
         };
-        let (rule_text, reason) = match self.attribute(&url) {
+        let (rule, original) = if key_hash == lease.key_hash {
+            // Its own key: skipped only if a rule learned since gave that key to a page indexed
+            // from another URL.
+            match self.rekeyed_page(key_hash)? {
+                Some((rule, reason, page_url)) if page_url != lease.url => {
+                    (Some((rule, reason)), page_url)
+                }
+                _ => return Ok(false),
+            }
+        } else {
+            if !self.seen.contains(key_hash) {
+                return Ok(false);
+            }
+            (
+                self.attribute(&url),
+                self.original_url(key_hash, candidate.key.as_str())?,
+            )
+        };
+        let (rule_text, reason) = match rule {
             Some((rule, reason)) => {
                 self.bump_rule(&rule)?;
                 (rule.to_string(), reason)
             }
             None => ("a learned rule".to_string(), SkipReason::LearnedRule),
         };
-        let original = self.original_url(key_hash, candidate.key.as_str())?;
         self.skip(SkipRecord {
             time_ms: now_ms(),
             url: redact(&url),
@@ -1050,11 +1202,40 @@ impl Coordinator {
         Ok(true)
     }
 
+    /// For a key a rule (still in force) gave an indexed page after it was indexed: the rule, its
+    /// skip reason, and the page's URL.
+    fn rekeyed_page(
+        &self,
+        key_hash: u128,
+    ) -> Result<Option<(Rule, SkipReason, String)>, CrawlError> {
+        let Some((id, rule)) = self.rekeyed.get(&key_hash) else {
+            return Ok(None);
+        };
+        let Some(page) = self.pages.get(*id)? else {
+            return Ok(None);
+        };
+        let reason = match rule {
+            Rule::Mirror { .. } | Rule::Alias { .. } => SkipReason::Mirror,
+            _ => SkipReason::LearnedRule,
+        };
+        Ok(Some((rule.clone(), reason, page.url)))
+    }
+
+    /// Counts a skip for `rule`; the counts reach the rule records at the next checkpoint (or when
+    /// a rule is learned or revoked), not one store write per skip.
     fn bump_rule(&mut self, rule: &Rule) -> Result<(), CrawlError> {
-        let name = rule.to_string();
-        if let Some(mut record) = self.rules.get(&name)? {
-            record.skipped += 1;
-            self.rules.insert(&name, &record)?;
+        *self.rule_skips.entry(rule.clone()).or_default() += 1;
+        Ok(())
+    }
+
+    /// Adds the skips counted since the last call to the rule records.
+    fn flush_rule_skips(&mut self) -> Result<(), CrawlError> {
+        for (rule, n) in std::mem::take(&mut self.rule_skips) {
+            let name = rule.to_string();
+            if let Some(mut record) = self.rules.get(&name)? {
+                record.skipped += n;
+                self.rules.insert(&name, &record)?;
+            }
         }
         Ok(())
     }
@@ -1067,13 +1248,38 @@ impl Coordinator {
     ) -> Result<(), CrawlError> {
         let mut rules = self.canon.rules().clone();
         let added = match &rule {
-            Rule::Mirror { from, to } => rules.add_mirror_rule(from, to),
+            Rule::Mirror { from, to } => match rules.add_mirror_rule(from, to) {
+                Err(RuleError::RuleConflict { .. }) => {
+                    // Canonical rules of the mirror host are moot once its keys move to the
+                    // original's: revoke them, and put the mirror rule in force.
+                    let moot: Vec<Rule> = self
+                        .learner
+                        .active()
+                        .filter(|r| {
+                            matches!(r, Rule::Canonical { .. })
+                                && r.source_authority() == rule.source_authority()
+                        })
+                        .cloned()
+                        .collect();
+                    for r in &moot {
+                        self.revoke(r)?;
+                    }
+                    rules = self.canon.rules().clone();
+                    rules.add_mirror_rule(from, to)
+                }
+                other => other,
+            },
             Rule::Alias { from, to } => rules.add_alias(from, to),
             Rule::Param { authority, param } => rules.add_param_rule(authority, param),
             Rule::HostOption { authority, option } => match option.parse::<HostOption>() {
                 Ok(option) => rules.add_host_option(authority, option),
                 Err(_) => return Ok(()),
             },
+            Rule::Canonical {
+                authority,
+                from,
+                to,
+            } => rules.add_path_rule(authority, from, to),
         };
         match added {
             Ok(true) => {}
@@ -1084,7 +1290,12 @@ impl Coordinator {
                 return Ok(());
             }
         }
-        self.canon = Arc::new(Canonicalizer::new(self.config.canon, rules));
+        let before = std::mem::replace(
+            &mut self.canon,
+            Arc::new(Canonicalizer::new(self.config.canon, rules)),
+        );
+        self.rekey_recent(&rule, &before)?;
+        self.flush_rule_skips()?;
         let record = RuleRecord {
             evidence: self.learner.evidence(&rule),
             rule: rule.clone(),
@@ -1100,8 +1311,37 @@ impl Coordinator {
         Ok(())
     }
 
+    /// Gives the recently indexed pages of the rule's host the keys the rule now gives their
+    /// URLs, so that a URL spelled the new way is skipped rather than fetched again.
+    fn rekey_recent(&mut self, rule: &Rule, before: &Canonicalizer) -> Result<(), CrawlError> {
+        let authority = rule.source_authority();
+        for (page_authority, id, url) in &self.recent {
+            if page_authority != authority {
+                continue;
+            }
+            let (Ok(old), Ok(new)) = (
+                before.canonicalize(url, None),
+                self.canon.canonicalize(url, None),
+            ) else {
+                continue;
+            };
+            if old.key == new.key {
+                continue;
+            }
+            // Not in the seen set nor the page keys, which a revocation could not take back: a
+            // URL with this key is queued as usual, and skipped when it is handed out while the rule
+            // holds.
+            let hash = new.key.hash128();
+            if self.pages.by_key(hash)?.is_none() {
+                self.rekeyed.entry(hash).or_insert((*id, rule.clone()));
+            }
+        }
+        Ok(())
+    }
+
     fn revoke(&mut self, rule: &Rule) -> Result<(), CrawlError> {
         self.learner.contradict(rule);
+        self.rekeyed.retain(|_, (_, r)| r != rule);
         let mut rules = self.canon.rules().clone();
         let removed = match rule {
             Rule::Mirror { from, .. } => rules.remove_mirror_rule(from),
@@ -1111,10 +1351,14 @@ impl Coordinator {
                 Ok(option) => rules.remove_host_option(authority, option),
                 Err(_) => Ok(false),
             },
+            Rule::Canonical {
+                authority, from, ..
+            } => rules.remove_path_rule(authority, from),
         };
         if matches!(removed, Ok(true)) {
             self.canon = Arc::new(Canonicalizer::new(self.config.canon, rules));
         }
+        self.flush_rule_skips()?;
         let name = rule.to_string();
         if let Some(mut record) = self.rules.get(&name)? {
             record.active = false;

@@ -363,7 +363,8 @@ impl Canonicalizer {
         }
     }
 
-    /// Aliases, then host options, then mirror rewrites (chained), then parameter rules.
+    /// Aliases, then host options, then mirror rewrites (chained), then a path rule, then
+    /// parameter rules.
     ///
     /// Every learned rule is keyed by the key's authority, `host[:port]`.
     fn learned_rules<R: Recorder>(&self, run: &mut Run<'_, '_, R>, extra: Extra<'_>) {
@@ -463,6 +464,24 @@ impl Canonicalizer {
                     break;
                 }
             }
+        }
+        if rules.has_paths() {
+            // On the authority the key ends with; at most one (a target never matches a source).
+            run.step(RuleName::LearnedPath, |p, explain| {
+                let authority = p.authority().into_owned();
+                let (from, to, value) = rules.path_rule_for(&authority, &p.path)?;
+                let detail = explain.then(|| format!("path {authority}{from} -> {to}"));
+                p.path = Cow::Owned(to.fill(value));
+                // The target is written as a key would be; keep it one under these options.
+                let mut options = self.options;
+                if rules.has_host_options() || extra.is_some() {
+                    for option in self.learned_options(&authority, &passed, extra).iter() {
+                        option.turn_on(&mut options);
+                    }
+                }
+                path_pipeline(p, &options);
+                Some(detail)
+            });
         }
         if rules.has_params() {
             run.step(RuleName::LearnedParam, |p, explain| {

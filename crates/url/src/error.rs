@@ -111,6 +111,25 @@ pub enum RuleError {
         /// The `host[:port]` it was to stand for, as the key spells it.
         to: String,
     },
+    /// A path template of a path rule is not a path (starting with `/`, without query or
+    /// fragment) holding exactly one `{}`.
+    #[error("invalid path template {} in a rule: {reason}", Shown(.input))]
+    InvalidPathTemplate {
+        /// The template as given.
+        input: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A path rule and another rule of the same `host[:port]` could rewrite each other's
+    /// output: the path rule's target could match the source of a path rule, or lie under the
+    /// source prefix of a mirror rule. Keys would then change when canonicalised again.
+    #[error("rule {rule} conflicts with {other}")]
+    RuleConflict {
+        /// The rule that was being added.
+        rule: String,
+        /// The rule already there.
+        other: String,
+    },
     /// The rule would let mirror rewrites chain into a loop (for example `b/ -> a/` when
     /// `a/ -> b/` exists, or `a/ -> a/x`, whose output it would match again).
     #[error("rule {from} -> {to} would let mirror rewrites loop")]

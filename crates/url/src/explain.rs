@@ -54,6 +54,10 @@ pub enum RuleName {
     LearnedHostOption,
     /// `learned-mirror`: a mirror's `host[:port]/prefix` rewritten to the original's.
     LearnedMirror,
+    /// `learned-path`: a path matching a path rule's source template, on the `host[:port]` the
+    /// key ends with, rewritten to its target (`path 127.0.0.1:41001/articles/{}/print ->
+    /// /articles/{}.html`), then quietly given that host's learned host options.
+    LearnedPath,
     /// `learned-param`: parameters learned not to change the content removed, by the rules of
     /// the key's `host[:port]` and of those it was rewritten from
     /// (`removed visit on 127.0.0.1:41003`).
@@ -62,7 +66,7 @@ pub enum RuleName {
 
 impl RuleName {
     /// Every rule, in the order they run.
-    pub const ALL: [RuleName; 19] = [
+    pub const ALL: [RuleName; 20] = [
         RuleName::Parse,
         RuleName::DropFragment,
         RuleName::PercentEncoding,
@@ -81,6 +85,7 @@ impl RuleName {
         RuleName::LearnedAlias,
         RuleName::LearnedHostOption,
         RuleName::LearnedMirror,
+        RuleName::LearnedPath,
         RuleName::LearnedParam,
     ];
 
@@ -105,6 +110,7 @@ impl RuleName {
             RuleName::LearnedAlias => "learned-alias",
             RuleName::LearnedHostOption => "learned-host-option",
             RuleName::LearnedMirror => "learned-mirror",
+            RuleName::LearnedPath => "learned-path",
             RuleName::LearnedParam => "learned-param",
         }
     }
@@ -117,6 +123,7 @@ impl RuleName {
             RuleName::LearnedAlias
                 | RuleName::LearnedHostOption
                 | RuleName::LearnedMirror
+                | RuleName::LearnedPath
                 | RuleName::LearnedParam
         )
     }
@@ -199,7 +206,8 @@ impl fmt::Display for Explanation {
         if self.steps.is_empty() {
             return write!(f, "\n  (no rule changed anything)");
         }
-        const WIDTH: usize = 17;
+        // The longest rule name (`learned-host-option`) and a space.
+        const WIDTH: usize = 20;
         for step in &self.steps {
             write!(f, "\n  {:<WIDTH$}{}", step.rule, step.before)?;
             write!(f, "\n  {:>WIDTH$}{}", "-> ", step.after)?;

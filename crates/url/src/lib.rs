@@ -12,7 +12,8 @@
 //!   apply by default and can be switched off ([`CanonOptions`]); rules that merge what a server
 //!   *could* tell apart are opt-in. Then [`LearnedRules`] apply: parameters that do not change a
 //!   site's content, mirrors, site aliases, opt-in path rules found safe on a site
-//!   ([`HostOption`]), each keyed by the site's `host[:port]` (two ports of one host are two
+//!   ([`HostOption`]), path rewrites (`/articles/{}/print` is `/articles/{}.html`,
+//!   [`PathTemplate`]), each keyed by the site's `host[:port]` (two ports of one host are two
 //!   sites). The seen set stores [`CanonicalKey::hash128`].
 //!
 //! [`Canonicalizer::explain`] tells which rule changed what, for `simcrawl url canon --explain`.
@@ -59,7 +60,8 @@
 //! - `key`: [`FetchUrl`], [`CanonicalKey`] and [`Candidate`].
 //! - `percent`, `host`, `path`, `params`: the static rules, one file per part of the URL;
 //!   `params` holds the session-id and tracking-parameter lists.
-//! - `rules`: [`LearnedRules`] and [`Prefix`]; `rules::codec` is their versioned byte encoding
+//! - `rules`: [`LearnedRules`], [`Prefix`] and [`PathTemplate`] (`rules::template`);
+//!   `rules::codec` is their versioned byte encoding
 //!   ([`LearnedRules::to_bytes`], [`LearnedRules::from_bytes`]).
 //! - `explain`: [`Explanation`], [`Step`] and [`RuleName`].
 //! - `surt`: [`surt_host`] and [`surt`].
@@ -87,6 +89,6 @@ pub use error::{RuleDecodeError, RuleError, UrlError};
 pub use explain::{Explanation, RuleName, Step};
 pub use key::{Candidate, CanonicalKey, FetchUrl};
 pub use options::{CanonOptions, HostOption, HostOptionSet};
-pub use rules::{LearnedRule, LearnedRules, Prefix, RULES_FORMAT_VERSION};
+pub use rules::{LearnedRule, LearnedRules, PathTemplate, Prefix, RULES_FORMAT_VERSION};
 pub use surt::{surt, surt_host};
 pub use url::Url;

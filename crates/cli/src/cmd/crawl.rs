@@ -26,6 +26,10 @@ fn config(
         config.canon = canon.options();
     }
     config.follow_duplicate_links = flags.follow_duplicate_links;
+    config.learn.min_evidence = flags.min_evidence;
+    config.learn.min_agreement = flags.min_agreement;
+    config.learn.verify_every = flags.verify_every;
+    config.learn.verify_every_max = flags.verify_every_max;
     config.max_fetches = flags.max_pages;
     let f = &mut config.frontier;
     f.delay = Duration::from_secs_f64(flags.delay.unwrap_or(default_delay));

@@ -524,6 +524,11 @@ fn rule_row(r: &RuleRecord) -> Vec<String> {
         Rule::HostOption { authority, option } => {
             ("host option", format!("{option} on {authority}"))
         }
+        Rule::Canonical {
+            authority,
+            from,
+            to,
+        } => ("canonical", format!("{authority}{from} -> {to}")),
     };
     vec![
         kind.to_string(),

@@ -27,7 +27,11 @@ impl CanonFlags {
 /// Prints each URL's canonical key; with `--explain`, the rules that changed it. A URL that cannot be
 /// canonicalised is reported on standard error and makes the exit code 2; the others still print.
 pub fn canon(args: CanonArgs) -> Result<ExitCode> {
-    let canon = Canonicalizer::new(args.canon.options(), LearnedRules::new());
+    let rules = match &args.store {
+        Some(store) => simcrawl_crawl::inspect::Inspector::open(store)?.learned_rules()?,
+        None => LearnedRules::new(),
+    };
+    let canon = Canonicalizer::new(args.canon.options(), rules);
     let mut failed = false;
     for input in &args.urls {
         match canon.explain(input, None) {

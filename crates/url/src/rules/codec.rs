@@ -1,6 +1,6 @@
 //! The byte encoding of [`LearnedRules`], for the store.
 //!
-//! # Format, version 3
+//! # Format, version 4
 //!
 //! All integers are little-endian. A string is a `u32` byte length followed by that many bytes
 //! of UTF-8.
@@ -8,11 +8,12 @@
 //! | bytes | content |
 //! |-------|---------|
 //! | 4     | magic `SCRL` |
-//! | 1     | format version, `3` |
+//! | 1     | format version, `4` |
 //! | 4     | number of aliases, then per alias: string authority, string target authority |
 //! | 4     | number of mirror rules, then per rule: string source prefix, string target prefix |
 //! | 4     | number of parameter rules, then per rule: string authority, string parameter name |
 //! | 4     | number of host options, then per option: string authority, string option name |
+//! | 4     | number of path rules, then per rule: string authority, string source template, string target template |
 //!
 //! Nothing follows the last section. An authority is `host[:port]` as the key spells it and
 //! [`Prefix::authority`](crate::Prefix::authority) gives it: no port for the scheme's default
@@ -20,11 +21,18 @@
 //! [`Prefix`](crate::Prefix) displays them (`host[:port]/path`). Parameter names are written
 //! percent-encoded as in the key. Host option names are those of
 //! [`HostOption::as_str`](crate::HostOption::as_str) (`collapse-slashes`, `strip-index-pages`,
-//! `ignore-trailing-slash`, `lowercase-path`). Rules are written in [`LearnedRules::iter`] order
-//! (host options sorted by authority, then in [`HostOption::ALL`](crate::HostOption::ALL) order),
-//! so equal rule sets give equal bytes. Decoding checks every rule as `add_*` does (aliases
-//! first, then mirror rules, then parameter rules, then host options), so a stream edited by
-//! hand cannot smuggle in a loop or an unknown option.
+//! `ignore-trailing-slash`, `lowercase-path`). Path templates are written as
+//! [`PathTemplate`](crate::PathTemplate) displays them (`/articles/{}/print`). Rules are
+//! written in [`LearnedRules::iter`] order (host options sorted by authority, then in
+//! [`HostOption::ALL`](crate::HostOption::ALL) order; path rules by authority, then source), so
+//! equal rule sets give equal bytes. Decoding checks every rule as `add_*` does (aliases first,
+//! then mirror rules, then parameter rules, then host options, then path rules), so a stream
+//! edited by hand cannot smuggle in a loop, a conflict or an unknown option.
+//!
+//! # Version 3
+//!
+//! Version 3 is version 4 without the path-rule section (it ends after the host options). It is
+//! still read, as a rule set without path rules.
 //!
 //! # Version 2
 //!
@@ -36,7 +44,7 @@
 //! Version 1 has the same layout, but its aliases and parameter rules name a bare host, meaning
 //! any port. It is still read, each host as the authority on the default port (`example.com`
 //! stays `example.com`, which no longer covers `example.com:8080`): a rule then applies to fewer
-//! keys than it did, never to more. Only version 3 is written.
+//! keys than it did, never to more. Only version 4 is written.
 //!
 //! A later version adds a section or changes a field; this version's reader refuses it with
 //! [`RuleDecodeError::UnsupportedVersion`] rather than guessing.
@@ -45,10 +53,13 @@ use super::{LearnedRule, LearnedRules};
 use crate::error::{RuleDecodeError, RuleError};
 
 /// The version of the byte encoding that [`LearnedRules::to_bytes`] writes.
-pub const RULES_FORMAT_VERSION: u8 = 3;
+pub const RULES_FORMAT_VERSION: u8 = 4;
 
 /// The first version with the host-option section.
 const HOST_OPTIONS_SINCE: u8 = 3;
+
+/// The first version with the path-rule section.
+const PATHS_SINCE: u8 = 4;
 
 /// The oldest version [`LearnedRules::from_bytes`] reads.
 const OLDEST_READ_VERSION: u8 = 1;
@@ -98,24 +109,44 @@ impl LearnedRules {
                         put_str(&mut out, authority);
                         put_str(&mut out, option.as_str());
                     }
+                    LearnedRule::Path { .. } => {}
                 }
             }
+        }
+        let paths: Vec<_> = self
+            .iter()
+            .filter_map(|r| match r {
+                LearnedRule::Path {
+                    authority,
+                    from,
+                    to,
+                } => Some((authority, from, to)),
+                _ => None,
+            })
+            .collect();
+        put_len(&mut out, paths.len());
+        for (authority, from, to) in paths {
+            put_str(&mut out, authority);
+            put_str(&mut out, &from.to_string());
+            put_str(&mut out, &to.to_string());
         }
         out
     }
 
     /// Decodes what [`to_bytes`](Self::to_bytes) wrote.
     ///
-    /// Format version 3, integers little-endian, a string being a `u32` length and UTF-8 bytes:
-    /// magic `SCRL`; version byte `3`; `u32` alias count, then (authority, target authority)
+    /// Format version 4, integers little-endian, a string being a `u32` length and UTF-8 bytes:
+    /// magic `SCRL`; version byte `4`; `u32` alias count, then (authority, target authority)
     /// strings; `u32` mirror count, then (source prefix, target prefix) strings; `u32`
     /// parameter-rule count, then (authority, parameter) strings; `u32` host-option count, then
-    /// (authority, option name) strings; nothing after. An authority is `host[:port]`, without
+    /// (authority, option name) strings; `u32` path-rule count, then (authority, source
+    /// template, target template) strings; nothing after. An authority is `host[:port]`, without
     /// the default port.
     ///
-    /// Version 2 (without the host-option section) is read too, and version 1 (as version 2,
-    /// with bare hosts meaning any port), each host as the authority on the default port. Other
-    /// versions are refused with [`RuleDecodeError::UnsupportedVersion`].
+    /// Version 3 (without the path-rule section) is read too, version 2 (without the host-option
+    /// section either), and version 1 (as version 2, with bare hosts meaning any port), each host
+    /// as the authority on the default port. Other versions are refused with
+    /// [`RuleDecodeError::UnsupportedVersion`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, RuleDecodeError> {
         let mut reader = Reader { bytes, at: 0 };
         if reader.take(MAGIC.len()).ok() != Some(MAGIC.as_slice()) {
@@ -144,6 +175,18 @@ impl LearnedRules {
                 let first = reader.str()?;
                 let second = reader.str()?;
                 add(&mut rules, first, second)
+                    .map_err(|source| RuleDecodeError::InvalidRule { offset, source })?;
+            }
+        }
+        if version >= PATHS_SINCE {
+            let count = reader.len()?;
+            for _ in 0..count {
+                let offset = reader.at;
+                let authority = reader.str()?;
+                let from = reader.str()?;
+                let to = reader.str()?;
+                rules
+                    .add_path_rule(authority, from, to)
                     .map_err(|source| RuleDecodeError::InvalidRule { offset, source })?;
             }
         }
@@ -212,9 +255,9 @@ mod tests {
     use crate::HostOption;
 
     #[test]
-    fn empty_rules_encode_to_the_header_and_four_zero_counts() {
+    fn empty_rules_encode_to_the_header_and_five_zero_counts() {
         let bytes = LearnedRules::new().to_bytes();
-        assert_eq!(bytes, b"SCRL\x03\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0");
+        assert_eq!(bytes, b"SCRL\x04\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0");
         assert_eq!(
             LearnedRules::from_bytes(&bytes).unwrap(),
             LearnedRules::new()
@@ -230,11 +273,17 @@ mod tests {
         rules
             .add_host_option("a.example:8080", HostOption::LowercasePath)
             .unwrap();
-        let mut expected = b"SCRL\x03".to_vec();
+        rules
+            .add_path_rule("a.example", "/a/{}/print", "/a/{}.html")
+            .unwrap();
+        let mut expected = b"SCRL\x04".to_vec();
         expected.extend_from_slice(b"\x01\0\0\0\x09\0\0\0b.example\x09\0\0\0a.example");
         expected.extend_from_slice(b"\x01\0\0\0\x0b\0\0\0m.example/x\x0a\0\0\0a.example/");
         expected.extend_from_slice(b"\x01\0\0\0\x09\0\0\0a.example\x01\0\0\0p");
         expected.extend_from_slice(b"\x01\0\0\0\x0e\0\0\0a.example:8080\x0e\0\0\0lowercase-path");
+        expected.extend_from_slice(
+            b"\x01\0\0\0\x09\0\0\0a.example\x0b\0\0\0/a/{}/print\x0a\0\0\0/a/{}.html",
+        );
         assert_eq!(rules.to_bytes(), expected);
         assert_eq!(LearnedRules::from_bytes(&expected).unwrap(), rules);
     }
@@ -247,13 +296,13 @@ mod tests {
             .unwrap();
         rules.add_param_rule("127.0.0.1:41003", "visit").unwrap();
         rules.add_param_rule("[::1]:443", "v").unwrap();
-        let mut expected = b"SCRL\x03".to_vec();
+        let mut expected = b"SCRL\x04".to_vec();
         expected
             .extend_from_slice(b"\x01\0\0\0\x0f\0\0\x00127.0.0.1:41002\x0f\0\0\x00127.0.0.1:41001");
         expected.extend_from_slice(b"\0\0\0\0");
         expected.extend_from_slice(b"\x02\0\0\0\x0f\0\0\x00127.0.0.1:41003\x05\0\0\0visit");
         expected.extend_from_slice(b"\x05\0\0\0[::1]\x01\0\0\0v");
-        expected.extend_from_slice(b"\0\0\0\0");
+        expected.extend_from_slice(b"\0\0\0\0\0\0\0\0");
         let bytes = rules.to_bytes();
         assert_eq!(bytes, expected);
         let decoded = LearnedRules::from_bytes(&bytes).unwrap();
@@ -274,11 +323,11 @@ mod tests {
         expected.add_alias("b.example:80", "a.example").unwrap();
         expected.add_param_rule("a.example:443", "p").unwrap();
         assert_eq!(decoded, expected);
-        // Written back as version 3, otherwise the same bytes and no host options.
-        let mut v3 = v1.clone();
-        v3[4] = 3;
-        v3.extend_from_slice(b"\0\0\0\0");
-        assert_eq!(decoded.to_bytes(), v3);
+        // Written back as version 4, otherwise the same bytes, no host options and no path rules.
+        let mut v4 = v1.clone();
+        v4[4] = 4;
+        v4.extend_from_slice(b"\0\0\0\0\0\0\0\0");
+        assert_eq!(decoded.to_bytes(), v4);
     }
 
     #[test]
@@ -287,7 +336,13 @@ mod tests {
         rules.add_alias("b.example:8080", "a.example").unwrap();
         rules.add_mirror_rule("m.example/x", "a.example/").unwrap();
         rules.add_param_rule("127.0.0.1:41003", "visit").unwrap();
-        let v3 = rules.to_bytes();
+        let v4 = rules.to_bytes();
+        let v3 = {
+            let mut v3 = v4[..v4.len() - 4].to_vec();
+            v3[4] = 3;
+            v3
+        };
+        assert_eq!(LearnedRules::from_bytes(&v3).unwrap(), rules);
         // A version 2 stream: the same sections but the last.
         let mut v2 = v3[..v3.len() - 4].to_vec();
         v2[4] = 2;
@@ -312,6 +367,48 @@ mod tests {
     }
 
     #[test]
+    fn path_rules_are_sorted_and_checked() {
+        let mut rules = LearnedRules::new();
+        rules.add_path_rule("b.example", "/x/{}", "/y/{}").unwrap();
+        rules
+            .add_path_rule("a.example", "/p/{}/amp", "/p/{}")
+            .unwrap();
+        rules
+            .add_path_rule("a.example", "/a/{}/amp", "/a/{}")
+            .unwrap();
+        let mut expected = b"SCRL\x04".to_vec();
+        expected.extend_from_slice(b"\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\x03\0\0\0");
+        expected.extend_from_slice(b"\x09\0\0\0a.example\x09\0\0\0/a/{}/amp\x05\0\0\0/a/{}");
+        expected.extend_from_slice(b"\x09\0\0\0a.example\x09\0\0\0/p/{}/amp\x05\0\0\0/p/{}");
+        expected.extend_from_slice(b"\x09\0\0\0b.example\x05\0\0\0/x/{}\x05\0\0\0/y/{}");
+        assert_eq!(rules.to_bytes(), expected);
+        assert_eq!(LearnedRules::from_bytes(&expected).unwrap(), rules);
+
+        // A hand-made pair of rules that would undo each other.
+        let mut looped = b"SCRL\x04".to_vec();
+        looped.extend_from_slice(b"\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\x02\0\0\0");
+        looped.extend_from_slice(b"\x01\0\0\0a\x05\0\0\0/x/{}\x05\0\0\0/y/{}");
+        looped.extend_from_slice(b"\x01\0\0\0a\x05\0\0\0/y/{}\x05\0\0\0/x/{}");
+        assert!(matches!(
+            LearnedRules::from_bytes(&looped),
+            Err(RuleDecodeError::InvalidRule {
+                offset: 48,
+                source: RuleError::RuleConflict { .. }
+            })
+        ));
+        let mut bad = b"SCRL\x04".to_vec();
+        bad.extend_from_slice(b"\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\x01\0\0\0");
+        bad.extend_from_slice(b"\x01\0\0\0a\x03\0\0\0/x/\x05\0\0\0/y/{}");
+        assert!(matches!(
+            LearnedRules::from_bytes(&bad),
+            Err(RuleDecodeError::InvalidRule {
+                source: RuleError::InvalidPathTemplate { .. },
+                ..
+            })
+        ));
+    }
+
+    #[test]
     fn host_options_are_sorted_and_checked() {
         let mut rules = LearnedRules::new();
         for (authority, option) in [
@@ -322,18 +419,19 @@ mod tests {
         ] {
             assert!(rules.add_host_option(authority, option).unwrap());
         }
-        let mut expected = b"SCRL\x03".to_vec();
+        let mut expected = b"SCRL\x04".to_vec();
         expected.extend_from_slice(b"\0\0\0\0\0\0\0\0\0\0\0\0\x04\0\0\0");
         expected.extend_from_slice(b"\x09\0\0\0a.example\x11\0\0\0strip-index-pages");
         expected.extend_from_slice(b"\x0c\0\0\0a.example:81\x15\0\0\0ignore-trailing-slash");
         expected.extend_from_slice(b"\x09\0\0\0b.example\x10\0\0\0collapse-slashes");
         expected.extend_from_slice(b"\x09\0\0\0b.example\x0e\0\0\0lowercase-path");
+        expected.extend_from_slice(b"\0\0\0\0");
         assert_eq!(rules.to_bytes(), expected);
         assert_eq!(LearnedRules::from_bytes(&expected).unwrap(), rules);
 
-        let mut unknown = b"SCRL\x03".to_vec();
+        let mut unknown = b"SCRL\x04".to_vec();
         unknown.extend_from_slice(b"\0\0\0\0\0\0\0\0\0\0\0\0\x01\0\0\0");
-        unknown.extend_from_slice(b"\x01\0\0\0a\x0a\0\0\0www-prefix");
+        unknown.extend_from_slice(b"\x01\0\0\0a\x0a\0\0\0www-prefix\0\0\0\0");
         assert!(matches!(
             LearnedRules::from_bytes(&unknown),
             Err(RuleDecodeError::InvalidRule {
@@ -354,12 +452,12 @@ mod tests {
             LearnedRules::from_bytes(b"nope"),
             Err(RuleDecodeError::BadMagic)
         );
-        for version in [0, 4, 255] {
+        for version in [0, 5, 255] {
             assert_eq!(
                 LearnedRules::from_bytes(&[b'S', b'C', b'R', b'L', version]),
                 Err(RuleDecodeError::UnsupportedVersion {
                     found: version,
-                    supported: 3
+                    supported: 4
                 })
             );
         }

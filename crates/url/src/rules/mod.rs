@@ -1,5 +1,5 @@
-//! Learned rules: parameter rules, mirror rules, host aliases and host options, and how they are
-//! stored.
+//! Learned rules: parameter rules, mirror rules, host aliases, host options and path rules, and
+//! how they are stored.
 //!
 //! Rules are learned elsewhere (by the crawl's rule learner, from duplicate evidence); this module
 //! holds them, checks them, serialises them, and answers the look-ups the canonicaliser makes.
@@ -27,12 +27,21 @@
 //!   collapse slashes, strip index pages, ignore the trailing slash, lowercase the path) is safe,
 //!   so it applies to keys on `A` exactly as if its [`CanonOptions`](crate::CanonOptions) switch
 //!   were on.
+//! - **Path rule** `A: S -> T`: on authority `A`, a key whose path matches the template `S`
+//!   (`/articles/{}/print`, `{}` standing for a non-empty run of characters without `/`) gets
+//!   the path `T` with `{}` replaced by the same characters (`/articles/{}.html`); the query
+//!   stays. The crawl learns these from pages that declare a predictable rel=canonical URL. A
+//!   path rule applies on the authority a key ends with (after aliases and mirror rules), at
+//!   most one per key, and is refused when its target could match a source of its authority
+//!   (its own included) or lie under one of its mirror sources, so a key never changes when
+//!   canonicalised again.
 //!
 //! A key's parameter rules and host options are those of every authority it passes through: the
 //! one it starts with, each one an alias or a mirror rule rewrites it from, and the one it ends
 //! with.
 
 mod codec;
+mod template;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fmt;
@@ -46,6 +55,7 @@ use crate::options::{HostOption, HostOptionSet};
 use crate::percent;
 
 pub use codec::RULES_FORMAT_VERSION;
+pub use template::PathTemplate;
 
 /// One side of a mirror rule: `host[:port]` and a path prefix (`example.org/docs`).
 ///
@@ -196,16 +206,31 @@ pub enum LearnedRule<'a> {
         /// The option.
         option: HostOption,
     },
+    /// On authority `authority`, paths matching `from` are rewritten to `to`.
+    Path {
+        /// The `host[:port]`.
+        authority: &'a str,
+        /// The source template.
+        from: &'a PathTemplate,
+        /// The target template.
+        to: &'a PathTemplate,
+    },
 }
 
 impl fmt::Display for LearnedRule<'_> {
-    /// `alias a -> b`, `mirror a/x -> b/`, `param p on h`, `collapse-slashes on h`.
+    /// `alias a -> b`, `mirror a/x -> b/`, `param p on h`, `collapse-slashes on h`,
+    /// `path h/a/{}/print -> /a/{}.html`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             LearnedRule::Alias { from, to } => write!(f, "alias {from} -> {to}"),
             LearnedRule::Mirror { from, to } => write!(f, "mirror {from} -> {to}"),
             LearnedRule::Param { authority, param } => write!(f, "param {param} on {authority}"),
             LearnedRule::HostOption { authority, option } => write!(f, "{option} on {authority}"),
+            LearnedRule::Path {
+                authority,
+                from,
+                to,
+            } => write!(f, "path {authority}{from} -> {to}"),
         }
     }
 }
@@ -255,6 +280,10 @@ pub struct LearnedRules {
     host_options: BTreeMap<String, HostOptionSet>,
     /// Number of host options (the sum of the sets' lengths).
     host_option_count: usize,
+    /// Authority -> source template -> target template.
+    paths: BTreeMap<String, BTreeMap<PathTemplate, PathTemplate>>,
+    /// Number of path rules.
+    path_count: usize,
 }
 
 impl LearnedRules {
@@ -265,7 +294,11 @@ impl LearnedRules {
 
     /// The number of rules of all kinds.
     pub fn len(&self) -> usize {
-        self.aliases.len() + self.mirror_count + self.param_count + self.host_option_count
+        self.aliases.len()
+            + self.mirror_count
+            + self.param_count
+            + self.host_option_count
+            + self.path_count
     }
 
     /// Whether there are no rules.
@@ -273,8 +306,9 @@ impl LearnedRules {
         self.len() == 0
     }
 
-    /// Every rule: aliases, then mirror rules, then parameter rules, then host options, each
-    /// sorted (host options by authority, then in [`HostOption::ALL`] order).
+    /// Every rule: aliases, then mirror rules, then parameter rules, then host options, then path
+    /// rules, each sorted (host options by authority, then in [`HostOption::ALL`] order; path
+    /// rules by authority, then source template).
     pub fn iter(&self) -> impl Iterator<Item = LearnedRule<'_>> + '_ {
         let aliases = self
             .aliases
@@ -292,7 +326,114 @@ impl LearnedRules {
             set.iter()
                 .map(move |option| LearnedRule::HostOption { authority, option })
         });
-        aliases.chain(mirrors).chain(params).chain(options)
+        let paths = self.paths.iter().flat_map(|(authority, rules)| {
+            rules.iter().map(move |(from, to)| LearnedRule::Path {
+                authority,
+                from,
+                to,
+            })
+        });
+        aliases
+            .chain(mirrors)
+            .chain(params)
+            .chain(options)
+            .chain(paths)
+    }
+
+    /// Adds "on `authority`, a path matching `from` becomes `to`", both [`PathTemplate`]s
+    /// (`/articles/{}/print`, `/articles/{}.html`); `authority` as for
+    /// [`add_param_rule`](Self::add_param_rule). A rule with the same source is replaced.
+    /// Returns whether the rules changed.
+    ///
+    /// Refused with [`RuleError::RuleConflict`] when `to` could match the source of a path rule
+    /// of the authority (this one's included), when `from` could match the target of one, or
+    /// when `to` could lie under the source prefix of a mirror rule of the authority: keys
+    /// would then change when canonicalised again.
+    ///
+    /// ```
+    /// use simcrawl_url::{Canonicalizer, LearnedRules};
+    ///
+    /// let mut rules = LearnedRules::new();
+    /// rules.add_path_rule("127.0.0.1:41001", "/articles/{}/print", "/articles/{}.html")?;
+    /// let canon = Canonicalizer::new(Default::default(), rules);
+    /// let key = |u| canon.canonicalize(u, None).unwrap().key.into_string();
+    /// assert_eq!(key("http://127.0.0.1:41001/articles/17/print"), "http://127.0.0.1:41001/articles/17.html");
+    /// assert_eq!(key("http://127.0.0.1:41001/articles/17/print?x=1"), "http://127.0.0.1:41001/articles/17.html?x=1");
+    /// assert_eq!(key("http://127.0.0.1:41002/articles/17/print"), "http://127.0.0.1:41002/articles/17/print");
+    /// # Ok::<(), simcrawl_url::RuleError>(())
+    /// ```
+    pub fn add_path_rule(
+        &mut self,
+        authority: &str,
+        from: &str,
+        to: &str,
+    ) -> Result<bool, RuleError> {
+        let authority = parse_rule_authority(authority)?;
+        let from = PathTemplate::parse(from)?;
+        let to = PathTemplate::parse(to)?;
+        let rules = self.paths.get(&authority);
+        if rules.and_then(|r| r.get(&from)) == Some(&to) {
+            return Ok(false);
+        }
+        let rule = || format!("path {authority}{from} -> {to}");
+        let conflict = |other: String| RuleError::RuleConflict {
+            rule: rule(),
+            other,
+        };
+        if to.may_overlap(&from) {
+            return Err(conflict(rule()));
+        }
+        for (source, target) in rules.into_iter().flatten() {
+            if *source == from {
+                continue; // replaced
+            }
+            if to.may_overlap(source) || from.may_overlap(target) {
+                return Err(conflict(format!("path {authority}{source} -> {target}")));
+            }
+        }
+        if let Some(mirrors) = self.mirrors.get(&authority) {
+            for (source, target) in mirrors.values() {
+                if to.may_lie_under(source.path()) {
+                    return Err(conflict(format!("mirror {source} -> {target}")));
+                }
+            }
+        }
+        let replaced = self
+            .paths
+            .entry(authority)
+            .or_default()
+            .insert(from, to)
+            .is_some();
+        self.path_count += usize::from(!replaced);
+        Ok(true)
+    }
+
+    /// Removes the path rule of `authority` whose source is `from`. Returns whether it existed.
+    pub fn remove_path_rule(&mut self, authority: &str, from: &str) -> Result<bool, RuleError> {
+        let authority = parse_rule_authority(authority)?;
+        let from = PathTemplate::parse(from)?;
+        let Some(rules) = self.paths.get_mut(&authority) else {
+            return Ok(false);
+        };
+        let removed = rules.remove(&from).is_some();
+        if rules.is_empty() {
+            self.paths.remove(&authority);
+        }
+        self.path_count -= usize::from(removed);
+        Ok(removed)
+    }
+
+    /// The first path rule of `authority` (spelled as the key spells it) whose source matches
+    /// `path`, in source order: `(source, target, what {} matched)`.
+    pub fn path_rule_for<'a, 'p>(
+        &'a self,
+        authority: &str,
+        path: &'p str,
+    ) -> Option<(&'a PathTemplate, &'a PathTemplate, &'p str)> {
+        self.paths
+            .get(authority)?
+            .iter()
+            .find_map(|(from, to)| from.capture(path).map(|value| (from, to, value)))
     }
 
     /// Adds "on `authority`, parameter `param` does not change the content". Returns whether
@@ -396,7 +537,9 @@ impl LearnedRules {
     /// rewritten back into the rule's own source, directly or through other rules: the
     /// rewritten path and the source of the next rule overlap on the same `host[:port]`
     /// (after aliases). This also refuses a rule whose target is inside its own source host
-    /// and path, such as `a/docs -> a/`.
+    /// and path, such as `a/docs -> a/`. Refused with [`RuleError::RuleConflict`] when the
+    /// source prefix could cover the target of a path rule of its `host[:port]` (see
+    /// [`add_path_rule`](Self::add_path_rule)).
     pub fn add_mirror_rule(&mut self, from: &str, to: &str) -> Result<bool, RuleError> {
         let from = Prefix::parse(from)?;
         let to = Prefix::parse(to)?;
@@ -408,6 +551,16 @@ impl LearnedRules {
                 from: from.to_string(),
                 to: to.to_string(),
             });
+        }
+        if let Some(paths) = self.paths.get(&from.authority) {
+            for (source, target) in paths {
+                if target.may_lie_under(&from.path) {
+                    return Err(RuleError::RuleConflict {
+                        rule: format!("mirror {from} -> {to}"),
+                        other: format!("path {}{source} -> {target}", from.authority),
+                    });
+                }
+            }
         }
         let replaced = self
             .mirrors
@@ -527,6 +680,10 @@ impl LearnedRules {
 
     pub(crate) fn has_host_options(&self) -> bool {
         self.host_option_count > 0
+    }
+
+    pub(crate) fn has_paths(&self) -> bool {
+        self.path_count > 0
     }
 
     pub(crate) fn mirror_count(&self) -> usize {

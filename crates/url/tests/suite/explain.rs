@@ -189,11 +189,11 @@ fn the_display_lists_input_fetch_key_hash_and_steps() {
          fetch  http://example.com/a?utm_source=x\n\
          key    http://example.com/a\n\
          hash   {:032x}\n  \
-         parse            HTTP://Example.COM/a?utm_source=x#top\n                \
+         parse               HTTP://Example.COM/a?utm_source=x#top\n                   \
          -> http://example.com/a?utm_source=x#top\n  \
-         drop-fragment    http://example.com/a?utm_source=x#top\n                \
+         drop-fragment       http://example.com/a?utm_source=x#top\n                   \
          -> http://example.com/a?utm_source=x\n  \
-         tracking         http://example.com/a?utm_source=x\n                \
+         tracking            http://example.com/a?utm_source=x\n                   \
          -> http://example.com/a  (removed utm_source)",
         e.candidate.key.hash128()
     );

@@ -157,6 +157,12 @@ fn some_rules() -> LearnedRules {
         .unwrap();
     r.add_host_option("example.com:8080", HostOption::IgnoreTrailingSlash)
         .unwrap();
+    // Path rules on the end of a mirror rewrite, on a host with host options, on one port.
+    r.add_path_rule("o.example", "/a/{}", "/B/{}.html").unwrap();
+    r.add_path_rule("o.example", "/all/{}/index.html", "/all/{}")
+        .unwrap();
+    r.add_path_rule("example.com", "/{}/a", "/a-{}").unwrap();
+    r.add_path_rule("127.0.0.1:99", "/B/{}", "/{}/B").unwrap();
     r
 }
 
@@ -306,6 +312,7 @@ enum Op {
     Mirror(String, String),
     Param(String, &'static str),
     HostOption(String, HostOption),
+    Path(String, &'static str, &'static str),
 }
 
 fn any_ops() -> impl Strategy<Value = Vec<Op>> {
@@ -325,11 +332,25 @@ fn any_ops() -> impl Strategy<Value = Vec<Op>> {
     let prefix = move || (hosts(), ports(), paths()).prop_map(|(h, p, q)| format!("{h}{p}{q}"));
     let authority = move || (hosts(), ports()).prop_map(|(h, p)| format!("{h}{p}"));
     let params = select(vec!["p", "q", "utm_x", "a b", "é", "%41"]);
+    let templates = || {
+        select(vec![
+            "/{}",
+            "/x/{}",
+            "/{}/x",
+            "/x/{}.html",
+            "/x{}",
+            "/%7e/{}",
+            "/{}/",
+            "/x/{}/y",
+            "/x",
+        ])
+    };
     let op = prop_oneof![
         (authority(), authority()).prop_map(|(a, b)| Op::Alias(a, b)),
         (prefix(), prefix()).prop_map(|(a, b)| Op::Mirror(a, b)),
         (authority(), params).prop_map(|(h, p)| Op::Param(h, p)),
         (authority(), select(HostOption::ALL.to_vec())).prop_map(|(h, o)| Op::HostOption(h, o)),
+        (authority(), templates(), templates()).prop_map(|(h, a, b)| Op::Path(h, a, b)),
     ];
     prop::collection::vec(op, 0..24)
 }
@@ -345,6 +366,7 @@ proptest! {
                 Op::Mirror(a, b) => rules.add_mirror_rule(&a, &b),
                 Op::Param(h, p) => rules.add_param_rule(&h, p),
                 Op::HostOption(h, o) => rules.add_host_option(&h, o),
+                Op::Path(h, a, b) => rules.add_path_rule(&h, a, b),
             };
         }
         let bytes = rules.to_bytes();

@@ -657,3 +657,124 @@ fn prefixes_parse_and_display() {
         ("", "example.com/".to_owned())
     );
 }
+
+#[test]
+fn a_path_rule_rewrites_matching_paths_on_its_host_and_port() {
+    let c = canon_with(CanonOptions::default(), |r| {
+        assert_eq!(
+            r.add_path_rule("127.0.0.1:41001", "/articles/{}/print", "/articles/{}.html"),
+            Ok(true)
+        );
+        // The same rule again changes nothing.
+        assert_eq!(
+            r.add_path_rule("127.0.0.1:41001", "/articles/{}/print", "/articles/{}.html"),
+            Ok(false)
+        );
+    });
+    assert_eq!(
+        key(&c, "http://127.0.0.1:41001/articles/17/print"),
+        "http://127.0.0.1:41001/articles/17.html"
+    );
+    // The query stays (sorted as any key's).
+    assert_eq!(
+        key(&c, "http://127.0.0.1:41001/articles/a-b/print?b=1&a=2"),
+        "http://127.0.0.1:41001/articles/a-b.html?a=2&b=1"
+    );
+    // `{}` is one non-empty run without `/`; another port is another site.
+    for same in [
+        "http://127.0.0.1:41001/articles/1/2/print",
+        "http://127.0.0.1:41001/articles//print",
+        "http://127.0.0.1:41001/articles/17/print/",
+        "http://127.0.0.1:41002/articles/17/print",
+    ] {
+        assert_eq!(key(&c, same), same);
+    }
+    let explained = c
+        .explain("http://127.0.0.1:41001/articles/17/print", None)
+        .unwrap();
+    let step = explained.steps.last().unwrap();
+    assert_eq!(step.rule, simcrawl_url::RuleName::LearnedPath);
+    assert_eq!(
+        step.detail.as_deref(),
+        Some("path 127.0.0.1:41001/articles/{}/print -> /articles/{}.html")
+    );
+    assert!(step.rule.is_learned());
+}
+
+#[test]
+fn a_path_rule_applies_where_a_mirror_rule_leads_and_gets_its_host_options() {
+    let c = canon_with(CanonOptions::default(), |r| {
+        r.add_mirror_rule("m.example/mirror", "o.example/").unwrap();
+        r.add_path_rule("o.example", "/a/{}/print", "/a//{}.html")
+            .unwrap();
+        r.add_host_option("o.example", simcrawl_url::HostOption::CollapseSlashes)
+            .unwrap();
+    });
+    assert_eq!(
+        key(&c, "http://m.example/mirror/a/1/print"),
+        "http://o.example/a/1.html"
+    );
+    assert_eq!(
+        key(&c, "http://o.example/a/1/print"),
+        "http://o.example/a/1.html"
+    );
+}
+
+#[test]
+fn path_rules_that_could_rewrite_each_other_are_refused() {
+    let mut r = LearnedRules::new();
+    // Its own target matches its source.
+    assert!(matches!(
+        r.add_path_rule("a.example", "/x/{}", "/x/{}.html"),
+        Err(RuleError::RuleConflict { .. })
+    ));
+    r.add_path_rule("a.example", "/x/{}/print", "/x/{}.html")
+        .unwrap();
+    // A target matching another's source, a source matching another's target.
+    assert!(matches!(
+        r.add_path_rule("a.example", "/y/{}", "/x/{}/print"),
+        Err(RuleError::RuleConflict { .. })
+    ));
+    assert!(matches!(
+        r.add_path_rule("a.example", "/x/{}.html", "/y/{}"),
+        Err(RuleError::RuleConflict { .. })
+    ));
+    // Other hosts, and templates `{}` cannot make meet, are fine.
+    assert_eq!(
+        r.add_path_rule("b.example", "/x/{}.html", "/y/{}"),
+        Ok(true)
+    );
+    assert_eq!(r.add_path_rule("a.example", "/x/{}/amp", "/x/{}"), Ok(true));
+    // Replacing a rule's target is not a conflict with itself.
+    assert_eq!(
+        r.add_path_rule("a.example", "/x/{}/print", "/x/{}.htm"),
+        Ok(true)
+    );
+    // A mirror source covering a path rule's target, either way round.
+    assert!(matches!(
+        r.add_mirror_rule("a.example/x", "c.example/"),
+        Err(RuleError::RuleConflict { .. })
+    ));
+    r.add_mirror_rule("c.example/", "a.example/").unwrap();
+    assert!(matches!(
+        r.add_path_rule("c.example", "/p/{}/print", "/p/{}"),
+        Err(RuleError::RuleConflict { .. })
+    ));
+    assert!(matches!(
+        r.add_path_rule("a.example", "x/{}", "/y/{}"),
+        Err(RuleError::InvalidPathTemplate { .. })
+    ));
+    let listed: Vec<String> = r.iter().map(|rule| rule.to_string()).collect();
+    assert_eq!(
+        listed,
+        [
+            "mirror c.example/ -> a.example/",
+            "path a.example/x/{}/amp -> /x/{}",
+            "path a.example/x/{}/print -> /x/{}.htm",
+            "path b.example/x/{}.html -> /y/{}",
+        ]
+    );
+    assert_eq!(r.remove_path_rule("a.example", "/x/{}/amp"), Ok(true));
+    assert_eq!(r.remove_path_rule("a.example", "/x/{}/amp"), Ok(false));
+    assert_eq!(r.len(), 3);
+}
