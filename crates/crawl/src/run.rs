@@ -1156,6 +1156,9 @@ impl Coordinator {
             return Ok(false);
         };
         let key_hash = candidate.key.hash128();
+        if key_hash == lease.key_hash && !self.rekeyed.contains_key(&key_hash) {
+            return Ok(false); // the usual case, decided without parsing the URL again
+        }
         let Ok(url) = Url::parse(&lease.url) else {
             return Ok(false);
         };
