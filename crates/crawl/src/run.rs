@@ -146,6 +146,29 @@ fn redact(url: &Url) -> String {
     clean.to_string()
 }
 
+/// The skip record of a link skipped before fetching because a learned rule maps it to `original`.
+fn rule_skip(
+    url: &Url,
+    rule: &Rule,
+    reason: SkipReason,
+    original: String,
+    depth: u32,
+    referrer: &str,
+) -> SkipRecord {
+    SkipRecord {
+        time_ms: now_ms(),
+        url: redact(url),
+        reason,
+        original: Some(original),
+        distance: None,
+        jaccard: None,
+        rule: Some(rule.to_string()),
+        host: crate::learn::authority(url),
+        depth,
+        referrer: Some(referrer.to_string()),
+    }
+}
+
 struct Coordinator {
     config: CrawlConfig,
     store: Store,
@@ -1015,36 +1038,14 @@ impl Coordinator {
                     }
                     self.bump_rule(&rule)?;
                     let original = self.original_url(key_hash, candidate.key.as_str())?;
-                    return self.skip(SkipRecord {
-                        time_ms: now_ms(),
-                        url: redact(&url),
-                        reason,
-                        original: Some(original),
-                        distance: None,
-                        jaccard: None,
-                        rule: Some(rule.to_string()),
-                        host: crate::learn::authority(&url),
-                        depth,
-                        referrer: Some(referrer.to_string()),
-                    });
+                    return self.skip(rule_skip(&url, &rule, reason, original, depth, referrer));
                 }
                 if let Some((rule, reason, original)) = self.rekeyed_page(key_hash)?
                     && original != redact(&url)
                 {
                     // A rule learned after the original was indexed gave it this URL's key.
                     self.bump_rule(&rule)?;
-                    return self.skip(SkipRecord {
-                        time_ms: now_ms(),
-                        url: redact(&url),
-                        reason,
-                        original: Some(original),
-                        distance: None,
-                        jaccard: None,
-                        rule: Some(rule.to_string()),
-                        host: crate::learn::authority(&url),
-                        depth,
-                        referrer: Some(referrer.to_string()),
-                    });
+                    return self.skip(rule_skip(&url, &rule, reason, original, depth, referrer));
                 }
                 let original = self.original_url(key_hash, candidate.key.as_str())?;
                 if original == redact(&url) {

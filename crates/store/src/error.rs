@@ -213,4 +213,15 @@ impl StoreError {
             source: error,
         }
     }
+
+    /// Turns the result of a sled transaction into a store result.
+    pub(crate) fn from_transaction(
+        tree: &str,
+        error: sled::transaction::TransactionError<StoreError>,
+    ) -> Self {
+        match error {
+            sled::transaction::TransactionError::Abort(e) => e,
+            sled::transaction::TransactionError::Storage(e) => StoreError::backend(tree, e),
+        }
+    }
 }

@@ -124,14 +124,7 @@ impl Shared {
                 }
                 Ok(())
             })
-            .map_err(
-                |e: sled::transaction::TransactionError<StoreError>| match e {
-                    sled::transaction::TransactionError::Abort(e) => e,
-                    sled::transaction::TransactionError::Storage(e) => {
-                        StoreError::backend("<commit>", e)
-                    }
-                },
-            )?;
+            .map_err(|e| StoreError::from_transaction("<commit>", e))?;
         for commit in queue_commits {
             commit.finish();
         }
