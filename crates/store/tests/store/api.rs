@@ -434,3 +434,30 @@ fn a_key_set_answers_like_a_hash_set_across_compactions_and_reopen() {
     }
     assert!(set.memory_bytes() >= 16 * (n + 1));
 }
+
+#[test]
+fn a_damaged_key_set_chunk_is_an_error_naming_the_tree() {
+    let (_tmp, dir) = fresh_store_dir();
+    {
+        let store = open(&dir);
+        let set = store.key_set("seen").must("key set");
+        assert!(set.insert_if_absent(7));
+        store.flush().must("flush");
+    }
+    {
+        let db = raw_sled(&dir);
+        let tree = db.open_tree("seen").expect("seen tree");
+        // A chunk whose length is not a whole number of 16-byte keys.
+        tree.insert(1_u64.to_be_bytes(), &[0_u8; 17][..])
+            .expect("write");
+        db.flush().expect("flush");
+    }
+    let store = open(&dir);
+    match store.key_set("seen") {
+        Err(StoreError::Inconsistent { tree, detail }) => {
+            assert_eq!(tree, "seen");
+            assert!(detail.contains("17 bytes"), "{detail}");
+        }
+        other => panic!("expected Inconsistent, got {other:?}"),
+    }
+}
