@@ -6,7 +6,8 @@
 //! With `--dir PATH` the corpus is every `*.html` file under a directory instead (real HTML, such as
 //! a Debian documentation package); the pairs are then not judged. `--dump FILE` writes every
 //! `Document` (`{:?}`), one per page, so that a change to the extractor can be checked to give the
-//! same output on the same corpus.
+//! same output on the same corpus. `--check-parser` checks that the fast tokenizer builds the same
+//! tree as html5ever's on every page of the corpus.
 
 use crate::proc::thread_cpu_seconds;
 use crate::stats::{median, round3};
@@ -45,6 +46,10 @@ pub struct Args {
     /// Write every extracted `Document` (`{:?}`, one per page, in corpus order) to this file.
     #[arg(long)]
     dump: Option<PathBuf>,
+    /// Also parse every page with `scraper::Html::parse_document` and check that the fast
+    /// tokenizer built the same tree (`parser_check` in the output; an error if any differ).
+    #[arg(long)]
+    check_parser: bool,
 }
 
 /// `true` for a file name ending in `.html`, in any case (`.html` alone too, which
@@ -179,6 +184,27 @@ pub fn run(args: Args) -> Result<()> {
     });
     if let Some(dir) = &args.dir {
         out["dir"] = json!(dir.display().to_string());
+    }
+    if args.check_parser {
+        let (mut fast, mut gave_up, mut differ) = (0usize, 0usize, Vec::new());
+        for (url, html) in &pages {
+            match simcrawl_extract::parse_fast(html) {
+                Some(tree) if tree == scraper::Html::parse_document(html) => fast += 1,
+                Some(_) => differ.push(url.clone()),
+                None => gave_up += 1,
+            }
+        }
+        out["parser_check"] = json!({
+            "fast_path": fast,
+            "gave_up": gave_up,
+            "differ": differ.len(),
+        });
+        if let Some(first) = differ.first() {
+            anyhow::bail!(
+                "the fast tokenizer built another tree than html5ever's for {} pages, first {first}: {out}",
+                differ.len()
+            );
+        }
     }
     if let Some((web, manifest)) = &web
         && !args.no_pairs

@@ -114,6 +114,7 @@
 //!
 //! - `document`: the output types: [`Document`], [`Extraction`], [`MainVia`],
 //!   [`FallbackReason`], [`Canonical`].
+//! - `parse`: the tokenizer in front of html5ever's tree builder ([`parse_fast`]).
 //! - `nesting`: a linear pre-scan that caps element nesting ([`MAX_NESTING`]) and open
 //!   formatting elements ([`MAX_OPEN_FORMATTING`]) before parsing, because html5ever's tree
 //!   builder is quadratic in both on hostile markup.
@@ -138,11 +139,9 @@ mod meta;
 mod nesting;
 mod noise;
 mod normalize;
+mod parse;
 mod text;
 
-use std::borrow::Cow;
-
-use scraper::Html;
 use url::Url;
 
 pub use document::{Canonical, CanonicalSource, Document, Extraction, FallbackReason, MainVia};
@@ -205,9 +204,7 @@ impl Extractor {
     /// - `link_header`: the HTTP `Link` response header, if any (several joined with `", "`); only
     ///   its `rel="canonical"` entry is read. See [`Canonical`] for which canonical wins.
     pub fn extract(&self, html: &str, page_url: &Url, link_header: Option<&str>) -> Document {
-        let capped = nesting::cap_nesting(html);
-        let nesting_capped = matches!(capped, Cow::Owned(_));
-        let parsed = Html::parse_document(&capped);
+        let (parsed, nesting_capped) = parse::parse_document(html);
         let page = dom::collect(&parsed, self.options.robots_agent.as_deref());
 
         let base_url = page
@@ -321,6 +318,22 @@ impl Extractor {
             nesting_capped,
         }
     }
+}
+
+/// Parses a page into scraper's [`Html`](scraper::Html) the way [`Extractor::extract`] does
+/// when it can: this crate's tokenizer feeding html5ever's tree builder. The tree is the one
+/// `Html::parse_document` builds. `None` when the page needs html5ever's own tokenizer (a NUL
+/// byte, a CDATA section, input ending inside a tag or comment) or would have its nesting
+/// capped ([`MAX_NESTING`]); `extract` then parses it the slow way.
+///
+/// ```
+/// let html = "<title>A &amp; B</title><p class=x>one<p>two";
+/// let fast = simcrawl_extract::parse_fast(html).unwrap();
+/// assert!(fast == scraper::Html::parse_document(html));
+/// assert!(simcrawl_extract::parse_fast("<p>a\0b").is_none());
+/// ```
+pub fn parse_fast(html: &str) -> Option<scraper::Html> {
+    parse::parse_fast(html)
 }
 
 /// Extracts a page with the default [`ExtractOptions`]; see [`Extractor::extract`].

@@ -42,11 +42,7 @@ const MATCH_WINDOW: usize = 64;
 pub(crate) fn cap_nesting(html: &str) -> Cow<'_, str> {
     let mut scanner = Scanner {
         html,
-        stack: Vec::new(),
-        open_p: 0,
-        formatting: vec![Vec::new()],
-        suppressed: 0,
-        suppressed_formatting: Vec::new(),
+        model: Model::default(),
         out: None,
         copied_up_to: 0,
     };
@@ -58,6 +54,16 @@ pub(crate) fn cap_nesting(html: &str) -> Cow<'_, str> {
             Cow::Owned(out)
         }
     }
+}
+
+/// What [`Model`] makes of a tag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// Within the limits: parse it.
+    Keep,
+    /// Over a limit: drop the tag, and put this in its place (a space where a block tag kept
+    /// words apart, nothing for an inline tag).
+    Drop(&'static str),
 }
 
 /// A tag name and what the tree builder does with it (`KIND_*` flags).
@@ -205,8 +211,12 @@ fn kind_of(name: &str) -> (u16, u8) {
     }
 }
 
-struct Scanner<'a> {
-    html: &'a str,
+/// The approximate stack of open elements and list of active formatting elements, fed one tag
+/// at a time, that decides which start tags go past [`MAX_NESTING`] or
+/// [`MAX_OPEN_FORMATTING`]. [`cap_nesting`] feeds it from its own tag scanner; the fast
+/// tokenizer (`parse`) feeds it the tags it emits and leaves a page that would be capped to
+/// `cap_nesting` and html5ever.
+pub(crate) struct Model<'a> {
     /// The elements believed open, innermost last.
     stack: Vec<Tag<'a>>,
     /// How many `<p>` are on `stack` (most start tags look for one).
@@ -219,6 +229,23 @@ struct Scanner<'a> {
     suppressed: usize,
     /// Formatting start tags dropped, per name, not yet matched by a dropped end tag.
     suppressed_formatting: Vec<(Tag<'a>, usize)>,
+}
+
+impl Default for Model<'_> {
+    fn default() -> Self {
+        Model {
+            stack: Vec::new(),
+            open_p: 0,
+            formatting: vec![Vec::new()],
+            suppressed: 0,
+            suppressed_formatting: Vec::new(),
+        }
+    }
+}
+
+struct Scanner<'a> {
+    html: &'a str,
+    model: Model<'a>,
     /// The rewritten document, allocated on the first dropped tag.
     out: Option<String>,
     /// `html[copied_up_to..]` has not been copied to `out` yet.
@@ -236,14 +263,16 @@ impl<'a> Scanner<'a> {
                 Some(b'?') => find_byte(self.html, lt, b'>'),
                 Some(b'/') if bytes.get(lt + 2).is_some_and(u8::is_ascii_alphabetic) => {
                     let (name, end) = tag_name_and_end(self.html, lt + 2);
-                    self.end_tag(Tag::new(name), lt, end);
+                    let verdict = self.model.end_tag(name);
+                    self.apply(verdict, lt, end);
                     end
                 }
                 Some(c) if c.is_ascii_alphabetic() => {
                     let (name, end) = tag_name_and_end(self.html, lt + 1);
                     let tag = Tag::new(name);
                     let self_closing = end >= 2 && bytes[end - 2] == b'/' && bytes[end - 1] == b'>';
-                    self.start_tag(tag, self_closing, lt, end);
+                    let verdict = self.model.start_tag(name, self_closing);
+                    self.apply(verdict, lt, end);
                     if tag.has(RAW_TEXT) {
                         if tag.id == ID_PLAINTEXT {
                             return;
@@ -258,10 +287,25 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// Handles a start tag spanning `html[start..end]`.
-    fn start_tag(&mut self, tag: Tag<'a>, self_closing: bool, start: usize, end: usize) {
+    /// Drops `html[start..end]` if the model says so.
+    fn apply(&mut self, verdict: Verdict, start: usize, end: usize) {
+        if let Verdict::Drop(replacement) = verdict {
+            let out = self
+                .out
+                .get_or_insert_with(|| String::with_capacity(self.html.len()));
+            out.push_str(&self.html[self.copied_up_to..start]);
+            out.push_str(replacement);
+            self.copied_up_to = end;
+        }
+    }
+}
+
+impl<'a> Model<'a> {
+    /// A start tag named `name` (any case), `<name/>` when `self_closing`.
+    pub(crate) fn start_tag(&mut self, name: &'a str, self_closing: bool) -> Verdict {
+        let tag = Tag::new(name);
         if tag.has(VOID | IMPLICIT) || self_closing {
-            return;
+            return Verdict::Keep;
         }
         self.close_implied_by(tag);
         // At most one `<a>` is ever active (a new one closes the old), so it is never dropped.
@@ -276,24 +320,25 @@ impl<'a> Scanner<'a> {
                 None => self.suppressed_formatting.push((tag, 1)),
             }
             // An inline tag: dropping it must not split a word.
-            self.drop_span(start, end, "");
-            return;
+            return Verdict::Drop("");
         }
         if self.stack.len() >= MAX_NESTING {
             self.suppressed += 1;
             // Keep words apart that a dropped block tag separated.
-            self.drop_span(start, end, " ");
-            return;
+            return Verdict::Drop(" ");
         }
         self.push(tag);
         if counts_as_formatting {
             self.formatting_level().push(tag);
         }
+        Verdict::Keep
     }
 
-    fn end_tag(&mut self, tag: Tag<'a>, start: usize, end: usize) {
+    /// An end tag named `name` (any case).
+    pub(crate) fn end_tag(&mut self, name: &'a str) -> Verdict {
+        let tag = Tag::new(name);
         if tag.has(VOID | IMPLICIT) {
-            return;
+            return Verdict::Keep;
         }
         if let Some((_, count)) = self
             .suppressed_formatting
@@ -301,13 +346,11 @@ impl<'a> Scanner<'a> {
             .find(|(n, c)| *c > 0 && tag.same(n))
         {
             *count -= 1;
-            self.drop_span(start, end, "");
-            return;
+            return Verdict::Drop("");
         }
         if self.suppressed > 0 {
             self.suppressed -= 1;
-            self.drop_span(start, end, " ");
-            return;
+            return Verdict::Drop(" ");
         }
         if tag.has(FORMATTING) {
             let level = self.formatting_level();
@@ -335,6 +378,7 @@ impl<'a> Scanner<'a> {
                 }
             }
         }
+        Verdict::Keep
     }
 
     fn formatting_level(&mut self) -> &mut Vec<Tag<'a>> {
@@ -451,15 +495,6 @@ impl<'a> Scanner<'a> {
             }
         }
         None
-    }
-
-    fn drop_span(&mut self, start: usize, end: usize, replacement: &str) {
-        let out = self
-            .out
-            .get_or_insert_with(|| String::with_capacity(self.html.len()));
-        out.push_str(&self.html[self.copied_up_to..start]);
-        out.push_str(replacement);
-        self.copied_up_to = end;
     }
 }
 
