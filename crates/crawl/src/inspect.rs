@@ -188,6 +188,9 @@ pub struct TuneView {
     pub replay: TuneReport,
     /// Near-duplicate and canonical skips in the log that carry a distance.
     pub near_skips: u64,
+    /// How many of `near_skips` are canonical skips: pages that declared an indexed page as their
+    /// canonical and were within k of it.
+    pub canonical_skips: u64,
     /// One count per k from 0 to 8, aligned with `replay.by_k`: near-duplicate and canonical skips at
     /// a distance above k, which that k would have indexed.
     pub would_index: Vec<u64>,
@@ -367,6 +370,7 @@ impl Inspector {
         replay.samples.retain(|s| s.distance <= max_sample_distance);
         let mut would_index = vec![0u64; MAX_K as usize + 1];
         let mut near_skips = 0;
+        let mut canonical_skips = 0;
         let log = self.store.log::<SkipRecord>(layout::SKIP_LOG)?;
         for entry in log.iter_from(1) {
             let (_, record) = entry?;
@@ -380,6 +384,9 @@ impl Inspector {
                 continue;
             };
             near_skips += 1;
+            if record.reason == SkipReason::Canonical {
+                canonical_skips += 1;
+            }
             for (k, n) in would_index.iter_mut().enumerate() {
                 if distance as usize > k {
                     *n += 1;
@@ -389,6 +396,7 @@ impl Inspector {
         Ok(TuneView {
             replay,
             near_skips,
+            canonical_skips,
             would_index,
         })
     }
@@ -522,6 +530,12 @@ mod tests {
                     None,
                 )
             },
+            skip(
+                "http://127.0.0.1:8080/2/print",
+                SkipReason::Canonical,
+                "127.0.0.1:8080",
+                Some(2),
+            ),
         ] {
             log.append(&record).unwrap();
         }
@@ -603,12 +617,12 @@ mod tests {
     #[test]
     fn skips_filter_by_reason_and_host_with_a_limit_in_id_order() {
         let (_dir, inspector) = open_sample();
-        assert_eq!(inspector.skip_log_len().unwrap(), 6);
+        assert_eq!(inspector.skip_log_len().unwrap(), 7);
         let all = inspector.skipped(&SkipQuery::default()).unwrap();
-        assert_eq!(all.len(), 6);
+        assert_eq!(all.len(), 7);
         assert_eq!(
             all.iter().map(|(id, _)| *id).collect::<Vec<_>>(),
-            [1, 2, 3, 4, 5, 6]
+            [1, 2, 3, 4, 5, 6, 7]
         );
 
         let near = SkipQuery {
@@ -641,7 +655,7 @@ mod tests {
             host: Some("127.0.0.1".into()),
             ..SkipQuery::default()
         };
-        assert_eq!(inspector.skipped(&any_port).unwrap().len(), 5);
+        assert_eq!(inspector.skipped(&any_port).unwrap().len(), 6);
         // The URL's host counts too, when the record's host field is spelled differently.
         let by_url = SkipQuery {
             host: Some("127.0.0.1:8083".into()),
@@ -693,7 +707,7 @@ mod tests {
         assert_eq!(stats.not_html, 2);
         assert_eq!(stats.http_errors, 0);
         assert_eq!(stats.indexed_pages, 4);
-        assert_eq!(stats.skip_log_entries, 6);
+        assert_eq!(stats.skip_log_entries, 7);
         assert_eq!(
             stats.skipped.iter().map(|(r, _)| *r).collect::<Vec<_>>(),
             SkipReason::ALL
@@ -762,9 +776,11 @@ mod tests {
         let view = inspector.tune(2, 8).unwrap();
         assert_eq!(view.replay.pages, 4);
         assert_eq!(view.replay.by_k.len(), 9);
-        // Near skips at distances 3, 1 and 2: k = 0 indexes all three, k = 3 none.
-        assert_eq!(view.near_skips, 3);
-        assert_eq!(view.would_index, vec![3, 2, 1, 0, 0, 0, 0, 0, 0]);
+        // Near skips at distances 3, 1 and 2 and a canonical one at 2: k = 0 indexes all four,
+        // k = 3 none.
+        assert_eq!(view.near_skips, 4);
+        assert_eq!(view.canonical_skips, 1);
+        assert_eq!(view.would_index, vec![4, 3, 1, 0, 0, 0, 0, 0, 0]);
         // Pages 0 and 1 differ by one word: some k up to 8 joins them.
         let d = pages[0].simhash ^ pages[1].simhash;
         let d = d.count_ones();

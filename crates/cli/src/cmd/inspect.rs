@@ -87,6 +87,7 @@ pub fn tune(args: TuneArgs) -> Result<ExitCode> {
         let obj = json!({
             "pages": view.replay.pages,
             "near_skips": view.near_skips,
+            "canonical_skips": view.canonical_skips,
             "by_k": by_k.iter().map(|(s, would_index)| json!({
                 "k": s.k,
                 "would_skip": s.would_skip,
@@ -106,13 +107,11 @@ pub fn tune(args: TuneArgs) -> Result<ExitCode> {
     to_stdout(|out| {
         writeln!(
             out,
-            "replayed {}; {} in the log\n",
+            "replayed {}; {} by SimHash distance in the log ({} near-duplicate, {} canonical)\n",
             plural(view.replay.pages as u64, "indexed page", "indexed pages"),
-            plural(
-                view.near_skips,
-                "near-duplicate skip",
-                "near-duplicate skips"
-            )
+            plural(view.near_skips, "skip", "skips"),
+            view.near_skips - view.canonical_skips,
+            view.canonical_skips,
         )?;
         let rows: Vec<Vec<String>> = by_k
             .iter()
@@ -139,7 +138,7 @@ pub fn tune(args: TuneArgs) -> Result<ExitCode> {
         writeln!(
             out,
             "\n  would skip:  indexed pages that have an earlier indexed page within k\n  \
-             would index: near-duplicate skips of the crawl at a distance above k"
+             would index: skips of the crawl by distance (near-duplicate, canonical) above k"
         )?;
         if view.replay.pages < 2 {
             return Ok(());
