@@ -7,3 +7,4 @@ mod cli_errors;
 mod crawl_web;
 mod pages;
 mod resume;
+mod revoke;

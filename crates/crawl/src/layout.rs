@@ -38,6 +38,8 @@ pub mod counters {
     pub const RULES_LEARNED: &str = "crawl/rules_learned";
     /// Rules revoked after a contradiction.
     pub const RULES_REVOKED: &str = "crawl/rules_revoked";
+    /// URLs skipped under a rule, queued again when the rule was revoked.
+    pub const REQUEUED: &str = "crawl/requeued_after_revoke";
     /// Set to 1 when a crawl ran with robots.txt checking off.
     pub const ROBOTS_IGNORED: &str = "crawl/robots_ignored";
 }

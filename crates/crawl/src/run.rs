@@ -1182,6 +1182,11 @@ impl Coordinator {
             )
         };
         let (rule_text, reason) = match rule {
+            Some((rule, _)) if self.learner.should_verify(&rule) => {
+                // Fetched anyway, like a link the rule would skip: a different page revokes it.
+                self.verifying.insert(lease.key_hash, rule);
+                return Ok(false);
+            }
             Some((rule, reason)) => {
                 self.bump_rule(&rule)?;
                 (rule.to_string(), reason)
@@ -1364,14 +1369,74 @@ impl Coordinator {
         }
         self.flush_rule_skips()?;
         let name = rule.to_string();
+        let mut learned_ms = 0;
         if let Some(mut record) = self.rules.get(&name)? {
+            learned_ms = record.learned_ms;
             record.active = false;
             record.evidence = self.learner.evidence(rule);
             self.rules.insert(&name, &record)?;
         }
         self.counters.add(counters::RULES_REVOKED, 1)?;
-        self.revoked.push(name);
+        let requeued = self.requeue_skipped_by(&name, learned_ms)?;
+        self.revoked.push(if requeued > 0 {
+            format!("{name} ({requeued} skipped URLs queued again)")
+        } else {
+            name
+        });
         Ok(())
+    }
+
+    /// Offers the frontier again every URL that the rule named `name`, learned at `learned_ms`,
+    /// made the crawl skip before fetching: with the rule gone they are URLs of their own, and
+    /// would otherwise never be fetched. Returns how many were queued (a URL another link has
+    /// queued since, under its own key, counts as seen, not queued).
+    fn requeue_skipped_by(&mut self, name: &str, learned_ms: u64) -> Result<u64, CrawlError> {
+        let Some(last) = self.skips.last_id()? else {
+            return Ok(0);
+        };
+        // The log is in time order: skip the entries from before the rule existed (with a
+        // minute's margin for a clock that stepped back).
+        let since = learned_ms.saturating_sub(60_000);
+        let (mut low, mut high) = (1, last + 1);
+        while low < high {
+            let mid = low + (high - low) / 2;
+            match self.skips.get(mid)? {
+                Some(record) if record.time_ms < since => low = mid + 1,
+                _ => high = mid,
+            }
+        }
+        let mut requeued: u64 = 0;
+        for entry in self.skips.iter_from(low) {
+            let (_, record) = entry?;
+            if record.rule.as_deref() != Some(name) {
+                continue;
+            }
+            if !matches!(record.reason, SkipReason::Mirror | SkipReason::LearnedRule) {
+                continue;
+            }
+            let Ok(candidate) = self.canon.canonicalize(&record.url, None) else {
+                continue;
+            };
+            // Another spelling of it may have been fetched and indexed since, under its own key.
+            if self.pages.by_key(candidate.key.hash128())?.is_some() {
+                continue;
+            }
+            // A link skipped when it was found has a key nobody queued; a URL skipped when it was
+            // handed out was queued (and entered the seen set) before the rule: it goes back.
+            let referrer = record.referrer.as_deref().unwrap_or("");
+            let admission = self
+                .frontier
+                .requeue(&candidate, record.depth, Via::Link { referrer })
+                .map_err(frontier_err)?;
+            if admission.is_queued() {
+                requeued += 1;
+            }
+        }
+        self.counters.add(
+            counters::REQUEUED,
+            i64::try_from(requeued).unwrap_or(i64::MAX),
+        )?;
+        Ok(requeued)
     }
 }
 

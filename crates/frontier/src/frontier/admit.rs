@@ -189,6 +189,41 @@ impl Frontier {
         }
     }
 
+    /// Queues a URL again although its key is in the seen set: for a URL that the crawl
+    /// completed without fetching, because a learned rule mapped it to a known page, when that
+    /// rule is revoked. A URL whose key is not seen is [`admit`](Frontier::admit)ted as usual.
+    /// A seen URL passed the scope, trap and budget checks when it was first admitted, so it is
+    /// queued without them; it does not count against its host's page budget twice.
+    pub fn requeue(
+        &mut self,
+        candidate: &Candidate,
+        depth: u32,
+        via: Via<'_>,
+    ) -> Result<Admission, FrontierError> {
+        let key_hash = candidate.key.hash128();
+        if !self.is_seen(key_hash)? {
+            return self.admit(candidate, depth, via);
+        }
+        let host = candidate.fetch.host_str();
+        if host.is_empty() {
+            return Ok(self.refuse(Admission::Invalid(InvalidReason::NoHost)));
+        }
+        let id = self.activate(host)?;
+        let item = QueuedUrl {
+            url: candidate.fetch.as_str().to_owned(),
+            key_hash,
+            kind: ItemKind::Page,
+            via: via.kind(),
+            attempts: 0,
+            referrer: via.referrer().map(str::to_owned),
+        };
+        self.enqueue(id, depth, item)?;
+        self.mark_dirty(id);
+        self.count(Counter::AdmittedQueued);
+        self.maybe_write()?;
+        Ok(Admission::Queued { key_hash })
+    }
+
     /// Pushes an item to the host's queue for `depth` and updates the host's in-memory state.
     pub(super) fn enqueue(
         &mut self,

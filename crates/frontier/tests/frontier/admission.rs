@@ -413,3 +413,25 @@ fn a_bad_configuration_names_its_field() {
     );
     assert_eq!(counter(&f, Counter::RobotsIgnoredSessions), 1);
 }
+
+#[test]
+fn requeue_hands_a_completed_url_out_again_and_admits_an_unseen_one() {
+    let store = store();
+    let mut f = open(&store, plain_config());
+    let url = candidate("https://example.com/skipped");
+    assert!(f.admit(&url, 2, LINK).must("admit").is_queued());
+    let lease = expect_fetch(&mut f, Instant::now());
+    f.complete(lease, simcrawl_frontier::Completion::Fetched, Instant::now())
+        .must("complete");
+    // Known: `admit` refuses it, `requeue` queues it once more, at its depth.
+    assert!(!f.admit(&url, 2, LINK).must("admit again").is_queued());
+    assert!(f.requeue(&url, 2, LINK).must("requeue").is_queued());
+    let again = expect_fetch(&mut f, Instant::now());
+    assert_eq!(again.url, "https://example.com/skipped");
+    assert_eq!(again.depth, 2);
+    // Not known: admitted as usual, and then seen.
+    let fresh = candidate("https://example.com/fresh");
+    assert!(f.requeue(&fresh, 1, LINK).must("requeue").is_queued());
+    assert!(f.is_seen(fresh.key.hash128()).must("is_seen"));
+    assert_eq!(counter(&f, Counter::AdmittedQueued), 3);
+}

@@ -1,0 +1,133 @@
+//! A host that copies another for its first pages, then diverges: the mirror rule learned from the
+//! copies is revoked by a verification fetch, and every URL skipped under it is crawled after all.
+//! Nothing distinct is lost to a rule that turned out wrong.
+
+use crate::util::{Dir, assert_success, crawl, indexed, skips};
+use std::collections::BTreeSet;
+use std::io::{Read, Write};
+use std::net::TcpListener;
+
+/// Articles on each host; the first `SHARED` are byte-identical on both.
+const ARTICLES: usize = 40;
+const SHARED: usize = 8;
+
+/// A page of 150 words drawn from a seed: different seeds give unrelated texts.
+fn article(seed: u64) -> String {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let words: Vec<String> = (0..150)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Letters only: fingerprints ignore digits.
+            let mut n = x % 20_000;
+            let mut word = String::new();
+            for _ in 0..4 {
+                word.push(char::from(b'a' + (n % 26) as u8));
+                n /= 26;
+            }
+            word
+        })
+        .collect();
+    format!(
+        "<html><head><title>Article {seed}</title></head><body><article><p>{}</p></article></body></html>",
+        words.join(" ")
+    )
+}
+
+fn home() -> String {
+    let links: String = (0..ARTICLES)
+        .map(|i| format!("<li><a href=\"/p/{i}\">article {i}</a></li>"))
+        .collect();
+    format!("<html><head><title>Home</title></head><body><ul>{links}</ul></body></html>")
+}
+
+/// Serves the site on 127.0.0.1 (port 0) from a thread; `diverged` says whether this host's
+/// articles from `SHARED` on are its own. Returns the seed URL.
+fn serve(diverged: bool) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    let port = listener.local_addr().expect("its address").port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut request = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                match stream.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => request.extend_from_slice(&buf[..n]),
+                }
+            }
+            let line = String::from_utf8_lossy(&request);
+            let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
+            let page = match path.strip_prefix("/p/").map(str::parse::<usize>) {
+                None if path == "/" => Some(home()),
+                Some(Ok(i)) if i < ARTICLES => {
+                    let own = diverged && i >= SHARED;
+                    Some(article(i as u64 + if own { 1_000 } else { 0 }))
+                }
+                _ => None,
+            };
+            let response = match page {
+                Some(body) => format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                ),
+                None => "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                    .to_string(),
+            };
+            let _ = stream.write_all(response.as_bytes());
+        }
+    });
+    format!("http://127.0.0.1:{port}/")
+}
+
+#[test]
+fn urls_skipped_under_a_revoked_mirror_rule_are_crawled_after_all() {
+    let origin = serve(false);
+    let copy = serve(true);
+    let dir = Dir::new();
+    let out = crawl(
+        &dir.store(),
+        &[origin.clone(), copy.clone()],
+        &[
+            "--min-evidence",
+            "3",
+            "--verify-every",
+            "2",
+            "--verify-every-max",
+            "2",
+        ],
+    );
+    assert_success(&out);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // The scenario happened: a mirror rule was learned from the shared articles, then revoked.
+    assert!(
+        stdout.contains("rule revoked"),
+        "no rule was revoked:\n{stdout}"
+    );
+    assert!(
+        skips(&dir.store())
+            .iter()
+            .any(|s| s.rule.as_deref().is_some_and(|r| r.starts_with("mirror"))),
+        "nothing was skipped under the mirror rule:\n{stdout}"
+    );
+
+    // Every distinct article is indexed: each host's own ones, and one copy of each shared one.
+    let urls: BTreeSet<String> = indexed(&dir.store()).into_iter().map(|p| p.url).collect();
+    for i in 0..ARTICLES {
+        let on_origin = format!("{origin}p/{i}");
+        let on_copy = format!("{copy}p/{i}");
+        if i < SHARED {
+            assert!(
+                urls.contains(&on_origin) || urls.contains(&on_copy),
+                "shared article {i} is not indexed: {urls:?}\n{stdout}"
+            );
+        } else {
+            assert!(
+                urls.contains(&on_origin) && urls.contains(&on_copy),
+                "article {i} is missing from one host: {urls:?}\n{stdout}"
+            );
+        }
+    }
+}
