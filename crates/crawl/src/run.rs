@@ -1024,7 +1024,8 @@ impl Coordinator {
                 self.remember_spelling(spelling);
                 let url = candidate.fetch.as_url().clone();
                 if let Some((rule, reason)) = self.rule_behind(&url, key_hash)? {
-                    if self.learner.should_verify(&rule)
+                    if self.pages.by_key(key_hash)?.is_some()
+                        && self.learner.should_verify(&rule)
                         && let Ok(plain) = self.plain.canonicalize(url.as_str(), None)
                     {
                         let verify = self
@@ -1181,8 +1182,11 @@ impl Coordinator {
                 self.original_url(key_hash, candidate.key.as_str())?,
             )
         };
+        // A verification compares with the original page, so only once that is indexed (not
+        // merely queued: a copy fetched first would look like a contradiction).
+        let verifiable = self.pages.by_key(key_hash)?.is_some();
         let (rule_text, reason) = match rule {
-            Some((rule, _)) if self.learner.should_verify(&rule) => {
+            Some((rule, _)) if verifiable && self.learner.should_verify(&rule) => {
                 // Fetched anyway, like a link the rule would skip: a different page revokes it.
                 self.verifying.insert(lease.key_hash, rule);
                 return Ok(false);

@@ -421,8 +421,12 @@ fn requeue_hands_a_completed_url_out_again_and_admits_an_unseen_one() {
     let url = candidate("https://example.com/skipped");
     assert!(f.admit(&url, 2, LINK).must("admit").is_queued());
     let lease = expect_fetch(&mut f, Instant::now());
-    f.complete(lease, simcrawl_frontier::Completion::Fetched, Instant::now())
-        .must("complete");
+    f.complete(
+        lease,
+        simcrawl_frontier::Completion::Fetched,
+        Instant::now(),
+    )
+    .must("complete");
     // Known: `admit` refuses it, `requeue` queues it once more, at its depth.
     assert!(!f.admit(&url, 2, LINK).must("admit again").is_queued());
     assert!(f.requeue(&url, 2, LINK).must("requeue").is_queued());
