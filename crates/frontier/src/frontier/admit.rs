@@ -1,5 +1,6 @@
 //! URLs in: [`Frontier::admit`], and queueing sitemap files.
 
+use simcrawl_store::Probe;
 use simcrawl_url::{Candidate, Canonicalizer, FetchUrl, Url};
 
 use super::{Frontier, QueueKey};
@@ -114,9 +115,10 @@ impl Frontier {
         {
             return self.refuse_unless_seen(key_hash, Admission::CrawlBudget { max });
         }
-        if self.is_seen(key_hash)? {
-            return Ok(self.refuse(Admission::Seen { key_hash }));
-        }
+        let absent = match self.seen.probe(key_hash) {
+            Probe::Member => return Ok(self.refuse(Admission::Seen { key_hash })),
+            Probe::Absent(absent) => absent,
+        };
         let id = self.activate(host)?;
         if let Some(max) = self.config.max_pages_per_host
             && self.hosts.get(id).record.admitted >= max
@@ -139,7 +141,7 @@ impl Frontier {
         // The queue and the seen set are committed together by the store: after a crash, both
         // or neither.
         self.enqueue(id, depth, item)?;
-        self.seen.insert_if_absent(key_hash);
+        self.seen.insert_absent(absent);
         self.hosts.get_mut(id).record.admitted += 1;
         self.mark_dirty(id);
         self.count(Counter::AdmittedQueued);
@@ -196,7 +198,7 @@ impl Frontier {
         depth: u32,
         item: QueuedUrl,
     ) -> Result<(), FrontierError> {
-        let key: QueueKey = (self.hosts.get(id).name.to_string(), depth);
+        let key: QueueKey = (String::from(&*self.hosts.get(id).name), depth);
         let seq = self
             .queues
             .push_back(&key, &item)

@@ -40,7 +40,11 @@ impl Frontier {
         if lease.id.session != self.session {
             return Err(unknown());
         }
-        let id = self.hosts.id(&lease.host).ok_or_else(unknown)?;
+        let id = if self.hosts.slot_named(lease.id.host_slot, &lease.host) {
+            lease.id.host_slot
+        } else {
+            self.hosts.id(&lease.host).ok_or_else(unknown)?
+        };
         let slot = (lease.depth, lease.id.seq);
         let position = self
             .hosts
@@ -66,7 +70,7 @@ impl Frontier {
         match completion {
             Completion::Fetched => {
                 self.queues
-                    .remove(&key, lease.id.seq)
+                    .delete(&key, lease.id.seq)
                     .doing("removing a fetched URL from its queue")?;
                 self.hosts.get_mut(id).remove_item(lease.depth);
                 self.hosts.get_mut(id).not_before(now + delay);
@@ -94,7 +98,7 @@ impl Frontier {
                         .push_back(&key, &item)
                         .doing("queueing a failed URL again")?;
                     self.queues
-                        .remove(&key, lease.id.seq)
+                        .delete(&key, lease.id.seq)
                         .doing("removing a failed URL's old place")?;
                     let host = self.hosts.get_mut(id);
                     // Now unleased and shallower than a head loaded below its depth.

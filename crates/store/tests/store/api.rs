@@ -436,6 +436,37 @@ fn a_key_set_answers_like_a_hash_set_across_compactions_and_reopen() {
 }
 
 #[test]
+fn a_probed_key_is_inserted_once_whatever_happened_since_the_probe() {
+    use simcrawl_store::Probe;
+    let (_tmp, dir) = fresh_store_dir();
+    let store = open(&dir);
+    let set = store.key_set("seen").must("key set");
+    let other = store.key_set("other").must("key set");
+    set.insert_if_absent(1);
+    assert_eq!(set.probe(1), Probe::Member);
+    let Probe::Absent(two) = set.probe(2) else {
+        panic!("2 is not a member");
+    };
+    assert!(set.insert_absent(two));
+    assert!(set.contains(2));
+    // The same token again, and a token taken before another handle added the key.
+    assert!(!set.insert_absent(two));
+    let Probe::Absent(three) = set.probe(3) else {
+        panic!("3 is not a member");
+    };
+    assert!(set.clone().insert_if_absent(3));
+    assert!(!set.insert_absent(three));
+    assert_eq!(set.len(), 3);
+    // A token of another set is checked against this one.
+    let Probe::Absent(one_elsewhere) = other.probe(1) else {
+        panic!("1 is not in the other set");
+    };
+    assert!(!set.insert_absent(one_elsewhere));
+    assert!(other.insert_absent(one_elsewhere));
+    assert_eq!((set.len(), other.len()), (3, 1));
+}
+
+#[test]
 fn a_damaged_key_set_chunk_is_an_error_naming_the_tree() {
     let (_tmp, dir) = fresh_store_dir();
     {
