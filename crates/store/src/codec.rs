@@ -87,6 +87,30 @@ pub trait Codec: Sized {
     }
 }
 
+/// A value that encodes to exactly the bytes of some `T`: lets a caller pass a borrowed form of
+/// `T` (`(&str, u32)` for a `(String, u32)` queue key, a record of borrowed fields) where a `T`
+/// would have to be built, and allocated, first. Every `T` is one of its own.
+pub trait EncodeAs<T: Codec> {
+    /// Appends the bytes `T`'s [`Codec::encode_into`] would append for the value this stands for.
+    fn encode_as(&self, out: &mut Vec<u8>);
+}
+
+impl<T: Codec> EncodeAs<T> for T {
+    fn encode_as(&self, out: &mut Vec<u8>) {
+        self.encode_into(out);
+    }
+}
+
+/// A string slice, as the first element of a `(String, B)` tuple.
+impl<B: Codec> EncodeAs<(String, B)> for (&str, B) {
+    fn encode_as(&self, out: &mut Vec<u8>) {
+        let (bytes, width) = leb128(self.0.len());
+        out.extend_from_slice(&bytes[..width]);
+        out.extend_from_slice(self.0.as_bytes());
+        self.1.encode_into(out);
+    }
+}
+
 /// Bytes that do not decode as the expected type.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -501,6 +525,16 @@ mod tests {
             assert_eq!(out, expected, "length {len}");
             let mut r = Reader::new::<Vec<u8>>(&out[1..]);
             assert_eq!(r.element::<Vec<u8>>(), Ok(value));
+        }
+    }
+
+    #[test]
+    fn a_borrowed_key_encodes_like_the_owned_one() {
+        for text in ["", "example.com", &"x".repeat(200)] {
+            let owned = (text.to_owned(), 7_u32);
+            let mut borrowed = Vec::new();
+            (text, 7_u32).encode_as(&mut borrowed);
+            assert_eq!(borrowed, owned.encode());
         }
     }
 

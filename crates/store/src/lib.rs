@@ -99,7 +99,7 @@ mod queue;
 mod store;
 mod tree;
 
-pub use codec::{Codec, CodecError};
+pub use codec::{Codec, CodecError, EncodeAs};
 pub use error::{BackendError, StoreError};
 pub use keyset::{Absent, KEYS_PER_CHUNK, KeySet, Probe, RECENT_MAX};
 pub use lock::LOCK_FILE_NAME;

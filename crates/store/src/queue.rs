@@ -47,7 +47,7 @@ use std::collections::{HashMap, VecDeque};
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use crate::codec::{Codec, Reader, write_element};
+use crate::codec::{Codec, EncodeAs, Reader, write_element};
 use crate::error::StoreError;
 use crate::meta::{decode_u64, queue_seq_key};
 use crate::store::{META_TREE, Shared};
@@ -110,10 +110,16 @@ impl<Q: Codec, V: Codec> Queues<Q, V> {
     }
 
     /// Appends `item` to the back of `queue` and returns its sequence number.
-    pub fn push_back(&self, queue: &Q, item: &V) -> Result<u64, StoreError> {
-        let (seq, full) = self
-            .state
-            .with_key(queue, |state, inner, key| state.push(inner, key, item))?;
+    ///
+    /// `queue` and `item` may be borrowed forms of `Q` and `V` (see [`EncodeAs`]).
+    pub fn push_back<K, I>(&self, queue: &K, item: &I) -> Result<u64, StoreError>
+    where
+        K: EncodeAs<Q> + ?Sized,
+        I: EncodeAs<V> + ?Sized,
+    {
+        let (seq, full) = self.state.with_key::<Q, K, _>(queue, |state, inner, key| {
+            state.push::<V, I>(inner, key, item)
+        })?;
         if full {
             self.shared.commit()?;
         }
@@ -121,8 +127,11 @@ impl<Q: Codec, V: Codec> Queues<Q, V> {
     }
 
     /// The item at the front of `queue` and its sequence number, without removing it.
-    pub fn front(&self, queue: &Q) -> Result<Option<(u64, V)>, StoreError> {
-        self.state.with_key(queue, |state, inner, key| {
+    pub fn front<K: EncodeAs<Q> + ?Sized>(
+        &self,
+        queue: &K,
+    ) -> Result<Option<(u64, V)>, StoreError> {
+        self.state.with_key::<Q, K, _>(queue, |state, inner, key| {
             state.front(inner, key, |seq, bytes| {
                 V::decode(bytes)
                     .map(|v| (seq, v))
@@ -146,9 +155,13 @@ impl<Q: Codec, V: Codec> Queues<Q, V> {
 
     /// Removes the item `seq` from `queue` (e.g. when the work it stood for is acknowledged) and
     /// returns it; `None` if it is not there (already removed, or never pushed to that queue).
-    pub fn remove(&self, queue: &Q, seq: u64) -> Result<Option<V>, StoreError> {
+    pub fn remove<K: EncodeAs<Q> + ?Sized>(
+        &self,
+        queue: &K,
+        seq: u64,
+    ) -> Result<Option<V>, StoreError> {
         let name = &self.state.name;
-        let (removed, full) = self.state.with_key(queue, |state, inner, key| {
+        let (removed, full) = self.state.with_key::<Q, K, _>(queue, |state, inner, key| {
             state.remove(inner, key, seq, |bytes| {
                 V::decode(bytes).map_err(|e| StoreError::decode(name, e))
             })
@@ -161,8 +174,8 @@ impl<Q: Codec, V: Codec> Queues<Q, V> {
 
     /// Removes the item `seq` from `queue` like [`remove`](Queues::remove), without decoding it;
     /// returns whether it was there.
-    pub fn delete(&self, queue: &Q, seq: u64) -> Result<bool, StoreError> {
-        let (removed, full) = self.state.with_key(queue, |state, inner, key| {
+    pub fn delete<K: EncodeAs<Q> + ?Sized>(&self, queue: &K, seq: u64) -> Result<bool, StoreError> {
+        let (removed, full) = self.state.with_key::<Q, K, _>(queue, |state, inner, key| {
             state.remove(inner, key, seq, |_| ())
         })?;
         if full {
@@ -172,13 +185,13 @@ impl<Q: Codec, V: Codec> Queues<Q, V> {
     }
 
     /// Whether `queue` holds no item. Cheap: a lookup in memory.
-    pub fn is_empty(&self, queue: &Q) -> Result<bool, StoreError> {
+    pub fn is_empty<K: EncodeAs<Q> + ?Sized>(&self, queue: &K) -> Result<bool, StoreError> {
         Ok(self.len(queue)? == 0)
     }
 
     /// The number of items in `queue`. Cheap: a lookup in memory.
-    pub fn len(&self, queue: &Q) -> Result<u64, StoreError> {
-        self.state.with_key(queue, |_, inner, key| {
+    pub fn len<K: EncodeAs<Q> + ?Sized>(&self, queue: &K) -> Result<u64, StoreError> {
+        self.state.with_key::<Q, K, _>(queue, |_, inner, key| {
             Ok(inner.queues.get(key).map_or(0, |q| q.len))
         })
     }
@@ -379,16 +392,16 @@ impl QueueState {
     }
 
     /// Locks the state and runs `f` with `queue`'s key bytes.
-    fn with_key<Q: Codec, R>(
+    fn with_key<Q: Codec, K: EncodeAs<Q> + ?Sized, R>(
         &self,
-        queue: &Q,
+        queue: &K,
         f: impl FnOnce(&QueueState, &mut Inner, &[u8]) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
         let mut guard = self.lock();
         let inner = &mut *guard;
         let mut key = std::mem::take(&mut inner.key);
         key.clear();
-        queue.encode_into(&mut key);
+        queue.encode_as(&mut key);
         let result = f(self, inner, &key);
         inner.key = key;
         result
@@ -403,18 +416,18 @@ impl QueueState {
     }
 
     /// Queues an item in memory. Returns its seq and whether the store should commit now.
-    fn push<V: Codec>(
+    fn push<V: Codec, I: EncodeAs<V> + ?Sized>(
         &self,
         inner: &mut Inner,
         queue: &[u8],
-        item: &V,
+        item: &I,
     ) -> Result<(u64, bool), StoreError> {
         let seq = inner.next_seq;
         inner.next_seq = seq.checked_add(1).ok_or_else(|| StoreError::IdsExhausted {
             tree: self.name.to_string(),
         })?;
         let start = inner.pending_bytes.len();
-        item.encode_into(&mut inner.pending_bytes);
+        item.encode_as(&mut inner.pending_bytes);
         let end = inner.pending_bytes.len();
         let slot = Slot { seq, start, end };
         match inner.queues.get_mut(queue) {
@@ -843,10 +856,10 @@ impl QueueCommit<'_> {
             q.pending = VecDeque::new();
             q.removed = Vec::new();
             q.dead = Vec::new();
-            if q.len == 0 {
-                if let Some(head) = inner.queues.remove(&key).and_then(|q| q.head) {
-                    inner.cache_bytes -= head.bytes();
-                }
+            if q.len == 0
+                && let Some(head) = inner.queues.remove(&key).and_then(|q| q.head)
+            {
+                inner.cache_bytes -= head.bytes();
             }
         }
         inner.pending_bytes.clear();

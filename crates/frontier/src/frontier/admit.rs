@@ -3,12 +3,12 @@
 use simcrawl_store::Probe;
 use simcrawl_url::{Candidate, Canonicalizer, FetchUrl, Url};
 
-use super::{Frontier, QueueKey};
+use super::Frontier;
 use crate::admission::{Admission, InvalidReason, ScopeReason, Trap, Via, ViaKind};
 use crate::counters::Counter;
 use crate::error::{Doing, FrontierError};
 use crate::host::Head;
-use crate::records::{ItemKind, QueuedUrl};
+use crate::records::{ItemKind, QueuedUrlRef};
 use crate::traps;
 
 /// What became of a sitemap URL the frontier was asked to queue (from robots.txt, from
@@ -130,13 +130,13 @@ impl Frontier {
             self.reschedule(id); // it may have been activated for nothing: list it as idle
             return Ok(self.refuse(refusal));
         }
-        let item = QueuedUrl {
-            url: text.to_owned(),
+        let item = QueuedUrlRef {
+            url: text,
             key_hash,
             kind: ItemKind::Page,
             via: via.kind(),
             attempts: 0,
-            referrer: via.referrer().map(str::to_owned),
+            referrer: via.referrer(),
         };
         // The queue and the seen set are committed together by the store: after a crash, both
         // or neither.
@@ -196,12 +196,11 @@ impl Frontier {
         &mut self,
         id: u32,
         depth: u32,
-        item: QueuedUrl,
+        item: QueuedUrlRef<'_>,
     ) -> Result<(), FrontierError> {
-        let key: QueueKey = (String::from(&*self.hosts.get(id).name), depth);
         let seq = self
             .queues
-            .push_back(&key, &item)
+            .push_back(&(&*self.hosts.get(id).name, depth), &item)
             .doing("pushing a URL to its host queue")?;
         let host = self.hosts.get_mut(id);
         let was_empty = host.queued() == 0;
@@ -213,7 +212,11 @@ impl Frontier {
             None => was_empty,
         };
         if becomes_head {
-            host.head = Some(Head { depth, seq, item });
+            host.head = Some(Head {
+                depth,
+                seq,
+                item: item.to_owned(),
+            });
         }
         self.reschedule(id);
         Ok(())
@@ -278,13 +281,13 @@ impl Frontier {
             self.reschedule(id);
             return Ok(SitemapAdmission::OverHostCap);
         }
-        let item = QueuedUrl {
-            url: fetch.as_str().to_owned(),
+        let item = QueuedUrlRef {
+            url: fetch.as_str(),
             key_hash,
             kind: ItemKind::Sitemap,
             via,
             attempts: 0,
-            referrer: referrer.map(str::to_owned),
+            referrer,
         };
         self.enqueue(id, 0, item)?;
         self.sitemaps_seen

@@ -65,7 +65,7 @@ impl Frontier {
         let (id, position) = self.lease_slot(lease)?;
         self.hosts.get_mut(id).leased.swap_remove(position);
         self.in_flight -= 1;
-        let key = (lease.host.clone(), lease.depth);
+        let key = (lease.host.as_str(), lease.depth);
         let delay = self.delay_of(id);
         match completion {
             Completion::Fetched => {

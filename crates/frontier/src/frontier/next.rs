@@ -190,20 +190,23 @@ impl Frontier {
             return Ok(head);
         }
         let host = self.hosts.get(id);
-        let mut key: QueueKey = (String::from(&*host.name), 0);
         for &(depth, len) in &host.depths {
             let leased_here = host.leased.iter().filter(|(d, _)| *d == depth).count() as u64;
             if len <= leased_here {
                 continue;
             }
-            key.1 = depth;
             if leased_here == 0 {
                 // Nothing of this depth is out: its front is the head.
-                if let Some((seq, item)) = self.queues.front(&key).doing("reading a queue head")? {
+                let front = self
+                    .queues
+                    .front(&(&*host.name, depth))
+                    .doing("reading a queue head")?;
+                if let Some((seq, item)) = front {
                     return Ok(Head { depth, seq, item });
                 }
                 continue;
             }
+            let key: QueueKey = (String::from(&*host.name), depth);
             for entry in self.queues.iter(&key) {
                 let (seq, item) = entry.doing("reading a queue head")?;
                 if !host.leased.contains(&(depth, seq)) {
@@ -215,7 +218,7 @@ impl Frontier {
             tree: crate::trees::QUEUES_TREE,
             detail: format!(
                 "host {} should have an unleased item but its queues have none",
-                key.0
+                host.name
             ),
         })
     }
