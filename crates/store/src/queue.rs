@@ -290,6 +290,9 @@ struct Queue {
     /// Every written item with a smaller seq is removed: where to look for the next head. It is
     /// written with the length, so a commit need not rewrite a partly consumed first chunk.
     floor: u64,
+    /// Whether `floor` may be inside a written chunk (else the chunks holding items at or above
+    /// it have first seqs at or above it).
+    floor_in_chunk: bool,
     /// Written chunks (their first seqs) all of whose items were removed since the last commit.
     dead: Vec<u64>,
 }
@@ -330,6 +333,14 @@ impl Queue {
         }
     }
 
+    /// Every written item before `seq`, an item of a written chunk, is removed.
+    fn raise_floor(&mut self, seq: u64) {
+        if seq > self.floor {
+            self.floor = seq;
+            self.floor_in_chunk = true;
+        }
+    }
+
     fn is_removed(&self, seq: u64) -> bool {
         seq < self.floor || self.removed.binary_search(&seq).is_ok()
     }
@@ -362,6 +373,7 @@ impl QueueState {
                 Queue {
                     len,
                     floor,
+                    floor_in_chunk: floor != 0,
                     ..Queue::default()
                 },
             );
@@ -542,10 +554,11 @@ impl QueueState {
                 let head = q.head.take().expect("matched above");
                 q.dead.push(head.first);
                 q.floor = q.floor.max(head.last.saturating_add(1));
+                q.floor_in_chunk = false;
                 inner.cache_bytes -= head.bytes();
             }
             // Everything before the head's first item is removed.
-            Some(Some(front)) => q.floor = q.floor.max(front),
+            Some(Some(front)) => q.raise_floor(front),
             None => {}
         }
         q.note_removed(seq);
@@ -663,7 +676,11 @@ impl QueueState {
         let prefix = queue_prefix(queue);
         let q = &inner.queues[queue];
         let mut head = None;
-        let start = self.scan_start(&prefix, q.floor)?;
+        let start = if q.floor_in_chunk {
+            self.scan_start(&prefix, q.floor)?
+        } else {
+            item_key(&prefix, q.floor)
+        };
         for chunk in self.items.range(start..) {
             let (key, value) = chunk.map_err(|e| self.backend(e))?;
             if !key.starts_with(&prefix) {
@@ -693,7 +710,7 @@ impl QueueState {
         let q = inner.queues.get_mut(queue).expect("present");
         // Everything before the head's first item is removed.
         if let Some(front) = head.items.front() {
-            q.floor = q.floor.max(front.seq);
+            q.raise_floor(front.seq);
         }
         q.head = Some(head);
         inner.cached.push_back(queue.into());
