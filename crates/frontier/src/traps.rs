@@ -55,7 +55,14 @@ pub(crate) fn check(url: &Url, text: &str, limits: &TrapLimits) -> Option<Trap> 
         }
     }
     if let Some(query) = url.query() {
-        let count = query.split('&').filter(|p| !p.is_empty()).count();
+        // Non-empty parameters: bytes other than `&` that follow a `&` or start the query.
+        let mut count = 0;
+        let mut after_amp = true;
+        for &byte in query.as_bytes() {
+            let amp = byte == b'&';
+            count += usize::from(after_amp && !amp);
+            after_amp = amp;
+        }
         if count > limits.max_params {
             return Some(Trap::TooManyParams {
                 count,

@@ -43,6 +43,7 @@
 //! memory (up to [`HEAD_CACHE_BYTES`] over all queues), so handing out and acknowledging items
 //! reads sled once per chunk.
 
+use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -257,7 +258,7 @@ struct Inner {
     /// The seq record as last written.
     written_seq: u64,
     /// Every queue that is non-empty or changed since the last commit.
-    queues: HashMap<Box<[u8]>, Queue>,
+    queues: QueueMap,
     /// Queues changed since the last commit.
     touched: Vec<Box<[u8]>>,
     /// The values pushed since the last commit, of all queues, one after the other.
@@ -272,6 +273,79 @@ struct Inner {
     /// The encoded queue key of the operation in progress (reused, so that an operation
     /// allocates nothing for it).
     key: Vec<u8>,
+}
+
+/// The queues in memory by key: a hash map that remembers the last queue it found, so that the
+/// operations of a run on one queue (pushes of one page's links; reading the front, then removing
+/// it) hash its key once.
+#[derive(Default)]
+struct QueueMap {
+    entries: Vec<Option<(Box<[u8]>, Queue)>>,
+    index: HashMap<Box<[u8]>, usize>,
+    free: Vec<usize>,
+    last: Cell<usize>,
+}
+
+impl QueueMap {
+    fn find(&self, key: &[u8]) -> Option<usize> {
+        let last = self.last.get();
+        if let Some(Some((k, _))) = self.entries.get(last)
+            && **k == *key
+        {
+            return Some(last);
+        }
+        let i = *self.index.get(key)?;
+        self.last.set(i);
+        Some(i)
+    }
+
+    fn get(&self, key: &[u8]) -> Option<&Queue> {
+        let i = self.find(key)?;
+        self.entries[i].as_ref().map(|(_, q)| q)
+    }
+
+    fn get_mut(&mut self, key: &[u8]) -> Option<&mut Queue> {
+        let i = self.find(key)?;
+        self.entries[i].as_mut().map(|(_, q)| q)
+    }
+
+    fn insert(&mut self, key: Box<[u8]>, queue: Queue) {
+        if let Some(q) = self.get_mut(&key) {
+            *q = queue;
+            return;
+        }
+        let entry = Some((key.clone(), queue));
+        let i = match self.free.pop() {
+            Some(i) => {
+                self.entries[i] = entry;
+                i
+            }
+            None => {
+                self.entries.push(entry);
+                self.entries.len() - 1
+            }
+        };
+        self.index.insert(key, i);
+        self.last.set(i);
+    }
+
+    fn remove(&mut self, key: &[u8]) -> Option<Queue> {
+        let i = self.index.remove(key)?;
+        self.free.push(i);
+        self.entries[i].take().map(|(_, q)| q)
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&Box<[u8]>, &Queue)> {
+        self.entries.iter().flatten().map(|(k, q)| (k, q))
+    }
+}
+
+impl std::ops::Index<&[u8]> for QueueMap {
+    type Output = Queue;
+
+    fn index(&self, key: &[u8]) -> &Queue {
+        self.get(key).expect("the queue is in memory")
+    }
 }
 
 /// One queue in memory.
@@ -363,7 +437,7 @@ impl QueueState {
             Some(bytes) => decode_u64(&bytes)?,
             None => 1,
         };
-        let mut queues = HashMap::new();
+        let mut queues = QueueMap::default();
         for entry in lengths.iter() {
             let (key, value) = entry.map_err(|e| StoreError::backend(&lengths_name, e))?;
             let (len, floor) =
