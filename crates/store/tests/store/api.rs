@@ -492,3 +492,52 @@ fn a_damaged_key_set_chunk_is_an_error_naming_the_tree() {
         other => panic!("expected Inconsistent, got {other:?}"),
     }
 }
+
+#[test]
+fn queues_whose_first_chunks_overflow_the_cache_keep_their_items() {
+    use std::collections::{BTreeMap, VecDeque};
+    // 320 queues of 64 items of 2 KiB: 40 MiB of first chunks, more than the cache holds, so
+    // reading a queue's front evicts another's cached chunk.
+    let (_tmp, dir) = fresh_store_dir();
+    let value = |q: u32, i: u32| -> Vec<u8> {
+        let mut v = vec![(q % 251) as u8; 2048];
+        v[..4].copy_from_slice(&i.to_be_bytes());
+        v
+    };
+    let mut model: BTreeMap<u32, VecDeque<(u64, Vec<u8>)>> = BTreeMap::new();
+    {
+        let store = open(&dir);
+        let queues = store.queues::<u32, Vec<u8>>("q").must("queues");
+        for q in 0..320 {
+            for i in 0..64 {
+                let v = value(q, i);
+                let seq = queues.push_back(&q, &v).must("push");
+                model.entry(q).or_default().push_back((seq, v));
+            }
+        }
+        store.flush().must("flush");
+        for round in 0..2 {
+            for q in 0..320 {
+                let items = model.get_mut(&q).expect("queued");
+                // The front (loads the first chunk), then an item further in, out of order.
+                let front = queues.front(&q).must("front");
+                assert_eq!(front.as_ref(), items.front(), "queue {q} round {round}");
+                let (seq, _) = items.pop_front().expect("non-empty");
+                assert!(queues.delete(&q, seq).must("delete"));
+                let (seq, v) = items.remove(10 + round).expect("long enough");
+                assert_eq!(queues.remove(&q, seq).must("remove"), Some(v));
+            }
+            store.flush().must("flush");
+        }
+    }
+    let store = open(&dir);
+    let queues = store.queues::<u32, Vec<u8>>("q").must("queues");
+    for (q, items) in &model {
+        let stored: Vec<(u64, Vec<u8>)> = queues.iter(q).map(|r| r.must("iter")).collect();
+        assert!(
+            stored == items.iter().cloned().collect::<Vec<_>>(),
+            "queue {q}"
+        );
+        assert_eq!(queues.len(q).must("len"), items.len() as u64);
+    }
+}
