@@ -22,7 +22,9 @@
 //! they named no durable item.
 //!
 //! Queue lengths live in memory and in the reserved tree `meta/queue_len/<name>`: key = `Q` bytes,
-//! value = `u64` big-endian, present only while the queue is non-empty.
+//! value = length ‖ floor, each `u64` big-endian, present only while the queue is non-empty. The
+//! floor says that every item of the queue with a smaller seq is removed: a chunk may still hold
+//! such items, which readers skip. (Schema 2 wrote the length alone, which reads as floor 0.)
 //!
 //! # Commits and crash safety
 //!
@@ -40,8 +42,11 @@
 //! sled 0.34 copies the node it changes on every write (5–30 µs here), so writing per item would
 //! cap the frontier near 20,000 URLs per second. Here a push costs well under a microsecond in
 //! memory, plus 1/[`CHUNK_ITEMS`] of a sled write at best; the first chunk of a queue read is kept in
-//! memory (up to [`HEAD_CACHE_BYTES`] over all queues), so handing out and acknowledging items
-//! reads sled once per chunk.
+//! memory as sled returned it (up to [`HEAD_CACHE_BYTES`] over all queues), so handing out and
+//! acknowledging items reads sled once per chunk. A commit deletes the chunks used up since the last
+//! one (known in memory) and moves the floor past the items removed from the front of a partly
+//! consumed first chunk, instead of rewriting it; only items removed out of order make it rewrite
+//! their chunk.
 
 use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
