@@ -5,6 +5,7 @@
 //! (with their lengths), at most one head item, the leases in flight, and its robots.txt state per
 //! origin. The items themselves stay in the store.
 
+use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::time::Duration;
@@ -192,11 +193,27 @@ pub(crate) struct HostTable {
     idle: VecDeque<(u32, u64)>,
     idle_count: usize,
     next_ticket: u64,
+    /// The id `id` found last: links mostly come in runs on one host.
+    last_found: Cell<u32>,
 }
 
 impl HostTable {
     pub(crate) fn id(&self, name: &str) -> Option<u32> {
-        self.by_name.get(name).copied()
+        let last = self.last_found.get();
+        if self.slot_named(last, name) {
+            return Some(last);
+        }
+        let id = self.by_name.get(name).copied()?;
+        self.last_found.set(id);
+        Some(id)
+    }
+
+    /// Whether slot `id` holds the host `name` (a cheap check of an id kept from earlier).
+    pub(crate) fn slot_named(&self, id: u32, name: &str) -> bool {
+        self.slots
+            .get(id as usize)
+            .and_then(Option::as_ref)
+            .is_some_and(|h| &*h.name == name)
     }
 
     pub(crate) fn insert(&mut self, state: HostState) -> u32 {

@@ -67,6 +67,8 @@ pub struct Lease {
 pub(crate) struct LeaseId {
     pub(crate) seq: u64,
     pub(crate) session: u64,
+    /// The host's slot in memory when it was handed out (a host with a lease out stays there).
+    pub(crate) host_slot: u32,
 }
 
 /// How a lease ended.

@@ -1,7 +1,7 @@
 //! The frontier's stored records and their byte formats, as documented in
 //! [`trees`](crate::trees#record-formats). Changing one means bumping the store's schema version.
 
-use simcrawl_store::codec::{Codec, CodecError, Reader, write_element};
+use simcrawl_store::codec::{Codec, CodecError, EncodeAs, Reader, write_element};
 
 use crate::admission::ViaKind;
 
@@ -54,8 +54,63 @@ pub(crate) struct QueuedUrl {
     pub(crate) referrer: Option<String>,
 }
 
-impl Codec for QueuedUrl {
-    fn encode_into(&self, out: &mut Vec<u8>) {
+/// A [`QueuedUrl`] of borrowed strings, which encodes exactly like it: what is pushed when a URL
+/// is admitted, so that its strings are copied once, into the queue.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct QueuedUrlRef<'a> {
+    pub(crate) url: &'a str,
+    pub(crate) key_hash: u128,
+    pub(crate) kind: ItemKind,
+    pub(crate) via: ViaKind,
+    pub(crate) attempts: u32,
+    pub(crate) referrer: Option<&'a str>,
+}
+
+impl QueuedUrlRef<'_> {
+    pub(crate) fn to_owned(self) -> QueuedUrl {
+        QueuedUrl {
+            url: self.url.to_owned(),
+            key_hash: self.key_hash,
+            kind: self.kind,
+            via: self.via,
+            attempts: self.attempts,
+            referrer: self.referrer.map(str::to_owned),
+        }
+    }
+}
+
+impl QueuedUrl {
+    pub(crate) fn as_ref(&self) -> QueuedUrlRef<'_> {
+        QueuedUrlRef {
+            url: &self.url,
+            key_hash: self.key_hash,
+            kind: self.kind,
+            via: self.via,
+            attempts: self.attempts,
+            referrer: self.referrer.as_deref(),
+        }
+    }
+}
+
+/// A string written as an element (its length, then its bytes), like `write_element` of a
+/// `String`.
+fn write_str(value: &str, out: &mut Vec<u8>) {
+    let mut len = value.len();
+    loop {
+        let group = (len & 0x7f) as u8;
+        len >>= 7;
+        if len == 0 {
+            out.push(group);
+            break;
+        }
+        out.push(group | 0x80);
+    }
+    out.extend_from_slice(value.as_bytes());
+}
+
+impl EncodeAs<QueuedUrl> for QueuedUrlRef<'_> {
+    fn encode_as(&self, out: &mut Vec<u8>) {
+        out.reserve(32 + self.url.len() + self.referrer.map_or(0, str::len));
         write_element(&FORMAT, out);
         write_element(&self.key_hash, out);
         let kind: u8 = match self.kind {
@@ -65,8 +120,17 @@ impl Codec for QueuedUrl {
         write_element(&kind, out);
         write_element(&self.via.to_byte(), out);
         write_element(&self.attempts, out);
-        write_element(&self.url, out);
-        write_optional(&self.referrer, out);
+        write_str(self.url, out);
+        write_element(&self.referrer.is_some(), out);
+        if let Some(referrer) = self.referrer {
+            write_str(referrer, out);
+        }
+    }
+}
+
+impl Codec for QueuedUrl {
+    fn encode_into(&self, out: &mut Vec<u8>) {
+        self.as_ref().encode_as(out);
     }
 
     fn decode(bytes: &[u8]) -> Result<Self, CodecError> {
@@ -321,6 +385,34 @@ mod tests {
             assert_eq!(bytes.len(), n);
         }
         assert_eq!(T::decode(&bytes).as_ref(), Ok(value));
+    }
+
+    #[test]
+    fn a_queued_url_is_written_field_by_field_as_elements() {
+        let long = format!("https://example.com/{}", "x".repeat(300));
+        for referrer in [None, Some("https://example.com/".to_owned())] {
+            let item = QueuedUrl {
+                url: long.clone(),
+                key_hash: 0x0102_0304,
+                kind: ItemKind::Page,
+                via: ViaKind::Link,
+                attempts: 1,
+                referrer: referrer.clone(),
+            };
+            let mut expected = Vec::new();
+            write_element(&FORMAT, &mut expected);
+            write_element(&item.key_hash, &mut expected);
+            write_element(&0_u8, &mut expected);
+            write_element(&ViaKind::Link.to_byte(), &mut expected);
+            write_element(&1_u32, &mut expected);
+            write_element(&long, &mut expected);
+            write_optional(&referrer, &mut expected);
+            assert_eq!(item.encode(), expected);
+            let mut borrowed = Vec::new();
+            item.as_ref().encode_as(&mut borrowed);
+            assert_eq!(borrowed, expected);
+            assert_eq!(item.as_ref().to_owned(), item);
+        }
     }
 
     #[test]

@@ -17,17 +17,29 @@ pub(crate) fn check(url: &Url, text: &str, limits: &TrapLimits) -> Option<Trap> 
             max: limits.max_url_len,
         });
     }
-    let segments: Vec<&str> = url
-        .path()
-        .split('/')
-        .filter(|segment| !segment.is_empty())
-        .collect();
-    if segments.len() > limits.max_segments {
+    let path = url.path();
+    // Non-empty segments: bytes other than `/` that follow a `/` or start the path.
+    let mut count = 0;
+    let mut after_slash = true;
+    for &byte in path.as_bytes() {
+        let slash = byte == b'/';
+        count += usize::from(after_slash && !slash);
+        after_slash = slash;
+    }
+    if count > limits.max_segments {
         return Some(Trap::TooManySegments {
-            count: segments.len(),
+            count,
             max: limits.max_segments,
         });
     }
+    // No segment can repeat too often in a path that short (most paths).
+    let segments: Vec<&str> = if count > limits.max_segment_repeats {
+        path.split('/')
+            .filter(|segment| !segment.is_empty())
+            .collect()
+    } else {
+        Vec::new()
+    };
     // At most `max_segments` segments: counting by pairs is cheaper than hashing them.
     for (i, segment) in segments.iter().enumerate() {
         if segments[..i].contains(segment) {
@@ -43,7 +55,14 @@ pub(crate) fn check(url: &Url, text: &str, limits: &TrapLimits) -> Option<Trap> 
         }
     }
     if let Some(query) = url.query() {
-        let count = query.split('&').filter(|p| !p.is_empty()).count();
+        // Non-empty parameters: bytes other than `&` that follow a `&` or start the query.
+        let mut count = 0;
+        let mut after_amp = true;
+        for &byte in query.as_bytes() {
+            let amp = byte == b'&';
+            count += usize::from(after_amp && !amp);
+            after_amp = amp;
+        }
         if count > limits.max_params {
             return Some(Trap::TooManyParams {
                 count,

@@ -87,6 +87,30 @@ pub trait Codec: Sized {
     }
 }
 
+/// A value that encodes to exactly the bytes of some `T`: lets a caller pass a borrowed form of
+/// `T` (`(&str, u32)` for a `(String, u32)` queue key, a record of borrowed fields) where a `T`
+/// would have to be built, and allocated, first. Every `T` is one of its own.
+pub trait EncodeAs<T: Codec> {
+    /// Appends the bytes `T`'s [`Codec::encode_into`] would append for the value this stands for.
+    fn encode_as(&self, out: &mut Vec<u8>);
+}
+
+impl<T: Codec> EncodeAs<T> for T {
+    fn encode_as(&self, out: &mut Vec<u8>) {
+        self.encode_into(out);
+    }
+}
+
+/// A string slice, as the first element of a `(String, B)` tuple.
+impl<B: Codec> EncodeAs<(String, B)> for (&str, B) {
+    fn encode_as(&self, out: &mut Vec<u8>) {
+        let (bytes, width) = leb128(self.0.len());
+        out.extend_from_slice(&bytes[..width]);
+        out.extend_from_slice(self.0.as_bytes());
+        self.1.encode_into(out);
+    }
+}
+
 /// Bytes that do not decode as the expected type.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -134,11 +158,22 @@ impl CodecError {
 pub fn write_element<T: Codec>(value: &T, out: &mut Vec<u8>) {
     if T::FIXED_LEN.is_some() {
         value.encode_into(out);
-    } else {
-        let bytes = value.encode();
-        write_len(bytes.len(), out);
-        out.extend_from_slice(&bytes);
+        return;
     }
+    // Encoded in place after a one-byte length, which is widened if the value is longer than
+    // 127 bytes: no temporary buffer.
+    let start = out.len();
+    out.push(0);
+    value.encode_into(out);
+    let len = out.len() - start - 1;
+    if len < 0x80 {
+        out[start] = len as u8;
+        return;
+    }
+    let (prefix, width) = leb128(len);
+    out.resize(out.len() + width - 1, 0);
+    out.copy_within(start + 1..start + 1 + len, start + width);
+    out[start..start + width].copy_from_slice(&prefix[..width]);
 }
 
 /// The bytes of `value` written as a leading element ([`write_element`]): the key prefix shared by
@@ -151,16 +186,26 @@ pub fn leading_element<T: Codec>(value: &T) -> Vec<u8> {
 }
 
 /// Appends `len` as unsigned LEB128.
+#[cfg(test)]
 fn write_len(len: usize, out: &mut Vec<u8>) {
+    let (bytes, width) = leb128(len);
+    out.extend_from_slice(&bytes[..width]);
+}
+
+/// `len` as unsigned LEB128: the bytes and how many of them are used.
+fn leb128(len: usize) -> ([u8; 10], usize) {
+    let mut bytes = [0_u8; 10];
+    let mut width = 0;
     let mut rest = len as u64;
     loop {
         let group = (rest & 0x7f) as u8;
         rest >>= 7;
         if rest == 0 {
-            out.push(group);
-            return;
+            bytes[width] = group;
+            return (bytes, width + 1);
         }
-        out.push(group | 0x80);
+        bytes[width] = group | 0x80;
+        width += 1;
     }
 }
 
@@ -466,6 +511,31 @@ mod tests {
             <(Vec<u8>, ())>::decode(&[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]),
             Err(CodecError::Invalid { .. })
         ));
+    }
+
+    #[test]
+    fn elements_are_their_length_then_their_bytes_at_every_length_width() {
+        for len in [0, 1, 127, 128, 300, 16_383, 16_384, 2_097_152] {
+            let value = vec![0xa5_u8; len];
+            let mut expected = vec![7_u8];
+            write_len(len, &mut expected);
+            expected.extend_from_slice(&value);
+            let mut out = vec![7_u8];
+            write_element(&value, &mut out);
+            assert_eq!(out, expected, "length {len}");
+            let mut r = Reader::new::<Vec<u8>>(&out[1..]);
+            assert_eq!(r.element::<Vec<u8>>(), Ok(value));
+        }
+    }
+
+    #[test]
+    fn a_borrowed_key_encodes_like_the_owned_one() {
+        for text in ["", "example.com", &"x".repeat(200)] {
+            let owned = (text.to_owned(), 7_u32);
+            let mut borrowed = Vec::new();
+            (text, 7_u32).encode_as(&mut borrowed);
+            assert_eq!(borrowed, owned.encode());
+        }
     }
 
     #[test]

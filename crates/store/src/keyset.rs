@@ -23,6 +23,7 @@
 //! only slower.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
 use crate::codec::Codec;
@@ -80,12 +81,39 @@ impl KeySet {
         if inner.contains(key) {
             return false;
         }
-        inner.recent.insert(key);
-        inner.pending.push(key);
-        inner.len += 1;
-        if inner.recent.len() >= RECENT_MAX {
-            inner.compact();
+        inner.add(key);
+        true
+    }
+
+    /// Whether `key` is a member and, if it is not, a token for
+    /// [`insert_absent`](KeySet::insert_absent).
+    pub fn probe(&self, key: u128) -> Probe {
+        let inner = self
+            .state
+            .inner
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        if inner.contains(key) {
+            Probe::Member
+        } else {
+            Probe::Absent(Absent {
+                key,
+                set: self.state.id,
+                generation: inner.generation,
+            })
         }
+    }
+
+    /// Adds a key that [`probe`](KeySet::probe) found absent, like
+    /// [`insert_if_absent`](KeySet::insert_if_absent), but without searching the set again when
+    /// nothing was added to it since the probe. Returns whether it was new.
+    pub fn insert_absent(&self, absent: Absent) -> bool {
+        let mut inner = self.state.write();
+        let unchanged = absent.set == self.state.id && absent.generation == inner.generation;
+        if !unchanged && inner.contains(absent.key) {
+            return false;
+        }
+        inner.add(absent.key);
         true
     }
 
@@ -130,11 +158,34 @@ impl KeySet {
     }
 }
 
+/// What [`KeySet::probe`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Probe {
+    /// The key is a member.
+    Member,
+    /// The key is not a member (yet): pass this to [`KeySet::insert_absent`] to add it.
+    Absent(Absent),
+}
+
+/// A key found absent by [`KeySet::probe`], with what the set looked like then.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Absent {
+    key: u128,
+    /// The set probed, and how many members had been added to it.
+    set: u64,
+    generation: u64,
+}
+
+/// Tells apart the key sets of a process (for [`Absent`]).
+static NEXT_SET_ID: AtomicU64 = AtomicU64::new(1);
+
 /// The state of one key set, shared by its handles and kept by the store (which writes it at
 /// each commit).
 pub(crate) struct KeySetState {
     tree: sled::Tree,
     name: Arc<str>,
+    /// Unique in the process.
+    id: u64,
     inner: RwLock<SetInner>,
 }
 
@@ -148,6 +199,8 @@ struct SetInner {
     /// The number of the next chunk to write.
     next_chunk: u64,
     len: u64,
+    /// Members added since the set was opened.
+    generation: u64,
 }
 
 impl KeySetState {
@@ -186,12 +239,14 @@ impl KeySetState {
         Ok(KeySetState {
             tree,
             name: name.into(),
+            id: NEXT_SET_ID.fetch_add(1, Ordering::Relaxed),
             inner: RwLock::new(SetInner {
                 runs,
                 recent: HashSet::new(),
                 pending: Vec::new(),
                 next_chunk,
                 len,
+                generation: 0,
             }),
         })
     }
@@ -248,6 +303,17 @@ impl KeySetCommit<'_> {
 impl SetInner {
     fn contains(&self, key: u128) -> bool {
         self.recent.contains(&key) || self.runs.iter().any(|run| run.contains(key))
+    }
+
+    /// Adds a key known to be absent.
+    fn add(&mut self, key: u128) {
+        self.recent.insert(key);
+        self.pending.push(key);
+        self.len += 1;
+        self.generation += 1;
+        if self.recent.len() >= RECENT_MAX {
+            self.compact();
+        }
     }
 
     /// Turns the recent members into a run, merging the runs that are not much larger.

@@ -99,9 +99,9 @@ mod queue;
 mod store;
 mod tree;
 
-pub use codec::{Codec, CodecError};
+pub use codec::{Codec, CodecError, EncodeAs};
 pub use error::{BackendError, StoreError};
-pub use keyset::{KEYS_PER_CHUNK, KeySet, RECENT_MAX};
+pub use keyset::{Absent, KEYS_PER_CHUNK, KeySet, Probe, RECENT_MAX};
 pub use lock::LOCK_FILE_NAME;
 pub use log::Log;
 pub use meta::Counters;

@@ -18,6 +18,10 @@ use crate::codec::Codec;
 use crate::error::StoreError;
 use crate::store::{META_TREE, SCHEMA_VERSION, Shared};
 
+/// The older schema version a store is upgraded from when opened: version 2 wrote a queue's
+/// length record without its floor (see [`Queues`](crate::Queues)), which reads as floor 0.
+const UPGRADABLE_SCHEMA: u32 = 2;
+
 /// Key of the schema version record.
 const SCHEMA_KEY: &[u8] = b"schema_version";
 /// Prefix of counter records.
@@ -54,6 +58,15 @@ pub(crate) fn check_schema(
                 path: path.to_owned(),
                 detail: format!("its schema version record is unreadable ({e})"),
             })?;
+            if found == UPGRADABLE_SCHEMA {
+                // Version 2 differs only in its queue length records, which version 3 reads.
+                shared
+                    .meta
+                    .insert(SCHEMA_KEY, SCHEMA_VERSION.encode())
+                    .map_err(meta_err)?;
+                shared.db.flush().map_err(meta_err)?;
+                return Ok(());
+            }
             if found != SCHEMA_VERSION {
                 return Err(StoreError::SchemaMismatch {
                     path: path.to_owned(),

@@ -22,7 +22,9 @@
 //! they named no durable item.
 //!
 //! Queue lengths live in memory and in the reserved tree `meta/queue_len/<name>`: key = `Q` bytes,
-//! value = `u64` big-endian, present only while the queue is non-empty.
+//! value = length ‖ floor, each `u64` big-endian, present only while the queue is non-empty. The
+//! floor says that every item of the queue with a smaller seq is removed: a chunk may still hold
+//! such items, which readers skip. (Schema 2 wrote the length alone, which reads as floor 0.)
 //!
 //! # Commits and crash safety
 //!
@@ -40,14 +42,18 @@
 //! sled 0.34 copies the node it changes on every write (5–30 µs here), so writing per item would
 //! cap the frontier near 20,000 URLs per second. Here a push costs well under a microsecond in
 //! memory, plus 1/[`CHUNK_ITEMS`] of a sled write at best; the first chunk of a queue read is kept in
-//! memory (up to [`HEAD_CACHE_BYTES`] over all queues), so handing out and acknowledging items
-//! reads sled once per chunk.
+//! memory as sled returned it (up to [`HEAD_CACHE_BYTES`] over all queues), so handing out and
+//! acknowledging items reads sled once per chunk. A commit deletes the chunks used up since the last
+//! one (known in memory) and moves the floor past the items removed from the front of a partly
+//! consumed first chunk, instead of rewriting it; only items removed out of order make it rewrite
+//! their chunk.
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::cell::Cell;
+use std::collections::{HashMap, VecDeque};
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use crate::codec::{Codec, Reader, write_element};
+use crate::codec::{Codec, EncodeAs, Reader, write_element};
 use crate::error::StoreError;
 use crate::meta::{decode_u64, queue_seq_key};
 use crate::store::{META_TREE, Shared};
@@ -110,8 +116,16 @@ impl<Q: Codec, V: Codec> Queues<Q, V> {
     }
 
     /// Appends `item` to the back of `queue` and returns its sequence number.
-    pub fn push_back(&self, queue: &Q, item: &V) -> Result<u64, StoreError> {
-        let (seq, full) = self.state.push(&queue.encode(), item.encode().into())?;
+    ///
+    /// `queue` and `item` may be borrowed forms of `Q` and `V` (see [`EncodeAs`]).
+    pub fn push_back<K, I>(&self, queue: &K, item: &I) -> Result<u64, StoreError>
+    where
+        K: EncodeAs<Q> + ?Sized,
+        I: EncodeAs<V> + ?Sized,
+    {
+        let (seq, full) = self.state.with_key::<Q, K, _>(queue, |state, inner, key| {
+            state.push::<V, I>(inner, key, item)
+        })?;
         if full {
             self.shared.commit()?;
         }
@@ -119,8 +133,17 @@ impl<Q: Codec, V: Codec> Queues<Q, V> {
     }
 
     /// The item at the front of `queue` and its sequence number, without removing it.
-    pub fn front(&self, queue: &Q) -> Result<Option<(u64, V)>, StoreError> {
-        self.iter(queue).next().transpose()
+    pub fn front<K: EncodeAs<Q> + ?Sized>(
+        &self,
+        queue: &K,
+    ) -> Result<Option<(u64, V)>, StoreError> {
+        self.state.with_key::<Q, K, _>(queue, |state, inner, key| {
+            state.front(inner, key, |seq, bytes| {
+                V::decode(bytes)
+                    .map(|v| (seq, v))
+                    .map_err(|e| StoreError::decode(&state.name, e))
+            })
+        })
     }
 
     /// Removes and returns the item at the front of `queue`.
@@ -138,22 +161,45 @@ impl<Q: Codec, V: Codec> Queues<Q, V> {
 
     /// Removes the item `seq` from `queue` (e.g. when the work it stood for is acknowledged) and
     /// returns it; `None` if it is not there (already removed, or never pushed to that queue).
-    pub fn remove(&self, queue: &Q, seq: u64) -> Result<Option<V>, StoreError> {
-        let (removed, full) = self.state.remove(&queue.encode(), seq)?;
+    pub fn remove<K: EncodeAs<Q> + ?Sized>(
+        &self,
+        queue: &K,
+        seq: u64,
+    ) -> Result<Option<V>, StoreError> {
+        let name = &self.state.name;
+        let (removed, full) = self.state.with_key::<Q, K, _>(queue, |state, inner, key| {
+            state.remove(inner, key, seq, |bytes| {
+                V::decode(bytes).map_err(|e| StoreError::decode(name, e))
+            })
+        })?;
         if full {
             self.shared.commit()?;
         }
-        removed.map(|bytes| self.value(&bytes)).transpose()
+        removed.transpose()
+    }
+
+    /// Removes the item `seq` from `queue` like [`remove`](Queues::remove), without decoding it;
+    /// returns whether it was there.
+    pub fn delete<K: EncodeAs<Q> + ?Sized>(&self, queue: &K, seq: u64) -> Result<bool, StoreError> {
+        let (removed, full) = self.state.with_key::<Q, K, _>(queue, |state, inner, key| {
+            state.remove(inner, key, seq, |_| ())
+        })?;
+        if full {
+            self.shared.commit()?;
+        }
+        Ok(removed.is_some())
     }
 
     /// Whether `queue` holds no item. Cheap: a lookup in memory.
-    pub fn is_empty(&self, queue: &Q) -> Result<bool, StoreError> {
-        Ok(self.state.len(&queue.encode()) == 0)
+    pub fn is_empty<K: EncodeAs<Q> + ?Sized>(&self, queue: &K) -> Result<bool, StoreError> {
+        Ok(self.len(queue)? == 0)
     }
 
     /// The number of items in `queue`. Cheap: a lookup in memory.
-    pub fn len(&self, queue: &Q) -> Result<u64, StoreError> {
-        Ok(self.state.len(&queue.encode()))
+    pub fn len<K: EncodeAs<Q> + ?Sized>(&self, queue: &K) -> Result<u64, StoreError> {
+        self.state.with_key::<Q, K, _>(queue, |_, inner, key| {
+            Ok(inner.queues.get(key).map_or(0, |q| q.len))
+        })
     }
 
     /// Every non-empty queue with its length, in the order of the queue keys' bytes. Reads no item
@@ -180,17 +226,24 @@ impl<Q: Codec, V: Codec> Queues<Q, V> {
             _types: PhantomData,
         }
     }
-
-    fn value(&self, bytes: &[u8]) -> Result<V, StoreError> {
-        V::decode(bytes).map_err(|e| StoreError::decode(&self.state.name, e))
-    }
 }
 
 /// One item: its seq and its value's bytes.
-type Item = (u64, Box<[u8]>);
+type Item = (u64, Vec<u8>);
 
-/// What a removal found (the item's bytes, if it was there) and whether the store should commit.
-type Removal = (Option<Box<[u8]>>, bool);
+/// Where an item's value is, in the bytes of a chunk or of the pending pushes: `start..end`.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    seq: u64,
+    start: usize,
+    end: usize,
+}
+
+impl Slot {
+    fn of<'a>(&self, bytes: &'a [u8]) -> &'a [u8] {
+        &bytes[self.start..self.end]
+    }
+}
 
 /// The state of one queues tree, shared by every handle of that name in the process and kept by
 /// the store, which commits it.
@@ -210,9 +263,11 @@ struct Inner {
     /// The seq record as last written.
     written_seq: u64,
     /// Every queue that is non-empty or changed since the last commit.
-    queues: HashMap<Box<[u8]>, Queue>,
+    queues: QueueMap,
     /// Queues changed since the last commit.
     touched: Vec<Box<[u8]>>,
+    /// The values pushed since the last commit, of all queues, one after the other.
+    pending_bytes: Vec<u8>,
     /// Pushes and removals since the last commit.
     pushes: usize,
     removals: usize,
@@ -220,6 +275,82 @@ struct Inner {
     /// lost it since).
     cache_bytes: usize,
     cached: VecDeque<Box<[u8]>>,
+    /// The encoded queue key of the operation in progress (reused, so that an operation
+    /// allocates nothing for it).
+    key: Vec<u8>,
+}
+
+/// The queues in memory by key: a hash map that remembers the last queue it found, so that the
+/// operations of a run on one queue (pushes of one page's links; reading the front, then removing
+/// it) hash its key once.
+#[derive(Default)]
+struct QueueMap {
+    entries: Vec<Option<(Box<[u8]>, Queue)>>,
+    index: HashMap<Box<[u8]>, usize>,
+    free: Vec<usize>,
+    last: Cell<usize>,
+}
+
+impl QueueMap {
+    fn find(&self, key: &[u8]) -> Option<usize> {
+        let last = self.last.get();
+        if let Some(Some((k, _))) = self.entries.get(last)
+            && **k == *key
+        {
+            return Some(last);
+        }
+        let i = *self.index.get(key)?;
+        self.last.set(i);
+        Some(i)
+    }
+
+    fn get(&self, key: &[u8]) -> Option<&Queue> {
+        let i = self.find(key)?;
+        self.entries[i].as_ref().map(|(_, q)| q)
+    }
+
+    fn get_mut(&mut self, key: &[u8]) -> Option<&mut Queue> {
+        let i = self.find(key)?;
+        self.entries[i].as_mut().map(|(_, q)| q)
+    }
+
+    fn insert(&mut self, key: Box<[u8]>, queue: Queue) {
+        if let Some(q) = self.get_mut(&key) {
+            *q = queue;
+            return;
+        }
+        let entry = Some((key.clone(), queue));
+        let i = match self.free.pop() {
+            Some(i) => {
+                self.entries[i] = entry;
+                i
+            }
+            None => {
+                self.entries.push(entry);
+                self.entries.len() - 1
+            }
+        };
+        self.index.insert(key, i);
+        self.last.set(i);
+    }
+
+    fn remove(&mut self, key: &[u8]) -> Option<Queue> {
+        let i = self.index.remove(key)?;
+        self.free.push(i);
+        self.entries[i].take().map(|(_, q)| q)
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&Box<[u8]>, &Queue)> {
+        self.entries.iter().flatten().map(|(k, q)| (k, q))
+    }
+}
+
+impl std::ops::Index<&[u8]> for QueueMap {
+    type Output = Queue;
+
+    fn index(&self, key: &[u8]) -> &Queue {
+        self.get(key).expect("the queue is in memory")
+    }
 }
 
 /// One queue in memory.
@@ -228,22 +359,70 @@ struct Queue {
     len: u64,
     /// In `touched`.
     touched: bool,
-    /// Pushed since the last commit, not written: all newer than every written item.
-    pending: VecDeque<Item>,
-    /// Written items removed since the last commit.
-    removed: BTreeSet<u64>,
+    /// Pushed since the last commit, not written (their bytes are in `Inner::pending_bytes`): all
+    /// newer than every written item.
+    pending: VecDeque<Slot>,
+    /// Written items at or above `floor` removed since the last commit, sorted.
+    removed: Vec<u64>,
     /// The first written chunk holding an item not removed, minus its removed items.
-    head: Option<Head>,
-    /// Every written item with a smaller seq is removed: where to look for the next head.
-    scan_from: u64,
+    head: Option<Box<Head>>,
+    /// Every written item with a smaller seq is removed: where to look for the next head. It is
+    /// written with the length, so a commit need not rewrite a partly consumed first chunk.
+    floor: u64,
+    /// Whether `floor` may be inside a written chunk (else the chunks holding items at or above
+    /// it have first seqs at or above it).
+    floor_in_chunk: bool,
+    /// Written chunks (their first seqs) all of whose items were removed since the last commit.
+    dead: Vec<u64>,
 }
 
 struct Head {
     /// The chunk's key seq and the largest seq it was written with: it holds the items between.
     first: u64,
     last: u64,
-    items: VecDeque<Item>,
-    bytes: usize,
+    /// The chunk as read, and its items not removed.
+    chunk: sled::IVec,
+    items: VecDeque<Slot>,
+}
+
+impl Head {
+    fn bytes(&self) -> usize {
+        self.chunk.len() + self.items.len() * size_of::<Slot>()
+    }
+}
+
+impl Queue {
+    /// Written items (pending ones are not).
+    fn written(&self) -> u64 {
+        self.len - self.pending.len() as u64
+    }
+
+    /// Records the removal of the written item `seq`, which was not removed before.
+    fn note_removed(&mut self, seq: u64) {
+        if seq < self.floor {
+            return;
+        }
+        match self.removed.last() {
+            Some(&last) if last >= seq => {
+                if let Err(i) = self.removed.binary_search(&seq) {
+                    self.removed.insert(i, seq);
+                }
+            }
+            _ => self.removed.push(seq),
+        }
+    }
+
+    /// Every written item before `seq`, an item of a written chunk, is removed.
+    fn raise_floor(&mut self, seq: u64) {
+        if seq > self.floor {
+            self.floor = seq;
+            self.floor_in_chunk = true;
+        }
+    }
+
+    fn is_removed(&self, seq: u64) -> bool {
+        seq < self.floor || self.removed.binary_search(&seq).is_ok()
+    }
 }
 
 impl QueueState {
@@ -263,14 +442,17 @@ impl QueueState {
             Some(bytes) => decode_u64(&bytes)?,
             None => 1,
         };
-        let mut queues = HashMap::new();
+        let mut queues = QueueMap::default();
         for entry in lengths.iter() {
             let (key, value) = entry.map_err(|e| StoreError::backend(&lengths_name, e))?;
-            let len = u64::decode(&value).map_err(|e| StoreError::decode(&lengths_name, e))?;
+            let (len, floor) =
+                decode_length(&value).map_err(|e| StoreError::decode(&lengths_name, e))?;
             queues.insert(
                 key.as_ref().into(),
                 Queue {
                     len,
+                    floor,
+                    floor_in_chunk: floor != 0,
                     ..Queue::default()
                 },
             );
@@ -286,10 +468,12 @@ impl QueueState {
                 written_seq: next_seq,
                 queues,
                 touched: Vec::new(),
+                pending_bytes: Vec::new(),
                 pushes: 0,
                 removals: 0,
                 cache_bytes: 0,
                 cached: VecDeque::new(),
+                key: Vec::new(),
             }),
         })
     }
@@ -298,33 +482,106 @@ impl QueueState {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Locks the state and runs `f` with `queue`'s key bytes.
+    fn with_key<Q: Codec, K: EncodeAs<Q> + ?Sized, R>(
+        &self,
+        queue: &K,
+        f: impl FnOnce(&QueueState, &mut Inner, &[u8]) -> Result<R, StoreError>,
+    ) -> Result<R, StoreError> {
+        let mut guard = self.lock();
+        let inner = &mut *guard;
+        let mut key = std::mem::take(&mut inner.key);
+        key.clear();
+        queue.encode_as(&mut key);
+        let result = f(self, inner, &key);
+        inner.key = key;
+        result
+    }
+
     fn backend(&self, error: sled::Error) -> StoreError {
         StoreError::backend(&self.name, error)
     }
 
-    fn decode(&self, value: &[u8]) -> Result<Vec<Item>, StoreError> {
-        decode_chunk(value).map_err(|e| StoreError::decode(&self.name, e))
+    fn parse(&self, chunk: &[u8]) -> Result<Vec<Slot>, StoreError> {
+        parse_chunk(chunk).map_err(|e| StoreError::decode(&self.name, e))
     }
 
     /// Queues an item in memory. Returns its seq and whether the store should commit now.
-    fn push(&self, queue: &[u8], value: Box<[u8]>) -> Result<(u64, bool), StoreError> {
-        let mut guard = self.lock();
-        let inner = &mut *guard;
+    fn push<V: Codec, I: EncodeAs<V> + ?Sized>(
+        &self,
+        inner: &mut Inner,
+        queue: &[u8],
+        item: &I,
+    ) -> Result<(u64, bool), StoreError> {
         let seq = inner.next_seq;
         inner.next_seq = seq.checked_add(1).ok_or_else(|| StoreError::IdsExhausted {
             tree: self.name.to_string(),
         })?;
-        let q = inner.touch(queue);
-        q.pending.push_back((seq, value));
-        q.len += 1;
+        let start = inner.pending_bytes.len();
+        item.encode_as(&mut inner.pending_bytes);
+        let end = inner.pending_bytes.len();
+        let slot = Slot { seq, start, end };
+        match inner.queues.get_mut(queue) {
+            Some(q) => {
+                mark_touched(q, &mut inner.touched, queue);
+                q.pending.push_back(slot);
+                q.len += 1;
+            }
+            None => {
+                let mut q = Queue::default();
+                mark_touched(&mut q, &mut inner.touched, queue);
+                q.pending.push_back(slot);
+                q.len = 1;
+                inner.queues.insert(queue.into(), q);
+            }
+        }
         inner.pushes += 1;
         Ok((seq, inner.pushes >= PENDING_MAX))
     }
 
-    /// Removes an item. Returns its bytes, if it was there, and whether the store should commit.
-    fn remove(&self, queue: &[u8], seq: u64) -> Result<Removal, StoreError> {
-        let mut guard = self.lock();
-        let inner = &mut *guard;
+    /// `f` of the front item of `queue`, if any.
+    fn front<R>(
+        &self,
+        inner: &mut Inner,
+        queue: &[u8],
+        f: impl FnOnce(u64, &[u8]) -> Result<R, StoreError>,
+    ) -> Result<Option<R>, StoreError> {
+        let Some(q) = inner.queues.get(queue) else {
+            return Ok(None);
+        };
+        if q.written() > 0 {
+            if q.head.is_none() {
+                self.load_head(inner, queue)?;
+            }
+            if let Some(head) = &inner.queues[queue].head
+                && let Some(slot) = head.items.front()
+            {
+                return f(slot.seq, slot.of(&head.chunk)).map(Some);
+            }
+            // Not found (only if the written items are not where their length says): the items
+            // after the head, the slow way.
+            return self
+                .items_after(inner, queue, None, 1)?
+                .into_iter()
+                .next()
+                .map(|(seq, bytes)| f(seq, &bytes))
+                .transpose();
+        }
+        match q.pending.front() {
+            Some(slot) => f(slot.seq, slot.of(&inner.pending_bytes)).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Removes an item. Returns `f` of its bytes, if it was there, and whether the store should
+    /// commit.
+    fn remove<R>(
+        &self,
+        inner: &mut Inner,
+        queue: &[u8],
+        seq: u64,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Result<(Option<R>, bool), StoreError> {
         let Some(q) = inner.queues.get_mut(queue) else {
             return Ok((None, false));
         };
@@ -332,16 +589,15 @@ impl QueueState {
             return Ok((None, false));
         }
         // Not written yet: it just goes.
-        if q.pending.front().is_some_and(|(first, _)| seq >= *first) {
-            let found = q.pending.binary_search_by_key(&seq, |(s, _)| *s);
-            let Ok(i) = found else {
+        if q.pending.front().is_some_and(|slot| seq >= slot.seq) {
+            let Ok(i) = q.pending.binary_search_by_key(&seq, |slot| slot.seq) else {
                 return Ok((None, false));
             };
-            let (_, value) = q.pending.remove(i).expect("found above");
+            let slot = q.pending.remove(i).expect("found above");
             q.len -= 1;
-            return Ok((Some(value), false));
+            return Ok((Some(f(slot.of(&inner.pending_bytes))), false));
         }
-        if q.removed.contains(&seq) {
+        if q.is_removed(seq) {
             return Ok((None, false));
         }
         let in_head = q
@@ -350,42 +606,65 @@ impl QueueState {
             .is_some_and(|h| seq >= h.first && seq <= h.last);
         let value = if in_head {
             let head = q.head.as_mut().expect("checked above");
-            match head.items.binary_search_by_key(&seq, |(s, _)| *s) {
+            match head.items.binary_search_by_key(&seq, |slot| slot.seq) {
                 Ok(i) => {
-                    let (_, value) = head.items.remove(i).expect("found above");
-                    head.bytes -= value.len() + 8;
-                    inner.cache_bytes -= value.len() + 8;
-                    Some(value)
+                    let slot = head.items.remove(i).expect("found above");
+                    inner.cache_bytes -= size_of::<Slot>();
+                    Some(f(slot.of(&head.chunk)))
                 }
                 Err(_) => None,
             }
         } else {
-            self.read_item(queue, seq)?
+            self.read_item(queue, q.floor, seq)?.map(|bytes| f(&bytes))
         };
-        let Some(value) = value else {
+        if value.is_none() {
             return Ok((None, false));
-        };
-        let q = inner.touch(queue);
-        q.removed.insert(seq);
-        q.len -= 1;
-        if let Some(head) = q.head.take_if(|h| h.items.is_empty()) {
-            q.scan_from = head.last.saturating_add(1);
         }
+        mark_touched(q, &mut inner.touched, queue);
+        q.len -= 1;
+        match q
+            .head
+            .as_ref()
+            .map(|h| h.items.front().map(|slot| slot.seq))
+        {
+            // The head is used up: its chunk goes at the commit, and every item up to its last
+            // is removed.
+            Some(None) => {
+                let head = q.head.take().expect("matched above");
+                q.dead.push(head.first);
+                q.floor = q.floor.max(head.last.saturating_add(1));
+                q.floor_in_chunk = false;
+                inner.cache_bytes -= head.bytes();
+            }
+            // Everything before the head's first item is removed.
+            Some(Some(front)) => q.raise_floor(front),
+            None => {}
+        }
+        q.note_removed(seq);
         inner.removals += 1;
-        Ok((Some(value), inner.removals >= PENDING_REMOVALS_MAX))
+        Ok((value, inner.removals >= PENDING_REMOVALS_MAX))
     }
 
-    /// Reads a written item (not checking whether it was removed).
-    fn read_item(&self, queue: &[u8], seq: u64) -> Result<Option<Box<[u8]>>, StoreError> {
+    /// Reads a written item at or above `floor` (not checking whether it was removed since the
+    /// last commit).
+    fn read_item(
+        &self,
+        queue: &[u8],
+        floor: u64,
+        seq: u64,
+    ) -> Result<Option<sled::IVec>, StoreError> {
+        if seq < floor {
+            return Ok(None);
+        }
         let prefix = queue_prefix(queue);
-        let Some((_, value)) = self.chunk_at(&prefix, seq)? else {
+        let Some((_, chunk)) = self.chunk_at(&prefix, seq)? else {
             return Ok(None);
         };
         Ok(self
-            .decode(&value)?
+            .parse(&chunk)?
             .into_iter()
-            .find(|(s, _)| *s == seq)
-            .map(|(_, v)| v))
+            .find(|slot| slot.seq == seq)
+            .map(|slot| chunk.subslice(slot.start, slot.end - slot.start)))
     }
 
     /// The chunk holding `seq`, if any: the one with the largest first seq not above it.
@@ -400,22 +679,29 @@ impl QueueState {
         }
     }
 
+    /// Where the written chunks holding items at or above `seq` start: the key of the chunk
+    /// holding `seq`, or the queue's first chunk.
+    fn scan_start(&self, prefix: &[u8], seq: u64) -> Result<Vec<u8>, StoreError> {
+        Ok(match self.chunk_at(prefix, seq)? {
+            Some((first, _)) => item_key(prefix, first),
+            None => prefix.to_vec(),
+        })
+    }
+
     /// Up to `max` items of `queue` with seqs above `after`, in order, from one chunk (or from the
     /// pending items).
     fn items_after(
         &self,
+        inner: &mut Inner,
         queue: &[u8],
         after: Option<u64>,
         max: usize,
     ) -> Result<Vec<Item>, StoreError> {
-        let mut guard = self.lock();
-        let inner = &mut *guard;
         let Some(q) = inner.queues.get(queue) else {
             return Ok(Vec::new());
         };
-        let written = q.len - q.pending.len() as u64;
         let above = |seq: u64| after.is_none_or(|a| seq > a);
-        if written > 0 {
+        if q.written() > 0 {
             if q.head.is_none() && after.is_none() {
                 self.load_head(inner, queue)?;
             }
@@ -426,9 +712,9 @@ impl QueueState {
                 let items: Vec<Item> = head
                     .items
                     .iter()
-                    .filter(|(s, _)| above(*s))
+                    .filter(|slot| above(slot.seq))
                     .take(max)
-                    .cloned()
+                    .map(|slot| (slot.seq, slot.of(&head.chunk).to_vec()))
                     .collect();
                 if !items.is_empty() {
                     return Ok(items);
@@ -436,23 +722,19 @@ impl QueueState {
             }
             // Past the cached head: read the written chunks after `after`.
             let prefix = queue_prefix(queue);
-            let start = match after {
-                Some(a) => match self.chunk_at(&prefix, a)? {
-                    Some((first, _)) => item_key(&prefix, first),
-                    None => prefix.clone(),
-                },
-                None => prefix.clone(),
-            };
+            let from = after.map_or(q.floor, |a| a.saturating_add(1).max(q.floor));
+            let start = self.scan_start(&prefix, from)?;
             for chunk in self.items.range(start..) {
                 let (key, value) = chunk.map_err(|e| self.backend(e))?;
                 if !key.starts_with(&prefix) {
                     break;
                 }
                 let items: Vec<Item> = self
-                    .decode(&value)?
+                    .parse(&value)?
                     .into_iter()
-                    .filter(|(s, _)| above(*s) && !q.removed.contains(s))
+                    .filter(|slot| above(slot.seq) && !q.is_removed(slot.seq))
                     .take(max)
+                    .map(|slot| (slot.seq, slot.of(&value).to_vec()))
                     .collect();
                 if !items.is_empty() {
                     return Ok(items);
@@ -462,9 +744,9 @@ impl QueueState {
         let q = &inner.queues[queue];
         Ok(q.pending
             .iter()
-            .filter(|(s, _)| above(*s))
+            .filter(|slot| above(slot.seq))
             .take(max)
-            .cloned()
+            .map(|slot| (slot.seq, slot.of(&inner.pending_bytes).to_vec()))
             .collect())
     }
 
@@ -472,49 +754,53 @@ impl QueueState {
     fn load_head(&self, inner: &mut Inner, queue: &[u8]) -> Result<(), StoreError> {
         let prefix = queue_prefix(queue);
         let q = &inner.queues[queue];
-        let removed = &q.removed;
         let mut head = None;
-        for chunk in self.items.range(item_key(&prefix, q.scan_from)..) {
+        let start = if q.floor_in_chunk {
+            self.scan_start(&prefix, q.floor)?
+        } else {
+            item_key(&prefix, q.floor)
+        };
+        for chunk in self.items.range(start..) {
             let (key, value) = chunk.map_err(|e| self.backend(e))?;
             if !key.starts_with(&prefix) {
                 break;
             }
             let first = self.first_seq_of(&key)?;
-            let all = self.decode(&value)?;
-            let last = all.last().map_or(first, |(s, _)| *s);
-            let items: VecDeque<Item> = all
+            let all = self.parse(&value)?;
+            let last = all.last().map_or(first, |slot| slot.seq);
+            let items: VecDeque<Slot> = all
                 .into_iter()
-                .filter(|(s, _)| !removed.contains(s))
+                .filter(|slot| !q.is_removed(slot.seq))
                 .collect();
             if !items.is_empty() {
-                let bytes = items.iter().map(|(_, v)| v.len() + 8).sum();
-                head = Some(Head {
+                head = Some(Box::new(Head {
                     first,
                     last,
+                    chunk: value,
                     items,
-                    bytes,
-                });
+                }));
                 break;
             }
         }
         let Some(head) = head else {
             return Ok(());
         };
-        inner.cache_bytes += head.bytes;
-        inner.queues.get_mut(queue).expect("present").head = Some(head);
+        inner.cache_bytes += head.bytes();
+        let q = inner.queues.get_mut(queue).expect("present");
+        // Everything before the head's first item is removed.
+        if let Some(front) = head.items.front() {
+            q.raise_floor(front.seq);
+        }
+        q.head = Some(head);
         inner.cached.push_back(queue.into());
         // Evict the oldest cached heads (never the one just loaded).
         while inner.cache_bytes > HEAD_CACHE_BYTES && inner.cached.len() > 1 {
             let oldest = inner.cached.pop_front().expect("len checked");
             if let Some(head) = inner.queues.get_mut(&oldest).and_then(|q| q.head.take()) {
-                inner.cache_bytes -= head.bytes;
+                inner.cache_bytes -= head.bytes();
             }
         }
         Ok(())
-    }
-
-    fn len(&self, queue: &[u8]) -> u64 {
-        self.lock().queues.get(queue).map_or(0, |q| q.len)
     }
 
     fn non_empty(&self) -> Vec<(Box<[u8]>, u64)> {
@@ -544,18 +830,11 @@ impl QueueState {
     }
 }
 
-impl Inner {
-    /// The queue, created if needed, listed as changed since the last commit.
-    fn touch(&mut self, queue: &[u8]) -> &mut Queue {
-        if !self.queues.contains_key(queue) {
-            self.queues.insert(queue.into(), Queue::default());
-        }
-        let q = self.queues.get_mut(queue).expect("inserted above");
-        if !q.touched {
-            q.touched = true;
-            self.touched.push(queue.into());
-        }
-        q
+/// Lists `q` (whose key is `queue`) as changed since the last commit.
+fn mark_touched(q: &mut Queue, touched: &mut Vec<Box<[u8]>>, queue: &[u8]) {
+    if !q.touched {
+        q.touched = true;
+        touched.push(queue.into());
     }
 }
 
@@ -573,8 +852,9 @@ impl QueueCommit<'_> {
     }
 
     /// The writes of this commit: the seq record (into `meta`), then for every changed queue its
-    /// pushed items as new chunks, the chunks its removals hit (rewritten or deleted) and its
-    /// length. Returns the batches for [`trees`](QueueCommit::trees).
+    /// pushed items as new chunks, its used-up chunks deleted, the chunks its other removals hit
+    /// (rewritten or deleted) and its length and floor. Returns the batches for
+    /// [`trees`](QueueCommit::trees).
     pub(crate) fn prepare(
         &mut self,
         meta: &mut sled::Batch,
@@ -586,27 +866,44 @@ impl QueueCommit<'_> {
         if inner.next_seq != inner.written_seq {
             meta.insert(state.seq_key.as_slice(), inner.next_seq.encode());
         }
+        let pending_bytes = &inner.pending_bytes;
         for key in &inner.touched {
             let q = &inner.queues[key];
             let prefix = queue_prefix(key);
-            for chunk in q.pending.iter().collect::<Vec<_>>().chunks(CHUNK_ITEMS) {
-                items.insert(item_key(&prefix, chunk[0].0), encode_chunk(chunk));
+            let pending: Vec<Slot> = q.pending.iter().copied().collect();
+            for chunk in pending.chunks(CHUNK_ITEMS) {
+                items.insert(
+                    item_key(&prefix, chunk[0].seq),
+                    encode_chunk(chunk, pending_bytes),
+                );
             }
-            let removed: Vec<u64> = q.removed.iter().copied().collect();
+            for first in &q.dead {
+                items.remove(item_key(&prefix, *first));
+            }
+            // Removals the floor does not cover: their chunks are rewritten.
+            let removed: Vec<u64> = q
+                .removed
+                .iter()
+                .copied()
+                .filter(|s| *s >= q.floor)
+                .collect();
             let mut i = 0;
             while i < removed.len() {
                 let seq = removed[i];
                 // The chunk holding it and its last seq as written, from the cache (which has
                 // the removals applied already) or from sled.
-                let (first, last, chunk) = match &q.head {
-                    Some(h) if seq >= h.first && seq <= h.last => {
-                        (h.first, h.last, h.items.iter().cloned().collect::<Vec<_>>())
-                    }
+                let (first, last, chunk, slots) = match &q.head {
+                    Some(h) if seq >= h.first && seq <= h.last => (
+                        h.first,
+                        h.last,
+                        h.chunk.clone(),
+                        h.items.iter().copied().collect::<Vec<_>>(),
+                    ),
                     _ => match state.chunk_at(&prefix, seq)? {
                         Some((first, value)) => {
-                            let chunk = state.decode(&value)?;
-                            let last = chunk.last().map_or(first, |(s, _)| *s);
-                            (first, last, chunk)
+                            let slots = state.parse(&value)?;
+                            let last = slots.last().map_or(first, |slot| slot.seq);
+                            (first, last, value, slots)
                         }
                         None => {
                             i += 1;
@@ -616,22 +913,22 @@ impl QueueCommit<'_> {
                 };
                 let j = i + removed[i..].partition_point(|s| *s <= last);
                 let gone = &removed[i..j];
-                let kept: Vec<&Item> = chunk
-                    .iter()
-                    .filter(|(s, _)| gone.binary_search(s).is_err())
+                let kept: Vec<Slot> = slots
+                    .into_iter()
+                    .filter(|slot| slot.seq >= q.floor && gone.binary_search(&slot.seq).is_err())
                     .collect();
                 let chunk_key = item_key(&prefix, first);
                 if kept.is_empty() {
                     items.remove(chunk_key);
                 } else {
-                    items.insert(chunk_key, encode_chunk(&kept));
+                    items.insert(chunk_key, encode_chunk(&kept, &chunk));
                 }
                 i = j.max(i + 1);
             }
             if q.len == 0 {
                 lengths.remove(key.as_ref());
             } else {
-                lengths.insert(key.as_ref(), q.len.encode());
+                lengths.insert(key.as_ref(), encode_length(q.len, q.floor));
             }
         }
         Ok([items, lengths])
@@ -652,23 +949,47 @@ impl QueueCommit<'_> {
                 .get_mut(&key)
                 .expect("touched queues are present");
             q.touched = false;
-            q.pending.clear();
-            q.removed.clear();
-            if q.len == 0 {
-                inner.queues.remove(&key);
+            q.pending = VecDeque::new();
+            q.removed = Vec::new();
+            q.dead = Vec::new();
+            if q.len == 0
+                && let Some(head) = inner.queues.remove(&key).and_then(|q| q.head)
+            {
+                inner.cache_bytes -= head.bytes();
             }
         }
+        inner.pending_bytes.clear();
+        inner.pending_bytes.shrink_to(PENDING_BYTES_KEPT);
         inner.pushes = 0;
         inner.removals = 0;
     }
 }
 
-/// Encodes a chunk: each item as seq ‖ LEB128 length ‖ bytes.
-fn encode_chunk(items: &[&Item]) -> Vec<u8> {
-    let size: usize = items.iter().map(|(_, v)| v.len() + 10).sum();
+/// Capacity of the pending pushes' buffer kept after a commit.
+const PENDING_BYTES_KEPT: usize = 1 << 20;
+
+/// A length record: the length, then the floor (every item with a smaller seq is removed), each
+/// `u64` big-endian. A record of the length alone (schema 2) has floor 0.
+fn encode_length(len: u64, floor: u64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(16);
+    len.encode_into(&mut out);
+    floor.encode_into(&mut out);
+    out
+}
+
+fn decode_length(bytes: &[u8]) -> Result<(u64, u64), crate::codec::CodecError> {
+    if bytes.len() == 8 {
+        return Ok((u64::decode(bytes)?, 0));
+    }
+    <(u64, u64)>::decode(bytes)
+}
+/// Encodes a chunk of `slots` of `bytes`: each item as seq ‖ LEB128 length ‖ bytes.
+fn encode_chunk(slots: &[Slot], bytes: &[u8]) -> Vec<u8> {
+    let size: usize = slots.iter().map(|slot| slot.end - slot.start + 10).sum();
     let mut out = Vec::with_capacity(size);
-    for (seq, value) in items {
-        seq.encode_into(&mut out);
+    for slot in slots {
+        slot.seq.encode_into(&mut out);
+        let value = slot.of(bytes);
         let mut len = value.len();
         loop {
             let byte = (len & 0x7f) as u8;
@@ -684,19 +1005,25 @@ fn encode_chunk(items: &[&Item]) -> Vec<u8> {
     out
 }
 
-fn decode_chunk(bytes: &[u8]) -> Result<Vec<Item>, crate::codec::CodecError> {
+/// Where the items of a chunk are in its bytes.
+fn parse_chunk(bytes: &[u8]) -> Result<Vec<Slot>, crate::codec::CodecError> {
     let bad =
         || crate::codec::CodecError::invalid::<Vec<(u64, Vec<u8>)>>("a truncated queue chunk");
-    let mut items = Vec::new();
-    let mut rest = bytes;
-    while !rest.is_empty() {
-        let (seq, tail) = rest.split_first_chunk::<8>().ok_or_else(bad)?;
+    let mut slots = Vec::with_capacity(CHUNK_ITEMS);
+    let mut pos = 0;
+    while pos < bytes.len() {
+        let seq = bytes
+            .get(pos..pos + 8)
+            .ok_or_else(bad)?
+            .try_into()
+            .map(u64::from_be_bytes)
+            .map_err(|_| bad())?;
+        pos += 8;
         let mut len = 0_usize;
         let mut shift = 0;
-        let mut tail = tail;
         loop {
-            let (&byte, t) = tail.split_first().ok_or_else(bad)?;
-            tail = t;
+            let &byte = bytes.get(pos).ok_or_else(bad)?;
+            pos += 1;
             if shift > 56 {
                 return Err(bad());
             }
@@ -706,14 +1033,17 @@ fn decode_chunk(bytes: &[u8]) -> Result<Vec<Item>, crate::codec::CodecError> {
                 break;
             }
         }
-        if tail.len() < len {
+        if bytes.len() - pos < len {
             return Err(bad());
         }
-        let (value, t) = tail.split_at(len);
-        items.push((u64::from_be_bytes(*seq), value.into()));
-        rest = t;
+        slots.push(Slot {
+            seq,
+            start: pos,
+            end: pos + len,
+        });
+        pos += len;
     }
-    Ok(items)
+    Ok(slots)
 }
 
 /// The key prefix shared by every chunk of the queue whose key encodes to `queue_bytes`.
@@ -767,7 +1097,12 @@ impl<V: Codec> Iterator for QueueIter<V> {
         if self.buffer.is_empty() && !self.done {
             let batch = self.batch;
             self.batch = (batch * 4).min(CHUNK_ITEMS);
-            match self.state.items_after(&self.queue, self.after, batch) {
+            let items = {
+                let mut inner = self.state.lock();
+                self.state
+                    .items_after(&mut inner, &self.queue, self.after, batch)
+            };
+            match items {
                 Ok(items) if items.is_empty() => self.done = true,
                 Ok(items) => self.buffer.extend(items),
                 Err(e) => {
@@ -807,17 +1142,29 @@ mod tests {
     #[test]
     fn chunks_round_trip_and_reject_truncation() {
         let long = vec![7_u8; 300];
-        let items: Vec<Item> = vec![
-            (1, Box::from(&b""[..])),
-            (9, long.into()),
-            (u64::MAX, Box::from(&b"x"[..])),
-        ];
-        let refs: Vec<&Item> = items.iter().collect();
-        let bytes = encode_chunk(&refs);
-        assert_eq!(decode_chunk(&bytes).expect("decodes"), items);
+        let items: Vec<Item> = vec![(1, Vec::new()), (9, long), (u64::MAX, b"x".to_vec())];
+        let mut values = Vec::new();
+        let mut slots = Vec::new();
+        for (seq, value) in &items {
+            let start = values.len();
+            values.extend_from_slice(value);
+            slots.push(Slot {
+                seq: *seq,
+                start,
+                end: values.len(),
+            });
+        }
+        let bytes = encode_chunk(&slots, &values);
+        let decoded = |bytes: &[u8]| -> Result<Vec<Item>, crate::codec::CodecError> {
+            Ok(parse_chunk(bytes)?
+                .iter()
+                .map(|slot| (slot.seq, slot.of(bytes).to_vec()))
+                .collect())
+        };
+        assert_eq!(decoded(&bytes).expect("decodes"), items);
         for cut in 1..bytes.len() {
-            let decoded = decode_chunk(&bytes[..cut]);
-            assert!(decoded.is_err() || decoded.is_ok_and(|d| d.len() < items.len()));
+            let d = decoded(&bytes[..cut]);
+            assert!(d.is_err() || d.is_ok_and(|d| d.len() < items.len()));
         }
     }
 }

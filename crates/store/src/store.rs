@@ -19,7 +19,7 @@ use sled::Transactional;
 
 /// The schema version this build writes and accepts. Bump it whenever a tree's key or value format,
 /// or the meaning of a meta record, changes.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// The subdirectory of a store directory that holds sled's files (`db`, `conf`, `blobs/`, `snap.*`).
 pub const SLED_DIR_NAME: &str = "sled";

@@ -1,13 +1,14 @@
 //! URLs in: [`Frontier::admit`], and queueing sitemap files.
 
+use simcrawl_store::Probe;
 use simcrawl_url::{Candidate, Canonicalizer, FetchUrl, Url};
 
-use super::{Frontier, QueueKey};
+use super::Frontier;
 use crate::admission::{Admission, InvalidReason, ScopeReason, Trap, Via, ViaKind};
 use crate::counters::Counter;
 use crate::error::{Doing, FrontierError};
 use crate::host::Head;
-use crate::records::{ItemKind, QueuedUrl};
+use crate::records::{ItemKind, QueuedUrlRef};
 use crate::traps;
 
 /// What became of a sitemap URL the frontier was asked to queue (from robots.txt, from
@@ -114,9 +115,10 @@ impl Frontier {
         {
             return self.refuse_unless_seen(key_hash, Admission::CrawlBudget { max });
         }
-        if self.is_seen(key_hash)? {
-            return Ok(self.refuse(Admission::Seen { key_hash }));
-        }
+        let absent = match self.seen.probe(key_hash) {
+            Probe::Member => return Ok(self.refuse(Admission::Seen { key_hash })),
+            Probe::Absent(absent) => absent,
+        };
         let id = self.activate(host)?;
         if let Some(max) = self.config.max_pages_per_host
             && self.hosts.get(id).record.admitted >= max
@@ -128,18 +130,18 @@ impl Frontier {
             self.reschedule(id); // it may have been activated for nothing: list it as idle
             return Ok(self.refuse(refusal));
         }
-        let item = QueuedUrl {
-            url: text.to_owned(),
+        let item = QueuedUrlRef {
+            url: text,
             key_hash,
             kind: ItemKind::Page,
             via: via.kind(),
             attempts: 0,
-            referrer: via.referrer().map(str::to_owned),
+            referrer: via.referrer(),
         };
         // The queue and the seen set are committed together by the store: after a crash, both
         // or neither.
         self.enqueue(id, depth, item)?;
-        self.seen.insert_if_absent(key_hash);
+        self.seen.insert_absent(absent);
         self.hosts.get_mut(id).record.admitted += 1;
         self.mark_dirty(id);
         self.count(Counter::AdmittedQueued);
@@ -209,13 +211,13 @@ impl Frontier {
             return Ok(self.refuse(Admission::Invalid(InvalidReason::NoHost)));
         }
         let id = self.activate(host)?;
-        let item = QueuedUrl {
-            url: candidate.fetch.as_str().to_owned(),
+        let item = QueuedUrlRef {
+            url: candidate.fetch.as_str(),
             key_hash,
             kind: ItemKind::Page,
             via: via.kind(),
             attempts: 0,
-            referrer: via.referrer().map(str::to_owned),
+            referrer: via.referrer(),
         };
         self.enqueue(id, depth, item)?;
         self.mark_dirty(id);
@@ -229,12 +231,11 @@ impl Frontier {
         &mut self,
         id: u32,
         depth: u32,
-        item: QueuedUrl,
+        item: QueuedUrlRef<'_>,
     ) -> Result<(), FrontierError> {
-        let key: QueueKey = (self.hosts.get(id).name.to_string(), depth);
         let seq = self
             .queues
-            .push_back(&key, &item)
+            .push_back(&(&*self.hosts.get(id).name, depth), &item)
             .doing("pushing a URL to its host queue")?;
         let host = self.hosts.get_mut(id);
         let was_empty = host.queued() == 0;
@@ -246,7 +247,11 @@ impl Frontier {
             None => was_empty,
         };
         if becomes_head {
-            host.head = Some(Head { depth, seq, item });
+            host.head = Some(Head {
+                depth,
+                seq,
+                item: item.to_owned(),
+            });
         }
         self.reschedule(id);
         Ok(())
@@ -311,13 +316,13 @@ impl Frontier {
             self.reschedule(id);
             return Ok(SitemapAdmission::OverHostCap);
         }
-        let item = QueuedUrl {
-            url: fetch.as_str().to_owned(),
+        let item = QueuedUrlRef {
+            url: fetch.as_str(),
             key_hash,
             kind: ItemKind::Sitemap,
             via,
             attempts: 0,
-            referrer: referrer.map(str::to_owned),
+            referrer,
         };
         self.enqueue(id, 0, item)?;
         self.sitemaps_seen

@@ -40,7 +40,11 @@ impl Frontier {
         if lease.id.session != self.session {
             return Err(unknown());
         }
-        let id = self.hosts.id(&lease.host).ok_or_else(unknown)?;
+        let id = if self.hosts.slot_named(lease.id.host_slot, &lease.host) {
+            lease.id.host_slot
+        } else {
+            self.hosts.id(&lease.host).ok_or_else(unknown)?
+        };
         let slot = (lease.depth, lease.id.seq);
         let position = self
             .hosts
@@ -61,12 +65,12 @@ impl Frontier {
         let (id, position) = self.lease_slot(lease)?;
         self.hosts.get_mut(id).leased.swap_remove(position);
         self.in_flight -= 1;
-        let key = (lease.host.clone(), lease.depth);
+        let key = (lease.host.as_str(), lease.depth);
         let delay = self.delay_of(id);
         match completion {
             Completion::Fetched => {
                 self.queues
-                    .remove(&key, lease.id.seq)
+                    .delete(&key, lease.id.seq)
                     .doing("removing a fetched URL from its queue")?;
                 self.hosts.get_mut(id).remove_item(lease.depth);
                 self.hosts.get_mut(id).not_before(now + delay);
@@ -94,7 +98,7 @@ impl Frontier {
                         .push_back(&key, &item)
                         .doing("queueing a failed URL again")?;
                     self.queues
-                        .remove(&key, lease.id.seq)
+                        .delete(&key, lease.id.seq)
                         .doing("removing a failed URL's old place")?;
                     let host = self.hosts.get_mut(id);
                     // Now unleased and shallower than a head loaded below its depth.

@@ -227,7 +227,7 @@ impl Frontier {
             .iter()
             .filter(|h| h.record.parked_delay_ms != 0)
             .map(|h| ParkedHost {
-                host: h.name.to_string(),
+                host: String::from(&*h.name),
                 crawl_delay: Duration::from_millis(h.record.parked_delay_ms),
                 queued: h.queued(),
             })
@@ -329,7 +329,7 @@ impl Frontier {
     fn write_host(&mut self, id: u32) -> Result<(), FrontierError> {
         let host = self.hosts.get_mut(id);
         host.dirty = false;
-        let name = host.name.to_string();
+        let name = String::from(&*host.name);
         let record = host.record.clone();
         self.host_records
             .insert(&name, &record)
@@ -374,7 +374,7 @@ impl Frontier {
         for host in self.hosts.evict_idle(self.config.max_idle_hosts, now) {
             if host.dirty {
                 self.host_records
-                    .insert(&host.name.to_string(), &host.record)
+                    .insert(&String::from(&*host.name), &host.record)
                     .doing("writing a host record")?;
             }
         }

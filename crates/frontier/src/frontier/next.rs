@@ -143,7 +143,7 @@ impl Frontier {
         let host = self.hosts.get_mut(id);
         host.leased.push((depth, seq));
         host.not_before(now + delay);
-        let host_name = host.name.to_string();
+        let host_name = String::from(&*host.name);
         let counter = match (item.kind, item.attempts) {
             (ItemKind::Sitemap, _) => Counter::SitemapsHandedOut,
             (ItemKind::Page, 0) => {
@@ -174,6 +174,7 @@ impl Frontier {
             id: LeaseId {
                 seq,
                 session: self.session,
+                host_slot: id,
             },
         };
         match kind {
@@ -185,29 +186,40 @@ impl Frontier {
     /// Takes the host's head out of memory, loading it from the store if needed: the first item,
     /// shallowest depth first, that is not leased.
     fn load_head(&mut self, id: u32) -> Result<Head, FrontierError> {
-        let host = self.hosts.get_mut(id);
-        if let Some(head) = host.head.take() {
+        if let Some(head) = self.hosts.get_mut(id).head.take() {
             return Ok(head);
         }
-        let name = host.name.to_string();
-        let depths = host.depths.clone();
-        let leased = host.leased.clone();
-        for (depth, len) in depths {
-            let leased_here = leased.iter().filter(|(d, _)| *d == depth).count() as u64;
+        let host = self.hosts.get(id);
+        for &(depth, len) in &host.depths {
+            let leased_here = host.leased.iter().filter(|(d, _)| *d == depth).count() as u64;
             if len <= leased_here {
                 continue;
             }
-            let key: QueueKey = (name.clone(), depth);
+            if leased_here == 0 {
+                // Nothing of this depth is out: its front is the head.
+                let front = self
+                    .queues
+                    .front(&(&*host.name, depth))
+                    .doing("reading a queue head")?;
+                if let Some((seq, item)) = front {
+                    return Ok(Head { depth, seq, item });
+                }
+                continue;
+            }
+            let key: QueueKey = (String::from(&*host.name), depth);
             for entry in self.queues.iter(&key) {
                 let (seq, item) = entry.doing("reading a queue head")?;
-                if !leased.contains(&(depth, seq)) {
+                if !host.leased.contains(&(depth, seq)) {
                     return Ok(Head { depth, seq, item });
                 }
             }
         }
         Err(FrontierError::Corrupt {
             tree: crate::trees::QUEUES_TREE,
-            detail: format!("host {name} should have an unleased item but its queues have none"),
+            detail: format!(
+                "host {} should have an unleased item but its queues have none",
+                host.name
+            ),
         })
     }
 
@@ -219,7 +231,7 @@ impl Frontier {
         reason: ExclusionReason,
         now: Instant,
     ) -> Result<(), FrontierError> {
-        let host = self.hosts.get(id).name.to_string();
+        let host = String::from(&*self.hosts.get(id).name);
         let record = Excluded {
             url: head.item.url,
             host: host.clone(),
@@ -233,7 +245,7 @@ impl Frontier {
             .append(&record)
             .doing("appending to the exclusion log")?;
         self.queues
-            .remove(&(host, head.depth), head.seq)
+            .delete(&(host, head.depth), head.seq)
             .doing("removing an excluded URL from its queue")?;
         self.hosts.get_mut(id).remove_item(head.depth);
         self.count(match reason {
@@ -286,7 +298,7 @@ impl Frontier {
         let request = RobotsRequest {
             url: format!("{origin}/robots.txt"),
             origin,
-            host: host.name.to_string(),
+            host: String::from(&*host.name),
             max_redirects: ROBOTS_MAX_REDIRECTS,
             max_bytes: self.config.robots_max_bytes,
         };

@@ -436,6 +436,37 @@ fn a_key_set_answers_like_a_hash_set_across_compactions_and_reopen() {
 }
 
 #[test]
+fn a_probed_key_is_inserted_once_whatever_happened_since_the_probe() {
+    use simcrawl_store::Probe;
+    let (_tmp, dir) = fresh_store_dir();
+    let store = open(&dir);
+    let set = store.key_set("seen").must("key set");
+    let other = store.key_set("other").must("key set");
+    set.insert_if_absent(1);
+    assert_eq!(set.probe(1), Probe::Member);
+    let Probe::Absent(two) = set.probe(2) else {
+        panic!("2 is not a member");
+    };
+    assert!(set.insert_absent(two));
+    assert!(set.contains(2));
+    // The same token again, and a token taken before another handle added the key.
+    assert!(!set.insert_absent(two));
+    let Probe::Absent(three) = set.probe(3) else {
+        panic!("3 is not a member");
+    };
+    assert!(set.clone().insert_if_absent(3));
+    assert!(!set.insert_absent(three));
+    assert_eq!(set.len(), 3);
+    // A token of another set is checked against this one.
+    let Probe::Absent(one_elsewhere) = other.probe(1) else {
+        panic!("1 is not in the other set");
+    };
+    assert!(!set.insert_absent(one_elsewhere));
+    assert!(other.insert_absent(one_elsewhere));
+    assert_eq!((set.len(), other.len()), (3, 1));
+}
+
+#[test]
 fn a_damaged_key_set_chunk_is_an_error_naming_the_tree() {
     let (_tmp, dir) = fresh_store_dir();
     {
@@ -459,5 +490,54 @@ fn a_damaged_key_set_chunk_is_an_error_naming_the_tree() {
             assert!(detail.contains("17 bytes"), "{detail}");
         }
         other => panic!("expected Inconsistent, got {other:?}"),
+    }
+}
+
+#[test]
+fn queues_whose_first_chunks_overflow_the_cache_keep_their_items() {
+    use std::collections::{BTreeMap, VecDeque};
+    // 320 queues of 64 items of 2 KiB: 40 MiB of first chunks, more than the cache holds, so
+    // reading a queue's front evicts another's cached chunk.
+    let (_tmp, dir) = fresh_store_dir();
+    let value = |q: u32, i: u32| -> Vec<u8> {
+        let mut v = vec![(q % 251) as u8; 2048];
+        v[..4].copy_from_slice(&i.to_be_bytes());
+        v
+    };
+    let mut model: BTreeMap<u32, VecDeque<(u64, Vec<u8>)>> = BTreeMap::new();
+    {
+        let store = open(&dir);
+        let queues = store.queues::<u32, Vec<u8>>("q").must("queues");
+        for q in 0..320 {
+            for i in 0..64 {
+                let v = value(q, i);
+                let seq = queues.push_back(&q, &v).must("push");
+                model.entry(q).or_default().push_back((seq, v));
+            }
+        }
+        store.flush().must("flush");
+        for round in 0..2 {
+            for q in 0..320 {
+                let items = model.get_mut(&q).expect("queued");
+                // The front (loads the first chunk), then an item further in, out of order.
+                let front = queues.front(&q).must("front");
+                assert_eq!(front.as_ref(), items.front(), "queue {q} round {round}");
+                let (seq, _) = items.pop_front().expect("non-empty");
+                assert!(queues.delete(&q, seq).must("delete"));
+                let (seq, v) = items.remove(10 + round).expect("long enough");
+                assert_eq!(queues.remove(&q, seq).must("remove"), Some(v));
+            }
+            store.flush().must("flush");
+        }
+    }
+    let store = open(&dir);
+    let queues = store.queues::<u32, Vec<u8>>("q").must("queues");
+    for (q, items) in &model {
+        let stored: Vec<(u64, Vec<u8>)> = queues.iter(q).map(|r| r.must("iter")).collect();
+        assert!(
+            stored == items.iter().cloned().collect::<Vec<_>>(),
+            "queue {q}"
+        );
+        assert_eq!(queues.len(q).must("len"), items.len() as u64);
     }
 }

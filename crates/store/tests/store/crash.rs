@@ -58,8 +58,10 @@ fn next_op(rng: &mut SplitMix, index: u64) -> Op {
         }
         9..=10 => Op::Count(rng.below(2) as usize, rng.below(5) as i64 + 1),
         11..=12 => Op::Append(index),
-        13..=15 => Op::Push(rng.below(3) as usize, index),
-        16..=17 => Op::Pop(rng.below(3) as usize),
+        // More pushes than removals, so that queues grow over several chunks (of 64 items) and
+        // commits meet partly consumed and used-up first chunks.
+        13..=16 => Op::Push(rng.below(3) as usize, index),
+        17 => Op::Pop(rng.below(3) as usize),
         _ => Op::Ack(rng.below(3) as usize),
     }
 }
@@ -410,8 +412,13 @@ fn killed_writers_lose_nothing_flushed_and_leave_a_consistent_prefix() {
             Some((seq, 7))
         );
         eprintln!(
-            "crash round {round}: {flushed} ops flushed, store holds the first {:?}",
-            matches.iter().map(|m| m.0).collect::<Vec<_>>()
+            "crash round {round}: {flushed} ops flushed, store holds the first {:?}, queue lengths {:?}",
+            matches.iter().map(|m| m.0).collect::<Vec<_>>(),
+            recovered
+                .queues
+                .values()
+                .map(VecDeque::len)
+                .collect::<Vec<_>>()
         );
     }
 }

@@ -183,6 +183,46 @@ fn another_schema_version_is_a_mismatch_and_is_left_alone() {
 }
 
 #[test]
+fn a_schema_2_store_is_upgraded_and_its_queues_read() {
+    let (_tmp, dir) = fresh_store_dir();
+    {
+        let store = open(&dir);
+        let queues = store.queues::<String, u64>("q").must("queues");
+        for v in 0..100 {
+            queues.push_back(&"h".to_owned(), &v).must("push");
+        }
+        store.flush().must("flush");
+    }
+    {
+        // As version 2 wrote it: the schema record, and lengths without a floor.
+        let db = raw_sled(&dir);
+        let meta = db.open_tree("meta").expect("meta");
+        meta.insert("schema_version", &2_u32.to_be_bytes())
+            .expect("write version");
+        let lengths = db.open_tree("meta/queue_len/q").expect("lengths");
+        lengths.insert("h", &100_u64.to_be_bytes()).expect("length");
+        db.flush().expect("flush");
+    }
+    let store = open(&dir);
+    let queues = store.queues::<String, u64>("q").must("queues");
+    let items: Vec<u64> = queues
+        .iter(&"h".to_owned())
+        .map(|r| r.must("item").1)
+        .collect();
+    assert_eq!(items, (0..100).collect::<Vec<_>>());
+    drop(queues);
+    drop(store);
+    let db = raw_sled(&dir);
+    let version = db
+        .open_tree("meta")
+        .expect("meta")
+        .get("schema_version")
+        .expect("read")
+        .expect("present");
+    assert_eq!(&version[..], &SCHEMA_VERSION.to_be_bytes());
+}
+
+#[test]
 fn data_without_a_schema_version_is_corrupt() {
     let (_tmp, dir) = fresh_store_dir();
     drop(open(&dir));

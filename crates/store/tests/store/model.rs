@@ -261,3 +261,104 @@ proptest! {
         }
     }
 }
+
+/// Operations on queues long enough to span several chunks (of 64 items), so that used-up chunks,
+/// partly consumed first chunks (the floor) and removals behind the front meet commits and
+/// reopens.
+#[derive(Debug, Clone)]
+enum QueueOp {
+    PushMany(usize, u32),
+    PopMany(usize, u32),
+    /// Removes the n-th item (modulo the length), as an acknowledgement out of order.
+    RemoveNth(usize, usize),
+    /// Removes the front item through `delete`.
+    DeleteFront(usize),
+    Flush,
+    Reopen,
+}
+
+fn queue_op() -> impl Strategy<Value = QueueOp> {
+    let queue = 0..2_usize;
+    prop_oneof![
+        3 => (queue.clone(), 1_u32..150).prop_map(|(q, n)| QueueOp::PushMany(q, n)),
+        3 => (queue.clone(), 1_u32..100).prop_map(|(q, n)| QueueOp::PopMany(q, n)),
+        3 => (queue.clone(), 0_usize..300).prop_map(|(q, n)| QueueOp::RemoveNth(q, n)),
+        2 => queue.prop_map(QueueOp::DeleteFront),
+        2 => Just(QueueOp::Flush),
+        1 => Just(QueueOp::Reopen),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(crate::util::cases(48)))]
+
+    #[test]
+    fn long_queues_match_their_model(ops in proptest::collection::vec(queue_op(), 1..40)) {
+        let (_tmp, dir) = fresh_store_dir();
+        let mut store = open(&dir);
+        let mut queues: Queues<String, u32> = store.queues("queues").must("queues");
+        let mut model: BTreeMap<String, VecDeque<(u64, u32)>> = BTreeMap::new();
+        let keys = ["a", "b"];
+        let mut value = 0_u32;
+        for op in &ops {
+            match op {
+                QueueOp::PushMany(q, n) => {
+                    let key = keys[*q].to_owned();
+                    for _ in 0..*n {
+                        value += 1;
+                        let seq = queues.push_back(&key, &value).must("push");
+                        model.entry(key.clone()).or_default().push_back((seq, value));
+                    }
+                }
+                QueueOp::PopMany(q, n) => {
+                    let key = keys[*q].to_owned();
+                    for _ in 0..*n {
+                        let expected = model.get_mut(&key).and_then(VecDeque::pop_front);
+                        prop_assert_eq!(queues.pop_front(&key).must("pop"), expected);
+                    }
+                }
+                QueueOp::RemoveNth(q, n) => {
+                    let key = keys[*q].to_owned();
+                    let items = model.entry(key.clone()).or_default();
+                    if !items.is_empty() {
+                        let (seq, v) = items.remove(n % items.len()).expect("in range");
+                        prop_assert_eq!(queues.remove(&key, seq).must("remove"), Some(v));
+                        prop_assert_eq!(queues.remove(&key, seq).must("again"), None);
+                    }
+                }
+                QueueOp::DeleteFront(q) => {
+                    let key = keys[*q].to_owned();
+                    let front = model.get_mut(&key).and_then(VecDeque::pop_front);
+                    let got = queues.front(&key).must("front");
+                    prop_assert_eq!(got, front);
+                    if let Some((seq, _)) = front {
+                        prop_assert!(queues.delete(&key, seq).must("delete"));
+                        prop_assert!(!queues.delete(&key, seq).must("delete again"));
+                    }
+                }
+                QueueOp::Flush => store.flush().must("flush"),
+                QueueOp::Reopen => {
+                    drop(queues);
+                    drop(store);
+                    store = open(&dir);
+                    queues = store.queues("queues").must("queues");
+                }
+            }
+            let mut non_empty = Vec::new();
+            for key in keys {
+                let key = key.to_owned();
+                let expected: Vec<(u64, u32)> =
+                    model.get(&key).map(|i| i.iter().copied().collect()).unwrap_or_default();
+                let stored: Vec<(u64, u32)> = queues.iter(&key).map(|r| r.must("iter")).collect();
+                prop_assert_eq!(&stored, &expected, "queue {:?} after {:?}", key, op);
+                prop_assert_eq!(queues.len(&key).must("len"), expected.len() as u64);
+                prop_assert_eq!(queues.front(&key).must("front"), expected.first().copied());
+                if !expected.is_empty() {
+                    non_empty.push((key, expected.len() as u64));
+                }
+            }
+            let stored: Vec<(String, u64)> = queues.non_empty().map(|r| r.must("non_empty")).collect();
+            prop_assert_eq!(stored, non_empty);
+        }
+    }
+}
