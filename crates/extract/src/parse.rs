@@ -698,82 +698,57 @@ fn script_end(src: &[u8], from: usize) -> Option<(usize, usize)> {
     let mut state = State::Data;
     let mut i = from;
     loop {
-        match state {
-            State::Data => {
-                let lt = i + memchr::memchr(b'<', &src[i..])?;
-                i = lt + 1;
-                match src.get(i)? {
-                    b'/' => {
-                        if is_end(i + 1) {
-                            return Some((lt, i + 7));
-                        }
-                        i += 1;
+        if let State::Data = state {
+            let lt = i + memchr::memchr(b'<', &src[i..])?;
+            i = lt + 1;
+            match src.get(i)? {
+                b'/' => {
+                    if is_end(i + 1) {
+                        return Some((lt, i + 7));
                     }
-                    b'!' => {
-                        i += 1;
-                        if src.get(i) == Some(&b'-') && src.get(i + 1) == Some(&b'-') {
-                            i += 2;
-                            state = State::EscapedDashDash;
-                        }
-                    }
-                    _ => {}
+                    i += 1;
                 }
-            }
-            State::Escaped | State::Double => {
-                let found = i + memchr::memchr2(b'-', b'<', &src[i..])?;
-                i = found + 1;
-                let double = matches!(state, State::Double);
-                if src[found] == b'-' {
-                    state = if double {
-                        State::DoubleDash
-                    } else {
-                        State::EscapedDash
-                    };
-                } else {
-                    state = less_than(src, &mut i, double, &is_end, &word)?;
-                    if let State::Data = state {
-                        // Found the end tag: `less_than` left `i` just past the name.
-                        return Some((i - 8, i));
+                b'!' => {
+                    i += 1;
+                    if src.get(i) == Some(&b'-') && src.get(i + 1) == Some(&b'-') {
+                        i += 2;
+                        state = State::EscapedDashDash;
                     }
                 }
+                _ => {}
             }
-            State::EscapedDash | State::DoubleDash => {
-                let double = matches!(state, State::DoubleDash);
-                let b = *src.get(i)?;
-                i += 1;
-                state = match b {
-                    b'-' if double => State::DoubleDashDash,
-                    b'-' => State::EscapedDashDash,
-                    b'<' => {
-                        let next = less_than(src, &mut i, double, &is_end, &word)?;
-                        if let State::Data = next {
-                            return Some((i - 8, i));
-                        }
-                        next
-                    }
-                    _ if double => State::Double,
-                    _ => State::Escaped,
-                };
-            }
-            State::EscapedDashDash | State::DoubleDashDash => {
-                let double = matches!(state, State::DoubleDashDash);
-                let b = *src.get(i)?;
-                i += 1;
-                state = match b {
-                    b'-' => state,
-                    b'>' => State::Data,
-                    b'<' => {
-                        let next = less_than(src, &mut i, double, &is_end, &word)?;
-                        if let State::Data = next {
-                            return Some((i - 8, i));
-                        }
-                        next
-                    }
-                    _ if double => State::Double,
-                    _ => State::Escaped,
-                };
-            }
+            continue;
         }
+        // The escaped states: only `-`, `<` and `>` matter.
+        let double = matches!(
+            state,
+            State::Double | State::DoubleDash | State::DoubleDashDash
+        );
+        let b = match state {
+            State::Escaped | State::Double => {
+                i += memchr::memchr2(b'-', b'<', &src[i..])?;
+                src[i]
+            }
+            _ => *src.get(i)?,
+        };
+        i += 1;
+        state = match (state, b) {
+            (_, b'<') => {
+                let next = less_than(src, &mut i, double, &is_end, &word)?;
+                if let State::Data = next {
+                    // Found the end tag: `less_than` left `i` just past the name.
+                    return Some((i - 8, i));
+                }
+                next
+            }
+            (State::Escaped, b'-') => State::EscapedDash,
+            (State::Double, b'-') => State::DoubleDash,
+            (State::EscapedDash | State::EscapedDashDash, b'-') => State::EscapedDashDash,
+            (State::DoubleDash | State::DoubleDashDash, b'-') => State::DoubleDashDash,
+            (State::EscapedDashDash | State::DoubleDashDash, b'>') => State::Data,
+            _ if double => State::Double,
+            _ => State::Escaped,
+        };
     }
 
     /// After a `<` in an escaped (`double == false`) or double-escaped script; `i` is the next

@@ -3,7 +3,7 @@
 
 use simcrawl_store::codec::{Codec, CodecError, EncodeAs, Reader, write_element};
 
-use crate::admission::ViaKind;
+use crate::admission::{Via, ViaKind};
 
 /// The format byte every record starts with.
 const FORMAT: u8 = 1;
@@ -66,7 +66,19 @@ pub(crate) struct QueuedUrlRef<'a> {
     pub(crate) referrer: Option<&'a str>,
 }
 
-impl QueuedUrlRef<'_> {
+impl<'a> QueuedUrlRef<'a> {
+    /// A page to fetch, admitted `via` (a seed, a link...), not tried yet.
+    pub(crate) fn page(url: &'a str, key_hash: u128, via: &'a Via<'_>) -> Self {
+        QueuedUrlRef {
+            url,
+            key_hash,
+            kind: ItemKind::Page,
+            via: via.kind(),
+            attempts: 0,
+            referrer: via.referrer(),
+        }
+    }
+
     pub(crate) fn to_owned(self) -> QueuedUrl {
         QueuedUrl {
             url: self.url.to_owned(),

@@ -130,14 +130,7 @@ impl Frontier {
             self.reschedule(id); // it may have been activated for nothing: list it as idle
             return Ok(self.refuse(refusal));
         }
-        let item = QueuedUrlRef {
-            url: text,
-            key_hash,
-            kind: ItemKind::Page,
-            via: via.kind(),
-            attempts: 0,
-            referrer: via.referrer(),
-        };
+        let item = QueuedUrlRef::page(text, key_hash, &via);
         // The queue and the seen set are committed together by the store: after a crash, both
         // or neither.
         self.enqueue(id, depth, item)?;
@@ -211,14 +204,7 @@ impl Frontier {
             return Ok(self.refuse(Admission::Invalid(InvalidReason::NoHost)));
         }
         let id = self.activate(host)?;
-        let item = QueuedUrlRef {
-            url: candidate.fetch.as_str(),
-            key_hash,
-            kind: ItemKind::Page,
-            via: via.kind(),
-            attempts: 0,
-            referrer: via.referrer(),
-        };
+        let item = QueuedUrlRef::page(candidate.fetch.as_str(), key_hash, &via);
         self.enqueue(id, depth, item)?;
         self.mark_dirty(id);
         self.count(Counter::AdmittedQueued);
