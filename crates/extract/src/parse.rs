@@ -113,6 +113,11 @@ fn is_space(b: u8) -> bool {
     matches!(b, b'\t' | b'\n' | b'\x0C' | b' ')
 }
 
+/// White space, `/` or `>`: what ends a tag name.
+fn ends_name(b: u8) -> bool {
+    is_space(b) || b == b'/' || b == b'>'
+}
+
 impl<'a> Tokenizer<'a> {
     fn byte(&self, i: usize) -> Step<u8> {
         self.src.get(i).copied().ok_or(GiveUp)
@@ -241,7 +246,7 @@ impl<'a> Tokenizer<'a> {
         let mut upper = false;
         loop {
             let b = self.byte(i)?;
-            if is_space(b) || b == b'/' || b == b'>' {
+            if ends_name(b) {
                 break;
             }
             upper |= b.is_ascii_uppercase();
@@ -653,9 +658,7 @@ fn raw_end(src: &[u8], mut from: usize, name: &[u8]) -> Option<(usize, usize)> {
         let name_end = lt + 2 + name.len();
         if let Some(written) = src.get(lt + 2..name_end)
             && written.eq_ignore_ascii_case(name)
-            && src
-                .get(name_end)
-                .is_some_and(|&b| is_space(b) || b == b'/' || b == b'>')
+            && src.get(name_end).is_some_and(|&b| ends_name(b))
         {
             return Some((lt, name_end));
         }
@@ -681,19 +684,18 @@ fn script_end(src: &[u8], from: usize) -> Option<(usize, usize)> {
         let name_end = i + 6;
         src.get(i..name_end)
             .is_some_and(|w| w.eq_ignore_ascii_case(b"script"))
-            && src
-                .get(name_end)
-                .is_some_and(|&b| is_space(b) || b == b'/' || b == b'>')
+            && src.get(name_end).is_some_and(|&b| ends_name(b))
     };
-    // Letters from `i`, and whether they spell `script` followed by a terminator, plus where
-    // the letters end.
-    let word = |i: usize| {
-        let mut j = i;
-        while src.get(j).is_some_and(u8::is_ascii_alphabetic) {
-            j += 1;
+    // The letters from `i` and the byte after them, for the double escape start and end
+    // states: `Some(true)` when they spell `script` and end a name, `None` at the end of input.
+    // `i` moves past them (a terminator or other byte there changes no state either way).
+    let word = |i: &mut usize| {
+        let start = *i;
+        while src.get(*i).is_some_and(u8::is_ascii_alphabetic) {
+            *i += 1;
         }
-        let script = src[i..j].eq_ignore_ascii_case(b"script");
-        (j, script)
+        let script = src[start..*i].eq_ignore_ascii_case(b"script");
+        Some(script && ends_name(*src.get(*i)?))
     };
     let mut state = State::Data;
     let mut i = from;
@@ -759,7 +761,7 @@ fn script_end(src: &[u8], from: usize) -> Option<(usize, usize)> {
         i: &mut usize,
         double: bool,
         is_end: &dyn Fn(usize) -> bool,
-        word: &dyn Fn(usize) -> (usize, bool),
+        word: &dyn Fn(&mut usize) -> Option<bool>,
     ) -> Option<State> {
         let b = *src.get(*i)?;
         if !double {
@@ -771,37 +773,18 @@ fn script_end(src: &[u8], from: usize) -> Option<(usize, usize)> {
                 *i += 1;
                 return Some(State::Escaped);
             }
-            if b.is_ascii_alphabetic() {
-                // Script data double escape start.
-                let (end, script) = word(*i);
-                *i = end;
-                let t = *src.get(end)?;
-                if is_space(t) || t == b'/' || t == b'>' {
-                    *i += 1;
-                    return Some(if script {
-                        State::Double
-                    } else {
-                        State::Escaped
-                    });
-                }
-                return Some(State::Escaped);
+            // Script data double escape start: `<script` and a terminator.
+            if b.is_ascii_alphabetic() && word(i)? {
+                return Some(State::Double);
             }
             return Some(State::Escaped);
         }
+        // Script data double escape end: `</script` and a terminator.
         if b == b'/' {
-            // Script data double escape end.
-            let (end, script) = word(*i + 1);
-            *i = end;
-            let t = *src.get(end)?;
-            if is_space(t) || t == b'/' || t == b'>' {
-                *i += 1;
-                return Some(if script {
-                    State::Escaped
-                } else {
-                    State::Double
-                });
+            *i += 1;
+            if word(i)? {
+                return Some(State::Escaped);
             }
-            return Some(State::Double);
         }
         Some(State::Double)
     }

@@ -1,7 +1,9 @@
 //! The frontier's stored records and their byte formats, as documented in
 //! [`trees`](crate::trees#record-formats). Changing one means bumping the store's schema version.
 
-use simcrawl_store::codec::{Codec, CodecError, EncodeAs, Reader, write_element};
+use simcrawl_store::codec::{
+    Codec, CodecError, EncodeAs, Reader, write_bytes_element, write_element,
+};
 
 use crate::admission::{Via, ViaKind};
 
@@ -104,22 +106,6 @@ impl QueuedUrl {
     }
 }
 
-/// A string written as an element (its length, then its bytes), like `write_element` of a
-/// `String`.
-fn write_str(value: &str, out: &mut Vec<u8>) {
-    let mut len = value.len();
-    loop {
-        let group = (len & 0x7f) as u8;
-        len >>= 7;
-        if len == 0 {
-            out.push(group);
-            break;
-        }
-        out.push(group | 0x80);
-    }
-    out.extend_from_slice(value.as_bytes());
-}
-
 impl EncodeAs<QueuedUrl> for QueuedUrlRef<'_> {
     fn encode_as(&self, out: &mut Vec<u8>) {
         out.reserve(32 + self.url.len() + self.referrer.map_or(0, str::len));
@@ -132,10 +118,10 @@ impl EncodeAs<QueuedUrl> for QueuedUrlRef<'_> {
         write_element(&kind, out);
         write_element(&self.via.to_byte(), out);
         write_element(&self.attempts, out);
-        write_str(self.url, out);
+        write_bytes_element(self.url.as_bytes(), out);
         write_element(&self.referrer.is_some(), out);
         if let Some(referrer) = self.referrer {
-            write_str(referrer, out);
+            write_bytes_element(referrer.as_bytes(), out);
         }
     }
 }

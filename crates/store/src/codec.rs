@@ -104,9 +104,7 @@ impl<T: Codec> EncodeAs<T> for T {
 /// A string slice, as the first element of a `(String, B)` tuple.
 impl<B: Codec> EncodeAs<(String, B)> for (&str, B) {
     fn encode_as(&self, out: &mut Vec<u8>) {
-        let (bytes, width) = leb128(self.0.len());
-        out.extend_from_slice(&bytes[..width]);
-        out.extend_from_slice(self.0.as_bytes());
+        write_bytes_element(self.0.as_bytes(), out);
         self.1.encode_into(out);
     }
 }
@@ -190,6 +188,15 @@ pub fn leading_element<T: Codec>(value: &T) -> Vec<u8> {
 fn write_len(len: usize, out: &mut Vec<u8>) {
     let (bytes, width) = leb128(len);
     out.extend_from_slice(&bytes[..width]);
+}
+
+/// Appends `bytes` as a variable-width element: their LEB128 length, then the bytes. The same
+/// bytes as [`write_element`] of a `String` or `Vec<u8>` holding them, for callers that only
+/// have a borrowed slice.
+pub fn write_bytes_element(bytes: &[u8], out: &mut Vec<u8>) {
+    let (prefix, width) = leb128(bytes.len());
+    out.extend_from_slice(&prefix[..width]);
+    out.extend_from_slice(bytes);
 }
 
 /// `len` as unsigned LEB128: the bytes and how many of them are used.

@@ -989,18 +989,7 @@ fn encode_chunk(slots: &[Slot], bytes: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(size);
     for slot in slots {
         slot.seq.encode_into(&mut out);
-        let value = slot.of(bytes);
-        let mut len = value.len();
-        loop {
-            let byte = (len & 0x7f) as u8;
-            len >>= 7;
-            if len == 0 {
-                out.push(byte);
-                break;
-            }
-            out.push(byte | 0x80);
-        }
-        out.extend_from_slice(value);
+        crate::codec::write_bytes_element(slot.of(bytes), &mut out);
     }
     out
 }
