@@ -9,6 +9,7 @@ mod extract;
 mod fingerprint;
 mod index;
 mod proc;
+mod realweb;
 mod rng;
 mod stats;
 mod url;
@@ -38,6 +39,9 @@ enum Command {
     Extract(extract::Args),
     /// A whole crawl of the built-in test web: pages/s, CPU per page, peak RSS, fetches per document.
     Crawl(crawl::Args),
+    /// A crawl of the real-page web (Debian documentation behind the copy roles), scored by
+    /// scripts/realweb_truth.py against truth taken from the files.
+    Realweb(realweb::Args),
 }
 
 fn main() -> Result<()> {
@@ -53,5 +57,6 @@ fn main() -> Result<()> {
         Command::Url(args) => url::run(args),
         Command::Extract(args) => extract::run(args),
         Command::Crawl(args) => crawl::run(args),
+        Command::Realweb(args) => realweb::run(args),
     }
 }

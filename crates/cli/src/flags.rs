@@ -249,6 +249,12 @@ pub struct CrawlFlags {
     /// Do not fetch or obey robots.txt (the report says so).
     #[arg(long, help_heading = "Politeness")]
     pub ignore_robots: bool,
+    /// Seconds before asking again for a robots.txt that failed (5xx, 429, network error); the wait doubles with each failure.
+    #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = parse_seconds, help_heading = "Politeness")]
+    pub robots_retry: f64,
+    /// Attempts at a failing robots.txt before the host's URLs are given up (counted as robots-unreachable).
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=10), help_heading = "Politeness")]
+    pub robots_attempts: u32,
     /// The User-Agent header; its first word is the token matched in robots.txt.
     #[arg(long, value_name = "UA", help_heading = "Politeness")]
     pub user_agent: Option<String>,

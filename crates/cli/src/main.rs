@@ -12,6 +12,7 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = flags::Cli::parse();
+    init_logging();
     match cmd::run(cli) {
         Ok(code) => code,
         Err(err) => {
@@ -21,4 +22,16 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Log lines go to standard error, filtered by `RUST_LOG` (default: warnings and errors only, so
+/// that a robots.txt given up on or a page that broke the extractor is never silent).
+fn init_logging() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
 }

@@ -31,4 +31,22 @@ pub enum TestSiteError {
     /// from within one (e.g. under `#[tokio::main]` or `#[tokio::test]`).
     #[error("TestWeb::serve needs a tokio runtime: call it from async code running on tokio")]
     NoRuntime,
+    /// A manual of the real-page web is not where it should be (run
+    /// `scripts/realweb-fetch.sh` to fetch the Debian packages).
+    #[error("the {name} manual is missing: no index.html in {}", root.display())]
+    MissingManual {
+        /// The manual's name.
+        name: String,
+        /// Where its files were looked for.
+        root: std::path::PathBuf,
+    },
+    /// A listener of the real-page web could not be bound or read.
+    #[error("cannot bind a port on 127.0.0.1 for the real-page web's {host} host: {source}")]
+    BindReal {
+        /// The host's name.
+        host: String,
+        /// The system's error.
+        #[source]
+        source: io::Error,
+    },
 }

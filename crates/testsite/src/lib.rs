@@ -80,6 +80,9 @@
 //!   [`Outcome`], [`DocId`].
 //! - `server`: hyper 1 on tokio, one listener per host: [`TestWeb::serve`], [`RunningWeb`].
 //! - [`request_log`](RequestLog): per-host, per-target request counts.
+//! - `real`: the **real-page web** ([`RealWebConfig`], [`RunningRealWeb`]): directories of
+//!   real HTML (Debian documentation packages, or the slice in `tests/realweb/`) served through
+//!   the same host roles, for measuring verdicts on pages nobody here wrote.
 //! - `error`: [`TestSiteError`].
 //!
 //! # Determinism
@@ -97,6 +100,7 @@ mod config;
 mod error;
 mod manifest;
 mod noise;
+mod real;
 mod render;
 mod request_log;
 mod rng;
@@ -111,6 +115,9 @@ pub use config::{HostKind, HostSet, Noise, TestWebConfig};
 pub use error::TestSiteError;
 pub use manifest::{
     DocId, DocKind, DocumentInfo, HostInfo, Manifest, NearDuplicatePair, Outcome, PageEntry, Role,
+};
+pub use real::{
+    Manual, REAL_MIRROR_PREFIX, RealHost, RealRequest, RealRole, RealWebConfig, RunningRealWeb,
 };
 pub use render::MIRROR_PREFIX;
 pub use request_log::{LoggedRequest, RequestLog};

@@ -218,10 +218,17 @@ impl Drop for RunningWeb {
     }
 }
 
+/// What answers the requests of one listener: a host of the generated web, or of the real-page
+/// web.
+pub(crate) trait Handler: Send + Sync + 'static {
+    /// The response to one request.
+    fn handle(&self, request: &Request<Incoming>) -> Response<Full<Bytes>>;
+}
+
 /// Accepts connections of one host until shutdown, then drains them.
-async fn accept_loop(
+pub(crate) async fn accept_loop<H: Handler>(
     listener: TcpListener,
-    host: Arc<HostServer>,
+    host: Arc<H>,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let mut connections = JoinSet::new();
@@ -248,9 +255,9 @@ async fn accept_loop(
 }
 
 /// Serves one HTTP/1.1 connection (keep-alive) until the client closes it or shutdown.
-async fn serve_connection(
+async fn serve_connection<H: Handler>(
     stream: TcpStream,
-    host: Arc<HostServer>,
+    host: Arc<H>,
     mut shutdown: watch::Receiver<bool>,
 ) {
     // Small responses on a kept-alive connection: do not wait for Nagle.
@@ -275,7 +282,7 @@ async fn serve_connection(
     }
 }
 
-impl HostServer {
+impl Handler for HostServer {
     fn handle(&self, request: &Request<Incoming>) -> Response<Full<Bytes>> {
         let target = request.uri().path_and_query().map_or("/", |pq| pq.as_str());
         let path = request.uri().path();
@@ -298,7 +305,9 @@ impl HostServer {
             .record(self.kind, target, response.status().as_u16());
         response
     }
+}
 
+impl HostServer {
     fn reply(&self, reply: Reply) -> Response<Full<Bytes>> {
         match reply {
             Reply::Ok { content_type, body } => {
@@ -335,7 +344,7 @@ impl HostServer {
     }
 }
 
-fn plain(status: StatusCode, body: &'static str) -> Response<Full<Bytes>> {
+pub(crate) fn plain(status: StatusCode, body: &'static str) -> Response<Full<Bytes>> {
     let mut r = Response::new(Full::new(Bytes::from_static(body.as_bytes())));
     *r.status_mut() = status;
     r.headers_mut().insert(

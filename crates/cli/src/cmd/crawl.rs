@@ -53,6 +53,8 @@ fn config(
     if flags.ignore_robots {
         f.robots = RobotsPolicy::Ignore;
     }
+    f.robots_retry = Duration::from_secs_f64(flags.robots_retry);
+    f.robots_max_attempts = flags.robots_attempts;
     if let Some(ua) = &flags.user_agent {
         if ua.trim().is_empty() {
             bail!("--user-agent must not be empty");
