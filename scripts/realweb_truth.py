@@ -300,7 +300,12 @@ def main():
 
     # 1. fetches per distinct document.
     path_of = lambda r: urlsplit(str(r["target"])).path
-    fetches = sum(1 for r in requests if path_of(r) not in ("/robots.txt", "/sitemap.xml"))
+    # A link that names no file (a 404) costs one fetch that no crawler can avoid: it is not
+    # counted, but fetching the same broken URL twice is.
+    counted = [r for r in requests if path_of(r) not in ("/robots.txt", "/sitemap.xml")]
+    broken = [(r["host"], r["target"]) for r in counted if int(r.get("status", 200)) >= 400]
+    broken_repeats = len(broken) - len(set(broken))
+    fetches = len(counted) - len(set(broken))
     fpd = fetches / len(groups) if groups else 0.0
 
     # 2. distinct documents found.
@@ -366,6 +371,8 @@ def main():
              ("fetches on the noisy host", str(role_fetches("noisy")), "<= 60",
               role_fetches("noisy") <= 60)]
     report = {"seconds": round(time.time() - t0, 2), "fetches": fetches,
+              "requests": len(counted), "broken_link_fetches": len(set(broken)),
+              "broken_link_repeats": broken_repeats,
               "distinct_documents": total,
               "fetches_per_distinct_document": round(fpd, 4), "found": len(found),
               "found_percent": round(pct, 2), "manuals": per_manual,
@@ -378,8 +385,9 @@ def main():
     if args.json:
         print(json.dumps(report, indent=1))
         return
-    print(f"truth computed in {report['seconds']} s; {fetches} fetches, "
-          f"{total} distinct documents\n")
+    print(f"truth computed in {report['seconds']} s; {len(counted)} requests, of which "
+          f"{len(set(broken))} broken links (4xx, not counted; {broken_repeats} repeats, counted); "
+          f"{fetches} fetches for {total} distinct documents\n")
     print(f"{'manual':<12}{'reachable':>10}{'distinct':>10}{'found':>8}{'%':>8}")
     for n, m in per_manual.items():
         print(f"{n:<12}{m['reachable']:>10}{m['distinct']:>10}{m['found']:>8}"

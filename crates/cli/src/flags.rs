@@ -194,7 +194,7 @@ pub struct CrawlFlags {
     /// MinHash Jaccard needed to confirm a SimHash match (0 turns the check off).
     #[arg(long, default_value_t = 0.8, value_parser = parse_unit, help_heading = "Duplicates")]
     pub jaccard: f64,
-    /// Follow the links of pages skipped as duplicates (off: the first copy's links are enough).
+    /// Follow the links of every duplicate, even exact copies and pages of known mirrors (by default only near-, text- and canonical duplicates' links are followed, and cross-host copies' until their mirror is learned).
     #[arg(long, help_heading = "Duplicates")]
     pub follow_duplicate_links: bool,
     /// Agreeing observations needed before a mirror, alias, parameter, host-option or canonical rule is learned.

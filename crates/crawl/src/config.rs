@@ -26,7 +26,10 @@ pub struct CrawlConfig {
     pub fetch: FetchConfig,
     /// Rule learning thresholds.
     pub learn: LearnConfig,
-    /// Follow the links of pages skipped as duplicates.
+    /// Follow the links of every page skipped as a duplicate, even an exact copy on its
+    /// original's host or a page a mirror rule covers (by default the links of near-, text- and
+    /// canonical duplicates are followed, and those of cross-host copies until a rule covers
+    /// their host).
     pub follow_duplicate_links: bool,
     /// Write indexed pages as JSON lines to this file.
     pub output: Option<PathBuf>,

@@ -26,6 +26,16 @@ pub struct PageAnalysis {
     pub sketch: Sketch,
     /// Words in `text`.
     pub words: usize,
+    /// SimHash of the whole page's visible text, normalised like `text`: the second opinion a
+    /// verdict needs when the main text is short.
+    pub full_simhash: SimHash,
+    /// Words in the whole page's normalised visible text.
+    pub full_words: usize,
+    /// The main text is short ([`Extraction::Short`](simcrawl_extract::Extraction) or a
+    /// fallback): too little to judge the page by alone.
+    pub short: bool,
+    /// The title, normalised like `text` (empty without a title).
+    pub title_key: String,
 }
 
 /// Turns pages into [`PageAnalysis`] values. Cheap to clone and share between threads.
@@ -38,11 +48,25 @@ pub struct Analyzer {
 }
 
 impl Default for Analyzer {
+    /// The crawl's analysis. The text reaches the hashers already normalised by
+    /// [`NormalizeOptions::FINGERPRINT`], which drops the numbers that are noise (times, dates,
+    /// ids) and keeps those that are content; so the hashers keep digits, unlike the dedup
+    /// crate's defaults (on real pages, release notes of two versions differ only in numbers).
     fn default() -> Self {
+        let keep_digits = |options: FeatureOptions| FeatureOptions {
+            strip_digits: false,
+            ..options
+        };
         Analyzer {
             extractor: Extractor::new(ExtractOptions::default()),
-            simhash: SimHasher::default(),
-            minhash: MinHasher::default(),
+            simhash: SimHasher::new(keep_digits(FeatureOptions::simhash()))
+                .unwrap_or_default(),
+            minhash: MinHasher::new(
+                simcrawl_dedup::minhash::DEFAULT_PERMUTATIONS,
+                keep_digits(FeatureOptions::minhash()),
+                simcrawl_dedup::minhash::DEFAULT_SEED,
+            )
+            .unwrap_or_default(),
             normalize: NormalizeOptions::FINGERPRINT,
         }
     }
@@ -99,7 +123,17 @@ impl Analyzer {
     fn finish(&self, body: &[u8], document: Document) -> PageAnalysis {
         let text = normalize_text(&document.main_text, self.normalize);
         let words = text.split_whitespace().count();
+        let full = normalize_text(&document.full_text, self.normalize);
+        let short = !document.extraction.is_main();
         PageAnalysis {
+            full_simhash: self.simhash.fingerprint(&full),
+            full_words: full.split_whitespace().count(),
+            short,
+            title_key: document
+                .title
+                .as_deref()
+                .map(|t| normalize_text(t, self.normalize))
+                .unwrap_or_default(),
             body_digest: Digest128::of_bytes(body),
             body_sha256: sha256_hex(body),
             text_digest: Digest128::of_text(&text),

@@ -15,6 +15,17 @@ use simcrawl_dedup::{SimHash, SimHashIndex, Sketch};
 use simcrawl_store::codec::{Codec, CodecError, Reader, write_element};
 use simcrawl_store::{Store, Tree};
 
+/// A text or near-duplicate's whole page has at most this many times the words of its
+/// original's, and the other way round.
+pub const MAX_SIZE_RATIO: f64 = 2.0;
+
+/// `host[:port]` of a URL string ("" when it does not parse).
+fn host_of(url: &str) -> String {
+    url::Url::parse(url)
+        .map(|u| crate::learn::authority(&u))
+        .unwrap_or_default()
+}
+
 /// What is stored for every unique page.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PageRecord {
@@ -40,9 +51,18 @@ pub struct PageRecord {
     pub words: u32,
     /// The main text as extracted (not normalised), for exports and diffs.
     pub text: String,
+    /// SimHash of the whole page's normalised visible text (0 in records from before version 2).
+    pub full_simhash: u64,
+    /// Words in the whole page's normalised visible text (0: unknown, a record from before
+    /// version 2).
+    pub full_words: u32,
+    /// The main text was short (see [`PageAnalysis::short`]).
+    pub short: bool,
 }
 
-const PAGE_VERSION: u8 = 1;
+/// Version 2 appends the whole page's fingerprint, its size and the short flag; version 1
+/// records still decode, with those unknown.
+const PAGE_VERSION: u8 = 2;
 
 impl Codec for PageRecord {
     fn encode_into(&self, out: &mut Vec<u8>) {
@@ -61,12 +81,15 @@ impl Codec for PageRecord {
         write_element(&self.simhash, out);
         write_element(&self.words, out);
         write_element(&self.text, out);
+        write_element(&self.full_simhash, out);
+        write_element(&self.full_words, out);
+        write_element(&self.short, out);
     }
 
     fn decode(bytes: &[u8]) -> Result<Self, CodecError> {
         let mut r = Reader::new::<Self>(bytes);
         let version: u8 = r.element()?;
-        if version != PAGE_VERSION {
+        if version != PAGE_VERSION && version != 1 {
             return Err(CodecError::invalid::<Self>(format!(
                 "unknown page version {version}"
             )));
@@ -90,6 +113,9 @@ impl Codec for PageRecord {
             simhash: r.element()?,
             words: r.element()?,
             text: r.element()?,
+            full_simhash: if version >= 2 { r.element()? } else { 0 },
+            full_words: if version >= 2 { r.element()? } else { 0 },
+            short: if version >= 2 { r.element()? } else { false },
         };
         r.finish()?;
         Ok(record)
@@ -207,10 +233,15 @@ impl PageIndex {
 
     /// Checks a page against the index: same body; then, when the page declares a canonical URL that is
     /// indexed, that page (within k); then same text; then any page within k confirmed by MinHash.
+    ///
+    /// A text or near-duplicate must also be consistent with being a copy ([`PageIndex::agrees`]):
+    /// whole pages of comparable size, the same title on one host, and for a short main text the
+    /// whole page's text within k too. A candidate that fails is passed over, never skipped.
     pub fn check(
         &self,
         page: &PageAnalysis,
         canonical: Option<u128>,
+        host: &str,
     ) -> Result<Verdict, CrawlError> {
         if let Some(original) = self.body_digests.get(&page.body_digest.0)? {
             return Ok(Verdict::Duplicate {
@@ -235,8 +266,12 @@ impl PageIndex {
                 });
             }
         }
-        if page.words > 0
-            && let Some(original) = self.text_digests.get(&page.text_digest.0)?
+        if page.words == 0 {
+            // Nothing to compare: an empty page resembles nothing but its exact copies.
+            return Ok(Verdict::Unique);
+        }
+        if let Some(original) = self.text_digests.get(&page.text_digest.0)?
+            && self.agrees(page, original, host)?
         {
             return Ok(Verdict::Duplicate {
                 reason: SkipReason::TextDuplicate,
@@ -245,10 +280,6 @@ impl PageIndex {
                 jaccard: None,
             });
         }
-        if page.words == 0 {
-            // Nothing to compare: an empty page resembles nothing but its exact copies.
-            return Ok(Verdict::Unique);
-        }
         let mut matches = self.simhash.query(page.simhash);
         matches.sort_by_key(|m| (m.distance, m.id));
         for m in matches {
@@ -256,7 +287,7 @@ impl PageIndex {
                 Some(sketch) => page.sketch.jaccard(&sketch)?,
                 None => 0.0,
             };
-            if self.jaccard == 0.0 || jaccard >= self.jaccard {
+            if (self.jaccard == 0.0 || jaccard >= self.jaccard) && self.agrees(page, m.id, host)? {
                 return Ok(Verdict::Duplicate {
                     reason: SkipReason::NearDuplicate,
                     original: m.id,
@@ -266,6 +297,43 @@ impl PageIndex {
             }
         }
         Ok(Verdict::Unique)
+    }
+
+    /// Whether `page`, whose main text matches indexed page `original`'s, is consistent with being
+    /// a copy of it (`host` is the page's `host[:port]`):
+    ///
+    /// - **size, both ways**: the larger whole page has at most [`MAX_SIZE_RATIO`] times the
+    ///   words of the smaller (a 190-word page is not a copy of a 555-word page that shares its
+    ///   densest block);
+    /// - **title, on one host**: two pages of one host with different titles are two pages, as
+    ///   their author says;
+    /// - **short main text** (either side): the titles agree and the whole pages' texts are
+    ///   within k too. A short main text may be all a reference stub has, or a line the host
+    ///   repeats on every page: it is never enough evidence alone.
+    pub fn agrees(&self, page: &PageAnalysis, original: u32, host: &str) -> Result<bool, CrawlError> {
+        let Some(record) = self.pages.get(&original)? else {
+            return Ok(false);
+        };
+        if record.full_words > 0 {
+            let (a, b) = (page.full_words.max(1) as f64, f64::from(record.full_words));
+            if a.max(b) > a.min(b) * MAX_SIZE_RATIO {
+                return Ok(false);
+            }
+        }
+        let title_key = |t: Option<&str>| {
+            t.map(|t| simcrawl_extract::normalize_text(t, simcrawl_extract::NormalizeOptions::FINGERPRINT))
+                .unwrap_or_default()
+        };
+        let same_title = title_key(record.title.as_deref()) == page.title_key;
+        if !same_title && host_of(&record.url) == host {
+            return Ok(false);
+        }
+        if page.short || record.short {
+            let whole = record.full_words > 0
+                && SimHash(record.full_simhash).distance(page.full_simhash) <= self.simhash.k();
+            return Ok(same_title && whole);
+        }
+        Ok(true)
     }
 
     /// Indexes a unique page fetched from `url` (canonical-key hash `key_hash`) and returns its id.
@@ -290,6 +358,9 @@ impl PageIndex {
             simhash: page.simhash.0,
             words: page.words.min(u32::MAX as usize) as u32,
             text: page.document.main_text.clone(),
+            full_simhash: page.full_simhash.0,
+            full_words: page.full_words.min(u32::MAX as usize) as u32,
+            short: page.short,
         };
         // The record first: after a crash, open() completes the rest from it.
         self.pages.insert(&id, &record)?;
@@ -366,17 +437,17 @@ mod tests {
         let mut index = PageIndex::open(&store, 3, 0.8).unwrap();
         let base = article(1, 400);
         let a = analyse(&base, "ad one");
-        assert_eq!(index.check(&a, None).unwrap(), Verdict::Unique);
+        assert_eq!(index.check(&a, None, "h.example").unwrap(), Verdict::Unique);
         let id = index.insert("http://127.0.0.1/a", 1, 0, 0, &a).unwrap();
 
         let same = analyse(&base, "ad one");
         assert!(
-            matches!(index.check(&same, None).unwrap(), Verdict::Duplicate { reason: SkipReason::ExactDuplicate, original, .. } if original == id)
+            matches!(index.check(&same, None, "h.example").unwrap(), Verdict::Duplicate { reason: SkipReason::ExactDuplicate, original, .. } if original == id)
         );
 
         let noisy = analyse(&base, "ad two, rendered at 10:31");
         assert!(matches!(
-            index.check(&noisy, None).unwrap(),
+            index.check(&noisy, None, "h.example").unwrap(),
             Verdict::Duplicate {
                 reason: SkipReason::TextDuplicate,
                 ..
@@ -385,12 +456,12 @@ mod tests {
 
         // The same text declaring the indexed page (key 1) as its canonical: `canonical`, not text.
         assert!(matches!(
-            index.check(&noisy, Some(1)).unwrap(),
+            index.check(&noisy, Some(1), "h.example").unwrap(),
             Verdict::Duplicate { reason: SkipReason::Canonical, original, distance: Some(0), .. } if original == id
         ));
         // A canonical naming an unknown page changes nothing.
         assert!(matches!(
-            index.check(&noisy, Some(99)).unwrap(),
+            index.check(&noisy, Some(99), "h.example").unwrap(),
             Verdict::Duplicate {
                 reason: SkipReason::TextDuplicate,
                 ..
@@ -400,7 +471,7 @@ mod tests {
         let mut words: Vec<&str> = base.split(' ').collect();
         words[200] = "changed";
         let edited = analyse(&words.join(" "), "ad one");
-        match index.check(&edited, None).unwrap() {
+        match index.check(&edited, None, "h.example").unwrap() {
             Verdict::Duplicate {
                 reason: SkipReason::NearDuplicate,
                 original,
@@ -414,7 +485,7 @@ mod tests {
             other => panic!("expected a near-duplicate, got {other:?}"),
         }
         let other = analyse(&article(2, 400), "ad one");
-        assert_eq!(index.check(&other, None).unwrap(), Verdict::Unique);
+        assert_eq!(index.check(&other, None, "h.example").unwrap(), Verdict::Unique);
     }
 
     #[test]
@@ -445,7 +516,7 @@ mod tests {
         assert_eq!(index.len(), 2);
         let b = analyse(&article(6, 300), "");
         assert!(matches!(
-            index.check(&b, None).unwrap(),
+            index.check(&b, None, "h.example").unwrap(),
             Verdict::Duplicate { original: 1, .. }
         ));
         assert!(matches!(

@@ -740,7 +740,7 @@ impl Coordinator {
             .as_ref()
             .map(|c| c.key.hash128())
             .filter(|h| *h != page.final_key.key.hash128());
-        let verdict = self.pages.check(&analysis, canonical_hash)?;
+        let verdict = self.pages.check(&analysis, canonical_hash, &host)?;
         let final_url = redact(&page.final_url);
         let follow = !analysis.document.meta_robots.nofollow;
         let is_verification = verifying.is_some();
@@ -837,7 +837,16 @@ impl Coordinator {
                     referrer: lease.referrer.clone(),
                 })?;
                 if let Some(orig) = original_url.as_deref().and_then(|u| Url::parse(u).ok()) {
-                    if let Some(rule) = self.learner.observe_duplicate(&page.final_url, &orig) {
+                    // Mirror evidence compares canonical keys, not URLs as written: a copy whose
+                    // links all carry tracking or session parameters is a mirror all the same.
+                    let keys = Url::parse(page.final_key.key.as_str()).ok().zip(
+                        self.canon
+                            .canonicalize(orig.as_str(), None)
+                            .ok()
+                            .and_then(|c| Url::parse(c.key.as_str()).ok()),
+                    );
+                    let (copy_key, orig_key) = keys.unwrap_or((page.final_url.clone(), orig.clone()));
+                    if let Some(rule) = self.learner.observe_duplicate(&copy_key, &orig_key) {
                         self.apply_rule(rule, Some((final_url.clone(), orig.to_string())))?;
                     }
                     // Same host: which opt-in normalisation would have made the two one URL?
@@ -866,6 +875,11 @@ impl Coordinator {
                 }
                 // A copy on another host may be one page of a mirror: its links are how the learner
                 // finds out, until a mirror rule covers the host (then they are skipped unfetched).
+                // A near-, text- or canonical duplicate is another page that resembles its
+                // original, and may link pages the original does not (version 16 of a reference
+                // page links what is new in 16): its links are followed too, and the seen set makes
+                // those the original shares free. Only an exact copy on its original's host says
+                // nothing new.
                 let cross_host = original_url
                     .as_deref()
                     .and_then(|u| Url::parse(u).ok())
@@ -873,7 +887,10 @@ impl Coordinator {
                         crate::learn::authority(&o) != crate::learn::authority(&page.final_url)
                     });
                 let mirror_known = self.learner.covers(&page.final_url);
-                if follow && (self.config.follow_duplicate_links || (cross_host && !mirror_known)) {
+                let may_add_links = cross_host || reason != SkipReason::ExactDuplicate;
+                if follow
+                    && (self.config.follow_duplicate_links || (may_add_links && !mirror_known))
+                {
                     self.admit_links(lease, &page.links, &page.canon)?;
                 }
             }

@@ -68,7 +68,20 @@ pub enum Extraction {
         /// `<div class="has-sidebar">` around everything.
         relaxed: bool,
     },
-    /// No main block was good enough; `main_text` is the full text.
+    /// No block reached the configured minimum of words, and `main_text` is the text of the
+    /// block with the most words. A short page's main text is short (a 20-word reference stub, a
+    /// table of contents): replacing it by the full text would make every short page of a site
+    /// its navigation and footer, and so copies of each other. Verdicts on short pages need more
+    /// agreement than their main text (see simcrawl-crawl's `PageIndex::check`).
+    Short {
+        /// What picked the block.
+        via: MainVia,
+        /// As in [`Extraction::Main`].
+        relaxed: bool,
+        /// The minimum in force.
+        min_words: usize,
+    },
+    /// No block held any text; `main_text` is the full text.
     Fallback {
         /// Why.
         reason: FallbackReason,
@@ -79,6 +92,11 @@ impl Extraction {
     /// `true` for [`Extraction::Main`].
     pub fn is_main(&self) -> bool {
         matches!(self, Extraction::Main { .. })
+    }
+
+    /// `true` for [`Extraction::Short`].
+    pub fn is_short(&self) -> bool {
+        matches!(self, Extraction::Short { .. })
     }
 }
 
@@ -105,9 +123,10 @@ pub enum FallbackReason {
     /// No block held a paragraph of text long enough to score (the page is empty, or all links
     /// and fragments).
     NoCandidate,
-    /// The best main-content block had fewer words than the minimum, too few to judge.
+    /// Main-content blocks were found, but none held a single word (since 0.2 a block with
+    /// fewer words than the minimum is [`Extraction::Short`]).
     TooShort {
-        /// Words in the best block found.
+        /// Words in the best block found (0).
         words: usize,
         /// The minimum in force ([`ExtractOptions::min_main_words`](crate::ExtractOptions::min_main_words)).
         min_words: usize,

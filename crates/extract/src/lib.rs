@@ -149,7 +149,7 @@ pub use links::{Link, LinkKind, MAX_LINK_TEXT, RelFlags, SkippedLinks};
 pub use main_content::{DENSE_SIBLING, MIN_PARAGRAPH};
 pub use meta::{MetaRefresh, MetaRobots};
 pub use nesting::{MAX_NESTING, MAX_OPEN_FORMATTING};
-pub use normalize::{NormalizeOptions, normalize_text};
+pub use normalize::{NormalizeOptions, is_noise_number, normalize_text};
 
 use crate::dom::LinkText;
 use crate::text::{FullText, TextWriter, collapse};
@@ -218,10 +218,10 @@ impl Extractor {
         let main = if self.options.main_content {
             main_content::select(&page, &full, self.options.min_main_words)
         } else {
-            Err(FallbackReason::Disabled)
+            main_content::Selected::None(FallbackReason::Disabled)
         };
         let (main_text, word_count, extraction) = match main {
-            Ok(main) => (
+            main_content::Selected::Main(main) => (
                 main.text,
                 main.words,
                 Extraction::Main {
@@ -229,7 +229,16 @@ impl Extractor {
                     relaxed: main.relaxed,
                 },
             ),
-            Err(reason) => (
+            main_content::Selected::Short { main, min_words } => (
+                main.text,
+                main.words,
+                Extraction::Short {
+                    via: main.via,
+                    relaxed: main.relaxed,
+                    min_words,
+                },
+            ),
+            main_content::Selected::None(reason) => (
                 full.text.clone(),
                 full.words,
                 Extraction::Fallback { reason },

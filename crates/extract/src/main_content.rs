@@ -39,6 +39,13 @@ const SIBLING_MAX_LINK_DENSITY: f64 = 0.25;
 const SIBLING_SCORE_SHARE: f64 = 0.2;
 /// Weights of a paragraph's length for the block itself, its parent, grandparent and so on.
 const ANCESTOR_WEIGHTS: [f64; 6] = [1.0, 1.0, 0.5, 1.0 / 6.0, 1.0 / 9.0, 1.0 / 12.0];
+/// A densest block's parent replaces it when it holds at most this many times its non-link text.
+const PROMOTE_MAX_GROWTH: f64 = 1.5;
+/// ... and its link density is at most the block's plus this, or at most
+/// [`PROMOTE_MAX_LINK_DENSITY`].
+const PROMOTE_LINK_DENSITY_SLACK: f64 = 0.05;
+/// See [`PROMOTE_LINK_DENSITY_SLACK`].
+const PROMOTE_MAX_LINK_DENSITY: f64 = 0.2;
 /// A `form` holding at least `1 / FORM_WRAPPER_SHARE` of the page's text (half) is taken for a
 /// page wrapper, not boilerplate.
 const FORM_WRAPPER_SHARE: u64 = 2;
@@ -52,16 +59,27 @@ pub(crate) struct MainText {
     pub(crate) relaxed: bool,
 }
 
-/// Picks the main text of `page` (whose runs `full` laid out), or says why there is none worth
-/// having.
-pub(crate) fn select(
-    page: &Page<'_>,
-    full: &FullText,
-    min_words: usize,
-) -> Result<MainText, FallbackReason> {
+/// What [`select`] found.
+#[derive(Debug)]
+pub(crate) enum Selected {
+    /// A block with at least the minimum of words.
+    Main(MainText),
+    /// No block reached the minimum: the one with the most words (at least one). A short
+    /// page's text is short; it is not replaced by the page's navigation and footer.
+    Short {
+        main: MainText,
+        min_words: usize,
+    },
+    /// No block had any text.
+    None(FallbackReason),
+}
+
+/// Picks the main text of `page` (whose runs `full` laid out).
+pub(crate) fn select(page: &Page<'_>, full: &FullText, min_words: usize) -> Selected {
     let relaxed = Filter::relaxed(page);
     let strict = Filter::strict(page, &relaxed);
-    let mut best_words = None::<usize>;
+    let mut best: Option<MainText> = None;
+    let mut any_candidate = false;
     let passes = [(strict, false), (relaxed, true)];
     for (i, (filter, is_relaxed)) in passes.iter().enumerate() {
         if i > 0 && filter.active == passes[0].0.active {
@@ -70,6 +88,7 @@ pub(crate) fn select(
         }
         let stats = Stats::compute(page, filter);
         for (via, ranges) in candidates(page, filter, &stats) {
+            any_candidate = true;
             let mut writer = TextWriter::default();
             for (n, &(start, end)) in ranges.iter().enumerate() {
                 if n > 0 {
@@ -84,20 +103,32 @@ pub(crate) fn select(
             let words = writer.words();
             if words >= min_words {
                 let (text, words) = writer.finish();
-                return Ok(MainText {
+                return Selected::Main(MainText {
                     text,
                     words,
                     via,
                     relaxed: *is_relaxed,
                 });
             }
-            best_words = best_words.max(Some(words));
+            if words > 0 && best.as_ref().is_none_or(|b| words > b.words) {
+                let (text, words) = writer.finish();
+                best = Some(MainText {
+                    text,
+                    words,
+                    via,
+                    relaxed: *is_relaxed,
+                });
+            }
         }
     }
-    Err(match best_words {
-        None => FallbackReason::NoCandidate,
-        Some(words) => FallbackReason::TooShort { words, min_words },
-    })
+    match best {
+        Some(main) => Selected::Short { main, min_words },
+        None if any_candidate => Selected::None(FallbackReason::TooShort {
+            words: 0,
+            min_words,
+        }),
+        None => Selected::None(FallbackReason::NoCandidate),
+    }
 }
 
 /// Which noise elements are in force in one pass.
@@ -260,6 +291,52 @@ fn candidates(page: &Page<'_>, filter: &Filter, stats: &Stats) -> Vec<(MainVia, 
     out
 }
 
+/// The densest block's ancestors that hold the rest of its article: a page's title, date and
+/// lead paragraph often sit beside its densest section, in the element that wraps them all
+/// (Sphinx's release notes: `<div class="section">` holding `h1`, a date, a one-line summary and
+/// the inner section that scores best). The block is replaced by its parent while the parent adds
+/// at most [`PROMOTE_MAX_GROWTH`] times its text, adds hardly any link text, and is not the
+/// page's outermost block.
+fn promote(page: &Page<'_>, stats: &Stats, mut top: usize) -> usize {
+    loop {
+        let parent = page.blocks[top].parent;
+        if parent == NONE {
+            return top;
+        }
+        let p = parent as usize;
+        if page.blocks[p].parent == NONE {
+            return top; // the body: the whole page is not a block of it
+        }
+        let text_added = stats.text[p] - stats.text[top];
+        let links_added = stats.link[p] - stats.link[top];
+        let grows = stats.text[p] as f64 <= stats.text[top] as f64 * PROMOTE_MAX_GROWTH;
+        let link_density_ok = stats.link_density(p)
+            <= (stats.link_density(top) + PROMOTE_LINK_DENSITY_SLACK).max(PROMOTE_MAX_LINK_DENSITY);
+        // The added text must be the parent's own or its text-level children's (a title, a
+        // date, a lead paragraph), not other containers' (teasers, a second story).
+        let in_text_children: u64 = u64::from(stats.own[p])
+            + page
+                .blocks
+                .iter()
+                .enumerate()
+                .skip(p + 1)
+                .take_while(|(_, b)| b.start < page.blocks[p].end || b.start == b.end)
+                .filter(|(c, b)| *c != top && b.parent == parent && b.kind == BlockKind::Text)
+                .map(|(c, _)| stats.text[c])
+                .sum::<u64>();
+        let same = text_added == 0 && links_added == 0;
+        if !same
+            && (!grows
+                || !link_density_ok
+                || links_added > text_added
+                || text_added > in_text_children)
+        {
+            return top;
+        }
+        top = p;
+    }
+}
+
 /// The densest block and its worthy siblings, as run ranges in document order.
 fn densest(page: &Page<'_>, filter: &Filter, stats: &Stats) -> Option<Ranges> {
     let n = page.blocks.len();
@@ -289,6 +366,7 @@ fn densest(page: &Page<'_>, filter: &Filter, stats: &Stats) -> Option<Ranges> {
         }
     }
     let (top, top_score) = top?;
+    let top = promote(page, stats, top);
     let parent = page.blocks[top].parent;
     if parent == NONE {
         let block = &page.blocks[top];
