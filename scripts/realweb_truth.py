@@ -322,9 +322,13 @@ def main():
     # A skip is "lost" when the skipped URL shows a reachable document whose group is not indexed.
     by_class, by_reason, examples = Counter(), defaultdict(Counter), defaultdict(list)
     lost, lost_by_reason = Counter(), Counter()
+    indexed_urls = {p["url"] for p in pages}
     for s in skips:
         d, o = web.doc(s["url"]), web.doc(s.get("original"))
-        if d is None:
+        if s["url"] in indexed_urls:
+            # Skipped under a rule that was revoked later: fetched again and indexed.
+            cls, j = "undone", None
+        elif d is None:
             cls, j = "not-a-document", None
         elif o is None:
             cls, j = "unverifiable", None
@@ -395,7 +399,7 @@ def main():
         for x in m["missing"]:
             print(f"    missing {x['relpath']}  <- {', '.join(x['linked_from']) or '(start)'}")
     classes = ["same", "near-duplicate", "similar", "changed", "distinct", "unverifiable",
-               "not-a-document"]
+               "not-a-document", "undone"]
     print(f"\n{'skip reason':<20}" + "".join(f"{c[:9]:>10}" for c in classes) + f"{'lost':>8}")
     for r, c in sorted(by_reason.items()):
         print(f"{r:<20}" + "".join(f"{c[k]:>10}" for k in classes) + f"{lost_by_reason[r]:>8}")

@@ -201,7 +201,7 @@ pub struct CrawlFlags {
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..), help_heading = "Learning")]
     pub min_evidence: u32,
     /// Share of agreeing observations a mirror, alias or canonical rule needs (parameter and host-option rules need all).
-    #[arg(long, value_name = "SHARE", default_value_t = 0.9, value_parser = parse_unit, help_heading = "Learning")]
+    #[arg(long, value_name = "SHARE", default_value_t = 0.95, value_parser = parse_unit, help_heading = "Learning")]
     pub min_agreement: f64,
     /// The Nth URL a learned rule skips is fetched anyway to verify it; a different page revokes the rule (0: never).
     #[arg(

@@ -49,7 +49,7 @@ impl Default for LearnConfig {
     fn default() -> Self {
         LearnConfig {
             min_evidence: 5,
-            min_agreement: 0.9,
+            min_agreement: 0.95,
             verify_every: 20,
             verify_every_max: 160,
             max_param_groups: 200_000,

@@ -776,7 +776,12 @@ impl Coordinator {
                     self.write_output(id, &final_url, lease.depth, &analysis)?;
                     let pages = &self.pages;
                     let canon = &self.canon;
-                    let revoked = self.learner.observe_unique(&page.final_url, |counterpart| {
+                    // A short page that failed the stricter test of a short text is no evidence
+                    // against a mirror: its copy may differ only in a few words of noise.
+                    let revoked = if analysis.short {
+                        Vec::new()
+                    } else {
+                        self.learner.observe_unique(&page.final_url, |counterpart| {
                         canon
                             .canonicalize(
                                 &format!("{}://{counterpart}", page.final_url.scheme()),
@@ -785,7 +790,8 @@ impl Coordinator {
                             .ok()
                             .and_then(|c| pages.by_key(c.key.hash128()).ok().flatten())
                             .is_some()
-                    });
+                        })
+                    };
                     for rule in revoked {
                         self.revoke(&rule)?;
                     }
@@ -1021,6 +1027,16 @@ impl Coordinator {
         referrer: &str,
     ) -> Result<(), CrawlError> {
         let spelling = xxh3_128(candidate.fetch.as_str().as_bytes());
+        if !self.canon.rules().is_empty()
+            && let Ok(plain) = self.plain.canonicalize(candidate.fetch.as_str(), None)
+        {
+            let plain_hash = plain.key.hash128();
+            if plain_hash != candidate.key.hash128() && self.seen.contains(plain_hash) {
+                // This URL was fetched (or queued) under its own key before a learned rule gave
+                // it another one: it is not fetched again.
+                return Ok(());
+            }
+        }
         let admission = self
             .frontier
             .admit(candidate, depth, Via::Link { referrer })
