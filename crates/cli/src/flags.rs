@@ -200,9 +200,12 @@ pub struct CrawlFlags {
     /// Agreeing observations needed before a mirror, alias, parameter, host-option or canonical rule is learned.
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..), help_heading = "Learning")]
     pub min_evidence: u32,
-    /// Share of agreeing observations a mirror, alias or canonical rule needs (parameter and host-option rules need all).
-    #[arg(long, value_name = "SHARE", default_value_t = 0.95, value_parser = parse_unit, help_heading = "Learning")]
+    /// Share of agreeing observations a canonical-path rule needs (parameter and host-option rules need all).
+    #[arg(long, value_name = "SHARE", default_value_t = 0.9, value_parser = parse_unit, help_heading = "Learning")]
     pub min_agreement: f64,
+    /// Share of agreeing observations a mirror or alias rule needs: it skips a whole host (or path) unfetched.
+    #[arg(long, value_name = "SHARE", default_value_t = 0.95, value_parser = parse_unit, help_heading = "Learning")]
+    pub mirror_agreement: f64,
     /// The Nth URL a learned rule skips is fetched anyway to verify it; a different page revokes the rule (0: never).
     #[arg(
         long,

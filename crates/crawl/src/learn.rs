@@ -32,8 +32,12 @@ use xxhash_rust::xxh3::xxh3_64;
 pub struct LearnConfig {
     /// Pieces of agreeing evidence needed for a mirror or alias rule (parameter rules too).
     pub min_evidence: u32,
-    /// Share of agreeing evidence needed for a mirror or alias rule.
+    /// Share of agreeing evidence needed for a canonical-path rule.
     pub min_agreement: f64,
+    /// Share of agreeing evidence needed for a mirror or alias rule. Higher than
+    /// [`min_agreement`](Self::min_agreement): a mirror rule skips whole hosts unfetched, and two
+    /// versions of one manual agree on about 90% of their pages without being copies.
+    pub mirror_agreement: f64,
     /// The first URL a rule skips in this many is fetched anyway, to verify the rule (0: never).
     pub verify_every: u32,
     /// The gap between two verification fetches doubles after each one, from `verify_every` up to
@@ -49,7 +53,8 @@ impl Default for LearnConfig {
     fn default() -> Self {
         LearnConfig {
             min_evidence: 5,
-            min_agreement: 0.95,
+            min_agreement: 0.9,
+            mirror_agreement: 0.95,
             verify_every: 20,
             verify_every_max: 160,
             max_param_groups: 200_000,
@@ -342,12 +347,20 @@ impl Learner {
         }
     }
 
+    /// The share of agreeing evidence `rule` needs.
+    fn agreement(&self, rule: &Rule) -> f64 {
+        match rule {
+            Rule::Mirror { .. } | Rule::Alias { .. } => self.config.mirror_agreement,
+            _ => self.config.min_agreement,
+        }
+    }
+
     fn propose(&mut self, rule: Rule, evidence: Evidence, need_clean: bool) -> Option<Rule> {
         let enough = evidence.agree >= self.config.min_evidence
             && if need_clean {
                 evidence.disagree == 0
             } else {
-                evidence.share() >= self.config.min_agreement
+                evidence.share() >= self.agreement(&rule)
             };
         if enough && !self.active.contains_key(&rule) {
             self.active
@@ -412,7 +425,9 @@ impl Learner {
                     from: from.clone(),
                     to: to.clone(),
                 };
-                if self.active.contains_key(&rule) && evidence.share() < self.config.min_agreement {
+                if self.active.contains_key(&rule)
+                    && evidence.share() < self.config.mirror_agreement
+                {
                     revoked.push(rule);
                 }
             }

@@ -59,8 +59,7 @@ impl Default for Analyzer {
         };
         Analyzer {
             extractor: Extractor::new(ExtractOptions::default()),
-            simhash: SimHasher::new(keep_digits(FeatureOptions::simhash()))
-                .unwrap_or_default(),
+            simhash: SimHasher::new(keep_digits(FeatureOptions::simhash())).unwrap_or_default(),
             minhash: MinHasher::new(
                 simcrawl_dedup::minhash::DEFAULT_PERMUTATIONS,
                 keep_digits(FeatureOptions::minhash()),

@@ -236,7 +236,7 @@ impl PageIndex {
     ///
     /// A text or near-duplicate must also be consistent with being a copy ([`PageIndex::agrees`]):
     /// whole pages of comparable size, the same title on one host, and for a short main text the
-    /// whole page's text within k too. A candidate that fails is passed over, never skipped.
+    /// same title and the whole page's text within k too. `host` is the page's `host[:port]`. A candidate that fails is passed over, never skipped.
     pub fn check(
         &self,
         page: &PageAnalysis,
@@ -300,17 +300,23 @@ impl PageIndex {
     }
 
     /// Whether `page`, whose main text matches indexed page `original`'s, is consistent with being
-    /// a copy of it (`host` is the page's `host[:port]`):
+    /// a copy of it:
     ///
     /// - **size, both ways**: the larger whole page has at most [`MAX_SIZE_RATIO`] times the
     ///   words of the smaller (a 190-word page is not a copy of a 555-word page that shares its
     ///   densest block);
     /// - **title, on one host**: two pages of one host with different titles are two pages, as
-    ///   their author says;
+    ///   their author says (a print version that says so in its title is a copy through its
+    ///   `rel=canonical`, which is checked before this);
     /// - **short main text** (either side): the titles agree and the whole pages' texts are
     ///   within k too. A short main text may be all a reference stub has, or a line the host
     ///   repeats on every page: it is never enough evidence alone.
-    pub fn agrees(&self, page: &PageAnalysis, original: u32, host: &str) -> Result<bool, CrawlError> {
+    pub fn agrees(
+        &self,
+        page: &PageAnalysis,
+        original: u32,
+        host: &str,
+    ) -> Result<bool, CrawlError> {
         let Some(record) = self.pages.get(&original)? else {
             return Ok(false);
         };
@@ -320,11 +326,14 @@ impl PageIndex {
                 return Ok(false);
             }
         }
-        let title_key = |t: Option<&str>| {
-            t.map(|t| simcrawl_extract::normalize_text(t, simcrawl_extract::NormalizeOptions::FINGERPRINT))
-                .unwrap_or_default()
-        };
-        let same_title = title_key(record.title.as_deref()) == page.title_key;
+        let title = record
+            .title
+            .as_deref()
+            .map(|t| {
+                simcrawl_extract::normalize_text(t, simcrawl_extract::NormalizeOptions::FINGERPRINT)
+            })
+            .unwrap_or_default();
+        let same_title = title == page.title_key;
         if !same_title && host_of(&record.url) == host {
             return Ok(false);
         }
@@ -485,7 +494,10 @@ mod tests {
             other => panic!("expected a near-duplicate, got {other:?}"),
         }
         let other = analyse(&article(2, 400), "ad one");
-        assert_eq!(index.check(&other, None, "h.example").unwrap(), Verdict::Unique);
+        assert_eq!(
+            index.check(&other, None, "h.example").unwrap(),
+            Verdict::Unique
+        );
     }
 
     #[test]

@@ -735,11 +735,17 @@ impl Coordinator {
         let Some(analysis) = page.analysis else {
             return Ok(());
         };
+        // A page that declares itself canonical says nothing; one whose own key a learned rule
+        // mapped onto its canonical (a print version fetched to verify a canonical rule) does.
+        let own_key = self
+            .plain
+            .canonicalize(page.final_url.as_str(), None)
+            .map_or(page.final_key.key.hash128(), |c| c.key.hash128());
         let canonical_hash = page
             .canonical
             .as_ref()
             .map(|c| c.key.hash128())
-            .filter(|h| *h != page.final_key.key.hash128());
+            .filter(|h| *h != own_key);
         let verdict = self.pages.check(&analysis, canonical_hash, &host)?;
         let final_url = redact(&page.final_url);
         let follow = !analysis.document.meta_robots.nofollow;
@@ -782,14 +788,14 @@ impl Coordinator {
                         Vec::new()
                     } else {
                         self.learner.observe_unique(&page.final_url, |counterpart| {
-                        canon
-                            .canonicalize(
-                                &format!("{}://{counterpart}", page.final_url.scheme()),
-                                None,
-                            )
-                            .ok()
-                            .and_then(|c| pages.by_key(c.key.hash128()).ok().flatten())
-                            .is_some()
+                            canon
+                                .canonicalize(
+                                    &format!("{}://{counterpart}", page.final_url.scheme()),
+                                    None,
+                                )
+                                .ok()
+                                .and_then(|c| pages.by_key(c.key.hash128()).ok().flatten())
+                                .is_some()
                         })
                     };
                     for rule in revoked {
@@ -851,7 +857,8 @@ impl Coordinator {
                             .ok()
                             .and_then(|c| Url::parse(c.key.as_str()).ok()),
                     );
-                    let (copy_key, orig_key) = keys.unwrap_or((page.final_url.clone(), orig.clone()));
+                    let (copy_key, orig_key) =
+                        keys.unwrap_or((page.final_url.clone(), orig.clone()));
                     if let Some(rule) = self.learner.observe_duplicate(&copy_key, &orig_key) {
                         self.apply_rule(rule, Some((final_url.clone(), orig.to_string())))?;
                     }

@@ -66,10 +66,7 @@ pub(crate) enum Selected {
     Main(MainText),
     /// No block reached the minimum: the one with the most words (at least one). A short
     /// page's text is short; it is not replaced by the page's navigation and footer.
-    Short {
-        main: MainText,
-        min_words: usize,
-    },
+    Short { main: MainText, min_words: usize },
     /// No block had any text.
     None(FallbackReason),
 }

@@ -189,7 +189,8 @@ pub fn is_noise_number(token: &str) -> bool {
             }
             continue;
         }
-        let id = digits >= 2 && letters >= 1 && ((len >= 8 && hex_only) || (len >= 12 && digits >= 3));
+        let id =
+            digits >= 2 && letters >= 1 && ((len >= 8 && hex_only) || (len >= 12 && digits >= 3));
         if id {
             return true;
         }
@@ -294,9 +295,19 @@ mod tests {
     #[test]
     fn noise_numbers_go_and_content_numbers_stay() {
         for noise in [
-            "10:32", "09:22:47.", "2026-11-25T09:22:47Z", "2024-05-01", "(01/05/2024)", "1.5.2024",
-            "12-31-99", "1700000000", "7736a42555420db9", "a1b2c3d4e5f6", "sid=0123456789abcdef",
-            "v3x9k2m7q8w1z4", "node-12345678",
+            "10:32",
+            "09:22:47.",
+            "2026-11-25T09:22:47Z",
+            "2024-05-01",
+            "(01/05/2024)",
+            "1.5.2024",
+            "12-31-99",
+            "1700000000",
+            "7736a42555420db9",
+            "a1b2c3d4e5f6",
+            "sid=0123456789abcdef",
+            "v3x9k2m7q8w1z4",
+            "node-12345678",
         ] {
             assert!(is_noise_number(noise), "{noise}");
         }
@@ -312,8 +323,14 @@ mod tests {
             normalize_text("Django 3.1.14 release notes", fp)
         );
         assert_eq!(
-            normalize_text("Served 2026-11-25 09:22:47 by node-3, session 9f8e7d6c5b4a3921", fp),
-            normalize_text("Served 2026-11-26 10:01:02 by node-3, session 0a1b2c3d4e5f6a7b", fp)
+            normalize_text(
+                "Served 2026-11-25 09:22:47 by node-3, session 9f8e7d6c5b4a3921",
+                fp
+            ),
+            normalize_text(
+                "Served 2026-11-26 10:01:02 by node-3, session 0a1b2c3d4e5f6a7b",
+                fp
+            )
         );
     }
 }

@@ -28,6 +28,7 @@ fn config(
     config.follow_duplicate_links = flags.follow_duplicate_links;
     config.learn.min_evidence = flags.min_evidence;
     config.learn.min_agreement = flags.min_agreement;
+    config.learn.mirror_agreement = flags.mirror_agreement;
     config.learn.verify_every = flags.verify_every;
     config.learn.verify_every_max = flags.verify_every_max;
     config.max_fetches = flags.max_pages;
