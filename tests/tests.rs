@@ -6,5 +6,6 @@ mod util;
 mod cli_errors;
 mod crawl_web;
 mod pages;
+mod realweb;
 mod resume;
 mod revoke;

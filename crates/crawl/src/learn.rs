@@ -774,7 +774,7 @@ mod tests {
     #[test]
     fn contradictions_block_and_revoke_mirror_rules() {
         let mut l = Learner::new(LearnConfig::default());
-        for i in 0..10 {
+        for i in 0..20 {
             l.observe_duplicate(
                 &u(&format!("http://b/{i}.html")),
                 &u(&format!("http://a/{i}.html")),
@@ -785,8 +785,8 @@ mod tests {
             to: "a".into(),
         };
         assert!(l.active().any(|r| *r == rule));
-        // A unique page on b whose counterpart on a is indexed is evidence against: 10 of 11 still
-        // agree (91%), so the rule stays.
+        // A unique page on b whose counterpart on a is indexed is evidence against: 20 of 21 still
+        // agree (95.2%), so the rule stays.
         assert!(
             l.observe_unique(&u("http://b/20.html"), |c| c == "a/20.html")
                 .is_empty()
@@ -794,7 +794,7 @@ mod tests {
         assert_eq!(
             l.evidence(&rule),
             Evidence {
-                agree: 10,
+                agree: 20,
                 disagree: 1
             }
         );
@@ -804,7 +804,7 @@ mod tests {
                 .is_empty()
         );
         assert_eq!(l.evidence(&rule).disagree, 1);
-        // A second contradiction: 10 of 12 (83%) is under 90%, and the rule is revoked.
+        // A second contradiction: 20 of 22 (91%) is under the 95% a mirror needs: revoked.
         assert_eq!(
             l.observe_unique(&u("http://b/22.html"), |c| c == "a/22.html"),
             vec![rule.clone()]

@@ -271,7 +271,7 @@ impl PageIndex {
             return Ok(Verdict::Unique);
         }
         if let Some(original) = self.text_digests.get(&page.text_digest.0)?
-            && self.agrees(page, original, host)?
+            && self.agrees(page, original, host, canonical.is_some())?
         {
             return Ok(Verdict::Duplicate {
                 reason: SkipReason::TextDuplicate,
@@ -287,7 +287,9 @@ impl PageIndex {
                 Some(sketch) => page.sketch.jaccard(&sketch)?,
                 None => 0.0,
             };
-            if (self.jaccard == 0.0 || jaccard >= self.jaccard) && self.agrees(page, m.id, host)? {
+            if (self.jaccard == 0.0 || jaccard >= self.jaccard)
+                && self.agrees(page, m.id, host, canonical.is_some())?
+            {
                 return Ok(Verdict::Duplicate {
                     reason: SkipReason::NearDuplicate,
                     original: m.id,
@@ -306,8 +308,8 @@ impl PageIndex {
     ///   words of the smaller (a 190-word page is not a copy of a 555-word page that shares its
     ///   densest block);
     /// - **title, on one host**: two pages of one host with different titles are two pages, as
-    ///   their author says (a print version that says so in its title is a copy through its
-    ///   `rel=canonical`, which is checked before this);
+    ///   their author says, unless the page declares another URL canonical (`declares_copy`: a
+    ///   print version says "print version" in its title and names its article);
     /// - **short main text** (either side): the titles agree and the whole pages' texts are
     ///   within k too. A short main text may be all a reference stub has, or a line the host
     ///   repeats on every page: it is never enough evidence alone.
@@ -316,6 +318,7 @@ impl PageIndex {
         page: &PageAnalysis,
         original: u32,
         host: &str,
+        declares_copy: bool,
     ) -> Result<bool, CrawlError> {
         let Some(record) = self.pages.get(&original)? else {
             return Ok(false);
@@ -334,7 +337,7 @@ impl PageIndex {
             })
             .unwrap_or_default();
         let same_title = title == page.title_key;
-        if !same_title && host_of(&record.url) == host {
+        if !same_title && !declares_copy && host_of(&record.url) == host {
             return Ok(false);
         }
         if page.short || record.short {
@@ -440,6 +443,95 @@ mod tests {
         )
     }
 
+    fn analyse_page(title: &str, main: &str, rest: &str, url: &str) -> PageAnalysis {
+        let html = format!(
+            "<html><head><title>{title}</title></head><body><nav>Home About Search</nav><div id=\"content\"><p>{main}</p></div><aside><p>{rest}</p></aside></body></html>"
+        );
+        Analyzer::default().analyze_html(html.as_bytes(), &html, &Url::parse(url).unwrap(), None)
+    }
+
+    fn open_index() -> (tempfile::TempDir, PageIndex) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("s")).unwrap();
+        let index = PageIndex::open(&store, 3, 0.8).unwrap();
+        (dir, index)
+    }
+
+    #[test]
+    fn a_copy_must_agree_in_size_both_ways() {
+        let (_dir, mut index) = open_index();
+        let main = article(1, 120);
+        let small = analyse_page("T", &main, "", "http://a.example/1");
+        index.insert("http://a.example/1", 1, 0, 0, &small).unwrap();
+        // The same main block on a page with three times the text: not a copy.
+        let big = analyse_page("T", &main, &article(2, 400), "http://b.example/2");
+        assert_eq!(big.text_digest, small.text_digest);
+        assert_eq!(
+            index.check(&big, None, "b.example").unwrap(),
+            Verdict::Unique
+        );
+        // The same page with a little more around it: a copy.
+        let copy = analyse_page("T", &main, &article(3, 10), "http://b.example/3");
+        assert!(matches!(
+            index.check(&copy, None, "b.example").unwrap(),
+            Verdict::Duplicate {
+                reason: SkipReason::TextDuplicate,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn two_titles_on_one_host_are_two_pages() {
+        let (_dir, mut index) = open_index();
+        let main = article(4, 120);
+        let a = analyse_page("Release 2.2.25", &main, "", "http://a.example/1");
+        index.insert("http://a.example/1", 1, 0, 0, &a).unwrap();
+        let b = analyse_page("Release 3.1.14", &main, "", "http://a.example/2");
+        assert_eq!(index.check(&b, None, "a.example").unwrap(), Verdict::Unique);
+        // On another host, the main text decides.
+        let c = analyse_page("Mirror: release 2.2.25", &main, "", "http://b.example/1");
+        assert!(matches!(
+            index.check(&c, None, "b.example").unwrap(),
+            Verdict::Duplicate { .. }
+        ));
+    }
+
+    #[test]
+    fn a_short_main_text_needs_the_whole_page_and_the_title() {
+        let (_dir, mut index) = open_index();
+        let nav = article(5, 60);
+        // Two reference stubs of one host: the same short line, different pages around it.
+        let a = analyse_page(
+            "commit-stmt",
+            "Used by: sql-stmt",
+            &format!("{nav} COMMIT TRANSACTION"),
+            "http://a.example/commit",
+        );
+        assert!(a.short, "{:?}", a.document.extraction);
+        index
+            .insert("http://a.example/commit", 1, 0, 0, &a)
+            .unwrap();
+        let b = analyse_page(
+            "begin-stmt",
+            "Used by: sql-stmt",
+            &format!("{nav} BEGIN DEFERRED"),
+            "http://b.example/begin",
+        );
+        assert_eq!(index.check(&b, None, "b.example").unwrap(), Verdict::Unique);
+        // The same stub on a mirror: title and whole page agree.
+        let copy = analyse_page(
+            "commit-stmt",
+            "Used by: sql-stmt",
+            &format!("{nav} COMMIT TRANSACTION"),
+            "http://b.example/commit",
+        );
+        assert!(matches!(
+            index.check(&copy, None, "b.example").unwrap(),
+            Verdict::Duplicate { .. }
+        ));
+    }
+
     #[test]
     fn exact_text_near_and_unique_verdicts() {
         let store = Store::temporary().unwrap();
@@ -532,7 +624,9 @@ mod tests {
             Verdict::Duplicate { original: 1, .. }
         ));
         assert!(matches!(
-            index.check(&analyse(&base, "x"), None).unwrap(),
+            index
+                .check(&analyse(&base, "x"), None, "h.example")
+                .unwrap(),
             Verdict::Duplicate { original: 0, .. }
         ));
     }

@@ -1,0 +1,234 @@
+//! Crawling the checked-in slice of real pages (`tests/realweb/`: Django, Clang 15 and 16 and
+//! SQLite documentation from Debian's packages) through the copy roles, from one seed page, with
+//! the defaults a new user types. Each test names the defect class of real pages it guards
+//! against; the expected outcomes come from the files (same file, same document), not from
+//! simcrawl.
+
+use crate::util::{Dir, assert_success, crawl, indexed, skips};
+use simcrawl_crawl::inspect::Inspector;
+use simcrawl_crawl::learn::Rule;
+use simcrawl_crawl::{PageRecord, SkipRecord};
+use simcrawl_testsite::{RealWebConfig, RunningRealWeb};
+use std::path::Path;
+use std::sync::OnceLock;
+
+/// The slice served once, crawled once; every test reads the result.
+struct Crawled {
+    web: RunningRealWeb,
+    pages: Vec<PageRecord>,
+    skips: Vec<SkipRecord>,
+    rules: Vec<(Rule, bool)>,
+    _dir: Dir,
+    _rt: tokio::runtime::Runtime,
+}
+
+fn crawled() -> &'static Crawled {
+    static CRAWLED: OnceLock<Crawled> = OnceLock::new();
+    CRAWLED.get_or_init(|| {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("a tokio runtime");
+        let slice = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/realweb");
+        let config = RealWebConfig::slice(&slice).expect("the checked-in slice");
+        let web = rt
+            .block_on(config.serve())
+            .expect("the real-page web starts");
+        let dir = Dir::new();
+        let out = crawl(
+            &dir.store(),
+            &[web.seed()],
+            &["--scope", "any", "--include", r"^http://127\.0\.0\.1:"],
+        );
+        assert_success(&out);
+        let pages = indexed(&dir.store());
+        let skips = skips(&dir.store());
+        let rules = Inspector::open(dir.store())
+            .expect("the store opens")
+            .rules()
+            .expect("the rules read")
+            .into_iter()
+            .map(|r| (r.rule, r.active))
+            .collect();
+        Crawled {
+            web,
+            pages,
+            skips,
+            rules,
+            _dir: dir,
+            _rt: rt,
+        }
+    })
+}
+
+impl Crawled {
+    fn indexed(&self, host: &str, relpath: &str) -> bool {
+        let url = self.web.url(host, relpath).expect("a host of the web");
+        self.pages.iter().any(|p| p.url == url)
+    }
+
+    fn authority(&self, host: &str) -> String {
+        let base = self.web.base(host).expect("a host of the web");
+        base.trim_start_matches("http://").to_string()
+    }
+
+    fn assert_indexed(&self, host: &str, relpaths: &[&str]) {
+        for relpath in relpaths {
+            let skipped: Vec<_> = self
+                .skips
+                .iter()
+                .filter(|s| s.url.ends_with(&format!("/{relpath}")))
+                .map(|s| (s.url.as_str(), s.reason, s.original.as_deref()))
+                .collect();
+            assert!(
+                self.indexed(host, relpath),
+                "{relpath} on {host} is a distinct page and was not indexed; skips: {skipped:?}"
+            );
+        }
+    }
+}
+
+/// Defect 1: a copy whose every link carries tracking or session parameters is a mirror all the
+/// same; it is learned on canonical keys, and the copy costs a handful of fetches.
+#[test]
+fn parameterised_copies_are_learned_as_mirrors() {
+    let c = crawled();
+    for host in ["tracking", "session"] {
+        let from = c.authority(host);
+        assert!(
+            c.rules
+                .iter()
+                .any(|(r, active)| *active
+                    && matches!(r, Rule::Mirror { from: f, .. } if *f == from)),
+            "no active mirror rule for the {host} host: {:?}",
+            c.rules
+        );
+        let fetched = c.web.requests_to(host);
+        assert!(fetched <= 12, "the {host} host cost {fetched} fetches");
+    }
+}
+
+/// Defect 2: five copies crawled at once form one class: every copy host is a mirror of another
+/// copy host, and no rule between them is revoked.
+#[test]
+fn many_copies_are_one_class_without_revocations() {
+    let c = crawled();
+    let copies: Vec<String> = ["origin", "exact", "prefix", "noisy", "tracking", "session"]
+        .iter()
+        .map(|h| c.authority(h))
+        .collect();
+    let on_copy = |prefix: &str| copies.iter().any(|a| prefix.split('/').next() == Some(a));
+    for host in ["exact", "prefix", "noisy", "tracking", "session"] {
+        let from = c.authority(host);
+        let rule = c.rules.iter().find(
+            |(r, _)| matches!(r, Rule::Mirror { from: f, .. } if f.split('/').next() == Some(&from)),
+        );
+        match rule {
+            Some((Rule::Mirror { to, .. }, true)) => {
+                assert!(on_copy(to), "{host} mirrors {to}, not a copy")
+            }
+            other => panic!("the {host} host has no active mirror rule: {other:?}"),
+        }
+    }
+    for (rule, active) in &c.rules {
+        if let Rule::Mirror { from, to } = rule {
+            assert!(
+                *active || !(on_copy(from) && on_copy(to)),
+                "a rule between two copies was revoked: {rule}"
+            );
+        }
+    }
+}
+
+/// Defect 3: version 16 of ThinLTO.html is a near-duplicate of version 15, but it links
+/// HLSL/EntryFunctions.html, which is new in 16 and linked from nowhere else.
+#[test]
+fn pages_linked_only_from_a_near_duplicate_are_found() {
+    crawled().assert_indexed("new", &["HLSL/EntryFunctions.html"]);
+}
+
+/// Defect 4: SQLite's syntax pages have under 50 words of text (their content is a diagram);
+/// their site's tagline and navigation are the same on every page, and must not make them copies.
+#[test]
+fn short_distinct_pages_are_all_indexed() {
+    crawled().assert_indexed(
+        "other",
+        &[
+            "syntax/begin-stmt.html",
+            "syntax/commit-stmt.html",
+            "syntax/rollback-stmt.html",
+            "syntax/savepoint-stmt.html",
+            "syntax/release-stmt.html",
+        ],
+    );
+}
+
+/// Defects 5 and 6: Django's release notes of security releases share their one dense section
+/// with the notes of another branch; the title, date and summary around it, and the version
+/// numbers in them, are what differ. Each is its own page.
+#[test]
+fn release_notes_that_differ_in_numbers_and_lead_are_all_indexed() {
+    crawled().assert_indexed(
+        "origin",
+        &[
+            "releases/1.9.10.html",
+            "releases/1.8.15.html",
+            "releases/2.2.25.html",
+            "releases/3.1.14.html",
+            "releases/2.2.23.html",
+            "releases/3.1.11.html",
+            "releases/1.11.28.html",
+            "releases/2.2.10.html",
+            "releases/3.2.1.html",
+            "releases/3.2.2.html",
+        ],
+    );
+    crawled().assert_indexed(
+        "other",
+        &["releaselog/3_25_1.html", "releaselog/3_25_2.html"],
+    );
+}
+
+/// Defect 7 and the rest: no skip pairs two different files of one manual, and every skip that
+/// names an original names a copy of the same file (or a near-identical version of it).
+#[test]
+fn no_skip_pairs_two_different_files_of_one_manual() {
+    let c = crawled();
+    let file_of = |url: &str| -> Option<(String, String)> {
+        for host in &c.web.config().hosts {
+            let Some(manual) = &host.manual else { continue };
+            let base = c.web.url(&host.name, "")?;
+            if let Some(rest) = url.strip_prefix(&base) {
+                let path = rest.split(['?', '#']).next().unwrap_or("");
+                let path = if path.is_empty() || path.ends_with('/') {
+                    format!("{path}index.html")
+                } else {
+                    path.to_string()
+                };
+                return Some((manual.clone(), path));
+            }
+        }
+        None
+    };
+    assert!(!c.pages.is_empty(), "nothing was indexed");
+    for s in &c.skips {
+        let (Some(a), Some(b)) = (file_of(&s.url), s.original.as_deref().and_then(&file_of)) else {
+            continue;
+        };
+        if a.0 == b.0 {
+            assert_eq!(
+                a.1, b.1,
+                "{} was skipped as a copy of {:?}: {s:?}",
+                s.url, s.original
+            );
+        } else {
+            // Across manuals only the two Clang versions share files.
+            assert_eq!(
+                a.1, b.1,
+                "{} was skipped as a copy of {:?}",
+                s.url, s.original
+            );
+        }
+    }
+}
