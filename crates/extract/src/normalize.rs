@@ -78,14 +78,82 @@ pub fn normalize_text(text: &str, options: NormalizeOptions) -> String {
     let mut out = String::with_capacity(text.len());
     // A separator was seen since the last character written.
     let mut gap = true;
-    for token in text.split(char::is_whitespace) {
-        if token.is_empty() || (options.strip_noise_numbers && is_noise_number(token)) {
+    if !options.strip_noise_numbers {
+        for token in text.split(char::is_whitespace) {
+            if !token.is_empty() {
+                normalize_token(token, options, &mut out, &mut gap);
+                gap = true;
+            }
+        }
+        return out;
+    }
+    // Dates written with a month name ("12 March 2024", "March 12, 2024"): the numbers next to
+    // the month are noise too.
+    let tokens: Vec<&str> = text
+        .split(char::is_whitespace)
+        .filter(|t| !t.is_empty())
+        .collect();
+    let mut drop: Vec<bool> = tokens.iter().map(|t| is_noise_number(t)).collect();
+    for (i, token) in tokens.iter().enumerate() {
+        if !is_month(token) {
             continue;
         }
-        normalize_token(token, options, &mut out, &mut gap);
-        gap = true;
+        for j in [i.wrapping_sub(1), i + 1, i + 2] {
+            if let Some(t) = tokens.get(j)
+                && is_date_part(t)
+            {
+                drop[j] = true;
+            }
+        }
+    }
+    for (token, drop) in tokens.iter().zip(drop) {
+        if !drop {
+            normalize_token(token, options, &mut out, &mut gap);
+            gap = true;
+        }
     }
     out
+}
+
+/// An English month name or its abbreviation, with punctuation around it.
+fn is_month(token: &str) -> bool {
+    const MONTHS: [&str; 12] = [
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    ];
+    let word = token.trim_matches(|c: char| !c.is_alphabetic());
+    if word.len() < 3 || word.len() > 9 || !word.is_ascii() {
+        return false;
+    }
+    let word = word.to_ascii_lowercase();
+    MONTHS
+        .iter()
+        .any(|m| *m == word || (word.len() == 3 && m.starts_with(&word)) || word == "sept")
+}
+
+/// A day (1 to 31, `12th`) or a year (four digits) next to a month name.
+fn is_date_part(token: &str) -> bool {
+    let t = token.trim_matches(|c: char| !c.is_alphanumeric());
+    let digits = t.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return false;
+    }
+    let suffix = &t[digits.len()..];
+    let day = digits.len() <= 2
+        && digits.parse::<u32>().is_ok_and(|d| (1..=31).contains(&d))
+        && matches!(suffix, "" | "st" | "nd" | "rd" | "th");
+    let year = digits.len() == 4 && suffix.is_empty();
+    day || year
 }
 
 /// Appends one white-space-free token to `out`.

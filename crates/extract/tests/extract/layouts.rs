@@ -105,18 +105,20 @@ fn table_layout_picks_the_content_cell() {
 }
 
 #[test]
-fn short_page_falls_back_to_the_full_text() {
+fn a_short_page_keeps_its_short_main_text() {
     let d = check(
         "short_contact",
         "https://bakery.example/contact",
-        Extraction::Fallback {
-            reason: FallbackReason::TooShort {
-                words: 20,
-                min_words: 50,
-            },
+        Extraction::Short {
+            via: MainVia::Main,
+            relaxed: false,
+            min_words: 50,
         },
     );
-    assert_eq!(d.main_text, d.full_text);
+    // Not the navigation and footer that every page of the site repeats.
+    assert!(d.main_text.starts_with("Contact us\n"), "{}", d.main_text);
+    assert!(!d.main_text.contains("Millbrook Bakery"));
+    assert!(d.full_text.contains("© Millbrook Bakery"));
 }
 
 #[test]

@@ -73,15 +73,17 @@ fn the_minimum_of_words_is_configurable() {
         "<nav>Menu</nav><article>{}</article>",
         paragraphs(1, "Only")
     );
-    assert!(matches!(
-        doc(&html, PAGE).extraction,
-        Extraction::Fallback {
-            reason: FallbackReason::TooShort {
-                words: 14,
-                min_words: 50
-            }
+    let strict = doc(&html, PAGE);
+    assert_eq!(
+        strict.extraction,
+        Extraction::Short {
+            via: MainVia::Article,
+            relaxed: false,
+            min_words: 50
         }
-    ));
+    );
+    assert_eq!(strict.word_count, 14);
+    assert!(!strict.main_text.contains("Menu"));
     let lenient = Extractor::new(ExtractOptions {
         min_main_words: 10,
         ..ExtractOptions::default()

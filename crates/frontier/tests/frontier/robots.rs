@@ -138,13 +138,13 @@ fn a_5xx_disallows_for_now_and_is_asked_again_with_back_off() {
     let request = expect_robots(&mut f, t0);
     answer(&mut f, &request, 503, b"", t0);
     // Disallowed for now: the URL waits (it is not dropped) until the retry.
-    let retry = t0 + Duration::from_secs(60);
+    let retry = t0 + Duration::from_secs(10);
     assert!(matches!(f.next_ready(t0).must("next"), Next::Wait(at) if at == retry));
     assert_eq!(f.stats().queued, 1);
     let request = expect_robots(&mut f, retry);
     answer(&mut f, &request, 429, b"", retry);
     // The second failure waits twice as long.
-    let retry2 = retry + Duration::from_secs(120);
+    let retry2 = retry + Duration::from_secs(20);
     assert!(matches!(f.next_ready(retry).must("next"), Next::Wait(at) if at == retry2));
     let request = expect_robots(&mut f, retry2);
     answer(&mut f, &request, 200, b"User-agent: *\nAllow: /\n", retry2);
