@@ -3,7 +3,7 @@
 //! Each fixture `layouts/NAME.html` has `layouts/NAME.expected.txt`: the exact `main_text`, one
 //! block per line. The test also names the path that must have produced it.
 
-use simcrawl_extract::{Extraction, FallbackReason, MainVia};
+use simcrawl_extract::{Extraction, MainVia};
 
 use crate::util::{doc, fixture};
 
