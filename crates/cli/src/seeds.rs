@@ -35,6 +35,8 @@ fn check(text: &str) -> Result<String, String> {
 pub fn parse(file: &str, contents: &str) -> (Vec<String>, Vec<BadSeed>) {
     let mut seeds = Vec::new();
     let mut bad = Vec::new();
+    // A file saved with a UTF-8 byte-order mark (Windows editors) starts with U+FEFF.
+    let contents = contents.strip_prefix('\u{feff}').unwrap_or(contents);
     for (i, raw) in contents.lines().enumerate() {
         let text = raw.split_once('#').map_or(raw, |(before, _)| before).trim();
         if text.is_empty() {
@@ -93,6 +95,16 @@ pub fn collect(args: &[String], skip_bad: bool) -> Result<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_byte_order_mark_is_not_part_of_the_first_seed() {
+        let (good, bad) = parse(
+            "seeds.txt",
+            "\u{feff}http://a.example/\nhttp://b.example/\n",
+        );
+        assert_eq!(good, ["http://a.example/", "http://b.example/"]);
+        assert!(bad.is_empty());
+    }
 
     #[test]
     fn comments_blank_lines_and_bad_lines_with_numbers() {

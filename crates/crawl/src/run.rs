@@ -123,6 +123,9 @@ const RECENT_PAGES: usize = 50_000;
 /// each, about 34 MiB with the set's overhead). Past that, the tree answers alone.
 const KNOWN_SPELLINGS: usize = 1 << 20;
 
+/// The longest a server's `Retry-After` holds its host back.
+const MAX_HOST_DEFERRAL: Duration = Duration::from_secs(10 * 60);
+
 fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
@@ -720,8 +723,11 @@ impl Coordinator {
                 .map_err(frontier_err)?;
         }
         if let Some(delay) = page.retry_after {
+            // A server may ask for any delay (Retry-After: 1e23); the host waits at most
+            // MAX_HOST_DEFERRAL, and the addition cannot overflow.
+            let until = now.checked_add(delay.min(MAX_HOST_DEFERRAL)).unwrap_or(now);
             self.frontier
-                .defer_host(&lease.host, now + delay)
+                .defer_host(&lease.host, until)
                 .map_err(frontier_err)?;
         }
         if page.status >= 400 {
