@@ -5,6 +5,7 @@ mod util;
 
 mod cli_errors;
 mod crawl_web;
+mod hostile;
 mod pages;
 mod realweb;
 mod resume;
