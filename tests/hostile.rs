@@ -4,16 +4,23 @@
 use crate::util::{Dir, crawl};
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
 use std::thread;
 
+/// The paths a test server was asked for, in order.
+type Requests = Arc<Mutex<Vec<String>>>;
+
 /// Serves `answer(path)` for every request, each connection on its own thread, until the test
-/// ends. Every answer closes its connection.
-pub fn serve(answer: fn(&str) -> String) -> String {
+/// ends. Every answer closes its connection. Returns the base URL and the request log.
+pub fn serve(answer: impl Fn(&str) -> String + Send + Sync + 'static) -> (String, Requests) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
     let base = format!("http://{}", listener.local_addr().expect("its address"));
+    let log: Requests = Arc::default();
+    let (answer, requests) = (Arc::new(answer), Arc::clone(&log));
     thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
+            let (answer, requests) = (Arc::clone(&answer), Arc::clone(&requests));
             thread::spawn(move || {
                 let mut reader = BufReader::new(stream.try_clone().expect("a clone"));
                 let mut line = String::new();
@@ -21,6 +28,10 @@ pub fn serve(answer: fn(&str) -> String) -> String {
                     return;
                 }
                 let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
+                requests
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(path.clone());
                 loop {
                     let mut header = String::new();
                     match reader.read_line(&mut header) {
@@ -34,7 +45,18 @@ pub fn serve(answer: fn(&str) -> String) -> String {
             });
         }
     });
-    base
+    (base, log)
+}
+
+fn html(body: &str) -> String {
+    format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+fn status(code: &str, extra: &str) -> String {
+    format!("HTTP/1.1 {code}\r\n{extra}Content-Length: 0\r\nConnection: close\r\n\r\n")
 }
 
 /// A `Retry-After` of 10^23 seconds overflowed the clock (`now + delay`: "overflow when adding
@@ -42,7 +64,7 @@ pub fn serve(answer: fn(&str) -> String) -> String {
 /// resumes without a panic too.
 #[test]
 fn an_absurd_retry_after_is_capped_in_this_run_and_the_next() {
-    let base = serve(|path| {
+    let (base, _) = serve(|path| {
         if path == "/robots.txt" {
             "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_string()
         } else {
@@ -72,4 +94,61 @@ fn an_absurd_retry_after_is_capped_in_this_run_and_the_next() {
             );
         }
     }
+}
+
+/// A redirect hop is checked like a link: a link to an allowed host that redirects to a host
+/// outside `--include` is not fetched there, and a redirect into a path the target's robots.txt
+/// disallows is not fetched either (its robots.txt is asked first).
+#[test]
+fn redirects_pass_the_same_scope_and_robots_checks_as_links() {
+    let (outside, outside_log) = serve(|path| match path {
+        "/robots.txt" => status("404 Not Found", ""),
+        _ => html("<title>outside</title><p>Nothing to see here, but it is outside the scope.</p>"),
+    });
+    let (closed, closed_log) = serve(|path| match path {
+        "/robots.txt" => format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 25\r\nConnection: close\r\n\r\nUser-agent: *\nDisallow: /\n"
+        ),
+        _ => html("<title>closed</title><p>A page that robots.txt disallows.</p>"),
+    });
+    let (outside_base, closed_base) = (outside.clone(), closed.clone());
+    let (site, _) = serve(move |path| match path {
+        "/robots.txt" => status("404 Not Found", ""),
+        "/" => html(
+            "<title>home</title><p>Two links that redirect.</p><a href=\"/out\">out</a> <a href=\"/closed\">closed</a>",
+        ),
+        "/out" => status(
+            "302 Found",
+            &format!("Location: {outside_base}/page.html\r\n"),
+        ),
+        "/closed" => status(
+            "302 Found",
+            &format!("Location: {closed_base}/page.html\r\n"),
+        ),
+        _ => status("404 Not Found", ""),
+    });
+    let port = |base: &str| base.rsplit(':').next().unwrap_or("").to_string();
+    let include = format!(r"^http://127\.0\.0\.1:({}|{})/", port(&site), port(&closed));
+    let dir = Dir::new();
+    let out = crawl(
+        &dir.store(),
+        &[format!("{site}/")],
+        &["--scope", "any", "--include", &include],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let asked = |log: &Requests| log.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    assert!(
+        asked(&outside_log).is_empty(),
+        "outside --include: {:?}",
+        asked(&outside_log)
+    );
+    assert_eq!(
+        asked(&closed_log),
+        ["/robots.txt"],
+        "robots.txt disallows /"
+    );
 }

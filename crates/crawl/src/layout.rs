@@ -40,6 +40,10 @@ pub mod counters {
     pub const RULES_REVOKED: &str = "crawl/rules_revoked";
     /// URLs skipped under a rule, queued again when the rule was revoked.
     pub const REQUEUED: &str = "crawl/requeued_after_revoke";
+    /// Redirects whose new target was queued through the frontier.
+    pub const REDIRECTS_QUEUED: &str = "crawl/redirects_queued";
+    /// Redirects whose target the frontier refused (scope, include/exclude, robots.txt, traps).
+    pub const REDIRECTS_EXCLUDED: &str = "crawl/redirects_excluded";
     /// Set to 1 when a crawl ran with robots.txt checking off.
     pub const ROBOTS_IGNORED: &str = "crawl/robots_ignored";
 }

@@ -91,10 +91,13 @@ enum PageResult {
     Failed(FetchError),
     /// The analysis task did not finish (it panicked); the page is counted as failed.
     Broken(String),
-    /// A redirect led to a URL already seen; the fetch stopped there.
-    RedirectToSeen {
+    /// The response was a redirect; the fetch stopped there. A target already seen makes the
+    /// URL a `redirect-duplicate`; a new one goes through the frontier like a link, so that
+    /// scope, include/exclude, robots.txt, traps and politeness apply to every hop.
+    Redirected {
         to: Url,
         hops: Vec<(Url, Url)>,
+        seen: bool,
     },
     Done(Box<FetchedPage>),
 }
@@ -492,19 +495,17 @@ impl Coordinator {
         let options = self.fetch_options(&lease);
         tokio::spawn(async move {
             let own_key = lease.key_hash;
-            let mut stopped_at: Option<Url> = None;
+            let mut stopped_at: Option<(Url, bool)> = None;
+            // Every hop stops the fetch: its target is either known (a redirect-duplicate) or
+            // handed to the frontier, which checks it as it checks a link.
             let result = fetcher
                 .fetch_with(&lease.url, &options, |hop, _| {
                     let known = canon
                         .canonicalize(hop.as_str(), None)
                         .map(|c| c.key.hash128())
                         .is_ok_and(|h| h != own_key && seen.contains(h));
-                    if known {
-                        stopped_at = Some(hop.clone());
-                        HopDecision::Stop
-                    } else {
-                        HopDecision::Follow
-                    }
+                    stopped_at = Some((hop.clone(), known));
+                    HopDecision::Stop
                 })
                 .await;
             let page = match result {
@@ -515,8 +516,9 @@ impl Coordinator {
                         .windows(2)
                         .map(|w| (w[0].url.clone(), w[1].url.clone()))
                         .collect();
-                    if let Some(to) = stopped_at.or(fetched.unfollowed.clone()) {
-                        PageResult::RedirectToSeen { to, hops }
+                    let stopped = stopped_at.or(fetched.unfollowed.clone().map(|to| (to, true)));
+                    if let Some((to, seen)) = stopped {
+                        PageResult::Redirected { to, hops, seen }
                     } else {
                         let work = tokio::task::spawn_blocking(move || {
                             analyse(fetched, hops, &canon, &analyzer)
@@ -641,13 +643,19 @@ impl Coordinator {
                     .complete(lease, Completion::Failed { retry_after: None }, now)
                     .map_err(frontier_err)?;
             }
-            PageResult::RedirectToSeen { to, hops } => {
+            PageResult::Redirected { to, hops, seen } => {
                 self.count_fetch()?;
                 for (from, hop) in &hops {
                     self.observe_redirect(from, hop)?;
                 }
                 if let Ok(from) = Url::parse(&lease.url) {
                     self.observe_redirect(&from, &to)?;
+                }
+                if !seen && self.admit_redirect(&lease, &to)? {
+                    self.frontier
+                        .complete(lease, Completion::Fetched, now)
+                        .map_err(frontier_err)?;
+                    return Ok(());
                 }
                 let key = self.canon.canonicalize(to.as_str(), None).map(|c| c.key);
                 let original = match &key {
@@ -679,6 +687,41 @@ impl Coordinator {
             }
         }
         Ok(())
+    }
+
+    /// Hands a redirect's new target to the frontier, from the lease that was redirected: at the
+    /// lease's depth, as a seed when the lease was one (a seed that moved is still what the user
+    /// asked for, as Heritrix does), else as a link. Returns false when the target turned out to
+    /// be known (the caller logs a redirect-duplicate); an excluded target (out of scope,
+    /// robots.txt, a trap) is counted by the frontier and logged here.
+    fn admit_redirect(&mut self, lease: &Lease, to: &Url) -> Result<bool, CrawlError> {
+        let Ok(candidate) = self.canon.canonicalize(to.as_str(), None) else {
+            tracing::info!(from = %lease.url, to = %to, "redirect to a URL with no canonical key");
+            return Ok(true);
+        };
+        let via = if lease.depth == 0 {
+            Via::Seed
+        } else {
+            Via::Link {
+                referrer: &lease.url,
+            }
+        };
+        let admission = self
+            .frontier
+            .admit(&candidate, lease.depth, via)
+            .map_err(frontier_err)?;
+        match admission {
+            Admission::Queued { .. } => {
+                self.counters.add(counters::REDIRECTS_QUEUED, 1)?;
+                Ok(true)
+            }
+            Admission::Seen { .. } => Ok(false),
+            other => {
+                self.counters.add(counters::REDIRECTS_EXCLUDED, 1)?;
+                tracing::info!(from = %lease.url, to = %to, why = other.name(), "redirect target not fetched");
+                Ok(true)
+            }
+        }
     }
 
     fn count_fetch(&mut self) -> Result<(), CrawlError> {
