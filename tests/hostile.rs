@@ -105,11 +105,11 @@ fn redirects_pass_the_same_scope_and_robots_checks_as_links() {
         "/robots.txt" => status("404 Not Found", ""),
         _ => html("<title>outside</title><p>Nothing to see here, but it is outside the scope.</p>"),
     });
-    let (closed, closed_log) = serve(|path| match path {
-        "/robots.txt" => format!(
-            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 25\r\nConnection: close\r\n\r\nUser-agent: *\nDisallow: /\n"
-        ),
+    let (closed, closed_log) = serve(|path| {
+        match path {
+        "/robots.txt" => "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 25\r\nConnection: close\r\n\r\nUser-agent: *\nDisallow: /\n".to_string(),
         _ => html("<title>closed</title><p>A page that robots.txt disallows.</p>"),
+    }
     });
     let (outside_base, closed_base) = (outside.clone(), closed.clone());
     let (site, _) = serve(move |path| match path {
