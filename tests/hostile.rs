@@ -152,3 +152,57 @@ fn redirects_pass_the_same_scope_and_robots_checks_as_links() {
         "robots.txt disallows /"
     );
 }
+
+/// A fetch that gets no response is logged with its reason (`simcrawl failed`, counted by kind in
+/// `stats`), and a crawl that fetched nothing says so with exit code 1.
+#[test]
+fn failures_have_reasons_and_a_crawl_of_nothing_exits_1() {
+    let (base, _) = serve(|path| match path {
+        "/robots.txt" => status("404 Not Found", ""),
+        _ => String::new(), // the connection closes without a byte
+    });
+    let dir = Dir::new();
+    let out = crawl(&dir.store(), &[format!("{base}/")], &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let failed = crate::util::simcrawl()
+        .args(["failed", "--format", "jsonl", "--store"])
+        .arg(dir.store())
+        .output()
+        .expect("simcrawl failed runs");
+    let text = String::from_utf8_lossy(&failed.stdout);
+    assert!(text.contains(&format!("\"url\":\"{base}/\"")), "{text}");
+    assert!(text.contains("\"reason\":\"http\""), "{text}");
+    let stats = crate::util::simcrawl()
+        .args(["stats", "--json", "--store"])
+        .arg(dir.store())
+        .output()
+        .expect("simcrawl stats runs");
+    let stats = String::from_utf8_lossy(&stats.stdout);
+    assert!(stats.contains("\"failed_by\":{\"http\":"), "{stats}");
+
+    // A seed host that refuses connections: its robots.txt is given up, nothing is fetched.
+    let dead = {
+        let l = TcpListener::bind("127.0.0.1:0").expect("a port");
+        let addr = l.local_addr().expect("its address");
+        drop(l);
+        format!("http://{addr}/")
+    };
+    let dir = Dir::new();
+    let out = crawl(
+        &dir.store(),
+        &[dead],
+        &["--robots-retry", "0.05", "--robots-attempts", "2"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("robots.txt"));
+}

@@ -42,6 +42,8 @@ pub enum Command {
     Stats(StatsArgs),
     /// Print the indexed pages.
     Export(ExportArgs),
+    /// List the fetches that got no response, with the reason (timeout, connect, refused-by-policy, ...).
+    Failed(FailedArgs),
     /// URL tools: see the canonical key simcrawl compares a URL by.
     #[command(subcommand)]
     Url(UrlCommand),
@@ -225,6 +227,9 @@ pub struct CrawlFlags {
     /// Stop after this many pages have been fetched.
     #[arg(long, value_name = "N", help_heading = "Scope")]
     pub max_pages: Option<u64>,
+    /// Links of one page followed at most (the rest are counted as crawl/links_dropped).
+    #[arg(long, value_name = "N", default_value_t = 20_000, value_parser = clap::value_parser!(u32).range(1..), help_heading = "Scope")]
+    pub max_links_per_page: u32,
     /// Pages per host at most.
     #[arg(long, value_name = "N", help_heading = "Scope")]
     pub max_pages_per_host: Option<u64>,
@@ -326,6 +331,21 @@ pub struct SkippedArgs {
     /// Only this host (host[:port]).
     #[arg(long)]
     pub host: Option<String>,
+    /// At most this many rows.
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct FailedArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Only this reason (timeout, connect, dns, tls, refused-by-policy, too-many-redirects, redirect-loop, body, invalid-url, http, analysis).
+    #[arg(long)]
+    pub reason: Option<String>,
     /// At most this many rows.
     #[arg(long)]
     pub limit: Option<usize>,

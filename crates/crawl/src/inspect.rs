@@ -143,6 +143,13 @@ pub struct CrawlStats {
     pub indexed: u64,
     /// Fetches that failed after their retries.
     pub failed: u64,
+    /// Failed fetches by kind (`timeout`, `connect`, `refused-by-policy`, ..., `analysis`), zeros
+    /// left out.
+    pub failed_by: Vec<(&'static str, u64)>,
+    /// Links past `--max-links-per-page`, not followed.
+    pub links_dropped: u64,
+    /// Redirects whose target was queued through the frontier, and those it refused.
+    pub redirects: (u64, u64),
     /// Responses that were not HTML.
     pub not_html: u64,
     /// Responses with an error status.
@@ -287,6 +294,21 @@ impl Inspector {
         Ok(log.last_id()?.unwrap_or(0))
     }
 
+    /// The failure log, oldest first, at most `limit` records.
+    pub fn failures(&self, limit: Option<usize>) -> Result<Vec<crate::FailureRecord>, CrawlError> {
+        let log = self
+            .store
+            .log::<crate::FailureRecord>(layout::FAILURE_LOG)?;
+        let mut out = Vec::new();
+        for entry in log.iter_from(1) {
+            if limit.is_some_and(|l| out.len() >= l) {
+                break;
+            }
+            out.push(entry?.1);
+        }
+        Ok(out)
+    }
+
     /// The skip log entries `query` selects, with their ids, in id order, read as they are iterated.
     pub fn skips(&self, query: &SkipQuery) -> Result<Skips, CrawlError> {
         let log = self.store.log::<SkipRecord>(layout::SKIP_LOG)?;
@@ -311,7 +333,23 @@ impl Inspector {
             skipped.push((reason, c.get(&name)?));
         }
         let frontier = FrontierCounters::read(&self.store).map_err(frontier_error)?;
+        let mut failed_by = Vec::new();
+        for name in simcrawl_fetch::ErrorKind::NAMES
+            .into_iter()
+            .chain(["analysis"])
+        {
+            let n = c.get(&format!("{}{name}", counters::FAILED_PREFIX))?;
+            if n > 0 {
+                failed_by.push((name, n));
+            }
+        }
         Ok(CrawlStats {
+            failed_by,
+            links_dropped: c.get(counters::LINKS_DROPPED)?,
+            redirects: (
+                c.get(counters::REDIRECTS_QUEUED)?,
+                c.get(counters::REDIRECTS_EXCLUDED)?,
+            ),
             fetched: c.get(counters::FETCHED)?,
             indexed: c.get(counters::INDEXED)?,
             failed: c.get(counters::FAILED)?,

@@ -6,6 +6,8 @@ use simcrawl_store::codec::{Codec, CodecError, Reader, write_element};
 
 /// The skip log: `Log<SkipRecord>`.
 pub const SKIP_LOG: &str = "skips";
+/// The failure log: one [`FailureRecord`](crate::FailureRecord) per fetch that got no response.
+pub const FAILURE_LOG: &str = "failures";
 /// Spellings already logged as `url-variant`: `Tree<u128 (xxh3-128 of the URL as written), ()>`.
 pub const VARIANTS_TREE: &str = "variants";
 /// Learned rules with their evidence: `Tree<String (the rule in words), RuleRecord>`.
@@ -40,6 +42,10 @@ pub mod counters {
     pub const RULES_REVOKED: &str = "crawl/rules_revoked";
     /// URLs skipped under a rule, queued again when the rule was revoked.
     pub const REQUEUED: &str = "crawl/requeued_after_revoke";
+    /// Prefix of the failure counters by kind (`crawl/failed/timeout`, ...).
+    pub const FAILED_PREFIX: &str = "crawl/failed/";
+    /// Links past `--max-links-per-page` on the pages that had more, not offered to the frontier.
+    pub const LINKS_DROPPED: &str = "crawl/links_dropped";
     /// Redirects whose new target was queued through the frontier.
     pub const REDIRECTS_QUEUED: &str = "crawl/redirects_queued";
     /// Redirects whose target the frontier refused (scope, include/exclude, robots.txt, traps).

@@ -44,6 +44,7 @@
 
 pub mod config;
 pub mod error;
+pub mod failures;
 pub mod inspect;
 pub mod layout;
 pub mod learn;
@@ -58,6 +59,7 @@ mod testutil;
 
 pub use config::CrawlConfig;
 pub use error::CrawlError;
+pub use failures::FailureRecord;
 pub use page::{Analyzer, PageAnalysis};
 pub use pages::{PageIndex, PageRecord, Verdict};
 pub use run::{Progress, Report, run};

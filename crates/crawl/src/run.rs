@@ -112,6 +112,8 @@ struct FetchedPage {
     analysis: Option<PageAnalysis>,
     canonical: Option<Candidate>,
     links: Vec<Candidate>,
+    /// Links past `CrawlConfig::max_links_per_page`, not offered.
+    links_dropped: usize,
     /// The canonicaliser the links were keyed with (re-key them if rules changed since).
     canon: Arc<Canonicalizer>,
     not_html: bool,
@@ -186,6 +188,7 @@ struct Coordinator {
     /// For each opt-in option a host may learn: a canonicaliser with it on, to look for evidence against.
     option_canons: Vec<(HostOption, Canonicalizer)>,
     skips: Log<SkipRecord>,
+    failures: Log<crate::FailureRecord>,
     variants: Tree<u128, ()>,
     rules: Tree<String, RuleRecord>,
     crawl_meta: Tree<String, Vec<u8>>,
@@ -304,6 +307,7 @@ pub async fn run(
         classes_tree,
         seen: store.key_set(simcrawl_frontier::trees::SEEN_TREE)?,
         skips: store.log(layout::SKIP_LOG)?,
+        failures: store.log(layout::FAILURE_LOG)?,
         variants,
         rules: rules_tree,
         crawl_meta,
@@ -493,6 +497,7 @@ impl Coordinator {
         let analyzer = Arc::clone(&self.analyzer);
         let seen = self.seen.clone();
         let options = self.fetch_options(&lease);
+        let max_links = self.config.max_links_per_page;
         tokio::spawn(async move {
             let own_key = lease.key_hash;
             let mut stopped_at: Option<(Url, bool)> = None;
@@ -521,7 +526,7 @@ impl Coordinator {
                         PageResult::Redirected { to, hops, seen }
                     } else {
                         let work = tokio::task::spawn_blocking(move || {
-                            analyse(fetched, hops, &canon, &analyzer)
+                            analyse(fetched, hops, &canon, &analyzer, max_links)
                         })
                         .await;
                         match work {
@@ -632,15 +637,39 @@ impl Coordinator {
         let verifying = self.verifying.remove(&lease.key_hash);
         match result {
             PageResult::Failed(_) | PageResult::Broken(_) => {
+                let (reason, message, will_retry) = match &result {
+                    PageResult::Failed(e) => {
+                        tracing::debug!("{e}");
+                        (e.kind().name(), e.to_string(), e.kind().is_transient())
+                    }
+                    PageResult::Broken(e) => {
+                        tracing::warn!("{e}");
+                        ("analysis", e.clone(), false)
+                    }
+                    _ => unreachable!("matched above"),
+                };
                 self.progress.failed += 1;
                 self.counters.add(counters::FAILED, 1)?;
-                match &result {
-                    PageResult::Failed(e) => tracing::debug!("{e}"),
-                    PageResult::Broken(e) => tracing::warn!("{e}"),
-                    _ => {}
-                }
+                self.counters
+                    .add(&format!("{}{reason}", counters::FAILED_PREFIX), 1)?;
+                self.failures.append(&crate::FailureRecord {
+                    time_ms: now_ms(),
+                    url: lease.url.clone(),
+                    reason: reason.to_string(),
+                    message,
+                    will_retry,
+                    depth: lease.depth,
+                    referrer: lease.referrer.clone(),
+                })?;
+                // A refusal, a timeout the fetcher already retried, a redirect error: another
+                // round would fail the same way, and hold the host meanwhile.
+                let completion = if will_retry {
+                    Completion::Failed { retry_after: None }
+                } else {
+                    Completion::Fetched
+                };
                 self.frontier
-                    .complete(lease, Completion::Failed { retry_after: None }, now)
+                    .complete(lease, completion, now)
                     .map_err(frontier_err)?;
             }
             PageResult::Redirected { to, hops, seen } => {
@@ -776,6 +805,11 @@ impl Coordinator {
         if page.status >= 400 {
             self.counters.add(counters::HTTP_ERRORS, 1)?;
             return Ok(());
+        }
+        if page.links_dropped > 0 {
+            self.counters
+                .add(counters::LINKS_DROPPED, page.links_dropped as i64)?;
+            tracing::warn!(url = %page.final_url, dropped = page.links_dropped, "links past --max-links-per-page not followed");
         }
         if page.not_html {
             self.counters.add(counters::NOT_HTML, 1)?;
@@ -1563,6 +1597,7 @@ fn analyse(
     hops: Vec<(Url, Url)>,
     canon: &Arc<Canonicalizer>,
     analyzer: &Analyzer,
+    max_links: usize,
 ) -> Result<FetchedPage, String> {
     let final_url = fetched.final_url.clone();
     let final_key = canon
@@ -1578,6 +1613,7 @@ fn analyse(
         analysis: None,
         canonical: None,
         links: Vec::new(),
+        links_dropped: 0,
         canon: Arc::clone(canon),
         not_html: false,
     };
@@ -1592,10 +1628,11 @@ fn analyse(
                 .canonical
                 .as_ref()
                 .and_then(|c| canon.canonicalize(c.url.as_str(), None).ok());
-            page.links = analysis
-                .document
-                .links
+            let links = &analysis.document.links;
+            page.links_dropped = links.len().saturating_sub(max_links);
+            page.links = links
                 .iter()
+                .take(max_links)
                 .filter_map(|l| canon.canonicalize(l.url.as_str(), None).ok())
                 .collect();
             page.analysis = Some(analysis);

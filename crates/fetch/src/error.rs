@@ -138,6 +138,47 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// Every [`name`](Self::name), in the order reports list them.
+    pub const NAMES: [&'static str; 10] = [
+        "timeout",
+        "connect",
+        "dns",
+        "tls",
+        "refused-by-policy",
+        "too-many-redirects",
+        "redirect-loop",
+        "body",
+        "invalid-url",
+        "http",
+    ];
+
+    /// A short stable name for counters and reports (`timeout`, `connect`, ...).
+    pub fn name(&self) -> &'static str {
+        match self {
+            ErrorKind::InvalidUrl { .. } => "invalid-url",
+            ErrorKind::RefusedByPolicy(_) => "refused-by-policy",
+            ErrorKind::Dns { .. } => "dns",
+            ErrorKind::Connect(_) => "connect",
+            ErrorKind::Tls(_) => "tls",
+            ErrorKind::Timeout { .. } => "timeout",
+            ErrorKind::TooManyRedirects { .. } => "too-many-redirects",
+            ErrorKind::RedirectLoop { .. } => "redirect-loop",
+            ErrorKind::Body(_) => "body",
+            ErrorKind::Http(_) => "http",
+        }
+    }
+
+    /// Whether a later attempt may succeed: a connection that failed to open or broke off. A
+    /// refusal by policy, a name that does not resolve, a TLS failure, a redirect error or an
+    /// invalid URL will fail the same way again; a timeout was already retried by the fetcher,
+    /// and another round would hold the host for minutes.
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            ErrorKind::Connect(_) | ErrorKind::Body(_) | ErrorKind::Http(_)
+        )
+    }
+
     /// Is this worth another try (connect errors and timeouts)?
     pub(crate) fn is_retryable(&self) -> bool {
         matches!(self, ErrorKind::Connect(_) | ErrorKind::Timeout { .. })

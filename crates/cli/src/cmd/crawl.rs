@@ -26,6 +26,7 @@ fn config(
         config.canon = canon.options();
     }
     config.follow_duplicate_links = flags.follow_duplicate_links;
+    config.max_links_per_page = flags.max_links_per_page as usize;
     config.learn.min_evidence = flags.min_evidence;
     config.learn.min_agreement = flags.min_agreement;
     config.learn.mirror_agreement = flags.mirror_agreement;
@@ -208,7 +209,18 @@ fn exit_code(report: &Report) -> ExitCode {
     let p = &report.progress;
     if p.fetched == 0 && p.failed > 0 {
         eprintln!(
-            "warning: every fetch failed; check the seeds, your network, or run with RUST_LOG=debug"
+            "warning: every fetch failed (`simcrawl failed` says why); check the seeds, your network, or run with RUST_LOG=debug"
+        );
+        return ExitCode::from(1);
+    }
+    let robots_unreachable = report
+        .frontier_counters
+        .iter()
+        .find(|(name, _)| name.ends_with("excluded.robots_unreachable"))
+        .map_or(0, |(_, n)| *n);
+    if p.fetched == 0 && robots_unreachable > 0 && !report.interrupted {
+        eprintln!(
+            "warning: nothing was fetched: the robots.txt of {robots_unreachable} URL(s)' hosts could not be read (refused, timed out or 5xx), so their URLs were given up; check the seeds or run with RUST_LOG=debug"
         );
         return ExitCode::from(1);
     }

@@ -6,7 +6,8 @@
 //! (`simcrawl skipped | head`) ends the command quietly with success, not with a panic or an error.
 
 use crate::flags::{
-    ClustersArgs, ExportArgs, Format, OutputFormat, SkippedArgs, StatsArgs, StoreArgs, TuneArgs,
+    ClustersArgs, ExportArgs, FailedArgs, Format, OutputFormat, SkippedArgs, StatsArgs, StoreArgs,
+    TuneArgs,
 };
 use crate::output::clip;
 use anyhow::{Result, anyhow};
@@ -293,6 +294,10 @@ pub fn stats(args: StatsArgs) -> Result<ExitCode> {
             "indexed": s.indexed,
             "indexed_pages": s.indexed_pages,
             "failed": s.failed,
+            "failed_by": s.failed_by.iter().map(|(n, c)| ((*n).to_string(), json!(c))).collect::<serde_json::Map<String, Value>>(),
+            "links_dropped": s.links_dropped,
+            "redirects_queued": s.redirects.0,
+            "redirects_refused": s.redirects.1,
             "not_html": s.not_html,
             "http_errors": s.http_errors,
             "noindex": s.noindex,
@@ -313,12 +318,27 @@ pub fn stats(args: StatsArgs) -> Result<ExitCode> {
         ("indexed".into(), s.indexed.to_string()),
         ("pages in the index".into(), s.indexed_pages.to_string()),
         ("failed".into(), s.failed.to_string()),
+    ];
+    rows.extend(
+        s.failed_by
+            .iter()
+            .map(|(name, n)| (format!("  {name}"), n.to_string())),
+    );
+    rows.extend([
         ("not HTML".into(), s.not_html.to_string()),
         ("HTTP errors".into(), s.http_errors.to_string()),
         ("noindex".into(), s.noindex.to_string()),
+        (
+            "links not followed (cap)".into(),
+            s.links_dropped.to_string(),
+        ),
+        (
+            "redirects queued / refused".into(),
+            format!("{} / {}", s.redirects.0, s.redirects.1),
+        ),
         (String::new(), String::new()),
         ("skipped".into(), s.skipped_total().to_string()),
-    ];
+    ]);
     rows.extend(
         s.skipped
             .iter()
@@ -372,6 +392,75 @@ pub fn export(args: ExportArgs) -> Result<ExitCode> {
 
 /// Runs `write` on a locked, buffered standard output. A closed pipe is success: the reader has
 /// what it wanted.
+/// `simcrawl failed`: the failure log, oldest first.
+pub fn failed(args: FailedArgs) -> Result<ExitCode> {
+    let names: Vec<&str> = simcrawl_fetch::ErrorKind::NAMES
+        .into_iter()
+        .chain(["analysis"])
+        .collect();
+    if let Some(r) = &args.reason
+        && !names.contains(&r.as_str())
+    {
+        return Err(anyhow!(
+            "--reason: unknown failure reason {r:?}: expected one of {}",
+            names.join(", ")
+        ));
+    }
+    let inspector = Inspector::open(&args.store.store)?;
+    let records: Vec<_> = inspector
+        .failures(None)?
+        .into_iter()
+        .filter(|f| args.reason.as_ref().is_none_or(|r| *r == f.reason))
+        .take(args.limit.unwrap_or(usize::MAX))
+        .collect();
+    to_stdout(|out| {
+        match args.format {
+            Format::Jsonl => {
+                for f in &records {
+                    let line = json!({
+                        "url": f.url, "reason": f.reason, "message": f.message,
+                        "will_retry": f.will_retry, "depth": f.depth, "referrer": f.referrer,
+                        "time_ms": f.time_ms,
+                    });
+                    writeln!(out, "{line}")?;
+                }
+            }
+            Format::Csv => {
+                writeln!(
+                    out,
+                    "{}",
+                    csv_line(["url", "reason", "will_retry", "message"])
+                )?;
+                for f in &records {
+                    let retry = f.will_retry.to_string();
+                    writeln!(out, "{}", csv_line([&f.url, &f.reason, &retry, &f.message]))?;
+                }
+            }
+            Format::Table => {
+                let rows: Vec<Vec<String>> = records
+                    .iter()
+                    .map(|f| {
+                        vec![
+                            f.reason.clone(),
+                            clip(&f.url, 60),
+                            if f.will_retry { "retried" } else { "final" }.to_string(),
+                            f.message.clone(),
+                        ]
+                    })
+                    .collect();
+                if rows.is_empty() {
+                    writeln!(out, "no failed fetches")?;
+                } else {
+                    for line in table(&["REASON", "URL", "THEN", "ERROR"], &rows, &[false; 4]) {
+                        writeln!(out, "{line}")?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
 fn to_stdout(write: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<ExitCode> {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());

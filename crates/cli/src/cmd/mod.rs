@@ -20,6 +20,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Mirrors(args) => inspect::mirrors(args),
         Command::Stats(args) => inspect::stats(args),
         Command::Export(args) => inspect::export(args),
+        Command::Failed(args) => inspect::failed(args),
         Command::Url(UrlCommand::Canon(args)) => url::canon(args),
         Command::Extract(args) => page::extract(args),
         Command::Fingerprint(args) => page::fingerprint(args),
