@@ -206,3 +206,65 @@ fn failures_have_reasons_and_a_crawl_of_nothing_exits_1() {
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("robots.txt"));
 }
+
+/// Redirects are followed through the frontier, one hop at a time, and a chain still ends at the
+/// redirect limit (10): a 15-hop chain is a `too-many-redirects` failure, its end never fetched.
+#[test]
+fn a_long_redirect_chain_ends_at_the_limit() {
+    let (base, log) = serve(|path| {
+        if path == "/robots.txt" {
+            return status("404 Not Found", "");
+        }
+        let n: u32 = path.trim_start_matches("/hop").parse().unwrap_or(0);
+        if n < 15 {
+            status("302 Found", &format!("Location: /hop{}\r\n", n + 1))
+        } else {
+            html("<title>end</title><p>The end of a long chain of redirects.</p>")
+        }
+    });
+    let dir = Dir::new();
+    let out = crawl(&dir.store(), &[format!("{base}/hop0")], &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let asked = log.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    assert!(!asked.contains(&"/hop15".to_string()), "{asked:?}");
+    assert!(asked.contains(&"/hop10".to_string()), "{asked:?}");
+    let failed = crate::util::simcrawl()
+        .args(["failed", "--format", "jsonl", "--store"])
+        .arg(dir.store())
+        .output()
+        .expect("simcrawl failed runs");
+    assert!(String::from_utf8_lossy(&failed.stdout).contains("too-many-redirects"));
+}
+
+/// `[ ] | ^` and the backquote are allowed only encoded in paths and queries (RFC 3986): a
+/// link written raw and one written encoded name one URL, fetched once.
+#[test]
+fn raw_and_encoded_spellings_of_one_url_are_fetched_once() {
+    let (base, log) = serve(|path| match path {
+        "/robots.txt" => status("404 Not Found", ""),
+        "/" => html(
+            "<title>pairs</title><p>Links written two ways each.</p>\
+             <a href=\"/a|b\">1</a> <a href=\"/a%7Cb\">2</a>\
+             <a href=\"/c[1]\">3</a> <a href=\"/c%5B1%5D\">4</a>\
+             <a href=\"/d^e\">5</a> <a href=\"/d%5Ee\">6</a>\
+             <a href=\"/q?x=`y`\">7</a> <a href=\"/q?x=%60y%60\">8</a>",
+        ),
+        p => html(&format!(
+            "<title>{p}</title><p>The page at {p}, with enough words to be a page.</p>"
+        )),
+    });
+    let dir = Dir::new();
+    let out = crawl(&dir.store(), &[format!("{base}/")], &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let asked = log.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let pages: Vec<&String> = asked
+        .iter()
+        .filter(|p| *p != "/robots.txt" && *p != "/")
+        .collect();
+    assert_eq!(pages.len(), 4, "one fetch per URL: {pages:?}");
+}

@@ -254,6 +254,12 @@ pub struct CrawlFlags {
     /// Requests in flight at once per host.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64), help_heading = "Politeness")]
     pub per_host: u32,
+    /// Seconds one request may take, from sending it to the last byte of the body.
+    #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = parse_seconds, help_heading = "Politeness")]
+    pub timeout: f64,
+    /// Retries of a request after a connection error, a timeout, a 429 or a 5xx (each request is one attempt).
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(0..=10), help_heading = "Politeness")]
+    pub retries: u32,
     /// Do not fetch or obey robots.txt (the report says so).
     #[arg(long, help_heading = "Politeness")]
     pub ignore_robots: bool,

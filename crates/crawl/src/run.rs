@@ -189,6 +189,9 @@ struct Coordinator {
     option_canons: Vec<(HostOption, Canonicalizer)>,
     skips: Log<SkipRecord>,
     failures: Log<crate::FailureRecord>,
+    /// Redirect targets queued, by key hash, with the number of redirects that led to them: a
+    /// chain is followed through the frontier, and ends at the fetcher's redirect limit.
+    redirect_hops: HashMap<u128, u32>,
     variants: Tree<u128, ()>,
     rules: Tree<String, RuleRecord>,
     crawl_meta: Tree<String, Vec<u8>>,
@@ -308,6 +311,7 @@ pub async fn run(
         seen: store.key_set(simcrawl_frontier::trees::SEEN_TREE)?,
         skips: store.log(layout::SKIP_LOG)?,
         failures: store.log(layout::FAILURE_LOG)?,
+        redirect_hops: HashMap::new(),
         variants,
         rules: rules_tree,
         crawl_meta,
@@ -543,10 +547,13 @@ impl Coordinator {
 
     fn spawn_robots(&self, request: RobotsRequest, tx: mpsc::Sender<Event>) {
         let fetcher = self.fetcher.clone();
+        // The frontier retries robots.txt on its own schedule (--robots-retry, --robots-attempts):
+        // one request per attempt, not three.
         let options = FetchOptions::seed()
             .with_body_cap(request.max_bytes)
             .with_max_redirects(request.max_redirects as usize)
-            .with_non_html(NonHtml::Keep);
+            .with_non_html(NonHtml::Keep)
+            .with_retries(0);
         tokio::spawn(async move {
             let result = fetcher
                 .fetch(&request.url, &options)
@@ -635,6 +642,9 @@ impl Coordinator {
         now: Instant,
     ) -> Result<(), CrawlError> {
         let verifying = self.verifying.remove(&lease.key_hash);
+        if !matches!(result, PageResult::Redirected { .. }) {
+            self.redirect_hops.remove(&lease.key_hash);
+        }
         match result {
             PageResult::Failed(_) | PageResult::Broken(_) => {
                 let (reason, message, will_retry) = match &result {
@@ -728,6 +738,26 @@ impl Coordinator {
             tracing::info!(from = %lease.url, to = %to, "redirect to a URL with no canonical key");
             return Ok(true);
         };
+        let hops = self.redirect_hops.remove(&lease.key_hash).unwrap_or(0) + 1;
+        if hops > self.config.fetch.max_redirects as u32 {
+            self.counters.add(counters::FAILED, 1)?;
+            self.counters
+                .add(&format!("{}too-many-redirects", counters::FAILED_PREFIX), 1)?;
+            self.progress.failed += 1;
+            self.failures.append(&crate::FailureRecord {
+                time_ms: now_ms(),
+                url: lease.url.clone(),
+                reason: "too-many-redirects".into(),
+                message: format!(
+                    "{hops} redirects in a row, more than {}; the last to {to}",
+                    self.config.fetch.max_redirects
+                ),
+                will_retry: false,
+                depth: lease.depth,
+                referrer: lease.referrer.clone(),
+            })?;
+            return Ok(true);
+        }
         let via = if lease.depth == 0 {
             Via::Seed
         } else {
@@ -740,8 +770,9 @@ impl Coordinator {
             .admit(&candidate, lease.depth, via)
             .map_err(frontier_err)?;
         match admission {
-            Admission::Queued { .. } => {
+            Admission::Queued { key_hash } => {
                 self.counters.add(counters::REDIRECTS_QUEUED, 1)?;
+                self.redirect_hops.insert(key_hash, hops);
                 Ok(true)
             }
             Admission::Seen { .. } => Ok(false),

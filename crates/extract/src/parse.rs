@@ -271,6 +271,9 @@ impl<'a> Tokenizer<'a> {
         written: &'a str,
     ) -> Step<(usize, After)> {
         let mut attrs: Vec<Attribute> = Vec::new();
+        // Past a few attributes, names are looked up in a set: a hostile tag with a million
+        // attributes would otherwise cost a million squared comparisons.
+        let mut names: Option<std::collections::HashSet<LocalName>> = None;
         let mut self_closing = false;
         let mut duplicates = false;
         // Before attribute name.
@@ -350,7 +353,14 @@ impl<'a> Tokenizer<'a> {
             } else {
                 StrTendril::new()
             };
-            if attrs.iter().any(|a| a.name.local == attr_name) {
+            if attrs.len() == ATTRIBUTE_SET_AT && names.is_none() {
+                names = Some(attrs.iter().map(|a| a.name.local.clone()).collect());
+            }
+            let seen = match &mut names {
+                Some(set) => !set.insert(attr_name.clone()),
+                None => attrs.iter().any(|a| a.name.local == attr_name),
+            };
+            if seen {
                 duplicates = true;
             } else {
                 attrs.push(Attribute {
@@ -804,6 +814,9 @@ impl CharRef {
         self.chars.into_iter().take(self.len as usize)
     }
 }
+
+/// Attributes on one tag from which duplicate names are found with a set instead of a scan.
+const ATTRIBUTE_SET_AT: usize = 16;
 
 /// The character reference at `src[amp] == b'&'`: the characters it stands for and where the
 /// input continues, or `None` when the `&` is just text (the input continues after it).

@@ -132,6 +132,9 @@ pub struct FetchOptions {
     pub max_redirects: Option<usize>,
     /// Overrides [`FetchConfig::non_html`].
     pub non_html: Option<NonHtml>,
+    /// Overrides [`FetchConfig::retries`] (a caller with its own retry schedule, such as the
+    /// frontier's for robots.txt, asks for 0).
+    pub retries: Option<u32>,
 }
 
 impl FetchOptions {
@@ -142,6 +145,7 @@ impl FetchOptions {
             body_cap: None,
             max_redirects: None,
             non_html: None,
+            retries: None,
         }
     }
 
@@ -164,6 +168,12 @@ impl FetchOptions {
     /// Overrides the redirect limit.
     pub fn with_max_redirects(mut self, max: usize) -> FetchOptions {
         self.max_redirects = Some(max);
+        self
+    }
+
+    /// Overrides the number of retries.
+    pub fn with_retries(mut self, retries: u32) -> FetchOptions {
+        self.retries = Some(retries);
         self
     }
 

@@ -163,7 +163,7 @@ impl Fetcher {
                 debug!(url = %current, %kind, "refused before the request");
                 return Err(FetchError::new(current.as_str(), hops, 0, kind));
             }
-            let result = match self.hop(&current, reach, &rules).await {
+            let result = match self.hop(&current, reach, &rules, options.retries).await {
                 Ok(result) => result,
                 Err(failure) => {
                     debug!(url = %current, kind = %failure.kind, attempts = failure.attempts, "fetch failed");
@@ -260,8 +260,13 @@ impl Fetcher {
         url: &Url,
         reach: Reach,
         rules: &BodyRules,
+        retries: Option<u32>,
     ) -> Result<HopResult, HopFailure> {
         let inner = &*self.inner;
+        let policy = RetryPolicy {
+            retries: retries.unwrap_or(inner.retry.retries),
+            ..inner.retry
+        };
         let client = match reach {
             Reach::Any => &inner.open,
             Reach::PublicOnly => &inner.strict,
@@ -286,7 +291,7 @@ impl Fetcher {
                     let mut retry_after = None;
                     if retryable_status(status) {
                         let asked = asked_delay(response.headers(), &headers);
-                        match inner.retry.after_status(attempts, asked) {
+                        match policy.after_status(attempts, asked) {
                             Next::RetryAfter(wait) => {
                                 debug!(%url, status, ?wait, attempts, "retrying after status");
                                 drop(response);
@@ -336,7 +341,7 @@ impl Fetcher {
                 }
             };
             if kind.is_retryable()
-                && let Next::RetryAfter(wait) = inner.retry.after_error(attempts)
+                && let Next::RetryAfter(wait) = policy.after_error(attempts)
             {
                 debug!(%url, %kind, ?wait, attempts, "retrying after error");
                 sleep(wait).await;

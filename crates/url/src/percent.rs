@@ -5,7 +5,10 @@
 //! stray. For the key, every escape of an unreserved character (`A-Z a-z 0-9 - . _ ~`) is
 //! decoded, every other escape gets uppercase hex, and a `%` that starts no escape becomes `%25`.
 //! Escapes of reserved characters (`%2F`, `%3D`, `%26`, ...) stay encoded: decoding them could
-//! change how a server splits the path or the query.
+//! change how a server splits the path or the query. The characters RFC 3986 allows only encoded
+//! in a path or a query, which the WHATWG parser leaves raw (`[ ] | ^`, and in queries the
+//! backquote and braces), are encoded, so that `/a|b` and `/a%7Cb` are one key (the URL is
+//! still fetched as written).
 
 use std::borrow::Cow;
 
@@ -57,9 +60,14 @@ fn fix_at(bytes: &[u8], i: usize) -> Fix {
 }
 
 /// Normalises the percent-encoding of one URL component; borrows when nothing changes.
+/// Characters RFC 3986 does not allow raw in a path or query that the WHATWG parser leaves raw.
+fn must_encode(b: u8) -> bool {
+    matches!(b, b'[' | b']' | b'|' | b'^' | b'`' | b'{' | b'}' | b'\\')
+}
+
 pub(crate) fn normalize(s: &str) -> Cow<'_, str> {
     let bytes = s.as_bytes();
-    let Some(first) = bytes.iter().position(|&b| b == b'%') else {
+    let Some(first) = bytes.iter().position(|&b| b == b'%' || must_encode(b)) else {
         return Cow::Borrowed(s);
     };
     let mut out: Option<String> = None;
@@ -67,6 +75,16 @@ pub(crate) fn normalize(s: &str) -> Cow<'_, str> {
     let mut copied = 0;
     let mut i = first;
     while i < bytes.len() {
+        if must_encode(bytes[i]) {
+            let buf = out.get_or_insert_with(|| String::with_capacity(s.len() + 8));
+            buf.push_str(&s[copied..i]);
+            buf.push('%');
+            buf.push(char::from(HEX_UPPER[usize::from(bytes[i] >> 4)]));
+            buf.push(char::from(HEX_UPPER[usize::from(bytes[i] & 15)]));
+            i += 1;
+            copied = i;
+            continue;
+        }
         if bytes[i] != b'%' {
             i += 1;
             continue;
@@ -121,8 +139,24 @@ mod tests {
     }
 
     #[test]
+    fn characters_allowed_only_encoded_are_encoded() {
+        assert_eq!(normalize("/a[1]|b^c`d{e}"), "/a%5B1%5D%7Cb%5Ec%60d%7Be%7D");
+        assert_eq!(normalize("/a%7cb"), normalize("/a|b"));
+        assert_eq!(normalize("x=%5B%5D"), normalize("x=[]"));
+    }
+
+    #[test]
     fn is_idempotent_on_tricky_inputs() {
-        for s in ["%", "%%", "%2", "%252", "%25%32%35", "é%e9", "%%%zz%41%4g"] {
+        for s in [
+            "%",
+            "%%",
+            "%2",
+            "%252",
+            "%25%32%35",
+            "é%e9",
+            "%%%zz%41%4g",
+            "[|^`]%5b",
+        ] {
             let once = normalize(s).into_owned();
             assert_eq!(normalize(&once), once.as_str(), "input {s:?}");
         }

@@ -56,6 +56,12 @@ fn config(
         f.robots = RobotsPolicy::Ignore;
     }
     f.robots_retry = Duration::from_secs_f64(flags.robots_retry);
+    if flags.timeout <= 0.0 {
+        bail!("--timeout must be more than 0 seconds");
+    }
+    config.fetch.total_timeout = Duration::from_secs_f64(flags.timeout);
+    config.fetch.connect_timeout = config.fetch.connect_timeout.min(config.fetch.total_timeout);
+    config.fetch.retries = flags.retries;
     f.robots_max_attempts = flags.robots_attempts;
     if let Some(ua) = &flags.user_agent {
         if ua.trim().is_empty() {
