@@ -118,3 +118,43 @@ fn a_store_locked_by_another_process_is_a_clear_error() {
     );
     drop(listener);
 }
+
+#[test]
+fn a_bad_include_pattern_leaves_no_store_behind() {
+    let dir = Dir::new();
+    let out = simcrawl()
+        .args(["crawl", "http://127.0.0.1:9/", "--include", "["])
+        .arg("--store")
+        .arg(dir.store())
+        .output()
+        .expect("simcrawl runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("does not compile"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!dir.store().exists(), "the store directory was created");
+}
+
+#[test]
+fn a_closed_pipe_ends_quietly_without_a_panic() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let page =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/realweb/django/index.html");
+    let mut child = simcrawl()
+        .arg("extract")
+        .arg(&page)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("simcrawl runs");
+    // Read one byte, then close the pipe, as `| head -c 1` does.
+    let mut stdout = child.stdout.take().expect("a pipe");
+    let mut byte = [0u8; 1];
+    let _ = stdout.read(&mut byte);
+    drop(stdout);
+    let out = child.wait_with_output().expect("simcrawl ends");
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+}

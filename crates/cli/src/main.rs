@@ -11,6 +11,7 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    restore_sigpipe();
     let cli = flags::Cli::parse();
     init_logging();
     match cmd::run(cli) {
@@ -34,4 +35,16 @@ fn init_logging() {
         .with_writer(std::io::stderr)
         .with_target(false)
         .try_init();
+}
+
+/// `simcrawl extract page.html | head` closes the pipe before simcrawl is done writing. Rust
+/// ignores SIGPIPE, so the next write fails and `println!` panics; a command-line tool should
+/// instead end quietly, as the shell's own tools do. The store is crash-safe, so a crawl ended
+/// this way resumes like one stopped by kill -9.
+fn restore_sigpipe() {
+    // SAFETY: setting the disposition of SIGPIPE to its default before any thread starts; no
+    // handler is installed and no Rust state is involved.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
 }

@@ -230,6 +230,8 @@ pub async fn run(
     shutdown: impl Future<Output = ()>,
     mut on_progress: impl FnMut(&Progress),
 ) -> Result<Report, CrawlError> {
+    // A bad flag is refused before the store directory is created.
+    config.frontier.validate().map_err(frontier_err)?;
     let store = Store::open(&config.store)?;
     let mut frontier = Frontier::open(&store, config.frontier.clone())
         .map_err(|e| CrawlError::Config(format!("cannot open the frontier: {e}")))?;

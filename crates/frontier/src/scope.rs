@@ -125,7 +125,7 @@ impl ScopeRules {
 }
 
 /// Compiles a list of patterns, naming the first bad one.
-fn compile(field: &str, patterns: &[String]) -> Result<Option<RegexSet>, FrontierError> {
+pub(crate) fn compile(field: &str, patterns: &[String]) -> Result<Option<RegexSet>, FrontierError> {
     if patterns.is_empty() {
         return Ok(None);
     }

@@ -392,6 +392,19 @@ impl Drop for Frontier {
     }
 }
 
+impl FrontierConfig {
+    /// Checks the configuration without opening anything: every field in range and every
+    /// `include`/`exclude` pattern compiles. [`Frontier::open`] checks the same; a caller that
+    /// creates a store first (the crawl) calls this before, so that a bad flag leaves no
+    /// directory behind.
+    pub fn validate(&self) -> Result<(), FrontierError> {
+        check_config(self)?;
+        crate::scope::compile("include", &self.include)?;
+        crate::scope::compile("exclude", &self.exclude)?;
+        Ok(())
+    }
+}
+
 /// Rejects configurations that cannot work, naming the field.
 fn check_config(config: &FrontierConfig) -> Result<(), FrontierError> {
     let bad = |field: &str, reason: &str| {
