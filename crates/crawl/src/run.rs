@@ -50,6 +50,10 @@ pub struct Progress {
     pub hosts: usize,
     /// Requests in flight.
     pub in_flight: u32,
+    /// Hosts whose URLs wait for a robots.txt answer (asked, or unreachable and backing off).
+    pub waiting_for_robots: usize,
+    /// Hosts set aside for asking a crawl-delay over the cap.
+    pub parked: usize,
     /// Time since the crawl started.
     pub elapsed: Duration,
 }
@@ -438,6 +442,8 @@ impl Coordinator {
                     let stats = self.frontier.stats();
                     self.progress.queued = stats.queued;
                     self.progress.hosts = stats.hosts_with_queue;
+                    self.progress.waiting_for_robots = stats.hosts_waiting_for_robots;
+                    self.progress.parked = stats.parked_hosts;
                     on_progress(&self.progress);
                 }
             }
@@ -451,6 +457,8 @@ impl Coordinator {
         let stats = self.frontier.stats();
         self.progress.queued = stats.queued;
         self.progress.hosts = stats.hosts_with_queue;
+        self.progress.waiting_for_robots = stats.hosts_waiting_for_robots;
+        self.progress.parked = stats.parked_hosts;
         self.progress.in_flight = 0;
         Ok(Report {
             progress: self.progress.clone(),

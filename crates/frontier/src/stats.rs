@@ -24,6 +24,9 @@ pub struct FrontierStats {
     pub ready_heap_entries: usize,
     /// Hosts parked for asking a crawl-delay over the cap.
     pub parked_hosts: usize,
+    /// Hosts with queued URLs that wait for their robots.txt: asked and not answered yet, or
+    /// unreachable and to be asked again after a back-off.
+    pub hosts_waiting_for_robots: usize,
     /// Whether robots.txt is obeyed in this session. Whether it was ignored in any session of the
     /// crawl is the counter `frontier.robots.ignored_sessions`.
     pub robots: RobotsPolicy,

@@ -121,7 +121,7 @@ fn progress_printer() -> impl FnMut(&Progress) {
     let mut last_log = std::time::Instant::now();
     move |p: &Progress| {
         let secs = p.elapsed.as_secs_f64().max(0.001);
-        let line = format!(
+        let mut line = format!(
             "{:>6.1}s  {:>7.0} pages/s  fetched {}  indexed {}  skipped {}  failed {}  queued {}  hosts {}",
             secs,
             p.fetched as f64 / secs,
@@ -132,6 +132,19 @@ fn progress_printer() -> impl FnMut(&Progress) {
             p.queued,
             p.hosts
         );
+        // Say why hosts wait, so that a quiet line is never a mystery.
+        if p.waiting_for_robots > 0 {
+            line.push_str(&format!(
+                "  ({} waiting for robots.txt)",
+                p.waiting_for_robots
+            ));
+        }
+        if p.parked > 0 {
+            line.push_str(&format!(
+                "  ({} parked: crawl-delay over the cap)",
+                p.parked
+            ));
+        }
         if terminal {
             eprint!("\r{line}\x1b[K");
             let _ = std::io::stderr().flush();

@@ -193,12 +193,23 @@ impl Frontier {
         let mut hosts_with_queue = 0;
         let mut heads = 0;
         let mut parked = 0;
+        let mut waiting_for_robots = 0;
         for host in self.hosts.iter() {
             let n = host.queued();
             queued += n;
             hosts_with_queue += usize::from(n > 0);
             heads += usize::from(host.head.is_some());
             parked += usize::from(host.record.parked_delay_ms != 0);
+            waiting_for_robots += usize::from(
+                n > 0
+                    && host.origins.iter().any(|o| {
+                        matches!(
+                            o.robots,
+                            crate::robots::RobotsState::Pending
+                                | crate::robots::RobotsState::Unreachable { .. }
+                        )
+                    }),
+            );
         }
         FrontierStats {
             counters: self.counters.snapshot(),
@@ -209,6 +220,7 @@ impl Frontier {
             heads_in_memory: heads,
             ready_heap_entries: self.hosts.heap_len(),
             parked_hosts: parked,
+            hosts_waiting_for_robots: waiting_for_robots,
             robots: self.config.robots,
         }
     }
