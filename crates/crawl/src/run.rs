@@ -82,6 +82,9 @@ pub struct Report {
     pub interrupted: bool,
     /// The frontier's counters (exclusions by reason, ...), over all runs.
     pub frontier_counters: Vec<(&'static str, u64)>,
+    /// The store had not been closed cleanly: the pages indexed and URLs queued it held when
+    /// this run opened it (what its last commit wrote).
+    pub unclean_resume: Option<(u64, u64)>,
 }
 
 /// A finished fetch, with the CPU work already done.
@@ -240,6 +243,16 @@ pub async fn run(
     let mut frontier = Frontier::open(&store, config.frontier.clone())
         .map_err(|e| CrawlError::Config(format!("cannot open the frontier: {e}")))?;
     let pages = PageIndex::open(&store, config.k, config.jaccard)?;
+    let unclean_resume = store.opened_after_unclean_stop().then(|| {
+        let queued = frontier.stats().queued;
+        tracing::warn!(
+            store = %config.store.display(),
+            pages = pages.len(),
+            queued,
+            "the store was not closed cleanly (a crash or kill): resuming from its last commit"
+        );
+        (pages.len() as u64, queued)
+    });
     let crawl_meta: Tree<String, Vec<u8>> = store.tree(layout::CRAWL_META_TREE)?;
     let rules_tree: Tree<String, RuleRecord> = store.tree(layout::RULES_TREE)?;
 
@@ -343,7 +356,9 @@ pub async fn run(
         plain,
         config,
     };
-    c.run_loop(shutdown, &mut on_progress).await
+    let mut report = c.run_loop(shutdown, &mut on_progress).await?;
+    report.unclean_resume = unclean_resume;
+    Ok(report)
 }
 
 /// The frontier's errors are the crawl's configuration or store problems; keep their message.
@@ -468,6 +483,7 @@ impl Coordinator {
             robots_ignored: self.config.frontier.robots == simcrawl_frontier::RobotsPolicy::Ignore,
             interrupted,
             frontier_counters: stats.counters.iter().collect(),
+            unclean_resume: None,
         })
     }
 

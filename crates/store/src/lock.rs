@@ -22,7 +22,18 @@ pub const LOCK_FILE_NAME: &str = "simcrawl.lock";
 #[derive(Debug)]
 pub(crate) struct LockFile {
     /// Kept open: the lock lives as long as this descriptor.
-    _file: File,
+    file: File,
+    /// The file still held the pid of a holder that never released it cleanly: the store was
+    /// left by a crash, a kill or a power cut.
+    pub(crate) unclean: bool,
+}
+
+impl Drop for LockFile {
+    /// A clean release empties the file, so that the next holder can tell a clean stop from a
+    /// crash (which leaves the pid).
+    fn drop(&mut self) {
+        let _ = self.file.set_len(0);
+    }
 }
 
 /// How long a lock held by this same process is waited for (see [`LockFile::acquire`]).
@@ -63,13 +74,14 @@ impl LockFile {
                 Err(TryLockError::Error(e)) => return Err(StoreError::Io { path, source: e }),
             }
         }
+        let unclean = read_pid(&path).is_some();
         let write_pid = |file: &mut File| -> io::Result<()> {
             file.set_len(0)?;
             file.write_all(format!("{}\n", std::process::id()).as_bytes())?;
             file.flush()
         };
         write_pid(&mut file).map_err(|e| open_error(&path, e))?;
-        Ok(LockFile { _file: file })
+        Ok(LockFile { file, unclean })
     }
 }
 

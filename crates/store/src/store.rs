@@ -80,6 +80,8 @@ pub(crate) struct Shared {
     /// The state of every [`KeySet`] opened, by name: written behind, at each commit.
     key_sets: Mutex<HashMap<String, Arc<KeySetState>>>,
     _lock: Option<LockFile>,
+    /// The last holder did not close the store: see [`Store::opened_after_unclean_stop`].
+    unclean: bool,
 }
 
 impl Shared {
@@ -194,6 +196,7 @@ impl Store {
         let lock = LockFile::acquire(path)?;
         let marker = path.join(INITIALISED_FILE_NAME);
         let initialised = marker.exists();
+        let unclean = initialised && lock.unclean;
         let sled_dir = path.join(SLED_DIR_NAME);
         let config = sled::Config::new()
             .path(&sled_dir)
@@ -212,6 +215,7 @@ impl Store {
             queues: Mutex::new(HashMap::new()),
             key_sets: Mutex::new(HashMap::new()),
             _lock: Some(lock),
+            unclean,
         };
         meta::check_schema(&shared, path, initialised)?;
         if !initialised {
@@ -224,6 +228,14 @@ impl Store {
         Ok(Store {
             shared: Arc::new(shared),
         })
+    }
+
+    /// Whether the process that used this store last stopped without closing it (a crash,
+    /// kill -9, a power cut). What it holds is what its last commit wrote: sled recovers a
+    /// prefix of the writes, and the crawl's own stores are written so that a prefix is a
+    /// consistent state. Callers say so to the user with what was recovered.
+    pub fn opened_after_unclean_stop(&self) -> bool {
+        self.shared.unclean
     }
 
     /// A store in a fresh temporary directory (in memory-backed `/dev/shm` on Linux), deleted when the
@@ -245,6 +257,7 @@ impl Store {
             queues: Mutex::new(HashMap::new()),
             key_sets: Mutex::new(HashMap::new()),
             _lock: None,
+            unclean: false,
         };
         meta::check_schema(&shared, &label, false)?;
         Ok(Store {

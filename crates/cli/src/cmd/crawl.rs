@@ -222,6 +222,11 @@ fn print_report(report: &Report) {
     if report.robots_ignored {
         println!("  robots.txt      IGNORED (--ignore-robots)");
     }
+    if let Some((pages, queued)) = report.unclean_resume {
+        println!(
+            "  resumed         after an unclean stop (crash or kill): the store held {pages} indexed pages and {queued} queued URLs from its last commit"
+        );
+    }
 }
 
 fn exit_code(report: &Report) -> ExitCode {

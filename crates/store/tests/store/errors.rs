@@ -90,6 +90,13 @@ fn the_lock_file_of_a_killed_process_does_not_block_the_next_open() {
     let store = open(&dir);
     let now = std::fs::read_to_string(dir.join(LOCK_FILE_NAME)).expect("lock file");
     assert_eq!(now.trim(), std::process::id().to_string());
+    // The killed holder never closed the store: the next open says so, once.
+    assert!(store.opened_after_unclean_stop());
+    drop(store);
+    let left = std::fs::read_to_string(dir.join(LOCK_FILE_NAME)).expect("lock file");
+    assert_eq!(left, "", "a clean close empties the lock file");
+    let store = open(&dir);
+    assert!(!store.opened_after_unclean_stop());
     drop(store);
 }
 
