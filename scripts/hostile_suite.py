@@ -24,6 +24,7 @@ import collections
 import concurrent.futures
 import json
 import os
+import shlex
 import random
 import re
 import select
@@ -1193,7 +1194,7 @@ def run_one(sc: Scenario, args) -> dict:
     store = tempfile.mkdtemp(prefix=f"hostile-{sc.name}-")
     seed = f"http://{HOST}:{sc.port}{sc.seed_path or sc.prefix}"
     cmd = [args.bin, "crawl", seed, "--store", os.path.join(store, "crawl"), "--delay", "0",
-           "--scope", "any", "--include", r"^http://127\.0\.0\.1:"] + sc.flags
+           "--scope", "any", "--include", r"^http://127\.0\.0\.1:"] + shlex.split(args.crawl_flags) + sc.flags
     rss_file = os.path.join(store, "rss")
     use_time = os.access(TIME_BIN, os.X_OK) and not args.no_time
     full = ([TIME_BIN, "-f", "%M", "-o", rss_file] + cmd) if use_time else cmd
@@ -1386,6 +1387,7 @@ def main() -> int:
     ap.add_argument("--rss-limit", type=float, default=500.0, help="RSS (MiB) above which a note is made")
     ap.add_argument("--keep", action="store_true", help="keep the crawl stores (paths in --json)")
     ap.add_argument("--no-time", action="store_true", help="measure RSS with wait4, not /usr/bin/time")
+    ap.add_argument("--crawl-flags", default="", help="extra flags for every crawl, e.g. '--timeout 15'")
     args = ap.parse_args()
 
     if args.list:
