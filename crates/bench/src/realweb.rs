@@ -29,9 +29,12 @@ pub struct Args {
     /// Crawls in a row, each against a fresh server and store.
     #[arg(long, default_value_t = 1)]
     runs: u32,
-    /// Only serve the web, print its seed and wait for Ctrl-C.
+    /// Only serve the web, print its description (web.json) and wait for Ctrl-C.
     #[arg(long)]
     serve: bool,
+    /// With --serve: on Ctrl-C, write the request log (one JSON line per request) to this file.
+    #[arg(long, value_name = "FILE", requires = "serve")]
+    requests_out: Option<PathBuf>,
     /// Print the truth script's JSON instead of its table.
     #[arg(long)]
     json: bool,
