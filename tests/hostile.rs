@@ -268,3 +268,48 @@ fn raw_and_encoded_spellings_of_one_url_are_fetched_once() {
         .collect();
     assert_eq!(pages.len(), 4, "one fetch per URL: {pages:?}");
 }
+
+/// Ctrl-C while a fetch stalls: the crawl stops within the grace period (5 s) instead of waiting
+/// for the request's timeout and retries, and the stalled URL stays queued for the next run.
+#[test]
+fn ctrl_c_does_not_wait_for_a_stalled_fetch() {
+    let (base, log) = serve(|path| {
+        if path == "/robots.txt" {
+            return status("404 Not Found", "");
+        }
+        std::thread::sleep(std::time::Duration::from_secs(60));
+        String::new()
+    });
+    let dir = Dir::new();
+    let child = crate::util::simcrawl()
+        .args(["crawl", "--delay", "0", "--store"])
+        .arg(dir.store())
+        .arg(format!("{base}/"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("simcrawl runs");
+    // Wait until the page request is out (the server has seen it), then interrupt.
+    for _ in 0..600 {
+        if log
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .any(|p| p == "/")
+        {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success());
+    let out = child.wait_with_output().expect("simcrawl ends");
+    // The outcome, not a clock: the stalled fetch was abandoned at the end of the grace period
+    // (its 30 s timeout and two retries were not waited for).
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("abandoned"), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("interrupted"));
+}

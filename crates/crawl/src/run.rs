@@ -135,6 +135,9 @@ const RECENT_PAGES: usize = 50_000;
 /// each, about 34 MiB with the set's overhead). Past that, the tree answers alone.
 const KNOWN_SPELLINGS: usize = 1 << 20;
 
+/// How long the fetches in flight may take to finish after a shutdown request.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+
 /// The longest a server's `Retry-After` holds its host back.
 const MAX_HOST_DEFERRAL: Duration = Duration::from_secs(10 * 60);
 
@@ -378,6 +381,9 @@ impl Coordinator {
         let mut in_flight: u32 = 0;
         let mut stopping = false;
         let mut interrupted = false;
+        // After a shutdown request, fetches in flight get STOP_GRACE to finish; a stalled one is
+        // abandoned (its URL was never acknowledged, so the next run fetches it again).
+        let mut stop_deadline: Option<tokio::time::Instant> = None;
         // The seeds are durable before anything is fetched.
         self.checkpoint()?;
         let mut last_checkpoint = std::time::Instant::now();
@@ -447,6 +453,11 @@ impl Coordinator {
                 _ = &mut shutdown, if !stopping => {
                     stopping = true;
                     interrupted = true;
+                    stop_deadline = Some(tokio::time::Instant::now() + STOP_GRACE);
+                }
+                _ = tokio::time::sleep_until(stop_deadline.unwrap_or_else(tokio::time::Instant::now)), if stop_deadline.is_some() => {
+                    tracing::warn!(in_flight, "stopping: fetches still in flight after the grace period are abandoned and fetched again next run");
+                    break;
                 }
                 _ = tick.tick() => {
                     // What a crash takes back is at most a second of the frontier's work: the
