@@ -62,6 +62,8 @@ CRAWL_FLAGS = ["--delay", "0", "--scope", "any", "--include", INCLUDE]
 LOOPBACK = "127.0.0.1"
 UNCLEAN_STDOUT = re.compile(r"^\s*resumed\s+after an unclean stop", re.M)
 UNCLEAN_STDERR = "was not closed cleanly"
+RESUMED_FROM = re.compile(r"was not closed cleanly.*?pages=(\d+) queued=(\d+)")
+LIST_CAP = 25  # longest list in the markdown output (--json has them all)
 
 
 class SoakError(Exception):
@@ -301,6 +303,7 @@ def run_record(index, seeded, proc, out, err, started, killed, delay):
     stdout = out.read_text(errors="replace")
     stderr = err.read_text(errors="replace")
     m = re.search(r"^\s*fetched\s+(\d+)", stdout, re.M)
+    resumed = RESUMED_FROM.search(stderr)
     rc = proc.returncode
     return {
         "index": index,
@@ -314,6 +317,9 @@ def run_record(index, seeded, proc, out, err, started, killed, delay):
         "fetched": int(m.group(1)) if m else None,
         "unclean_stdout": bool(UNCLEAN_STDOUT.search(stdout)),
         "unclean_stderr": UNCLEAN_STDERR in stderr,
+        # what the store held from its last commit, as the unclean-stop warning says
+        "resumed_from": ({"pages": int(resumed.group(1)), "queued": int(resumed.group(2))}
+                         if resumed else None),
         "panicked": "panicked" in stderr,
         "stderr": stderr if "panicked" in stderr else None,
         "error": (None if rc in (0, -signal.SIGKILL) or "crawl finished" in stdout
@@ -528,6 +534,8 @@ def compare(ctx, a, b):
             "targets_A": len(ca), "targets_B": len(cb),
             "max_per_target_A": {"count": na, "host": ha, "target": ta},
             "max_per_target_B": {"count": nb, "host": hb, "target": tb},
+            "times_requested_A": {str(k): v for k, v in sorted(Counter(ca.values()).items())},
+            "times_requested_B": {str(k): v for k, v in sorted(Counter(cb.values()).items())},
             "targets_3_or_more_B": [{"count": n, "host": h, "target": t, "count_A": n_a}
                                     for n, h, t, n_a in hot_b],
         },
@@ -555,7 +563,8 @@ def compare(ctx, a, b):
         "aborted": b["aborted"],
         "wall_seconds": {"A": round(a["wall"], 1), "B": round(b["wall"], 1)},
         "runs_B": [{k: r[k] for k in ("index", "seeded", "delay", "seconds", "rc", "killed",
-                                      "fetched", "unclean_stdout", "unclean_stderr", "panicked")}
+                                      "fetched", "unclean_stdout", "unclean_stderr",
+                                      "resumed_from", "panicked")}
                    for r in runs_b],
     }
 
@@ -579,6 +588,9 @@ def print_markdown(rep):
         rows.append(("max requests of one target", ma["count"], mb["count"],
                      f"B: {mb['host']} {mb['target']}"))
         rows.append(("targets requested >= 3 times", "", len(q["targets_3_or_more_B"]), ""))
+        hist = lambda h: ", ".join(f"{n}x: {t}" for n, t in h.items())
+        rows.append(("targets by times requested", hist(q["times_requested_A"]),
+                     hist(q["times_requested_B"]), ""))
     else:
         rows.append(("requests", "n/a", "n/a", "no request log"))
     rows.append(("crawl runs", r["A"], r["B"], ""))
@@ -589,6 +601,11 @@ def print_markdown(rep):
                  f"of {r['restarts_that_reported']} restarts that lived to print a report"))
     rows.append(("restarts with the unclean-stop warning (stderr)", "", r["unclean_warning_stderr"],
                  f"of {r['restarts']} restarts ({r['restarts_after_kill']} after a kill)"))
+    froms = [x["resumed_from"] for x in rep["runs_B"] if x["resumed_from"]]
+    if froms:
+        span = lambda k: f"{min(f[k] for f in froms)}-{max(f[k] for f in froms)}"
+        rows.append(("store at restart (last commit)", "", f"{span('pages')} pages",
+                     f"{span('queued')} queued URLs"))
     rows.append(("runs that panicked", sum(p["crawl"] == "A" for p in rep["panics"]),
                  sum(p["crawl"] == "B" for p in rep["panics"]), ""))
     rows.append(("runs that ended with an error", sum(e["crawl"] == "A" for e in r["errors"]),
@@ -605,8 +622,10 @@ def print_markdown(rep):
     def listing(title, items):
         if items:
             print(f"\n{title}:")
-            for it in items:
+            for it in items[:LIST_CAP]:
                 print(f"  - {it}")
+            if len(items) > LIST_CAP:
+                print(f"  - ... and {len(items) - LIST_CAP} more (--json lists them all)")
 
     listing("URLs missing in B", u["missing_in_B"])
     listing("URLs extra in B", u["extra_in_B"])

@@ -55,6 +55,8 @@ pub mod skiplog;
 pub mod tune;
 
 #[cfg(test)]
+mod fuzz;
+#[cfg(test)]
 mod testutil;
 
 pub use config::CrawlConfig;

@@ -462,3 +462,41 @@ mod tests {
         assert!(decoded.had_errors);
     }
 }
+
+/// Fuzzing at volume: `FUZZ_CASES=1000000 cargo test --release -p simcrawl-fetch --lib fuzz`.
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn cases() -> u32 {
+        std::env::var("FUZZ_CASES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(256)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: cases(), failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// Any bytes, any header label, any TLD: a decision and a decoding, never a panic.
+        #[test]
+        fn any_bytes_decode(
+            bytes in proptest::collection::vec(any::<u8>(), 0..4096),
+            label in proptest::option::of("[ -~]{0,24}"),
+            tld in proptest::option::of("[a-z0-9-]{0,8}"),
+            xml in any::<bool>(),
+            meta in proptest::option::of("[ -~]{0,40}"),
+        ) {
+            let mut body = bytes.clone();
+            if let Some(meta) = meta {
+                let mut head = format!("<meta charset=\"{meta}\">").into_bytes();
+                head.extend_from_slice(&body);
+                body = head;
+            }
+            let decision = decide(&body, label.as_deref(), tld.as_deref(), xml);
+            let decoded = decode(&body, decision);
+            prop_assert!(decoded.text.len() <= body.len() * 4 + 16);
+        }
+    }
+}

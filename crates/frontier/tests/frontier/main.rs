@@ -5,6 +5,7 @@
 //! its environment variable is set.
 
 mod admission;
+mod fuzz;
 mod model;
 mod politeness;
 mod resume;

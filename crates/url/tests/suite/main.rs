@@ -3,6 +3,7 @@
 mod alloc;
 mod cases;
 mod explain;
+mod fuzz;
 mod host_options;
 mod pairs;
 mod props;
