@@ -31,7 +31,7 @@ fn valid_records(s: &str, n: u64) -> Vec<Vec<u8>> {
         text: s.repeat(3),
         full_simhash: !n,
         full_words: 40,
-        short: n % 2 == 0,
+        short: n.is_multiple_of(2),
     };
     let skip = SkipRecord {
         time_ms: n,
