@@ -100,6 +100,10 @@ pub fn run(args: Args) -> Result<()> {
             web.seed()
         );
         rt.block_on(tokio::signal::ctrl_c())?;
+        if let Some(path) = &args.requests_out {
+            std::fs::write(path, web.requests_jsonl())
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
         return Ok(());
     }
     let bin = simcrawl_bin()?;

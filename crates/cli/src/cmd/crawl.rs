@@ -242,7 +242,9 @@ fn exit_code(report: &Report) -> ExitCode {
         .iter()
         .find(|(name, _)| name.ends_with("excluded.robots_unreachable"))
         .map_or(0, |(_, n)| *n);
-    if p.fetched == 0 && robots_unreachable > 0 && !report.interrupted {
+    // Only for a store that never fetched anything: a finished crawl resumed fetches nothing too.
+    if p.fetched == 0 && report.indexed_total == 0 && robots_unreachable > 0 && !report.interrupted
+    {
         eprintln!(
             "warning: nothing was fetched: the robots.txt of {robots_unreachable} URL(s)' hosts could not be read (refused, timed out or 5xx), so their URLs were given up; check the seeds or run with RUST_LOG=debug"
         );
