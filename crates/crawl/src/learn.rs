@@ -571,6 +571,29 @@ impl Learner {
         self.evidence_mut(rule).disagree += 1;
     }
 
+    /// A verification fetch of a URL that `rule` skipped found a different page. Returns whether
+    /// the rule must be revoked (the caller revokes it, which counts the contradiction): a mirror
+    /// or alias rule only when its agreement falls under the share it needs (one odd page of a
+    /// noisy copy must not revoke a rule that hundreds of pages support, and a rule that keeps
+    /// failing soon falls under it); any other rule at once. A kept rule counts the
+    /// contradiction here.
+    pub fn verification_failed(&mut self, rule: &Rule) -> bool {
+        if !matches!(rule, Rule::Mirror { .. } | Rule::Alias { .. }) {
+            return true;
+        }
+        let agreement = self.agreement(rule);
+        let evidence = self.evidence_mut(rule);
+        let after = Evidence {
+            agree: evidence.agree,
+            disagree: evidence.disagree + 1,
+        };
+        if after.share() < agreement {
+            return true;
+        }
+        *evidence = after;
+        false
+    }
+
     /// A verification fetch confirmed `rule`.
     pub fn confirm(&mut self, rule: &Rule) {
         self.evidence_mut(rule).agree += 1;
@@ -769,6 +792,35 @@ mod tests {
             l.observe_duplicate(&u("http://b/1.html?x=1"), &u("http://a/1.html")),
             None
         );
+    }
+
+    #[test]
+    fn one_failed_verification_does_not_revoke_a_well_supported_mirror() {
+        let mut l = Learner::new(LearnConfig::default());
+        let rule = Rule::Mirror {
+            from: "b".into(),
+            to: "a".into(),
+        };
+        l.activate(
+            rule.clone(),
+            Evidence {
+                agree: 100,
+                disagree: 0,
+            },
+        );
+        // A noisy copy's odd page: 100 of 101 still agree.
+        assert!(!l.verification_failed(&rule));
+        assert_eq!(l.evidence(&rule).disagree, 1);
+        assert!(l.active().any(|r| *r == rule));
+        // A rule that keeps failing falls under 95% and must go.
+        let failures = (0..10).filter(|_| l.verification_failed(&rule)).count();
+        assert!(failures > 0);
+        // Other kinds go at the first failure.
+        let param = Rule::Param {
+            authority: "a".into(),
+            param: "p".into(),
+        };
+        assert!(l.verification_failed(&param));
     }
 
     #[test]

@@ -926,7 +926,13 @@ impl Coordinator {
         if let Some(rule) = verifying {
             match verdict {
                 Verdict::Duplicate { .. } => self.learner.confirm(&rule),
-                Verdict::Unique => self.revoke(&rule)?,
+                // A short page that failed the stricter short-page test says nothing either way.
+                Verdict::Unique if analysis.short => {}
+                Verdict::Unique => {
+                    if self.learner.verification_failed(&rule) {
+                        self.revoke(&rule)?;
+                    }
+                }
             }
         }
         match verdict {
