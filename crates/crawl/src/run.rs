@@ -717,19 +717,7 @@ impl Coordinator {
                     }
                     _ => unreachable!("matched above"),
                 };
-                self.progress.failed += 1;
-                self.counters.add(counters::FAILED, 1)?;
-                self.counters
-                    .add(&format!("{}{reason}", counters::FAILED_PREFIX), 1)?;
-                self.failures.append(&crate::FailureRecord {
-                    time_ms: now_ms(),
-                    url: lease.url.clone(),
-                    reason: reason.to_string(),
-                    message,
-                    will_retry,
-                    depth: lease.depth,
-                    referrer: lease.referrer.clone(),
-                })?;
+                self.record_failure(&lease, reason, message, will_retry)?;
                 // A refusal, a timeout the fetcher already retried, a redirect error: another
                 // round would fail the same way, and hold the host meanwhile.
                 let completion = if will_retry {
@@ -799,22 +787,11 @@ impl Coordinator {
         };
         let hops = self.redirect_hops.remove(&lease.key_hash).unwrap_or(0) + 1;
         if hops > self.config.fetch.max_redirects as u32 {
-            self.counters.add(counters::FAILED, 1)?;
-            self.counters
-                .add(&format!("{}too-many-redirects", counters::FAILED_PREFIX), 1)?;
-            self.progress.failed += 1;
-            self.failures.append(&crate::FailureRecord {
-                time_ms: now_ms(),
-                url: lease.url.clone(),
-                reason: "too-many-redirects".into(),
-                message: format!(
-                    "{hops} redirects in a row, more than {}; the last to {to}",
-                    self.config.fetch.max_redirects
-                ),
-                will_retry: false,
-                depth: lease.depth,
-                referrer: lease.referrer.clone(),
-            })?;
+            let message = format!(
+                "{hops} redirects in a row, more than {}; the last to {to}",
+                self.config.fetch.max_redirects
+            );
+            self.record_failure(lease, "too-many-redirects", message, false)?;
             return Ok(true);
         }
         let via = if lease.depth == 0 {
@@ -841,6 +818,30 @@ impl Coordinator {
                 Ok(true)
             }
         }
+    }
+
+    /// Counts a fetch that got no response, by kind, and appends it to the failure log.
+    fn record_failure(
+        &mut self,
+        lease: &Lease,
+        reason: &str,
+        message: String,
+        will_retry: bool,
+    ) -> Result<(), CrawlError> {
+        self.progress.failed += 1;
+        self.counters.add(counters::FAILED, 1)?;
+        self.counters
+            .add(&format!("{}{reason}", counters::FAILED_PREFIX), 1)?;
+        self.failures.append(&crate::FailureRecord {
+            time_ms: now_ms(),
+            url: lease.url.clone(),
+            reason: reason.to_string(),
+            message,
+            will_retry,
+            depth: lease.depth,
+            referrer: lease.referrer.clone(),
+        })?;
+        Ok(())
     }
 
     fn count_fetch(&mut self) -> Result<(), CrawlError> {
