@@ -207,6 +207,48 @@ fn failures_have_reasons_and_a_crawl_of_nothing_exits_1() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("robots.txt"));
 }
 
+/// A host whose robots.txt asks for a crawl-delay over the cap is parked: its URLs stay queued,
+/// the report names the host and what is left, and a crawl that could fetch nothing else exits 1.
+/// With the default cap (30 s) the same host is crawled, 2 s between requests.
+#[test]
+fn a_host_parked_for_its_crawl_delay_is_reported_with_what_it_left() {
+    let (base, log) = serve(|path| match path {
+        "/robots.txt" => format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
+            "User-agent: *\nCrawl-delay: 2\n".len(),
+            "User-agent: *\nCrawl-delay: 2\n"
+        ),
+        _ => html("<html><title>t</title><body><p>page</p></body></html>"),
+    });
+    let dir = Dir::new();
+    let out = crawl(
+        &dir.store(),
+        &[format!("{base}/")],
+        &["--max-crawl-delay", "1"],
+    );
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("parked") && stdout.contains("1 URL(s) left queued"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("--max-crawl-delay"), "{stderr}");
+    assert_eq!(*log.lock().expect("log"), vec!["/robots.txt".to_owned()]);
+
+    let dir = Dir::new();
+    let out = crawl(&dir.store(), &[format!("{base}/")], &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(log.lock().expect("log").contains(&"/".to_owned()));
+}
+
 /// Redirects are followed through the frontier, one hop at a time, and a chain still ends at the
 /// redirect limit (10): a 15-hop chain is a `too-many-redirects` failure, its end never fetched.
 #[test]

@@ -269,6 +269,9 @@ pub struct CrawlFlags {
     /// Attempts at a failing robots.txt before the host's URLs are given up (counted as robots-unreachable).
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=10), help_heading = "Politeness")]
     pub robots_attempts: u32,
+    /// Largest robots.txt Crawl-delay honoured; a host asking for more is parked (its URLs stay queued, listed at the end).
+    #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = parse_seconds, help_heading = "Politeness")]
+    pub max_crawl_delay: f64,
     /// The User-Agent header; its first word is the token matched in robots.txt.
     #[arg(long, value_name = "UA", help_heading = "Politeness")]
     pub user_agent: Option<String>,

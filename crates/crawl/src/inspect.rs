@@ -257,7 +257,9 @@ impl Inspector {
     /// crawl initialised, is an error naming it; no store is created.
     ///
     /// The store is locked while the inspector (or anything taken from it) lives, so this fails with
-    /// [`simcrawl_store::StoreError::Locked`] while a crawl is running in it.
+    /// [`simcrawl_store::StoreError::Locked`] while a crawl is running in it. A store this process
+    /// may not write (a read-only mount, an archived crawl) is read from a temporary copy
+    /// ([`Store::open_read_only`]); [`Store::snapshot_of`] then names the original.
     pub fn open(path: impl AsRef<Path>) -> Result<Inspector, CrawlError> {
         let path = path.as_ref();
         let no_store = || {
@@ -274,7 +276,7 @@ impl Inspector {
         }
         // A path that is a file is left to the store, which says so.
         Ok(Inspector {
-            store: Store::open(path)?,
+            store: Store::open_read_only(path)?,
         })
     }
 

@@ -85,6 +85,44 @@ pub struct Report {
     /// The store had not been closed cleanly: the pages indexed and URLs queued it held when
     /// this run opened it (what its last commit wrote).
     pub unclean_resume: Option<(u64, u64)>,
+    /// Hosts parked for asking a crawl-delay over the cap, with the URLs left in their queues.
+    pub parked: Vec<simcrawl_frontier::ParkedHost>,
+}
+
+impl Report {
+    /// Why this crawl did nothing a user asked for, if it did not: every fetch failed, every
+    /// seed host's robots.txt was unreachable, or every seed host is parked. `None` for a crawl
+    /// that fetched something, for an interrupted one, and for a finished crawl resumed (which
+    /// fetches nothing and has nothing to do). A command-line tool exits non-zero on `Some`.
+    pub fn problem(&self) -> Option<String> {
+        let p = &self.progress;
+        if p.fetched == 0 && p.failed > 0 {
+            return Some(
+                "every fetch failed (`simcrawl failed` says why); check the seeds, your network, or run with RUST_LOG=debug".to_owned(),
+            );
+        }
+        if p.fetched > 0 || self.indexed_total > 0 || self.interrupted {
+            return None;
+        }
+        let robots_unreachable = self
+            .frontier_counters
+            .iter()
+            .find(|(name, _)| name.ends_with("excluded.robots_unreachable"))
+            .map_or(0, |(_, n)| *n);
+        if robots_unreachable > 0 {
+            return Some(format!(
+                "nothing was fetched: the robots.txt of {robots_unreachable} URL(s)' hosts could not be read (refused, timed out or 5xx), so their URLs were given up; check the seeds or run with RUST_LOG=debug"
+            ));
+        }
+        if !self.parked.is_empty() {
+            let queued: u64 = self.parked.iter().map(|h| h.queued).sum();
+            return Some(format!(
+                "nothing was fetched: {} host(s) ask for a crawl-delay over the cap and were parked with {queued} URL(s) queued; raise --max-crawl-delay to crawl them that slowly",
+                self.parked.len()
+            ));
+        }
+        None
+    }
 }
 
 /// A finished fetch, with the CPU work already done.
@@ -517,6 +555,7 @@ impl Coordinator {
             interrupted,
             frontier_counters: stats.counters.iter().collect(),
             unclean_resume: None,
+            parked: self.frontier.parked_hosts(),
         })
     }
 

@@ -82,6 +82,21 @@ pub(crate) struct Shared {
     _lock: Option<LockFile>,
     /// The last holder did not close the store: see [`Store::opened_after_unclean_stop`].
     unclean: bool,
+    /// For a [snapshot](Store::open_read_only) of a store that cannot be written: the copy, deleted
+    /// when this drops (after sled has closed, by field order), and the store it copies.
+    snapshot: Option<Snapshot>,
+}
+
+/// The temporary copy behind a store opened by [`Store::open_read_only`] on a read-only directory.
+struct Snapshot {
+    copy: PathBuf,
+    original: PathBuf,
+}
+
+impl Drop for Snapshot {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.copy);
+    }
 }
 
 impl Shared {
@@ -191,43 +206,57 @@ impl Store {
 
     /// Opens the store in directory `path` with the given options. See [`Store::open`].
     pub fn open_with(path: impl AsRef<Path>, options: &Options) -> Result<Store, StoreError> {
+        Ok(Store {
+            shared: Arc::new(open_shared(path.as_ref(), options)?),
+        })
+    }
+
+    /// Opens the store in directory `path` to read it: like [`Store::open`], but a store this
+    /// process may not write (a read-only mount, another user's files, an archived copy) is copied
+    /// to a fresh temporary directory first and the copy is opened, so that its pages, logs and
+    /// counters can still be read. sled cannot open its files without writing them, and the lock
+    /// file must be written to be taken. The copy is deleted when the store is dropped;
+    /// [`Store::snapshot_of`] names the original.
+    ///
+    /// A path that does not exist is an error here ([`StoreError::Io`], not found): reading never
+    /// creates a store.
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<Store, StoreError> {
         let path = path.as_ref();
-        prepare_dir(path)?;
-        let lock = LockFile::acquire(path)?;
-        let marker = path.join(INITIALISED_FILE_NAME);
-        let initialised = marker.exists();
-        let unclean = initialised && lock.unclean;
-        let sled_dir = path.join(SLED_DIR_NAME);
-        let config = sled::Config::new()
-            .path(&sled_dir)
-            .cache_capacity(options.cache_capacity)
-            .flush_every_ms(options.flush_every_ms)
-            .mode(sled::Mode::LowSpace);
-        let db = open_sled(&config, path, &sled_dir)?;
-        let meta = db
-            .open_tree(META_TREE)
-            .map_err(|e| open_failure(path, &sled_dir, e))?;
-        let shared = Shared {
-            db,
-            meta,
-            path: Some(path.to_owned()),
-            opened: Mutex::new(HashMap::new()),
-            queues: Mutex::new(HashMap::new()),
-            key_sets: Mutex::new(HashMap::new()),
-            _lock: Some(lock),
-            unclean,
-        };
-        meta::check_schema(&shared, path, initialised)?;
-        if !initialised {
-            std::fs::write(
-                &marker,
-                "simcrawl store: see the simcrawl-store crate docs\n",
-            )
-            .map_err(|e| open_error(&marker, e))?;
+        if let Err(e) = std::fs::metadata(path) {
+            return Err(open_error(path, e));
         }
+        match Store::open(path) {
+            Err(StoreError::PermissionDenied { .. }) => Store::open_snapshot(path),
+            other => other,
+        }
+    }
+
+    /// Copies the store in `path` to a temporary directory and opens the copy: see
+    /// [`Store::open_read_only`], which calls this when the store cannot be written.
+    pub fn open_snapshot(path: impl AsRef<Path>) -> Result<Store, StoreError> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let path = path.as_ref();
+        let copy = std::env::temp_dir().join(format!(
+            "simcrawl-snapshot-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        let guard = Snapshot {
+            copy: copy.clone(),
+            original: path.to_owned(),
+        };
+        copy_dir(path, &copy)?;
+        let mut shared = open_shared(&copy, &Options::default())?;
+        shared.snapshot = Some(guard);
         Ok(Store {
             shared: Arc::new(shared),
         })
+    }
+
+    /// For a store opened by [`Store::open_read_only`] from a copy: the store directory copied.
+    pub fn snapshot_of(&self) -> Option<&Path> {
+        self.shared.snapshot.as_ref().map(|s| s.original.as_path())
     }
 
     /// Whether the process that used this store last stopped without closing it (a crash,
@@ -258,6 +287,7 @@ impl Store {
             key_sets: Mutex::new(HashMap::new()),
             _lock: None,
             unclean: false,
+            snapshot: None,
         };
         meta::check_schema(&shared, &label, false)?;
         Ok(Store {
@@ -455,6 +485,45 @@ fn check_tree_name(name: &str) -> Result<(), StoreError> {
 }
 
 /// Makes sure `path` is a directory we can use, creating it if missing.
+/// Opens (creating if needed) the store in `path`: the body of [`Store::open_with`].
+fn open_shared(path: &Path, options: &Options) -> Result<Shared, StoreError> {
+    prepare_dir(path)?;
+    let lock = LockFile::acquire(path)?;
+    let marker = path.join(INITIALISED_FILE_NAME);
+    let initialised = marker.exists();
+    let unclean = initialised && lock.unclean;
+    let sled_dir = path.join(SLED_DIR_NAME);
+    let config = sled::Config::new()
+        .path(&sled_dir)
+        .cache_capacity(options.cache_capacity)
+        .flush_every_ms(options.flush_every_ms)
+        .mode(sled::Mode::LowSpace);
+    let db = open_sled(&config, path, &sled_dir)?;
+    let meta = db
+        .open_tree(META_TREE)
+        .map_err(|e| open_failure(path, &sled_dir, e))?;
+    let shared = Shared {
+        db,
+        meta,
+        path: Some(path.to_owned()),
+        opened: Mutex::new(HashMap::new()),
+        queues: Mutex::new(HashMap::new()),
+        key_sets: Mutex::new(HashMap::new()),
+        _lock: Some(lock),
+        unclean,
+        snapshot: None,
+    };
+    meta::check_schema(&shared, path, initialised)?;
+    if !initialised {
+        std::fs::write(
+            &marker,
+            "simcrawl store: see the simcrawl-store crate docs\n",
+        )
+        .map_err(|e| open_error(&marker, e))?;
+    }
+    Ok(shared)
+}
+
 fn prepare_dir(path: &Path) -> Result<(), StoreError> {
     match std::fs::metadata(path) {
         Ok(meta) if meta.is_dir() => return Ok(()),
@@ -467,6 +536,24 @@ fn prepare_dir(path: &Path) -> Result<(), StoreError> {
         Err(e) => return Err(dir_error(path, e)),
     }
     std::fs::create_dir_all(path).map_err(|e| dir_error(path, e))
+}
+
+/// Copies directory `from` to `to` (created), files and subdirectories, for a snapshot.
+fn copy_dir(from: &Path, to: &Path) -> Result<(), StoreError> {
+    std::fs::create_dir_all(to).map_err(|e| open_error(to, e))?;
+    let entries = std::fs::read_dir(from).map_err(|e| open_error(from, e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| open_error(from, e))?;
+        let source = entry.path();
+        let target = to.join(entry.file_name());
+        let kind = entry.file_type().map_err(|e| open_error(&source, e))?;
+        if kind.is_dir() {
+            copy_dir(&source, &target)?;
+        } else if kind.is_file() {
+            std::fs::copy(&source, &target).map_err(|e| open_error(&source, e))?;
+        }
+    }
+    Ok(())
 }
 
 fn dir_error(path: &Path, error: io::Error) -> StoreError {

@@ -56,6 +56,7 @@ fn config(
         f.robots = RobotsPolicy::Ignore;
     }
     f.robots_retry = Duration::from_secs_f64(flags.robots_retry);
+    f.crawl_delay_cap = Duration::from_secs_f64(flags.max_crawl_delay);
     if flags.timeout <= 0.0 {
         bail!("--timeout must be more than 0 seconds");
     }
@@ -222,6 +223,14 @@ fn print_report(report: &Report) {
     if report.robots_ignored {
         println!("  robots.txt      IGNORED (--ignore-robots)");
     }
+    for host in &report.parked {
+        println!(
+            "  parked          {}: robots.txt asks for a crawl-delay of {:.0} s (over --max-crawl-delay); {} URL(s) left queued",
+            host.host,
+            host.crawl_delay.as_secs_f64(),
+            host.queued
+        );
+    }
     if let Some((pages, queued)) = report.unclean_resume {
         println!(
             "  resumed         after an unclean stop (crash or kill): the store held {pages} indexed pages and {queued} queued URLs from its last commit"
@@ -230,27 +239,13 @@ fn print_report(report: &Report) {
 }
 
 fn exit_code(report: &Report) -> ExitCode {
-    let p = &report.progress;
-    if p.fetched == 0 && p.failed > 0 {
-        eprintln!(
-            "warning: every fetch failed (`simcrawl failed` says why); check the seeds, your network, or run with RUST_LOG=debug"
-        );
-        return ExitCode::from(1);
+    match report.problem() {
+        Some(problem) => {
+            eprintln!("warning: {problem}");
+            ExitCode::from(1)
+        }
+        None => ExitCode::SUCCESS,
     }
-    let robots_unreachable = report
-        .frontier_counters
-        .iter()
-        .find(|(name, _)| name.ends_with("excluded.robots_unreachable"))
-        .map_or(0, |(_, n)| *n);
-    // Only for a store that never fetched anything: a finished crawl resumed fetches nothing too.
-    if p.fetched == 0 && report.indexed_total == 0 && robots_unreachable > 0 && !report.interrupted
-    {
-        eprintln!(
-            "warning: nothing was fetched: the robots.txt of {robots_unreachable} URL(s)' hosts could not be read (refused, timed out or 5xx), so their URLs were given up; check the seeds or run with RUST_LOG=debug"
-        );
-        return ExitCode::from(1);
-    }
-    ExitCode::SUCCESS
 }
 
 pub fn crawl(args: CrawlArgs) -> Result<ExitCode> {

@@ -28,6 +28,19 @@ const SKIP_COLUMNS: [&str; 10] = [
     "url", "reason", "original", "distance", "jaccard", "rule", "host", "depth", "referrer", "time",
 ];
 
+/// Opens a crawl's store to read it; a store that could only be read through a temporary copy
+/// (it cannot be written) is said so on standard error.
+pub fn open_store(path: &std::path::Path) -> Result<Inspector> {
+    let inspector = Inspector::open(path)?;
+    if let Some(original) = inspector.store().snapshot_of() {
+        eprintln!(
+            "note: {} cannot be written; reading a temporary copy of it",
+            original.display()
+        );
+    }
+    Ok(inspector)
+}
+
 pub fn skipped(args: SkippedArgs) -> Result<ExitCode> {
     // The flags first: a bad --reason is refused before the store is opened.
     let reason = args
@@ -36,7 +49,7 @@ pub fn skipped(args: SkippedArgs) -> Result<ExitCode> {
         .map(str::parse::<SkipReason>)
         .transpose()
         .map_err(|e| anyhow!("--reason: {e}"))?;
-    let inspector = Inspector::open(&args.store.store)?;
+    let inspector = open_store(&args.store.store)?;
     let query = SkipQuery {
         reason,
         host: args.host,
@@ -81,7 +94,7 @@ pub fn skipped(args: SkippedArgs) -> Result<ExitCode> {
 }
 
 pub fn tune(args: TuneArgs) -> Result<ExitCode> {
-    let inspector = Inspector::open(&args.store.store)?;
+    let inspector = open_store(&args.store.store)?;
     let view = inspector.tune(args.samples, args.k)?;
     let by_k: Vec<_> = view.replay.by_k.iter().zip(&view.would_index).collect();
     if args.json {
@@ -172,7 +185,7 @@ pub fn tune(args: TuneArgs) -> Result<ExitCode> {
 }
 
 pub fn clusters(args: ClustersArgs) -> Result<ExitCode> {
-    let inspector = Inspector::open(&args.store.store)?;
+    let inspector = open_store(&args.store.store)?;
     let listing = inspector.clusters(args.k, args.limit)?;
     to_stdout(|out| {
         if args.json {
@@ -234,7 +247,7 @@ pub fn clusters(args: ClustersArgs) -> Result<ExitCode> {
 }
 
 pub fn mirrors(args: StoreArgs) -> Result<ExitCode> {
-    let inspector = Inspector::open(&args.store)?;
+    let inspector = open_store(&args.store)?;
     let rules = inspector.rules()?;
     to_stdout(|out| {
         if rules.is_empty() {
@@ -271,7 +284,7 @@ pub fn mirrors(args: StoreArgs) -> Result<ExitCode> {
 }
 
 pub fn stats(args: StatsArgs) -> Result<ExitCode> {
-    let inspector = Inspector::open(&args.store.store)?;
+    let inspector = open_store(&args.store.store)?;
     let s = inspector.stats()?;
     if args.json {
         let skipped: serde_json::Map<String, Value> = s
@@ -376,7 +389,7 @@ pub fn stats(args: StatsArgs) -> Result<ExitCode> {
 }
 
 pub fn export(args: ExportArgs) -> Result<ExitCode> {
-    let inspector = Inspector::open(&args.store.store)?;
+    let inspector = open_store(&args.store.store)?;
     let index = inspector.pages()?;
     to_stdout(|out| {
         match args.format {
@@ -406,7 +419,7 @@ pub fn failed(args: FailedArgs) -> Result<ExitCode> {
             names.join(", ")
         ));
     }
-    let inspector = Inspector::open(&args.store.store)?;
+    let inspector = open_store(&args.store.store)?;
     let records: Vec<_> = inspector
         .failures(None)?
         .into_iter()

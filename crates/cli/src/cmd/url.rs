@@ -28,7 +28,7 @@ impl CanonFlags {
 /// canonicalised is reported on standard error and makes the exit code 2; the others still print.
 pub fn canon(args: CanonArgs) -> Result<ExitCode> {
     let rules = match &args.store {
-        Some(store) => simcrawl_crawl::inspect::Inspector::open(store)?.learned_rules()?,
+        Some(store) => super::inspect::open_store(store)?.learned_rules()?,
         None => LearnedRules::new(),
     };
     let canon = Canonicalizer::new(args.canon.options(), rules);

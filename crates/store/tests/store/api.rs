@@ -541,3 +541,92 @@ fn queues_whose_first_chunks_overflow_the_cache_keep_their_items() {
         assert_eq!(queues.len(q).must("len"), items.len() as u64);
     }
 }
+
+#[test]
+fn a_snapshot_reads_what_the_store_holds_and_leaves_the_store_untouched() {
+    let (_tmp, dir) = fresh_store_dir();
+    {
+        let store = open(&dir);
+        let tree = store.tree::<u64, String>("pages").must("tree");
+        tree.insert(&7, &"seven".to_owned()).must("insert");
+        store.flush().must("flush");
+    }
+    let before = std::fs::read(dir.join("simcrawl.lock")).expect("lock file");
+    let snapshot = Store::open_snapshot(&dir).must("snapshot");
+    assert_eq!(snapshot.snapshot_of(), Some(dir.as_path()));
+    assert!(!snapshot.opened_after_unclean_stop());
+    let copy = snapshot.path().expect("a snapshot has a path").to_owned();
+    assert_ne!(copy, dir);
+    let tree = snapshot.tree::<u64, String>("pages").must("tree");
+    assert_eq!(tree.get(&7).must("get"), Some("seven".to_owned()));
+    // The original is neither locked nor written while the snapshot is open.
+    assert_eq!(
+        std::fs::read(dir.join("simcrawl.lock")).expect("lock file"),
+        before
+    );
+    drop(Store::open(&dir).must("the original stays free"));
+    drop(tree);
+    drop(snapshot);
+    assert!(!copy.exists(), "the copy is deleted on drop");
+}
+
+#[test]
+fn reading_a_missing_store_creates_nothing() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let missing = tmp.path().join("nope");
+    let err = Store::open_read_only(&missing).expect_err("no store there");
+    assert!(err.to_string().contains("nope"), "{err}");
+    assert!(!missing.exists());
+}
+
+#[test]
+fn a_store_that_cannot_be_written_is_read_through_a_snapshot() {
+    let (_tmp, dir) = fresh_store_dir();
+    {
+        let store = open(&dir);
+        store
+            .tree::<u64, u64>("t")
+            .must("tree")
+            .insert(&1, &2)
+            .must("insert");
+        store.flush().must("flush");
+    }
+    set_read_only(&dir, true);
+    // Root ignores permission bits: then the directory is still writable and the store opens
+    // in place, which is what a writable store should do.
+    let writable = crate::util::permissions_are_ignored(&dir);
+    let store = Store::open_read_only(&dir).must("read-only open");
+    if writable {
+        assert_eq!(store.snapshot_of(), None);
+    } else {
+        assert_eq!(store.snapshot_of(), Some(dir.as_path()));
+    }
+    let tree = store.tree::<u64, u64>("t").must("tree");
+    assert_eq!(tree.get(&1).must("get"), Some(2));
+    drop(tree);
+    drop(store);
+    set_read_only(&dir, false);
+}
+
+fn set_read_only(dir: &std::path::Path, read_only: bool) {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = if read_only { 0o555 } else { 0o755 };
+    let file_mode = if read_only { 0o444 } else { 0o644 };
+    for entry in walk(dir) {
+        let m = if entry.is_dir() { mode } else { file_mode };
+        std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(m)).expect("chmod");
+    }
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = vec![dir.to_owned()];
+    for entry in std::fs::read_dir(dir).expect("read_dir") {
+        let path = entry.expect("entry").path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
