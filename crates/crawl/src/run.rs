@@ -132,6 +132,17 @@ enum Event {
     Sitemap(Lease, Result<(u16, Vec<u8>), FetchError>),
 }
 
+impl Event {
+    /// Whether this completes a URL that may have been fetched before a crash
+    /// ([`Lease::after_crash`]): its completion is made durable soon, see [`URGENT_FLUSH_GAP`].
+    fn after_crash(&self) -> bool {
+        match self {
+            Event::Page(lease, _) | Event::Sitemap(lease, _) => lease.after_crash,
+            Event::Robots(..) => false,
+        }
+    }
+}
+
 enum PageResult {
     Failed(FetchError),
     /// The analysis task did not finish (it panicked); the page is counted as failed.
@@ -179,6 +190,10 @@ const KNOWN_SPELLINGS: usize = 1 << 20;
 const COMMIT_EVERY: u32 = 64;
 /// See [`COMMIT_EVERY`].
 const MIN_FLUSH_GAP: Duration = Duration::from_millis(200);
+
+/// A completion that is a second fetch after a crash ([`Lease::after_crash`]) is committed and
+/// on disk within this time, so that another crash does not fetch it a third time.
+const URGENT_FLUSH_GAP: Duration = Duration::from_millis(20);
 
 /// How long the fetches in flight may take to finish after a shutdown request.
 const STOP_GRACE: Duration = Duration::from_secs(5);
@@ -433,6 +448,8 @@ impl Coordinator {
         // was last made durable by that path.
         let mut uncommitted: u32 = 0;
         let mut last_flush = std::time::Instant::now();
+        // A completion that may be a second fetch after a crash waits to be made durable.
+        let mut urgent = false;
         // The seeds are durable before anything is fetched.
         self.checkpoint()?;
         let mut last_checkpoint = std::time::Instant::now();
@@ -491,22 +508,35 @@ impl Coordinator {
                     if let Some(event) = event {
                         in_flight -= 1;
                         uncommitted += 1;
+                        urgent |= event.after_crash();
                         self.handle(event)?;
                         // Drain what else is ready without blocking.
                         while let Ok(event) = rx.try_recv() {
                             in_flight -= 1;
                             uncommitted += 1;
+                            urgent |= event.after_crash();
                             self.handle(event)?;
                         }
-                        if uncommitted >= COMMIT_EVERY && last_flush.elapsed() >= MIN_FLUSH_GAP {
+                        let since = last_flush.elapsed();
+                        if (uncommitted >= COMMIT_EVERY && since >= MIN_FLUSH_GAP)
+                            || (urgent && since >= URGENT_FLUSH_GAP)
+                        {
                             // Committed and on disk: a kill now takes back at most these
                             // completions' successors, not the run's first second.
                             self.frontier.commit().map_err(frontier_err)?;
                             self.store.flush()?;
                             uncommitted = 0;
+                            urgent = false;
                             last_flush = std::time::Instant::now();
                         }
                     }
+                }
+                _ = tokio::time::sleep_until(tokio::time::Instant::from_std(last_flush + URGENT_FLUSH_GAP)), if urgent => {
+                    self.frontier.commit().map_err(frontier_err)?;
+                    self.store.flush()?;
+                    uncommitted = 0;
+                    urgent = false;
+                    last_flush = std::time::Instant::now();
                 }
                 _ = tokio::time::sleep_until(sleep_until), if wake.is_some() => {}
                 _ = &mut shutdown, if !stopping => {

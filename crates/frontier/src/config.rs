@@ -133,6 +133,11 @@ pub struct FrontierConfig {
     /// Attempts at an unreachable robots.txt before the origin's URLs are given up (each one
     /// recorded as excluded). Default 3.
     pub robots_max_attempts: u32,
+    /// After a crash, how many pages per host, the first handed out, are marked
+    /// [`Lease::after_crash`](crate::Lease::after_crash): they may have been fetched before the
+    /// crash, their completion not committed yet. Set it to what the caller may complete between
+    /// two commits on one host. Default 64.
+    pub crash_suspects_per_host: u32,
     /// Whether sitemaps are read: the `Sitemap:` lines of robots.txt and `/sitemap.xml` seed each
     /// host's queue. Default off.
     pub sitemaps: bool,
@@ -172,6 +177,7 @@ impl Default for FrontierConfig {
             max_in_flight_per_host: 1,
             max_in_flight: 64,
             crawl_delay_cap: Duration::from_secs(30),
+            crash_suspects_per_host: 64,
             robots: RobotsPolicy::Obey,
             robots_ttl: Duration::from_secs(24 * 60 * 60),
             robots_max_bytes: 500 * 1024,

@@ -62,6 +62,8 @@ pub(crate) struct HostState {
     /// Whether the host is on the idle list, and the mark of its entry there.
     pub(crate) idle: bool,
     pub(crate) idle_mark: u64,
+    /// Pages handed out in this session (saturating), for [`Lease::after_crash`](crate::Lease).
+    pub(crate) session_handouts: u32,
 }
 
 impl HostState {
@@ -81,6 +83,7 @@ impl HostState {
             scheduled_at: (None, 0),
             idle: false,
             idle_mark: 0,
+            session_handouts: 0,
         }
     }
 

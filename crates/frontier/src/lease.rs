@@ -59,6 +59,11 @@ pub struct Lease {
     pub attempt: u32,
     /// Whether it is a page or a sitemap.
     pub kind: LeaseKind,
+    /// The store was not closed cleanly before this session and this URL is one of the first
+    /// handed out on its host ([`FrontierConfig::crash_suspects_per_host`](crate::FrontierConfig)):
+    /// it may have been fetched already, its completion lost with the crash. Commit its
+    /// completion at once, so that another crash does not make it a third fetch.
+    pub after_crash: bool,
     pub(crate) id: LeaseId,
 }
 

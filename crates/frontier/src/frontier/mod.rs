@@ -78,6 +78,8 @@ pub struct Frontier {
     in_flight: u32,
     clock: WallClock,
     session: u64,
+    /// The store was not closed cleanly before this session: see [`Lease::after_crash`].
+    after_crash: bool,
 }
 
 impl std::fmt::Debug for Frontier {
@@ -128,6 +130,7 @@ impl Frontier {
             in_flight: 0,
             clock: WallClock::now(),
             session: NEXT_SESSION.fetch_add(1, Ordering::Relaxed),
+            after_crash: store.opened_after_unclean_stop(),
             config,
         };
         if frontier.config.robots == RobotsPolicy::Ignore {

@@ -144,6 +144,12 @@ impl Frontier {
         host.leased.push((depth, seq));
         host.not_before(now + delay);
         let host_name = String::from(&*host.name);
+        let after_crash = self.after_crash
+            && item.kind == ItemKind::Page
+            && host.session_handouts < self.config.crash_suspects_per_host;
+        if item.kind == ItemKind::Page {
+            host.session_handouts = host.session_handouts.saturating_add(1);
+        }
         let counter = match (item.kind, item.attempts) {
             (ItemKind::Sitemap, _) => Counter::SitemapsHandedOut,
             (ItemKind::Page, 0) => {
@@ -171,6 +177,7 @@ impl Frontier {
             via: item.via,
             attempt: item.attempts,
             kind,
+            after_crash,
             id: LeaseId {
                 seq,
                 session: self.session,

@@ -156,3 +156,68 @@ fn a_killed_crawl_resumes_without_losing_urls() {
         }
     }
 }
+
+/// After an unclean stop, the first pages handed out per host (as many as
+/// `crash_suspects_per_host`) say they may have been fetched before the crash, so that the caller
+/// commits their completion at once; later ones, and every lease after a clean stop, do not.
+#[test]
+fn the_first_leases_per_host_after_a_crash_are_marked() {
+    let config = FrontierConfig {
+        crash_suspects_per_host: 2,
+        ..config()
+    };
+    // Seven hosts, three URLs each, in a store closed cleanly.
+    let filled = || {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let store = Store::open(dir.path()).expect("store");
+        let mut frontier = Frontier::open(&store, config.clone()).must("frontier");
+        for i in 0..21 {
+            frontier
+                .admit(&candidate(&url(i)), 1, Via::Seed)
+                .must("admit");
+        }
+        frontier.checkpoint().must("checkpoint");
+        dir
+    };
+    let marks = |dir: &std::path::Path| {
+        let store = Store::open(dir).expect("store");
+        let mut frontier = Frontier::open(&store, config.clone()).must("frontier");
+        let now = Instant::now();
+        let mut by_host: std::collections::BTreeMap<String, Vec<bool>> = Default::default();
+        loop {
+            match frontier.next_ready(now).must("next_ready") {
+                Next::Fetch(lease) => {
+                    by_host
+                        .entry(lease.host.clone())
+                        .or_default()
+                        .push(lease.after_crash);
+                    frontier
+                        .complete(lease, Completion::Fetched, now)
+                        .must("complete");
+                }
+                Next::Done => break,
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        (store.opened_after_unclean_stop(), by_host)
+    };
+    let clean = filled();
+    let (unclean, by_host) = marks(clean.path());
+    assert!(!unclean);
+    assert_eq!(by_host.len(), 7);
+    assert!(by_host.values().flatten().all(|m| !m), "{by_host:?}");
+
+    // A stop that left its pid in the lock file, as kill -9 does.
+    let crashed = filled();
+    std::fs::write(
+        crashed.path().join(simcrawl_store::LOCK_FILE_NAME),
+        "999999999\n",
+    )
+    .expect("write the lock file");
+    let (unclean, by_host) = marks(crashed.path());
+    assert!(unclean);
+    assert_eq!(by_host.len(), 7);
+    for (host, marks) in &by_host {
+        assert_eq!(marks, &[true, true, false], "{host}");
+    }
+}
