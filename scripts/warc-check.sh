@@ -8,7 +8,9 @@
 # Environment: SIMCRAWL (binary, default target/release/simcrawl), SIMCRAWL_VENV (cached
 # virtualenv, default ~/.cache/simcrawl/venv-warc), WARC_CHECK_PYTHON (interpreter for the venv),
 # WARC_CHECK_KEEP=1 (keep the temporary directory), WARC_CHECK_CRAWL / WARC_CHECK_EXPORT (override
-# the two simcrawl commands below; they are eval'ed with $SIMCRAWL and $TMP set).
+# the two simcrawl commands below; they are eval'ed with $SIMCRAWL and $TMP set),
+# WARC_CHECK_REQUIRE (record types that must occur, default warcinfo,request,response,revisit),
+# WARC_CHECK_EXPECT (types whose absence is only a warning, default metadata).
 #
 # Steps: (1) the crawl writes WARCs into $TMP/warc and a store into $TMP/store; (2) `warcio check`
 # on every WARC (digests; it skips revisits) plus an independent structural check (one record per
@@ -203,8 +205,11 @@ replay() {   # replay COLL
 step "produce WARCs and CDXJ" produce
 if [[ ${RESULTS[-1]} == FAIL* ]]; then summary; exit 1; fi
 step "warcio check (digests of every non-revisit record)" warcio_check
+# The demo web has exact mirrors (revisits) and noisy copies (near-duplicate metadata records).
+REQUIRE=${WARC_CHECK_REQUIRE:-warcinfo,request,response,revisit}
+EXPECT=${WARC_CHECK_EXPECT:-metadata}
 step "structure (gzip members, headers, block digests, revisit and concurrent links)" \
-    "$PY" "$HELPER" structure "${WARCS[@]}"
+    "$PY" "$HELPER" structure "${WARCS[@]}" --require "$REQUIRE" --expect "$EXPECT"
 [[ $SELF_TEST == 1 ]] && step "negative test: a corrupted digest is caught" negative_test
 step "CDXJ: simcrawl's index vs pywb's indexer and warcio index" \
     "$PY" "$HELPER" compare-cdxj "$TMP/simcrawl.cdxj" "${WARCS[@]}" --warcio "$VENV/bin/warcio" \

@@ -18,6 +18,8 @@ scripts/warc-requirements.txt). Subcommands:
                             filename, digest) set, the same url/length/mime/status, sorted bytewise.
   replay BASE COLL WARC...  fetch captures from a running pywb through id_ replay and compare the
                             bodies with the payloads in the WARCs (a revisit with its original's).
+  surt [URL...]             print "URL<TAB>pywb's urlkey" (URLs from the arguments, else stdin,
+                            else a built-in list of tricky cases): golden vectors for a Rust port.
   free-port                 print a free TCP port on 127.0.0.1.
 
 Every check prints "FAIL ..." lines for problems and "warn ..." for doubtful things, and exits 1
@@ -329,6 +331,12 @@ def cmd_structure(args):
         else:
             warn(f"{w}: record type {t!r} not expected from simcrawl")
     kinds = Counter(r.type for r in recs)
+    for t in filter(None, args.require.split(",")):
+        if not kinds.get(t):
+            fail(f"no {t} record in these files")
+    for t in filter(None, args.expect.split(",")):
+        if not kinds.get(t):
+            warn(f"no {t} record in these files")
     print(f"structure: {len(files)} file(s), {len(recs)} record(s): "
           + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())))
     return finish("structure")
@@ -379,7 +387,6 @@ def pywb_index(files):
             write_cdx_index(buf, fh, os.path.basename(f), cdxj=True, sort=True, surt_ordered=True)
         out += buf.getvalue().decode("utf-8").splitlines()
     out.sort()
-    p = "/dev/null"
     entries = []
     for line in out:
         key, ts, js = line.split(" ", 2)
@@ -684,6 +691,49 @@ def cmd_sample(args):
     return 0
 
 
+SURT_CASES = [
+    "http://127.0.0.1:8080/a/B.html?b=2&a=1",
+    "http://127.0.0.1/",
+    "http://127.0.0.1:80/x",
+    "https://127.0.0.1:443/x",
+    "http://[::1]:9000/x",
+    "http://localhost:8000/a//b/../c/./d",
+    "https://www.Example.com/Path/?Z=1&a",
+    "http://www2.example.com:80/x/#frag",
+    "http://wwwx.example.com/x",
+    "http://example.com",
+    "http://example.com/",
+    "http://EXAMPLE.com./x?",
+    "http://user:pw@example.com/x",
+    "http://example.com/x?a=1&a=0&b",
+    "http://example.com/x?B=1&a=2",
+    "http://example.com/%7Efoo/a%20b/%41",
+    "http://example.com/a%2Fb?q=%41%2f",
+    "http://example.com/caf\u00e9?q=\u00e9",
+    "http://example.com/dir/",
+    "http://example.com/x;jsessionid=0123456789abcdef0123456789abcdef",
+    "http://example.com/about.html?sid=0123456789abcdef0123456789abcdef",
+    "http://example.com/a?x=1&sid=0123456789ABCDEF0123456789abcdef&y=2",
+    "http://example.com/a?x=1&foosid=0123456789abcdef0123456789abcdef",
+    "http://example.com/a?PHPSESSID=0123456789abcdef0123456789abcdef&q=1",
+    "http://example.com/a?sessionid=0123456789abcdef",
+    "http://example.com/a?utm_source=x&id=3",
+]
+
+
+def cmd_surt(args):
+    import surt
+
+    urls = args.urls
+    if not urls and not sys.stdin.isatty():
+        urls = [l.strip() for l in sys.stdin if l.strip()]
+    if not urls:
+        urls = SURT_CASES
+    for u in urls:
+        print(f"{u}\t{surt.surt(u)}")
+    return 0
+
+
 def cmd_free_port(args):
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -702,6 +752,8 @@ def main():
     s.set_defaults(func=cmd_sample)
     s = sub.add_parser("structure")
     s.add_argument("warcs", nargs="+")
+    s.add_argument("--require", default="", help="record types that must occur (comma-separated)")
+    s.add_argument("--expect", default="", help="record types whose absence is a warning")
     s.set_defaults(func=cmd_structure)
     s = sub.add_parser("compare-cdxj")
     s.add_argument("cdxj")
@@ -720,6 +772,9 @@ def main():
     s.add_argument("--limit", type=int, default=50)
     s.add_argument("--need-revisit", action="store_true")
     s.set_defaults(func=cmd_replay)
+    s = sub.add_parser("surt")
+    s.add_argument("urls", nargs="*")
+    s.set_defaults(func=cmd_surt)
     s = sub.add_parser("free-port")
     s.set_defaults(func=cmd_free_port)
     args = p.parse_args()

@@ -64,12 +64,16 @@ impl ContentType {
 pub(crate) struct BodyRules {
     pub(crate) cap: usize,
     pub(crate) non_html: NonHtml,
+    /// Keep a copy of the bytes read ([`ReadBody::raw`]), for a capture.
+    pub(crate) keep_raw: bool,
 }
 
 /// The body, read and classified.
 #[derive(Debug)]
 pub(crate) struct ReadBody {
     pub(crate) body: Body,
+    /// The bytes read, when the rules ask to keep them ([`BodyRules::keep_raw`]).
+    pub(crate) raw: Option<Bytes>,
     pub(crate) decoded: u64,
     pub(crate) truncated: bool,
     pub(crate) sniffed_binary: bool,
@@ -100,6 +104,7 @@ pub(crate) async fn read(
             size: headers.content_length,
         },
         decoded: decoded as u64,
+        raw: None,
         truncated: false,
         sniffed_binary: false,
     };
@@ -129,13 +134,16 @@ pub(crate) async fn read(
     let Reader { buf, truncated, .. } = reader;
     let decoded = buf.len() as u64;
     if !html {
+        let bytes = Bytes::from(buf);
         return Ok(ReadBody {
-            body: Body::Bytes(Bytes::from(buf)),
+            raw: rules.keep_raw.then(|| bytes.clone()),
+            body: Body::Bytes(bytes),
             decoded,
             truncated,
             sniffed_binary: false,
         });
     }
+    let raw = rules.keep_raw.then(|| Bytes::copy_from_slice(&buf));
     let header_charset = content_type.as_ref().and_then(|ct| ct.charset.as_deref());
     let xml = content_type.as_ref().is_some_and(ContentType::is_xhtml);
     let decision = charset::decide(&buf, header_charset, tld, xml);
@@ -143,6 +151,7 @@ pub(crate) async fn read(
     if !is_utf16(decision.encoding) && head.contains(&0) {
         return Ok(ReadBody {
             body: Body::Bytes(Bytes::from(buf)),
+            raw,
             decoded,
             truncated,
             sniffed_binary: true,
@@ -156,6 +165,7 @@ pub(crate) async fn read(
             charset_source: text.source,
             had_errors: text.had_errors,
         },
+        raw,
         decoded,
         truncated,
         sniffed_binary: false,

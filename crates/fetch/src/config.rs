@@ -135,6 +135,9 @@ pub struct FetchOptions {
     /// Overrides [`FetchConfig::retries`] (a caller with its own retry schedule, such as the
     /// frontier's for robots.txt, asks for 0).
     pub retries: Option<u32>,
+    /// Keep the final exchange as sent and received ([`Fetched::capture`](crate::Fetched)), for
+    /// an archive (WARC). Off by default: it keeps a second copy of the body.
+    pub capture: bool,
 }
 
 impl FetchOptions {
@@ -146,6 +149,7 @@ impl FetchOptions {
             max_redirects: None,
             non_html: None,
             retries: None,
+            capture: false,
         }
     }
 
@@ -174,6 +178,12 @@ impl FetchOptions {
     /// Overrides the number of retries.
     pub fn with_retries(mut self, retries: u32) -> FetchOptions {
         self.retries = Some(retries);
+        self
+    }
+
+    /// Keeps the final exchange ([`Fetched::capture`](crate::Fetched)) when `capture` is true.
+    pub fn with_capture(mut self, capture: bool) -> FetchOptions {
+        self.capture = capture;
         self
     }
 

@@ -14,7 +14,7 @@ use crate::address::{AddressClass, HostTable, Origin, PolicyReason, PolicyResolv
 use crate::body::{self, BodyFailure, BodyRules, ReadBody};
 use crate::config::{FetchConfig, FetchOptions, product_token};
 use crate::error::{BuildError, ErrorKind, FetchError, TimeoutPhase};
-use crate::response::{Body, BodySize, Fetched, Headers, Hop, HopDecision, Timings};
+use crate::response::{Body, BodySize, Capture, Fetched, Headers, Hop, HopDecision, Timings};
 use crate::retry::{Next, RetryPolicy, parse_retry_after, retryable_status};
 
 /// What the fetcher asks for: HTML first, anything else accepted (robots.txt, sitemaps).
@@ -47,6 +47,8 @@ struct Inner {
 struct HopResult {
     hop: Hop,
     headers: Headers,
+    /// The HTTP version and every header as received, when the body rules keep the raw body.
+    raw_head: Option<(&'static str, Vec<(String, Vec<u8>)>)>,
     /// A `Retry-After` that was not waited out.
     retry_after: Option<Duration>,
     outcome: Outcome,
@@ -148,6 +150,7 @@ impl Fetcher {
         let rules = BodyRules {
             cap: options.body_cap.unwrap_or(config.body_cap),
             non_html: options.non_html.unwrap_or(config.non_html),
+            keep_raw: options.capture,
         };
         let max_redirects = options.max_redirects.unwrap_or(config.max_redirects);
         let mut from = match options.origin {
@@ -178,9 +181,11 @@ impl Fetcher {
             let HopResult {
                 hop,
                 headers,
+                raw_head,
                 retry_after,
                 outcome,
             } = result;
+            let request_headers = |url: &Url| self.request_headers(url);
             debug!(url = %current, status = hop.status, attempts = hop.attempts, "hop");
             let class = hop.address_class;
             let last = hop.clone();
@@ -193,6 +198,8 @@ impl Fetcher {
                         read,
                         unfollowed: None,
                         retry_after,
+                        raw_head,
+                        request_headers: request_headers(&current),
                     };
                     return Ok(done.into_fetched(requested, hops, started));
                 }
@@ -210,6 +217,7 @@ impl Fetcher {
                         size: headers.content_length,
                     },
                     decoded: 0,
+                    raw: None,
                     truncated: false,
                     sniffed_binary: false,
                 };
@@ -219,6 +227,8 @@ impl Fetcher {
                     read,
                     unfollowed: Some(target),
                     retry_after,
+                    raw_head,
+                    request_headers: request_headers(&current),
                 };
                 return Ok(done.into_fetched(requested, hops, started));
             }
@@ -226,6 +236,26 @@ impl Fetcher {
             from = Some(class);
             current = target;
         }
+    }
+
+    /// The headers of a request to `url`, as the client sends them (for a [`Capture`]).
+    fn request_headers(&self, url: &Url) -> Vec<(String, String)> {
+        let host = match url.port() {
+            Some(port) => format!("{}:{port}", url.host_str().unwrap_or_default()),
+            None => url.host_str().unwrap_or_default().to_owned(),
+        };
+        vec![
+            ("Host".to_owned(), host),
+            (
+                "User-Agent".to_owned(),
+                self.inner.config.user_agent.clone(),
+            ),
+            ("Accept".to_owned(), ACCEPT.to_owned()),
+            (
+                "Accept-Encoding".to_owned(),
+                "gzip, br, zstd, deflate".to_owned(),
+            ),
+        ]
     }
 
     /// The checks made before any request: scheme, host, and the policy on IP literals. Host names
@@ -288,6 +318,21 @@ impl Fetcher {
                     let ttfb = sent.elapsed();
                     let status = response.status().as_u16();
                     let headers = Headers::from_map(response.headers());
+                    let raw_head = rules.keep_raw.then(|| {
+                        let version = match response.version() {
+                            reqwest::Version::HTTP_09 => "HTTP/0.9",
+                            reqwest::Version::HTTP_10 => "HTTP/1.0",
+                            reqwest::Version::HTTP_2 => "HTTP/2.0",
+                            reqwest::Version::HTTP_3 => "HTTP/3.0",
+                            _ => "HTTP/1.1",
+                        };
+                        let list = response
+                            .headers()
+                            .iter()
+                            .map(|(n, v)| (n.as_str().to_owned(), v.as_bytes().to_vec()))
+                            .collect();
+                        (version, list)
+                    });
                     let mut retry_after = None;
                     if retryable_status(status) {
                         let asked = asked_delay(response.headers(), &headers);
@@ -317,6 +362,7 @@ impl Fetcher {
                         return Ok(HopResult {
                             hop,
                             headers,
+                            raw_head,
                             retry_after,
                             outcome: Outcome::Redirect(location),
                         });
@@ -326,6 +372,7 @@ impl Fetcher {
                             return Ok(HopResult {
                                 hop,
                                 headers,
+                                raw_head,
                                 retry_after,
                                 outcome: Outcome::Final(read),
                             });
@@ -396,13 +443,24 @@ struct Done {
     read: ReadBody,
     unfollowed: Option<Url>,
     retry_after: Option<Duration>,
+    raw_head: Option<(&'static str, Vec<(String, Vec<u8>)>)>,
+    request_headers: Vec<(String, String)>,
 }
 
 impl Done {
     /// `hops` ends with the final response.
     fn into_fetched(self, requested: Url, hops: Vec<Hop>, started: Instant) -> Fetched {
         let last = self.last;
+        let capture = self.raw_head.map(|(version, response_headers)| Capture {
+            request_headers: self.request_headers,
+            version,
+            status: last.status,
+            response_headers,
+            body: self.read.raw.clone().unwrap_or_default(),
+            truncated: self.read.truncated,
+        });
         Fetched {
+            capture,
             requested,
             final_url: last.url,
             status: last.status,

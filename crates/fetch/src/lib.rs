@@ -91,4 +91,4 @@ pub use charset::CharsetSource;
 pub use config::{DEFAULT_USER_AGENT, FetchConfig, FetchOptions, NonHtml, product_token};
 pub use error::{BuildError, ErrorKind, FetchError, TimeoutPhase};
 pub use fetcher::Fetcher;
-pub use response::{Body, BodySize, Fetched, Headers, Hop, HopDecision, Timings};
+pub use response::{Body, BodySize, Capture, Fetched, Headers, Hop, HopDecision, Timings};

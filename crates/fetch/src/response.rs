@@ -181,6 +181,72 @@ pub struct Fetched {
     /// A delay the server asked for (`Retry-After` on a 429 or 5xx) that was not waited out here:
     /// it was above the cap, or the retries were used up. The frontier should defer the host.
     pub retry_after: Option<Duration>,
+    /// The final exchange as sent and received, when the call asked for it
+    /// ([`FetchOptions::capture`](crate::FetchOptions)).
+    pub capture: Option<Capture>,
+}
+
+/// The final request and response of a fetch, as an archive records them.
+///
+/// The body is the one received after content decoding (gzip, brotli, ...): the HTTP client
+/// decodes as it reads. [`Capture::response_head`] therefore describes that body: no
+/// `Content-Encoding`, no `Transfer-Encoding`, and a `Content-Length` of its length.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Capture {
+    /// The request's headers, in the order sent, beginning with `Host`.
+    pub request_headers: Vec<(String, String)>,
+    /// `HTTP/1.1`, `HTTP/2.0`, ...
+    pub version: &'static str,
+    /// The status code.
+    pub status: u16,
+    /// The response's headers, in the order received (values as bytes).
+    pub response_headers: Vec<(String, Vec<u8>)>,
+    /// The body (after content decoding); empty for a body not read (a redirect, a skipped body).
+    pub body: bytes::Bytes,
+    /// The body was cut at the cap.
+    pub truncated: bool,
+}
+
+impl Capture {
+    /// The request head: request line and headers, ending with the empty line.
+    pub fn request_head(&self, url: &Url) -> Vec<u8> {
+        let mut target = url.path().to_owned();
+        if let Some(q) = url.query() {
+            target.push('?');
+            target.push_str(q);
+        }
+        let mut out = format!("GET {target} {}\r\n", self.version).into_bytes();
+        for (name, value) in &self.request_headers {
+            out.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
+        }
+        out.extend_from_slice(b"\r\n");
+        out
+    }
+
+    /// The response head: status line and headers, ending with the empty line, describing
+    /// [`Capture::body`] as stored (see the type's docs).
+    pub fn response_head(&self) -> Vec<u8> {
+        let reason = reqwest::StatusCode::from_u16(self.status)
+            .ok()
+            .and_then(|s| s.canonical_reason())
+            .unwrap_or("");
+        let mut out = format!("{} {} {reason}\r\n", self.version, self.status).into_bytes();
+        for (name, value) in &self.response_headers {
+            let lower = name.to_ascii_lowercase();
+            if matches!(
+                lower.as_str(),
+                "content-encoding" | "transfer-encoding" | "content-length"
+            ) {
+                continue;
+            }
+            out.extend_from_slice(name.as_bytes());
+            out.extend_from_slice(b": ");
+            out.extend_from_slice(value);
+            out.extend_from_slice(b"\r\n");
+        }
+        out.extend_from_slice(format!("Content-Length: {}\r\n\r\n", self.body.len()).as_bytes());
+        out
+    }
 }
 
 impl Fetched {
