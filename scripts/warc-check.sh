@@ -40,7 +40,7 @@ esac
 SIMCRAWL=${SIMCRAWL:-$ROOT/target/release/simcrawl}
 
 # The two simcrawl commands, in one place each (eval'ed below).
-CRAWL_CMD=${WARC_CHECK_CRAWL:-'"$SIMCRAWL" demo --pages 60 --store "$TMP/store" --warc "$TMP/warc"'}
+CRAWL_CMD=${WARC_CHECK_CRAWL:-'"$SIMCRAWL" demo --pages 60 --store "$TMP/store" --warc "$TMP/warc" --warc-max-size 400K'}
 EXPORT_CMD=${WARC_CHECK_EXPORT:-'"$SIMCRAWL" export --store "$TMP/store" --format cdxj > "$TMP/simcrawl.cdxj"'}
 
 COLL_PYWB=pywb-index      # indexed by wb-manager add (pywb's own indexer)

@@ -322,8 +322,14 @@ def cmd_structure(args):
                 elif r.get("WARC-Refers-To") and r.get("WARC-Refers-To") != orig.get("WARC-Record-ID"):
                     fail(f"{w}: WARC-Refers-To {r.get('WARC-Refers-To')} is not the original's id")
         elif t == "metadata":
-            if not r.get_all("WARC-Concurrent-To") and not r.get("WARC-Refers-To"):
-                fail(f"{w}: metadata record without WARC-Concurrent-To")
+            # simcrawl's metadata record stands alone when nothing was fetched (a URL skipped
+            # before fetching) or the payload was not kept (--warc-dups revisit); it says so.
+            alone_ok = (b"simcrawl-fetched: no\r\n" in r.block
+                        or b"simcrawl-payload: not kept\r\n" in r.block)
+            if not r.get_all("WARC-Concurrent-To") and not r.get("WARC-Refers-To") \
+                    and not alone_ok:
+                fail(f"{w}: metadata record without WARC-Concurrent-To (and not a skip decided "
+                     "before fetching)")
             if r.get("Content-Type") != "application/warc-fields":
                 warn(f"{w}: metadata Content-Type {r.get('Content-Type')!r}: pywb indexes metadata "
                      "records unless they are application/warc-fields, and could replay this "

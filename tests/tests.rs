@@ -10,3 +10,4 @@ mod pages;
 mod realweb;
 mod resume;
 mod revoke;
+mod warc;

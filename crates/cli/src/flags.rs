@@ -40,7 +40,7 @@ pub enum Command {
     Mirrors(StoreArgs),
     /// Print the crawl's counts: fetched, indexed, skipped by reason, excluded by reason.
     Stats(StatsArgs),
-    /// Print the indexed pages.
+    /// Print the indexed pages (JSON lines), or a CDXJ index of the crawl's WARC files.
     Export(ExportArgs),
     /// List the fetches that got no response, with the reason (timeout, connect, refused-by-policy, ...).
     Failed(FailedArgs),
@@ -292,9 +292,54 @@ pub struct CrawlFlags {
         help_heading = "Output"
     )]
     pub out: Option<PathBuf>,
+    /// Write every response fetched as WARC 1.1 files in this directory (exact copies as revisit records, the reason for every skip as a metadata record).
+    #[arg(long, value_name = "DIR", help_heading = "Output")]
+    pub warc: Option<PathBuf>,
+    /// Size at which a WARC file is closed and the next begun (bytes; K, M and G suffixes).
+    #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = parse_size, requires = "warc", help_heading = "Output")]
+    pub warc_max_size: u64,
+    /// What the WARC files keep of a near-, text- or canonical duplicate: the whole response, or only a metadata record naming its original.
+    #[arg(long, value_enum, default_value_t = WarcDups::Full, requires = "warc", help_heading = "Output")]
+    pub warc_dups: WarcDups,
     /// Warn about bad lines of the seeds file and go on, instead of stopping.
     #[arg(long, help_heading = "Input")]
     pub skip_bad_seeds: bool,
+}
+
+/// `--warc-dups`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum WarcDups {
+    /// Keep the duplicate's response, with a metadata record beside it.
+    Full,
+    /// Drop its payload: a metadata record names the original.
+    Revisit,
+}
+
+/// A size in bytes, with an optional K, M or G suffix (powers of 1000, as disk sizes).
+fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (digits, unit) = match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
+        Some((i, _)) => (&t[..i], &t[i..]),
+        None => (t, ""),
+    };
+    let n: u64 = digits
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a size (e.g. 1G, 500M, 1000000)"))?;
+    let factor: u64 = match unit.to_ascii_uppercase().as_str() {
+        "" | "B" => 1,
+        "K" | "KB" => 1_000,
+        "M" | "MB" => 1_000_000,
+        "G" | "GB" => 1_000_000_000,
+        _ => return Err(format!("{s:?}: unknown unit {unit:?} (use K, M or G)")),
+    };
+    let size = n
+        .checked_mul(factor)
+        .ok_or_else(|| format!("{s:?} is too large"))?;
+    if size < 1_000 {
+        return Err(format!("{s:?} is too small: at least 1K"));
+    }
+    Ok(size)
 }
 
 /// `--scope`.
@@ -417,9 +462,21 @@ pub struct StatsArgs {
 pub struct ExportArgs {
     #[command(flatten)]
     pub store: StoreArgs,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Jsonl)]
-    pub format: OutputFormat,
+    /// Output format: the indexed pages as JSON lines, or a CDXJ index of the crawl's WARC files (for pywb).
+    #[arg(long, value_enum, default_value_t = ExportFormat::Jsonl)]
+    pub format: ExportFormat,
+    /// The WARC directory to index for --format cdxj (default: the one the crawl wrote with --warc).
+    #[arg(long, value_name = "DIR")]
+    pub warc: Option<PathBuf>,
+}
+
+/// `simcrawl export --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// One JSON object per indexed page.
+    Jsonl,
+    /// One CDXJ line per response and revisit record of the crawl's WARC files, sorted, keyed as pywb looks them up.
+    Cdxj,
 }
 
 /// A non-negative number of seconds.

@@ -41,6 +41,8 @@ pub struct CrawlConfig {
     pub checkpoint_every: Duration,
     /// Stop after this many pages fetched (in this run and before).
     pub max_fetches: Option<u64>,
+    /// Write what is fetched, and why duplicates were skipped, as WARC files (`--warc`).
+    pub archive: Option<crate::archive::ArchiveConfig>,
 }
 
 impl CrawlConfig {
@@ -60,6 +62,7 @@ impl CrawlConfig {
             output: None,
             checkpoint_every: Duration::from_secs(5),
             max_fetches: None,
+            archive: None,
         }
     }
 }

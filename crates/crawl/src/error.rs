@@ -20,6 +20,9 @@ pub enum CrawlError {
         "a stored record is unreadable ({0}); the store may be damaged: start a new crawl with another --store"
     )]
     Record(#[from] CodecError),
+    /// Writing the web archive (`--warc`) failed; the message names the file.
+    #[error(transparent)]
+    Archive(#[from] simcrawl_warc::WarcError),
     /// A configuration value is unusable; the message names it.
     #[error("{0}")]
     Config(String),

@@ -280,6 +280,15 @@ impl Inspector {
         })
     }
 
+    /// The WARC directory the crawl wrote (`--warc`), if it wrote one.
+    pub fn warc_dir(&self) -> Result<Option<std::path::PathBuf>, CrawlError> {
+        let meta: simcrawl_store::Tree<String, Vec<u8>> =
+            self.store.tree(crate::layout::CRAWL_META_TREE)?;
+        Ok(meta
+            .get(&crate::archive::WARC_DIR_KEY.to_owned())?
+            .map(|b| std::path::PathBuf::from(String::from_utf8_lossy(&b).into_owned())))
+    }
+
     /// An inspector over a store that is already open (a crawl that just finished, a test).
     pub fn new(store: Store) -> Inspector {
         Inspector { store }

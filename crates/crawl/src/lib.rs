@@ -42,6 +42,7 @@
 
 #![deny(missing_docs)]
 
+pub mod archive;
 pub mod config;
 pub mod error;
 pub mod failures;
@@ -59,6 +60,7 @@ mod fuzz;
 #[cfg(test)]
 mod testutil;
 
+pub use archive::{ArchiveConfig, ArchiveStats, DuplicatePayloads};
 pub use config::CrawlConfig;
 pub use error::CrawlError;
 pub use failures::FailureRecord;

@@ -11,6 +11,7 @@
 //! text digests -> canonical -> SimHash within k confirmed by MinHash -> index, or a skip record. Every
 //! duplicate is evidence for the learner, whose rules then skip later URLs before they are fetched.
 
+use crate::archive::{Archive, Exchange};
 use crate::config::CrawlConfig;
 use crate::error::CrawlError;
 use crate::layout::{self, RuleRecord, counters};
@@ -87,6 +88,13 @@ pub struct Report {
     pub unclean_resume: Option<(u64, u64)>,
     /// Hosts parked for asking a crawl-delay over the cap, with the URLs left in their queues.
     pub parked: Vec<simcrawl_frontier::ParkedHost>,
+    /// The web archive written (`--warc`): its directory, the records of this run, and the
+    /// files cut back to their last whole record after a kill.
+    pub archive: Option<(
+        std::path::PathBuf,
+        crate::archive::ArchiveStats,
+        Vec<simcrawl_warc::Repair>,
+    )>,
 }
 
 impl Report {
@@ -154,11 +162,14 @@ enum PageResult {
         to: Url,
         hops: Vec<(Url, Url)>,
         seen: bool,
+        exchange: Option<Box<Exchange>>,
     },
     Done(Box<FetchedPage>),
 }
 
 struct FetchedPage {
+    /// The exchange, ready for the archive (`--warc`).
+    exchange: Option<Box<Exchange>>,
     final_url: Url,
     final_key: Candidate,
     hops: Vec<(Url, Url)>,
@@ -258,6 +269,10 @@ struct Coordinator {
     /// For each opt-in option a host may learn: a canonicaliser with it on, to look for evidence against.
     option_canons: Vec<(HostOption, Canonicalizer)>,
     skips: Log<SkipRecord>,
+    /// The web archive (`--warc`).
+    archive: Option<Archive>,
+    /// A skip decided about the page being handled, written to the archive with its response.
+    archived_skip: Option<SkipRecord>,
     failures: Log<crate::FailureRecord>,
     /// Redirect targets queued, by key hash, with the number of redirects that led to them: a
     /// chain is followed through the frontier, and ends at the fetcher's redirect limit.
@@ -387,11 +402,42 @@ pub async fn run(
         };
         classes.insert(host, class);
     }
+    let archive = match &config.archive {
+        Some(archive) => Some(Archive::open(
+            &store,
+            archive,
+            vec![
+                (
+                    "software".to_owned(),
+                    format!("simcrawl/{}", env!("CARGO_PKG_VERSION")),
+                ),
+                (
+                    "robots".to_owned(),
+                    match config.frontier.robots {
+                        simcrawl_frontier::RobotsPolicy::Ignore => "ignore",
+                        _ => "obey",
+                    }
+                    .to_owned(),
+                ),
+                (
+                    "http-header-user-agent".to_owned(),
+                    config.fetch.user_agent.clone(),
+                ),
+                (
+                    "description".to_owned(),
+                    "simcrawl crawl: duplicates are revisit records, the reasons for skips metadata records".to_owned(),
+                ),
+            ],
+        )?),
+        None => None,
+    };
     let mut c = Coordinator {
         option_canons,
         classes_tree,
         seen: store.key_set(simcrawl_frontier::trees::SEEN_TREE)?,
         skips: store.log(layout::SKIP_LOG)?,
+        archive,
+        archived_skip: None,
         failures: store.log(layout::FAILURE_LOG)?,
         redirect_hops: HashMap::new(),
         variants,
@@ -586,6 +632,10 @@ impl Coordinator {
             frontier_counters: stats.counters.iter().collect(),
             unclean_resume: None,
             parked: self.frontier.parked_hosts(),
+            archive: self
+                .archive
+                .as_ref()
+                .map(|a| (a.dir().to_owned(), a.stats, a.repairs.clone())),
         })
     }
 
@@ -600,13 +650,17 @@ impl Coordinator {
             out.flush()
                 .map_err(|e| CrawlError::Config(format!("cannot write --out: {e}")))?;
         }
+        if let Some(archive) = self.archive.as_mut() {
+            archive.sync()?;
+        }
         self.store.flush()?;
         Ok(())
     }
 
     fn fetch_options(&self, lease: &Lease) -> FetchOptions {
+        let capture = self.archive.is_some();
         if lease.via.is_seed_like() {
-            return FetchOptions::seed();
+            return FetchOptions::seed().with_capture(capture);
         }
         // The class the referrer answered from; for a referrer not fetched in memory (a crash lost
         // it), an IP literal classifies itself, and a host name counts as public (the strict choice).
@@ -620,7 +674,7 @@ impl Coordinator {
                 url::Host::Domain(_) => None,
             })
             .unwrap_or(AddressClass::Public);
-        FetchOptions::link(class)
+        FetchOptions::link(class).with_capture(capture)
     }
 
     fn spawn_page(&self, lease: Lease, tx: mpsc::Sender<Event>) {
@@ -655,7 +709,20 @@ impl Coordinator {
                         .collect();
                     let stopped = stopped_at.or(fetched.unfollowed.clone().map(|to| (to, true)));
                     if let Some((to, seen)) = stopped {
-                        PageResult::Redirected { to, hops, seen }
+                        let mut fetched = fetched;
+                        let exchange = fetched.capture.take().map(|c| {
+                            Box::new(Exchange::prepare(
+                                &fetched.final_url,
+                                c,
+                                fetched.remote_addr,
+                            ))
+                        });
+                        PageResult::Redirected {
+                            to,
+                            hops,
+                            seen,
+                            exchange,
+                        }
                     } else {
                         let work = tokio::task::spawn_blocking(move || {
                             analyse(fetched, hops, &canon, &analyzer, max_links)
@@ -750,6 +817,14 @@ impl Coordinator {
             1,
         )?;
         self.skips.append(&record)?;
+        if let Some(archive) = self.archive.as_mut() {
+            if record.reason.before_fetch() {
+                archive.skipped(&record)?;
+            } else {
+                // Written with the page's response, once the fetched page is decided.
+                self.archived_skip = Some(record);
+            }
+        }
         Ok(())
     }
 
@@ -798,8 +873,21 @@ impl Coordinator {
                     .complete(lease, completion, now)
                     .map_err(frontier_err)?;
             }
-            PageResult::Redirected { to, hops, seen } => {
+            PageResult::Redirected {
+                to,
+                hops,
+                seen,
+                exchange,
+            } => {
                 self.count_fetch()?;
+                self.archived_skip = None;
+                let archive_after = |c: &mut Coordinator| -> Result<(), CrawlError> {
+                    if let (Some(archive), Some(exchange)) = (c.archive.as_mut(), &exchange) {
+                        let skip = c.archived_skip.take();
+                        archive.fetched(exchange, skip.as_ref())?;
+                    }
+                    Ok(())
+                };
                 for (from, hop) in &hops {
                     self.observe_redirect(from, hop)?;
                 }
@@ -807,6 +895,7 @@ impl Coordinator {
                     self.observe_redirect(&from, &to)?;
                 }
                 if !seen && self.admit_redirect(&lease, &to)? {
+                    archive_after(self)?;
                     self.frontier
                         .complete(lease, Completion::Fetched, now)
                         .map_err(frontier_err)?;
@@ -829,13 +918,20 @@ impl Coordinator {
                     depth: lease.depth,
                     referrer: lease.referrer.clone(),
                 })?;
+                archive_after(self)?;
                 self.frontier
                     .complete(lease, Completion::Fetched, now)
                     .map_err(frontier_err)?;
             }
-            PageResult::Done(page) => {
+            PageResult::Done(mut page) => {
                 self.count_fetch()?;
+                let exchange = page.exchange.take();
+                self.archived_skip = None;
                 self.handle_fetched(&lease, *page, verifying, now)?;
+                if let (Some(archive), Some(exchange)) = (self.archive.as_mut(), exchange) {
+                    let skip = self.archived_skip.take();
+                    archive.fetched(&exchange, skip.as_ref())?;
+                }
                 self.frontier
                     .complete(lease, Completion::Fetched, now)
                     .map_err(frontier_err)?;
@@ -1759,7 +1855,7 @@ fn body_bytes(body: &Body) -> Vec<u8> {
 /// The CPU work of one fetched page: extraction, fingerprints and link keys. Fails only if the final
 /// URL cannot be canonicalised, which the fetcher's own checks (http and https only) rule out.
 fn analyse(
-    fetched: simcrawl_fetch::Fetched,
+    mut fetched: simcrawl_fetch::Fetched,
     hops: Vec<(Url, Url)>,
     canon: &Arc<Canonicalizer>,
     analyzer: &Analyzer,
@@ -1769,7 +1865,12 @@ fn analyse(
     let final_key = canon
         .canonicalize(final_url.as_str(), None)
         .map_err(|e| format!("the final URL {final_url} has no canonical key: {e}"))?;
+    let exchange = fetched
+        .capture
+        .take()
+        .map(|c| Box::new(Exchange::prepare(&final_url, c, fetched.remote_addr)));
     let mut page = FetchedPage {
+        exchange,
         final_url: final_url.clone(),
         final_key,
         hops,

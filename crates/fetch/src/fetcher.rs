@@ -44,11 +44,14 @@ struct Inner {
 }
 
 /// One hop's response, with its body when it is the final one.
+/// The HTTP version and every response header as received (for a [`Capture`]).
+type RawHead = (&'static str, Vec<(String, Vec<u8>)>);
+
 struct HopResult {
     hop: Hop,
     headers: Headers,
     /// The HTTP version and every header as received, when the body rules keep the raw body.
-    raw_head: Option<(&'static str, Vec<(String, Vec<u8>)>)>,
+    raw_head: Option<RawHead>,
     /// A `Retry-After` that was not waited out.
     retry_after: Option<Duration>,
     outcome: Outcome,
@@ -443,7 +446,7 @@ struct Done {
     read: ReadBody,
     unfollowed: Option<Url>,
     retry_after: Option<Duration>,
-    raw_head: Option<(&'static str, Vec<(String, Vec<u8>)>)>,
+    raw_head: Option<RawHead>,
     request_headers: Vec<(String, String)>,
 }
 

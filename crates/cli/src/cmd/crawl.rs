@@ -74,6 +74,17 @@ fn config(
         simcrawl_fetch::product_token(&config.fetch.user_agent).to_string();
     config.fetch.allow_private = flags.allow_private;
     config.output = flags.out.clone();
+    config.archive = flags
+        .warc
+        .as_ref()
+        .map(|dir| simcrawl_crawl::ArchiveConfig {
+            dir: dir.clone(),
+            max_file_size: flags.warc_max_size,
+            duplicates: match flags.warc_dups {
+                crate::flags::WarcDups::Full => simcrawl_crawl::DuplicatePayloads::Full,
+                crate::flags::WarcDups::Revisit => simcrawl_crawl::DuplicatePayloads::Revisit,
+            },
+        });
     Ok(config)
 }
 
@@ -230,6 +241,23 @@ fn print_report(report: &Report) {
             host.crawl_delay.as_secs_f64(),
             host.queued
         );
+    }
+    if let Some((dir, stats, repairs)) = &report.archive {
+        println!(
+            "  archive         {}: {} responses, {} revisits, {} metadata records (index: simcrawl export --format cdxj)",
+            dir.display(),
+            stats.responses,
+            stats.revisits,
+            stats.metadata
+        );
+        for repair in repairs {
+            println!(
+                "  archive repair  {} ended in a partial record (a kill): cut back {} bytes to its last whole record ({} kept)",
+                repair.path.display(),
+                repair.cut_bytes,
+                repair.records_kept
+            );
+        }
     }
     if let Some((pages, queued)) = report.unclean_resume {
         println!(

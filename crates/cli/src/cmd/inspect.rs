@@ -6,7 +6,7 @@
 //! (`simcrawl skipped | head`) ends the command quietly with success, not with a panic or an error.
 
 use crate::flags::{
-    ClustersArgs, ExportArgs, FailedArgs, Format, OutputFormat, SkippedArgs, StatsArgs, StoreArgs,
+    ClustersArgs, ExportArgs, ExportFormat, FailedArgs, Format, SkippedArgs, StatsArgs, StoreArgs,
     TuneArgs,
 };
 use crate::output::clip;
@@ -390,17 +390,36 @@ pub fn stats(args: StatsArgs) -> Result<ExitCode> {
 
 pub fn export(args: ExportArgs) -> Result<ExitCode> {
     let inspector = open_store(&args.store.store)?;
-    let index = inspector.pages()?;
-    to_stdout(|out| {
-        match args.format {
-            OutputFormat::Jsonl => {
+    match args.format {
+        ExportFormat::Jsonl => {
+            let index = inspector.pages()?;
+            to_stdout(|out| {
                 for record in index.records() {
                     writeln!(out, "{}", page_json(&record?))?;
                 }
-            }
+                Ok(())
+            })
         }
-        Ok(())
-    })
+        ExportFormat::Cdxj => {
+            let dir = match args.warc.clone().or(inspector.warc_dir()?) {
+                Some(dir) => dir,
+                None => {
+                    return Err(anyhow!(
+                        "the crawl in {} wrote no WARC files (crawl with --warc DIR), and no --warc DIR was given",
+                        args.store.store.display()
+                    ));
+                }
+            };
+            let files = simcrawl_warc::files(&dir)?;
+            let lines = simcrawl_warc::index_files(&files)?;
+            to_stdout(|out| {
+                for line in &lines {
+                    writeln!(out, "{}", line.0)?;
+                }
+                Ok(())
+            })
+        }
+    }
 }
 
 /// Runs `write` on a locked, buffered standard output. A closed pipe is success: the reader has
