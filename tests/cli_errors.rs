@@ -29,6 +29,21 @@ fn a_bad_seed_line_is_an_error_naming_the_line() {
 }
 
 #[test]
+fn a_seeds_file_that_does_not_exist_says_so() {
+    let dir = Dir::new();
+    let out = simcrawl()
+        .args(["crawl", "--store"])
+        .arg(dir.store())
+        .arg("no-such-seeds.txt")
+        .output()
+        .expect("simcrawl runs");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("no-such-seeds.txt: no such file"), "{err}");
+    assert!(!dir.store().exists(), "no store is created for a bad seed");
+}
+
+#[test]
 fn skip_bad_seeds_warns_and_goes_on() {
     let web = Web::start(simcrawl_testsite::TestWebConfig {
         hosts: simcrawl_testsite::HostSet::origin_only(),

@@ -35,17 +35,33 @@ pub enum Command {
     #[command(after_help = "Examples:\n  simcrawl tune\n  simcrawl tune --k 5 --samples 3")]
     Tune(TuneArgs),
     /// Print the near-duplicate clusters of indexed pages at distance k.
+    #[command(
+        after_help = "Examples:\n  simcrawl clusters --store ./simcrawl-data\n  simcrawl clusters --k 5 --limit 10"
+    )]
     Clusters(ClustersArgs),
     /// Print the learned rules (mirrors, aliases, parameters, host options, canonical paths) with their evidence.
+    #[command(after_help = "Examples:\n  simcrawl mirrors --store ./simcrawl-data")]
     Mirrors(StoreArgs),
     /// Print the crawl's counts: fetched, indexed, skipped by reason, excluded by reason.
+    #[command(
+        after_help = "Examples:\n  simcrawl stats --store ./simcrawl-data\n  simcrawl stats --json | jq .skipped"
+    )]
     Stats(StatsArgs),
     /// Print the indexed pages (JSON lines), or a CDXJ index of the crawl's WARC files.
+    #[command(
+        after_help = "Examples:\n  simcrawl export > pages.jsonl\n  simcrawl export --format cdxj > index.cdxj      # after crawl --warc DIR; pywb reads it"
+    )]
     Export(ExportArgs),
     /// List the fetches that got no response, with the reason (timeout, connect, refused-by-policy, ...).
+    #[command(
+        after_help = "Examples:\n  simcrawl failed --store ./simcrawl-data\n  simcrawl failed --reason timeout --format jsonl"
+    )]
     Failed(FailedArgs),
     /// URL tools: see the canonical key simcrawl compares a URL by.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  simcrawl url canon --explain 'http://Example.com/a/?utm_source=x&b=2&a=1'"
+    )]
     Url(UrlCommand),
     /// Show exactly what text and links simcrawl sees on a page.
     #[command(
@@ -176,6 +192,9 @@ pub struct CrawlArgs {
     /// A seeds file (one URL per line, # comments) or seed URLs. With none, resume the crawl in --store.
     #[arg(value_name = "SEEDS_FILE | URL")]
     pub seeds: Vec<String>,
+    /// Warn about bad lines of the seeds file and go on, instead of stopping.
+    #[arg(long, help_heading = "Input")]
+    pub skip_bad_seeds: bool,
     #[command(flatten)]
     pub store: StoreArgs,
     #[command(flatten)]
@@ -301,9 +320,6 @@ pub struct CrawlFlags {
     /// What the WARC files keep of a near-, text- or canonical duplicate: the whole response, or only a metadata record naming its original.
     #[arg(long, value_enum, default_value_t = WarcDups::Full, requires = "warc", help_heading = "Output")]
     pub warc_dups: WarcDups,
-    /// Warn about bad lines of the seeds file and go on, instead of stopping.
-    #[arg(long, help_heading = "Input")]
-    pub skip_bad_seeds: bool,
 }
 
 /// `--warc-dups`.

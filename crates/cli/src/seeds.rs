@@ -85,6 +85,12 @@ pub fn collect(args: &[String], skip_bad: bool) -> Result<Vec<String>> {
         } else {
             match check(arg) {
                 Ok(url) => seeds.push(url),
+                // No scheme: the user most likely meant a file.
+                Err(_) if !arg.contains("://") && !path.exists() => {
+                    bail!(
+                        "{arg}: no such file (a seed is a seeds file, one URL per line, or an absolute URL such as https://example.com/)"
+                    )
+                }
                 Err(reason) => bail!("{arg:?} is neither a seeds file nor a seed URL: {reason}"),
             }
         }

@@ -43,8 +43,11 @@ pub struct Progress {
     pub indexed: u64,
     /// URLs and pages skipped as duplicates in this run, by reason.
     pub skipped: BTreeMap<SkipReason, u64>,
-    /// Fetches that failed in this run.
+    /// URLs given up in this run: after their retries, or at once for a failure that would
+    /// repeat (a refused address, too many redirects).
     pub failed: u64,
+    /// Failed attempts at URLs that will be tried again (a timeout, a reset, a 5xx).
+    pub retried: u64,
     /// URLs waiting in the frontier.
     pub queued: u64,
     /// Hosts with URLs waiting.
@@ -993,7 +996,11 @@ impl Coordinator {
         message: String,
         will_retry: bool,
     ) -> Result<(), CrawlError> {
-        self.progress.failed += 1;
+        if will_retry {
+            self.progress.retried += 1;
+        } else {
+            self.progress.failed += 1;
+        }
         self.counters.add(counters::FAILED, 1)?;
         self.counters
             .add(&format!("{}{reason}", counters::FAILED_PREFIX), 1)?;

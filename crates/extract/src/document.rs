@@ -89,6 +89,35 @@ pub enum Extraction {
 }
 
 impl Extraction {
+    /// How the main text was found, in words for a person: `"the densest block"`,
+    /// `"<article>, relaxed rules"`, `"the largest block, under 50 words"`, `"no block: the
+    /// full text (no candidate)"`.
+    pub fn describe(&self) -> String {
+        let relaxed = |r: bool| if r { ", relaxed rules" } else { "" };
+        match self {
+            Extraction::Main { via, relaxed: r } => format!("{}{}", via.describe(), relaxed(*r)),
+            Extraction::Short {
+                via,
+                relaxed: r,
+                min_words,
+            } => format!(
+                "{}{}, under the {min_words}-word minimum",
+                via.describe(),
+                relaxed(*r)
+            ),
+            Extraction::Fallback { reason } => format!(
+                "no block: the full text ({})",
+                match reason {
+                    FallbackReason::Disabled => "main-content extraction is off".to_owned(),
+                    FallbackReason::NoCandidate => "no candidate block".to_owned(),
+                    FallbackReason::TooShort { words, min_words } => {
+                        format!("the best block had {words} of {min_words} words")
+                    }
+                }
+            ),
+        }
+    }
+
     /// `true` for [`Extraction::Main`].
     pub fn is_main(&self) -> bool {
         matches!(self, Extraction::Main { .. })
@@ -113,6 +142,28 @@ pub enum MainVia {
     /// The text-density scorer: the block with the most non-link text near it, weighted by
     /// distance and penalised by link density, plus its siblings that are dense text.
     DensestBlock,
+}
+
+impl MainVia {
+    /// Short machine name: `article`, `main`, `role-main`, `densest-block`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MainVia::Article => "article",
+            MainVia::Main => "main",
+            MainVia::RoleMain => "role-main",
+            MainVia::DensestBlock => "densest-block",
+        }
+    }
+
+    /// For a person: `<article>`, `<main>`, `role="main"`, `the densest block`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            MainVia::Article => "<article>",
+            MainVia::Main => "<main>",
+            MainVia::RoleMain => "role=\"main\"",
+            MainVia::DensestBlock => "the densest block",
+        }
+    }
 }
 
 /// Why extraction fell back to the full text.

@@ -67,6 +67,19 @@ pub enum LinkKind {
     IFrame,
 }
 
+impl LinkKind {
+    /// `a`, `area`, `link-alternate`, `frame`, `iframe`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LinkKind::Anchor => "a",
+            LinkKind::Area => "area",
+            LinkKind::Alternate => "link-alternate",
+            LinkKind::Frame => "frame",
+            LinkKind::IFrame => "iframe",
+        }
+    }
+}
+
 /// The `rel` tokens a crawler cares about, as a small set.
 ///
 /// Parsed case-insensitively from the space-separated `rel` attribute; unknown tokens are ignored.
@@ -150,6 +163,17 @@ impl BitOr for RelFlags {
 
     fn bitor(self, rhs: RelFlags) -> RelFlags {
         RelFlags(self.0 | rhs.0)
+    }
+}
+
+impl RelFlags {
+    /// The names of the flags set (`["nofollow", "external"]`).
+    pub fn names(self) -> Vec<&'static str> {
+        Self::NAMES
+            .iter()
+            .filter(|(flag, _)| self.contains(*flag))
+            .map(|(_, name)| *name)
+            .collect()
     }
 }
 

@@ -198,7 +198,14 @@ fn print_report(report: &Report) {
         "  indexed         {} (store total {})",
         p.indexed, report.indexed_total
     );
-    println!("  failed          {}", p.failed);
+    if p.retried > 0 {
+        println!(
+            "  failed          {} URLs given up ({} failed attempts retried; `simcrawl failed` lists them)",
+            p.failed, p.retried
+        );
+    } else {
+        println!("  failed          {}", p.failed);
+    }
     println!("  skipped         {}", p.skipped_total());
     for reason in SkipReason::ALL {
         let n = p.skipped.get(&reason).copied().unwrap_or(0);
@@ -211,10 +218,15 @@ fn print_report(report: &Report) {
             println!("    {reason:<20} {n:>7}  ({when})");
         }
     }
+    // What the frontier excluded and why; its hand-out and completion counts are the
+    // frontier's own bookkeeping (`simcrawl stats` has them), and would read as a second
+    // "fetched" next to the one above.
     let excluded: Vec<_> = report
         .frontier_counters
         .iter()
-        .filter(|(_, n)| *n > 0)
+        .filter(|(name, n)| {
+            *n > 0 && !name.contains(".completed.") && !name.contains(".handed_out")
+        })
         .collect();
     if !excluded.is_empty() {
         println!("  frontier (all runs)");
@@ -277,7 +289,7 @@ fn exit_code(report: &Report) -> ExitCode {
 }
 
 pub fn crawl(args: CrawlArgs) -> Result<ExitCode> {
-    let seeds = seeds::collect(&args.seeds, args.crawl.skip_bad_seeds)?;
+    let seeds = seeds::collect(&args.seeds, args.skip_bad_seeds)?;
     if seeds.is_empty() && !args.store.store.exists() {
         bail!("no seeds: give a seeds file or URLs (or --store of a crawl to resume)");
     }

@@ -10,6 +10,15 @@ use simcrawl_crawl::{Analyzer, Extraction, PageAnalysis};
 use std::collections::HashMap;
 use std::process::ExitCode;
 
+/// `1 word`, `2 words`.
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 fn extraction_name(e: &Extraction) -> &'static str {
     if e.is_main() { "main" } else { "fallback" }
 }
@@ -22,7 +31,7 @@ pub fn extract(args: PageArgs) -> Result<ExitCode> {
         let links: Vec<_> = doc
             .links
             .iter()
-            .map(|l| json!({"url": l.url.as_str(), "text": l.text, "kind": format!("{:?}", l.kind), "rel": format!("{:?}", l.rel)}))
+            .map(|l| json!({"url": l.url.as_str(), "text": l.text, "kind": l.kind.as_str(), "rel": l.rel.names()}))
             .collect();
         let obj = json!({
             "source": page.source,
@@ -30,13 +39,20 @@ pub fn extract(args: PageArgs) -> Result<ExitCode> {
             "title": doc.title,
             "lang": doc.lang,
             "extraction": extraction_name(&doc.extraction),
-            "extraction_detail": format!("{:?}", doc.extraction),
+            "extraction_detail": doc.extraction.describe(),
             "words": doc.word_count,
             "main_text": doc.main_text,
             "full_text": doc.full_text,
             "canonical": doc.canonical.as_ref().map(|c| c.url.as_str()),
-            "meta_robots": format!("{:?}", doc.meta_robots),
-            "meta_refresh": doc.meta_refresh.as_ref().map(|r| format!("{r:?}")),
+            "meta_robots": {
+                "noindex": doc.meta_robots.noindex,
+                "nofollow": doc.meta_robots.nofollow,
+                "noarchive": doc.meta_robots.noarchive,
+            },
+            "meta_refresh": doc.meta_refresh.as_ref().map(|r| json!({
+                "delay_secs": r.delay_secs,
+                "url": r.url.as_ref().map(|u| u.as_str()),
+            })),
             "links": links,
             "skipped_links": doc.skipped_links.total(),
         });
@@ -46,10 +62,10 @@ pub fn extract(args: PageArgs) -> Result<ExitCode> {
     println!("source:     {}", page.source);
     println!("title:      {}", doc.title.as_deref().unwrap_or("(none)"));
     println!(
-        "extraction: {} ({:?}), {} words",
+        "extraction: {} ({}), {}",
         extraction_name(&doc.extraction),
-        doc.extraction,
-        doc.word_count
+        doc.extraction.describe(),
+        count(doc.word_count, "word")
     );
     if let Some(c) = &doc.canonical {
         println!("canonical:  {}", c.url);
@@ -77,7 +93,8 @@ fn fingerprint_json(page: &LoadedPage) -> serde_json::Value {
         "body_digest": a.body_digest.to_string(),
         "body_sha256": a.body_sha256,
         "text_digest": a.text_digest.to_string(),
-        "words": a.words,
+        "words": a.document.word_count,
+        "tokens": a.words,
         "extraction": extraction_name(&a.document.extraction),
         "minhash_permutations": a.sketch.values().len(),
         "distinct_shingles_estimate": a.sketch.cardinality().round(),
@@ -100,9 +117,10 @@ pub fn fingerprint(args: PageArgs) -> Result<ExitCode> {
     );
     println!("text digest:  {}", a.text_digest);
     println!(
-        "words:        {} ({} extraction)",
-        a.words,
-        extraction_name(&a.document.extraction)
+        "words:        {} ({} extraction; {} after normalisation, which the hashes see)",
+        a.document.word_count,
+        extraction_name(&a.document.extraction),
+        count(a.words, "token")
     );
     println!(
         "shingles:     ~{:.0} distinct (MinHash-{})",
@@ -210,12 +228,16 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     println!(
-        "A  {}  simhash {}  {} words",
-        a.source, pa.simhash, pa.words
+        "A  {}  simhash {}  {}",
+        a.source,
+        pa.simhash,
+        count(pa.document.word_count, "word")
     );
     println!(
-        "B  {}  simhash {}  {} words",
-        b.source, pb.simhash, pb.words
+        "B  {}  simhash {}  {}",
+        b.source,
+        pb.simhash,
+        count(pb.document.word_count, "word")
     );
     println!("   differing bits:   {:016x}", pa.simhash.0 ^ pb.simhash.0);
     println!("Hamming distance:    {distance} of 64 (k = {})", args.k);
