@@ -4,6 +4,7 @@
 mod util;
 
 mod cli_errors;
+mod conventions;
 mod crawl_web;
 mod hostile;
 mod pages;

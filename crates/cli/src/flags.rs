@@ -14,6 +14,12 @@ use std::path::PathBuf;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// More log lines on standard error: -v info, -vv debug, -vvv trace (RUST_LOG, when set, wins).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+    /// Only errors on standard error: no progress, no warnings.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -63,6 +69,24 @@ pub enum Command {
         after_help = "Examples:\n  simcrawl url canon --explain 'http://Example.com/a/?utm_source=x&b=2&a=1'"
     )]
     Url(UrlCommand),
+    /// Print a shell completion script.
+    #[command(
+        after_help = "Examples:\n  simcrawl completions bash > ~/.local/share/bash-completion/completions/simcrawl\n  simcrawl completions zsh > ~/.zfunc/_simcrawl\n  simcrawl completions fish > ~/.config/fish/completions/simcrawl.fish"
+    )]
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), or write one page per command into a directory.
+    #[command(
+        after_help = "Examples:\n  simcrawl man | man -l -\n  simcrawl man --out-dir /usr/local/share/man/man1"
+    )]
+    Man {
+        /// Write simcrawl.1 and simcrawl-<command>.1 here instead of printing simcrawl.1.
+        #[arg(long, value_name = "DIR")]
+        out_dir: Option<PathBuf>,
+    },
     /// Show exactly what text and links simcrawl sees on a page.
     #[command(
         after_help = "Examples:\n  simcrawl extract page.html\n  simcrawl extract page.html --url http://example.com/a/ --json"

@@ -13,7 +13,8 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     restore_sigpipe();
     let cli = flags::Cli::parse();
-    init_logging();
+    init_logging(cli.verbose, cli.quiet);
+    output::set_quiet(cli.quiet);
     match cmd::run(cli) {
         Ok(code) => code,
         Err(err) => {
@@ -26,10 +27,19 @@ fn main() -> ExitCode {
 }
 
 /// Log lines go to standard error, filtered by `RUST_LOG` (default: warnings and errors only, so
-/// that a robots.txt given up on or a page that broke the extractor is never silent).
-fn init_logging() {
+/// that a robots.txt given up on or a page that broke the extractor is never silent), or by
+/// `-v`/`-q` when `RUST_LOG` is not set.
+/// `-v`, `-vv`, `-vvv` raise the level to info, debug and trace; `-q` lowers it to errors.
+fn init_logging(verbose: u8, quiet: bool) {
     use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    let level = match (quiet, verbose) {
+        (true, _) => "error",
+        (false, 0) => "warn",
+        (false, 1) => "info",
+        (false, 2) => "debug",
+        (false, _) => "trace",
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

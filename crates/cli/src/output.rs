@@ -1,5 +1,19 @@
 //! Small helpers for terminal output.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// `-q`: no progress output.
+pub fn set_quiet(quiet: bool) {
+    QUIET.store(quiet, Ordering::Relaxed);
+}
+
+/// Whether `-q` was given.
+pub fn quiet() -> bool {
+    QUIET.load(Ordering::Relaxed)
+}
+
 /// Cuts `text` to at most `max` characters, marking the cut.
 pub fn clip(text: &str, max: usize) -> String {
     if text.chars().count() <= max {

@@ -6,7 +6,7 @@ use anyhow::{Context, Result, bail};
 use simcrawl_crawl::layout::SKIP_LOG;
 use simcrawl_crawl::{CrawlConfig, Progress, Report, SkipReason, SkipRecord};
 use simcrawl_frontier::{RobotsPolicy, Scope};
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -128,14 +128,28 @@ async fn ctrl_c() {
     });
 }
 
-fn progress_printer() -> impl FnMut(&Progress) {
-    let terminal = std::io::stderr().is_terminal();
+/// The progress display: a live line under a spinner (indicatif) on a terminal, a plain line
+/// every 5 s otherwise, nothing with `-q`. Dropping the returned bar clears it.
+fn progress_printer() -> (impl FnMut(&Progress), Option<indicatif::ProgressBar>) {
+    let quiet = crate::output::quiet();
+    let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
+        let bar = indicatif::ProgressBar::new_spinner();
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} {elapsed:>4} {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
+        bar.enable_steady_tick(Duration::from_millis(120));
+        bar
+    });
+    let shown = bar.clone();
     let mut last_log = std::time::Instant::now();
-    move |p: &Progress| {
+    let printer = move |p: &Progress| {
+        if quiet {
+            return;
+        }
         let secs = p.elapsed.as_secs_f64().max(0.001);
         let mut line = format!(
-            "{:>6.1}s  {:>7.0} pages/s  fetched {}  indexed {}  skipped {}  failed {}  queued {}  hosts {}",
-            secs,
+            "{:>7.0} pages/s  fetched {}  indexed {}  skipped {}  failed {}  queued {}  hosts {}",
             p.fetched as f64 / secs,
             p.fetched,
             p.indexed,
@@ -157,14 +171,16 @@ fn progress_printer() -> impl FnMut(&Progress) {
                 p.parked
             ));
         }
-        if terminal {
-            eprint!("\r{line}\x1b[K");
-            let _ = std::io::stderr().flush();
-        } else if last_log.elapsed() >= Duration::from_secs(5) {
-            eprintln!("{line}");
-            last_log = std::time::Instant::now();
+        match &shown {
+            Some(bar) => bar.set_message(line),
+            None if last_log.elapsed() >= Duration::from_secs(5) => {
+                eprintln!("{secs:>6.1}s {line}");
+                last_log = std::time::Instant::now();
+            }
+            None => {}
         }
-    }
+    };
+    (printer, bar)
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
@@ -175,9 +191,6 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 fn print_report(report: &Report) {
-    if std::io::stderr().is_terminal() {
-        eprintln!();
-    }
     let p = &report.progress;
     let secs = p.elapsed.as_secs_f64().max(0.001);
     println!(
@@ -301,7 +314,12 @@ pub fn crawl(args: CrawlArgs) -> Result<ExitCode> {
         1.0,
     )?;
     let rt = runtime()?;
-    let report = rt.block_on(simcrawl_crawl::run(config, ctrl_c(), progress_printer()))?;
+    let (printer, bar) = progress_printer();
+    let report = rt.block_on(simcrawl_crawl::run(config, ctrl_c(), printer));
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let report = report?;
     print_report(&report);
     Ok(exit_code(&report))
 }
@@ -334,7 +352,11 @@ pub fn demo(args: DemoArgs) -> Result<ExitCode> {
             web.manifest().summary()
         );
         let config = config(&store, web.seeds(), &args.crawl, None, 0.0)?;
-        let report = simcrawl_crawl::run(config, ctrl_c(), progress_printer()).await;
+        let (printer, bar) = progress_printer();
+        let report = simcrawl_crawl::run(config, ctrl_c(), printer).await;
+        if let Some(bar) = bar {
+            bar.finish_and_clear();
+        }
         web.shutdown().await;
         anyhow::Ok(report?)
     })?;

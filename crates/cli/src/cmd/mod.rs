@@ -25,5 +25,35 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Extract(args) => page::extract(args),
         Command::Fingerprint(args) => page::fingerprint(args),
         Command::Explain(args) => page::explain(args),
+        Command::Completions { shell } => {
+            let mut command = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut command, "simcrawl", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man { out_dir } => man(out_dir.as_deref()),
     }
+}
+
+/// `simcrawl man`: the manual page of the command and, with a directory, of each subcommand.
+fn man(out_dir: Option<&std::path::Path>) -> Result<ExitCode> {
+    use anyhow::Context;
+    let command = <Cli as clap::CommandFactory>::command();
+    let Some(dir) = out_dir else {
+        clap_mangen::Man::new(command).render(&mut std::io::stdout())?;
+        return Ok(ExitCode::SUCCESS);
+    };
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let write = |name: String, cmd: clap::Command| -> Result<()> {
+        let path = dir.join(format!("{name}.1"));
+        let mut out = Vec::new();
+        clap_mangen::Man::new(cmd.name(name.clone())).render(&mut out)?;
+        std::fs::write(&path, out).with_context(|| format!("cannot write {}", path.display()))?;
+        println!("{}", path.display());
+        Ok(())
+    };
+    for sub in command.get_subcommands() {
+        write(format!("simcrawl-{}", sub.get_name()), sub.clone())?;
+    }
+    write("simcrawl".to_owned(), command)?;
+    Ok(ExitCode::SUCCESS)
 }
