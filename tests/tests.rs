@@ -9,6 +9,7 @@ mod crawl_web;
 mod hostile;
 mod pages;
 mod realweb;
+mod report;
 mod resume;
 mod revoke;
 mod warc;

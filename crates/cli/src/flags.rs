@@ -58,6 +58,11 @@ pub enum Command {
         after_help = "Examples:\n  simcrawl export > pages.jsonl\n  simcrawl export --format cdxj > index.cdxj      # after crawl --warc DIR; pywb reads it"
     )]
     Export(ExportArgs),
+    /// Write the crawl's report: one self-contained HTML page (summary, skips by host, rules, clusters, the k chart, pairs side by side).
+    #[command(
+        after_help = "Examples:\n  simcrawl report --store ./simcrawl-data --out report.html\n  simcrawl report --k 5 --out report.html && xdg-open report.html"
+    )]
+    Report(ReportArgs),
     /// List the fetches that got no response, with the reason (timeout, connect, refused-by-policy, ...).
     #[command(
         after_help = "Examples:\n  simcrawl failed --store ./simcrawl-data\n  simcrawl failed --reason timeout --format jsonl"
@@ -508,6 +513,21 @@ pub struct ExportArgs {
     /// The WARC directory to index for --format cdxj (default: the one the crawl wrote with --warc).
     #[arg(long, value_name = "DIR")]
     pub warc: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// The HTML file to write.
+    #[arg(long, value_name = "FILE", default_value = "report.html")]
+    pub out: PathBuf,
+    /// Near-duplicate threshold for the clusters and the pairs shown.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=8))]
+    pub k: u32,
+    /// Skip log entries listed per reason.
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    pub skips: usize,
 }
 
 /// `simcrawl export --format`.

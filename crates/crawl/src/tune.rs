@@ -129,14 +129,25 @@ pub fn tune(index: &PageIndex, samples_per_distance: usize) -> Result<TuneReport
     })
 }
 
-/// A short word diff: at most `max_runs` runs of words that only one side has, as `-words` or `+words`.
-/// Longest common subsequence over the first 600 words of each side.
-pub fn word_diff(a: &str, b: &str, max_runs: usize) -> Vec<String> {
-    let wa: Vec<&str> = a.split_whitespace().take(600).collect();
-    let wb: Vec<&str> = b.split_whitespace().take(600).collect();
+/// One step of a word alignment ([`align_words`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WordOp<'a> {
+    /// A word both texts have, at this point of each.
+    Same(&'a str),
+    /// A word only the first text has here.
+    OnlyA(&'a str),
+    /// A word only the second text has here.
+    OnlyB(&'a str),
+}
+
+/// Aligns the first `limit` words of `a` and `b` on a longest common subsequence: the words both
+/// share, and those only one has, in reading order (what a side-by-side view marks).
+pub fn align_words<'a>(a: &'a str, b: &'a str, limit: usize) -> Vec<WordOp<'a>> {
+    let wa: Vec<&str> = a.split_whitespace().take(limit).collect();
+    let wb: Vec<&str> = b.split_whitespace().take(limit).collect();
     let (n, m) = (wa.len(), wb.len());
     // lcs[i][j] = LCS length of wa[i..] and wb[j..].
-    let mut lcs = vec![0u16; (n + 1) * (m + 1)];
+    let mut lcs = vec![0u32; (n + 1) * (m + 1)];
     let at = |i: usize, j: usize| i * (m + 1) + j;
     for i in (0..n).rev() {
         for j in (0..m).rev() {
@@ -147,8 +158,28 @@ pub fn word_diff(a: &str, b: &str, max_runs: usize) -> Vec<String> {
             };
         }
     }
-    let mut runs: Vec<String> = Vec::new();
+    let mut ops = Vec::with_capacity(n.max(m));
     let (mut i, mut j) = (0, 0);
+    while i < n || j < m {
+        if i < n && j < m && wa[i] == wb[j] {
+            ops.push(WordOp::Same(wa[i]));
+            i += 1;
+            j += 1;
+        } else if j < m && (i == n || lcs[at(i, j + 1)] >= lcs[at(i + 1, j)]) {
+            ops.push(WordOp::OnlyB(wb[j]));
+            j += 1;
+        } else {
+            ops.push(WordOp::OnlyA(wa[i]));
+            i += 1;
+        }
+    }
+    ops
+}
+
+/// A short word diff: at most `max_runs` runs of words that only one side has, as `-words` or `+words`.
+/// Longest common subsequence over the first 600 words of each side.
+pub fn word_diff(a: &str, b: &str, max_runs: usize) -> Vec<String> {
+    let mut runs: Vec<String> = Vec::new();
     let mut minus: Vec<&str> = Vec::new();
     let mut plus: Vec<&str> = Vec::new();
     let flush = |minus: &mut Vec<&str>, plus: &mut Vec<&str>, runs: &mut Vec<String>| {
@@ -161,17 +192,11 @@ pub fn word_diff(a: &str, b: &str, max_runs: usize) -> Vec<String> {
             plus.clear();
         }
     };
-    while i < n || j < m {
-        if i < n && j < m && wa[i] == wb[j] {
-            flush(&mut minus, &mut plus, &mut runs);
-            i += 1;
-            j += 1;
-        } else if j < m && (i == n || lcs[at(i, j + 1)] >= lcs[at(i + 1, j)]) {
-            plus.push(wb[j]);
-            j += 1;
-        } else {
-            minus.push(wa[i]);
-            i += 1;
+    for op in align_words(a, b, 600) {
+        match op {
+            WordOp::Same(_) => flush(&mut minus, &mut plus, &mut runs),
+            WordOp::OnlyA(w) => minus.push(w),
+            WordOp::OnlyB(w) => plus.push(w),
         }
         if runs.len() >= max_runs {
             break;

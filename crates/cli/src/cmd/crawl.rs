@@ -362,10 +362,22 @@ pub fn demo(args: DemoArgs) -> Result<ExitCode> {
     })?;
     print_report(&report);
     show_skips(&store, args.show)?;
+    let report_path = store.join("report.html");
+    {
+        let inspector = simcrawl_crawl::inspect::Inspector::open(&store)?;
+        super::inspect::write_report(&inspector, &store, &report_path, args.crawl.k, 200)?;
+    }
     println!(
-        "\nthe store is in {}; inspect it with:\n  simcrawl skipped --store {0}\n  simcrawl tune --store {0}\n  simcrawl mirrors --store {0}",
+        "\nthe report: {}\n\nthe store is in {}; inspect it with:\n  simcrawl skipped --store {1}\n  simcrawl tune --store {1}\n  simcrawl mirrors --store {1}",
+        report_path.display(),
         store.display()
     );
+    if args.store.is_none() {
+        println!(
+            "it is a temporary directory: remove it with\n  rm -r {}",
+            store.display()
+        );
+    }
     Ok(exit_code(&report))
 }
 

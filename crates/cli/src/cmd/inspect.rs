@@ -6,8 +6,8 @@
 //! (`simcrawl skipped | head`) ends the command quietly with success, not with a panic or an error.
 
 use crate::flags::{
-    ClustersArgs, ExportArgs, ExportFormat, FailedArgs, Format, SkippedArgs, StatsArgs, StoreArgs,
-    TuneArgs,
+    ClustersArgs, ExportArgs, ExportFormat, FailedArgs, Format, ReportArgs, SkippedArgs, StatsArgs,
+    StoreArgs, TuneArgs,
 };
 use crate::output::clip;
 use anyhow::{Result, anyhow};
@@ -420,6 +420,34 @@ pub fn export(args: ExportArgs) -> Result<ExitCode> {
             })
         }
     }
+}
+
+/// `simcrawl report`: the crawl's HTML report.
+pub fn report(args: ReportArgs) -> Result<ExitCode> {
+    let inspector = open_store(&args.store.store)?;
+    write_report(&inspector, &args.store.store, &args.out, args.k, args.skips)?;
+    println!("{}", args.out.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Renders the report of the crawl in `inspector` into `out`.
+pub fn write_report(
+    inspector: &Inspector,
+    store: &std::path::Path,
+    out: &std::path::Path,
+    k: u32,
+    skips: usize,
+) -> Result<()> {
+    let options = simcrawl_report::ReportOptions {
+        k,
+        skips_per_reason: skips,
+        title: format!("simcrawl report: {}", store.display()),
+        ..simcrawl_report::ReportOptions::default()
+    };
+    let html = simcrawl_report::render(inspector, &options)?;
+    std::fs::write(out, html)
+        .map_err(|e| anyhow!("cannot write the report to {}: {e}", out.display()))?;
+    Ok(())
 }
 
 /// Runs `write` on a locked, buffered standard output. A closed pipe is success: the reader has

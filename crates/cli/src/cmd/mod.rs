@@ -21,6 +21,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Stats(args) => inspect::stats(args),
         Command::Export(args) => inspect::export(args),
         Command::Failed(args) => inspect::failed(args),
+        Command::Report(args) => inspect::report(args),
         Command::Url(UrlCommand::Canon(args)) => url::canon(args),
         Command::Extract(args) => page::extract(args),
         Command::Fingerprint(args) => page::fingerprint(args),
