@@ -10,6 +10,7 @@ mod fingerprint;
 mod index;
 mod proc;
 mod realweb;
+mod report;
 mod rng;
 mod stats;
 mod url;
@@ -42,6 +43,8 @@ enum Command {
     /// A crawl of the real-page web (Debian documentation behind the copy roles), scored by
     /// scripts/realweb_truth.py against truth taken from the files.
     Realweb(realweb::Args),
+    /// The HTML report of a store with 100,000 skips: render time and page size.
+    Report(report::Args),
 }
 
 fn main() -> Result<()> {
@@ -58,5 +61,6 @@ fn main() -> Result<()> {
         Command::Extract(args) => extract::run(args),
         Command::Crawl(args) => crawl::run(args),
         Command::Realweb(args) => realweb::run(args),
+        Command::Report(args) => report::run(args),
     }
 }
