@@ -41,10 +41,15 @@ pub fn run(args: Args) -> Result<()> {
                 time_ms: 1_764_000_000_000 + i as u64,
                 url,
                 reason,
-                original: Some(format!("http://origin.example/section/{}/page-{i}.html", i % 97)),
+                original: Some(format!(
+                    "http://origin.example/section/{}/page-{i}.html",
+                    i % 97
+                )),
                 distance: (!reason.before_fetch()).then_some((i % 4) as u32),
                 jaccard: (!reason.before_fetch()).then_some(0.9),
-                rule: reason.before_fetch().then(|| format!("mirror {host} -> origin.example")),
+                rule: reason
+                    .before_fetch()
+                    .then(|| format!("mirror {host} -> origin.example")),
                 host,
                 depth: (i % 5) as u32,
                 referrer: None,

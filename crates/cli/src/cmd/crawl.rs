@@ -324,10 +324,27 @@ pub fn crawl(args: CrawlArgs) -> Result<ExitCode> {
     Ok(exit_code(&report))
 }
 
+/// The file that marks a store as made by `simcrawl demo`.
+const DEMO_MARKER: &str = "simcrawl-demo";
+
 pub fn demo(args: DemoArgs) -> Result<ExitCode> {
     let rt = runtime()?;
     let temp;
     let store = match &args.store {
+        // The demo web gets new ports every run: an earlier demo's store would mix two webs.
+        // A store an earlier demo made (it has the marker) is replaced; any other is refused.
+        Some(dir) if dir.join(DEMO_MARKER).exists() => {
+            std::fs::remove_dir_all(dir).with_context(|| {
+                format!("cannot clear the earlier demo store {}", dir.display())
+            })?;
+            dir.clone()
+        }
+        Some(dir) if dir.read_dir().is_ok_and(|mut d| d.next().is_some()) => {
+            anyhow::bail!(
+                "{} is not empty and no demo made it; the demo starts a fresh crawl: give another --store",
+                dir.display()
+            );
+        }
         Some(dir) => dir.clone(),
         None => {
             temp = std::env::temp_dir().join(format!("simcrawl-demo-{}", std::process::id()));
@@ -342,6 +359,13 @@ pub fn demo(args: DemoArgs) -> Result<ExitCode> {
         articles: args.pages as usize,
         ..simcrawl_testsite::TestWebConfig::default()
     };
+    std::fs::create_dir_all(&store)
+        .with_context(|| format!("cannot create {}", store.display()))?;
+    std::fs::write(
+        store.join(DEMO_MARKER),
+        "a store made by simcrawl demo: the next demo with this --store replaces it\n",
+    )
+    .with_context(|| format!("cannot write in {}", store.display()))?;
     let report = rt.block_on(async {
         let web = simcrawl_testsite::TestWeb::generate(web_config)
             .serve()

@@ -20,7 +20,11 @@ fn count(n: usize, noun: &str) -> String {
 }
 
 fn extraction_name(e: &Extraction) -> &'static str {
-    if e.is_main() { "main" } else { "fallback" }
+    match e {
+        Extraction::Main { .. } => "main",
+        Extraction::Short { .. } => "short",
+        Extraction::Fallback { .. } => "fallback",
+    }
 }
 
 pub fn extract(args: PageArgs) -> Result<ExitCode> {
