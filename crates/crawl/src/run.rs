@@ -853,7 +853,7 @@ impl Coordinator {
         }
         match result {
             PageResult::Failed(_) | PageResult::Broken(_) => {
-                let (reason, message, will_retry) = match &result {
+                let (reason, message, transient) = match &result {
                     PageResult::Failed(e) => {
                         tracing::debug!("{e}");
                         (e.kind().name(), e.to_string(), e.kind().is_transient())
@@ -864,10 +864,11 @@ impl Coordinator {
                     }
                     _ => unreachable!("matched above"),
                 };
+                let will_retry = transient && self.frontier.would_retry(&lease);
                 self.record_failure(&lease, reason, message, will_retry)?;
                 // A refusal, a timeout the fetcher already retried, a redirect error: another
                 // round would fail the same way, and hold the host meanwhile.
-                let completion = if will_retry {
+                let completion = if transient {
                     Completion::Failed { retry_after: None }
                 } else {
                     Completion::Fetched

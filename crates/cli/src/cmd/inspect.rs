@@ -249,6 +249,8 @@ pub fn clusters(args: ClustersArgs) -> Result<ExitCode> {
 pub fn mirrors(args: StoreArgs) -> Result<ExitCode> {
     let inspector = open_store(&args.store)?;
     let rules = inspector.rules()?;
+    let stats = inspector.stats()?;
+    let (learned, revoked) = (stats.rules_learned, stats.rules_revoked);
     to_stdout(|out| {
         if rules.is_empty() {
             writeln!(out, "no rules learned")?;
@@ -273,12 +275,21 @@ pub fn mirrors(args: StoreArgs) -> Result<ExitCode> {
             }
         }
         let active = rules.iter().filter(|r| r.active).count();
-        writeln!(
+        write!(
             out,
             "{}: {active} active, {} revoked",
             plural(rules.len() as u64, "rule", "rules"),
             rules.len() - active
         )?;
+        // `stats` counts events: a rule revoked and learned again is one row here, two learnings
+        // and a revocation there. Say so when the two differ.
+        if learned != rules.len() as u64 || revoked != (rules.len() - active) as u64 {
+            write!(
+                out,
+                " (learned {learned} and revoked {revoked} times over the crawl: a rule revoked and learned again is one row)"
+            )?;
+        }
+        writeln!(out)?;
         Ok(())
     })
 }

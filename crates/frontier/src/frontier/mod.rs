@@ -78,7 +78,7 @@ pub struct Frontier {
     in_flight: u32,
     clock: WallClock,
     session: u64,
-    /// The store was not closed cleanly before this session: see [`Lease::after_crash`].
+    /// The store was not closed cleanly before this session: see [`crate::Lease::after_crash`].
     after_crash: bool,
 }
 
@@ -231,6 +231,13 @@ impl Frontier {
     /// The counters (also readable from the store alone with [`FrontierCounters::read`]).
     pub fn counters(&self) -> FrontierCounters {
         self.counters.snapshot()
+    }
+
+    /// Whether completing `lease` with [`Completion::Failed`](crate::Completion::Failed) would
+    /// queue it again (it has attempts left, [`FrontierConfig::max_attempts`]) rather than give
+    /// it up.
+    pub fn would_retry(&self, lease: &crate::Lease) -> bool {
+        lease.attempt.saturating_add(1) < self.config.max_attempts
     }
 
     /// Hosts whose robots.txt asks for a crawl-delay over the cap: their URLs stay queued and are
