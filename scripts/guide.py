@@ -85,6 +85,7 @@ def shell_command(cmd_lines: list[str]) -> str:
 
 def generic(line: str) -> str:
     line = re.sub(r"https?://\S+", "URL", line)
+    line = re.sub(r"^\S+\)/\S*", "SURT", line)  # a CDXJ key
     line = re.sub(r"\b[A-Za-z0-9]{16,}\b", "ID", line)
     line = re.sub(r"\d+(\.\d+)?", "#", line)
     line = re.sub(r"\s+", " ", line).strip()
