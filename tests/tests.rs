@@ -12,4 +12,5 @@ mod realweb;
 mod report;
 mod resume;
 mod revoke;
+mod search;
 mod warc;

@@ -58,6 +58,14 @@ pub enum Command {
         after_help = "Examples:\n  simcrawl export > pages.jsonl\n  simcrawl export --format cdxj > index.cdxj      # after crawl --warc DIR; pywb reads it"
     )]
     Export(ExportArgs),
+    /// Search the pages the crawl kept (BM25), each hit with a snippet and the copies skipped against it.
+    #[command(
+        after_help = "Examples:\n  simcrawl search 'tide gauge' --store ./simcrawl-data\n  simcrawl search 'title:harbour' --limit 5 --format jsonl\n\nThe query language is tantivy's: words (any may match, more matches rank higher), \"a phrase\", +required, -excluded, title:word, url_text:word."
+    )]
+    Search(SearchArgs),
+    /// Build the full-text index of a store again from its pages (after an upgrade, or a crawl with --no-search-index).
+    #[command(after_help = "Examples:\n  simcrawl index --store ./simcrawl-data")]
+    Index(StoreArgs),
     /// Write the crawl's report: one self-contained HTML page (summary, skips by host, rules, clusters, the k chart, pairs side by side).
     #[command(
         after_help = "Examples:\n  simcrawl report --store ./simcrawl-data --out report.html\n  simcrawl report --k 5 --out report.html && xdg-open report.html"
@@ -247,6 +255,9 @@ pub struct CrawlFlags {
     /// Follow the links of every duplicate, even exact copies and pages of known mirrors (by default only near-, text- and canonical duplicates' links are followed, and cross-host copies' until their mirror is learned).
     #[arg(long, help_heading = "Duplicates")]
     pub follow_duplicate_links: bool,
+    /// Check nothing for duplicates: index every page fetched, learn no rule (spellings of one URL still merge). To measure what dedup buys.
+    #[arg(long, help_heading = "Duplicates")]
+    pub no_dedup: bool,
     /// Agreeing observations needed before a mirror, alias, parameter, host-option or canonical rule is learned.
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..), help_heading = "Learning")]
     pub min_evidence: u32,
@@ -343,6 +354,9 @@ pub struct CrawlFlags {
     /// Write every response fetched as WARC 1.1 files in this directory (exact copies as revisit records, the reason for every skip as a metadata record).
     #[arg(long, value_name = "DIR", help_heading = "Output")]
     pub warc: Option<PathBuf>,
+    /// Do not keep the full-text index <store>/index/ (`simcrawl index` builds it later).
+    #[arg(long, help_heading = "Output")]
+    pub no_search_index: bool,
     /// Size at which a WARC file is closed and the next begun (bytes; K, M and G suffixes).
     #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = parse_size, requires = "warc", help_heading = "Output")]
     pub warc_max_size: u64,
@@ -513,6 +527,32 @@ pub struct ExportArgs {
     /// The WARC directory to index for --format cdxj (default: the one the crawl wrote with --warc).
     #[arg(long, value_name = "DIR")]
     pub warc: Option<PathBuf>,
+    /// The index name in --format es-bulk action lines.
+    #[arg(long, value_name = "NAME", default_value = "simcrawl")]
+    pub es_index: String,
+}
+
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// The query.
+    pub query: String,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Hits shown.
+    #[arg(long, default_value_t = 10)]
+    pub limit: usize,
+    /// `table` for people, `jsonl` for machines.
+    #[arg(long, value_enum, default_value_t = SearchFormat::Table)]
+    pub format: SearchFormat,
+}
+
+/// `simcrawl search --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SearchFormat {
+    /// A ranked list with snippets.
+    Table,
+    /// One JSON object per hit.
+    Jsonl,
 }
 
 #[derive(Debug, Args)]
@@ -537,6 +577,8 @@ pub enum ExportFormat {
     Jsonl,
     /// One CDXJ line per response and revisit record of the crawl's WARC files, sorted, keyed as pywb looks them up.
     Cdxj,
+    /// Elasticsearch / OpenSearch bulk NDJSON: an index action line and a document line per page.
+    EsBulk,
 }
 
 /// A non-negative number of seconds.

@@ -43,6 +43,12 @@ pub struct CrawlConfig {
     pub max_fetches: Option<u64>,
     /// Write what is fetched, and why duplicates were skipped, as WARC files (`--warc`).
     pub archive: Option<crate::archive::ArchiveConfig>,
+    /// Keep the full-text index `<store>/index/` while crawling. Default on (`--no-search-index`).
+    pub search_index: bool,
+    /// Check pages for duplicates. Default on. Off (`--no-dedup`), every fetched page is indexed
+    /// and no rule is learned (URL keys still merge spellings of one URL): to measure what dedup
+    /// buys.
+    pub dedup: bool,
 }
 
 impl CrawlConfig {
@@ -63,6 +69,8 @@ impl CrawlConfig {
             checkpoint_every: Duration::from_secs(5),
             max_fetches: None,
             archive: None,
+            search_index: true,
+            dedup: true,
         }
     }
 }

@@ -23,6 +23,9 @@ pub enum CrawlError {
     /// Writing the web archive (`--warc`) failed; the message names the file.
     #[error(transparent)]
     Archive(#[from] simcrawl_warc::WarcError),
+    /// The full-text index (`<store>/index/`) failed; the message names it.
+    #[error("{0}")]
+    Search(String),
     /// A configuration value is unusable; the message names it.
     #[error("{0}")]
     Config(String),

@@ -17,6 +17,9 @@ pub const CRAWL_META_TREE: &str = "crawl";
 /// The address class each fetched host answered from (0 public, 1 private, 2 link-local), so that a
 /// resumed crawl applies the same link policy: `Tree<String (host:port), u8>`.
 pub const HOST_CLASSES_TREE: &str = "host_classes";
+/// The copies skipped against each indexed page, for the search index: `Tree<u32 (page id), (u64
+/// (how many), String (the first 100 URLs, one per line))>`.
+pub const COPIES_TREE: &str = "copies";
 /// In [`CRAWL_META_TREE`]: the learned rules in `simcrawl-url`'s byte form.
 pub const LEARNED_RULES_KEY: &str = "learned_rules";
 

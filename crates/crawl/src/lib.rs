@@ -52,6 +52,7 @@ pub mod learn;
 pub mod page;
 pub mod pages;
 pub mod run;
+pub mod search;
 pub mod skiplog;
 pub mod tune;
 

@@ -276,6 +276,8 @@ struct Coordinator {
     archive: Option<Archive>,
     /// A skip decided about the page being handled, written to the archive with its response.
     archived_skip: Option<SkipRecord>,
+    /// The full-text index (`<store>/index/`).
+    search: Option<crate::search::SearchSync>,
     failures: Log<crate::FailureRecord>,
     /// Redirect targets queued, by key hash, with the number of redirects that led to them: a
     /// chain is followed through the frontier, and ends at the fetcher's redirect limit.
@@ -405,6 +407,16 @@ pub async fn run(
         };
         classes.insert(host, class);
     }
+    let search = if config.search_index {
+        Some(crate::search::SearchSync::open(
+            &store,
+            &config.store,
+            &pages,
+            unclean_resume.is_some(),
+        )?)
+    } else {
+        None
+    };
     let archive = match &config.archive {
         Some(archive) => Some(Archive::open(
             &store,
@@ -441,6 +453,7 @@ pub async fn run(
         skips: store.log(layout::SKIP_LOG)?,
         archive,
         archived_skip: None,
+        search,
         failures: store.log(layout::FAILURE_LOG)?,
         redirect_hops: HashMap::new(),
         variants,
@@ -657,6 +670,10 @@ impl Coordinator {
             archive.sync()?;
         }
         self.store.flush()?;
+        // After the store's flush: the search index never holds a page the store could lose.
+        if let Some(search) = self.search.as_mut() {
+            search.checkpoint(&self.pages)?;
+        }
         Ok(())
     }
 
@@ -820,6 +837,14 @@ impl Coordinator {
             1,
         )?;
         self.skips.append(&record)?;
+        if self.search.is_some()
+            && let Some(original) = record.original.as_deref()
+            && let Ok(key) = self.canon.canonicalize(original, None)
+            && let Some(id) = self.pages.by_key(key.key.hash128())?
+            && let Some(search) = self.search.as_mut()
+        {
+            search.copy(id, &record.url)?;
+        }
         if let Some(archive) = self.archive.as_mut() {
             if record.reason.before_fetch() {
                 archive.skipped(&record)?;
@@ -1093,7 +1118,11 @@ impl Coordinator {
             .as_ref()
             .map(|c| c.key.hash128())
             .filter(|h| *h != own_key);
-        let verdict = self.pages.check(&analysis, canonical_hash, &host)?;
+        let verdict = if self.config.dedup {
+            self.pages.check(&analysis, canonical_hash, &host)?
+        } else {
+            Verdict::Unique
+        };
         let final_url = redact(&page.final_url);
         let follow = !analysis.document.meta_robots.nofollow;
         let is_verification = verifying.is_some();
@@ -1122,6 +1151,9 @@ impl Coordinator {
                         &analysis,
                     )?;
                     self.pages.add_key(lease.key_hash, id)?;
+                    if let Some(search) = self.search.as_mut() {
+                        search.indexed(id);
+                    }
                     if self.recent.len() == RECENT_PAGES {
                         self.recent.pop_front();
                     }
@@ -1136,8 +1168,9 @@ impl Coordinator {
                     let pages = &self.pages;
                     let canon = &self.canon;
                     // A short page that failed the stricter test of a short text is no evidence
-                    // against a mirror: its copy may differ only in a few words of noise.
-                    let revoked = if analysis.short {
+                    // against a mirror: its copy may differ only in a few words of noise. Without
+                    // dedup (--no-dedup) nothing is learned.
+                    let revoked = if analysis.short || !self.config.dedup {
                         Vec::new()
                     } else {
                         self.learner.observe_unique(&page.final_url, |counterpart| {
@@ -1154,8 +1187,10 @@ impl Coordinator {
                     for rule in revoked {
                         self.revoke(&rule)?;
                     }
-                    self.host_option_evidence_against(&page.final_url, id)?;
-                    if !is_verification {
+                    if self.config.dedup {
+                        self.host_option_evidence_against(&page.final_url, id)?;
+                    }
+                    if !is_verification && self.config.dedup {
                         self.canonical_evidence(
                             &page.final_url,
                             &page.final_key,
@@ -1163,7 +1198,9 @@ impl Coordinator {
                             id,
                         )?;
                     }
-                    if let Ok(key_url) = Url::parse(page.final_key.key.as_str()) {
+                    if let Ok(key_url) = Url::parse(page.final_key.key.as_str())
+                        && self.config.dedup
+                    {
                         for rule in self.learner.observe_params(&key_url, id) {
                             self.apply_rule(rule, None)?;
                         }
@@ -1320,6 +1357,9 @@ impl Coordinator {
     }
 
     fn observe_redirect(&mut self, from: &Url, to: &Url) -> Result<(), CrawlError> {
+        if !self.config.dedup {
+            return Ok(());
+        }
         if let Some(rule) = self.learner.observe_redirect(from, to) {
             self.apply_rule(rule, Some((from.to_string(), to.to_string())))?;
         }

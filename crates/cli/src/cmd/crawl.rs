@@ -26,6 +26,8 @@ fn config(
         config.canon = canon.options();
     }
     config.follow_duplicate_links = flags.follow_duplicate_links;
+    config.dedup = !flags.no_dedup;
+    config.search_index = !flags.no_search_index;
     config.max_links_per_page = flags.max_links_per_page as usize;
     config.learn.min_evidence = flags.min_evidence;
     config.learn.min_agreement = flags.min_agreement;

@@ -411,6 +411,19 @@ pub fn export(args: ExportArgs) -> Result<ExitCode> {
                 Ok(())
             })
         }
+        ExportFormat::EsBulk => {
+            let index = inspector.pages()?;
+            let action =
+                |id: u32| json!({"index": {"_index": args.es_index, "_id": id.to_string()}});
+            to_stdout(|out| {
+                for record in index.records() {
+                    let record = record?;
+                    writeln!(out, "{}", action(record.id))?;
+                    writeln!(out, "{}", page_json(&record))?;
+                }
+                Ok(())
+            })
+        }
         ExportFormat::Cdxj => {
             let dir = match args.warc.clone().or(inspector.warc_dir()?) {
                 Some(dir) => dir,
@@ -532,7 +545,7 @@ pub fn failed(args: FailedArgs) -> Result<ExitCode> {
     })
 }
 
-fn to_stdout(write: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<ExitCode> {
+pub fn to_stdout(write: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<ExitCode> {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let result = write(&mut out).and_then(|()| Ok(out.flush()?));

@@ -3,6 +3,7 @@
 mod crawl;
 mod inspect;
 mod page;
+mod search;
 mod url;
 
 use crate::flags::{Cli, Command, UrlCommand};
@@ -22,6 +23,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Export(args) => inspect::export(args),
         Command::Failed(args) => inspect::failed(args),
         Command::Report(args) => inspect::report(args),
+        Command::Search(args) => search::search(args),
+        Command::Index(args) => search::index(args),
         Command::Url(UrlCommand::Canon(args)) => url::canon(args),
         Command::Extract(args) => page::extract(args),
         Command::Fingerprint(args) => page::fingerprint(args),

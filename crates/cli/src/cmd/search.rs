@@ -1,0 +1,119 @@
+//! `simcrawl search` and `simcrawl index`: the full-text index of the pages a crawl kept.
+
+use crate::flags::{SearchArgs, SearchFormat, StoreArgs};
+use crate::output::clip;
+use anyhow::Result;
+use serde_json::json;
+use std::process::ExitCode;
+
+/// `simcrawl search QUERY`: ranked hits with a snippet and the copies skipped against each.
+pub fn search(args: SearchArgs) -> Result<ExitCode> {
+    let dir = simcrawl_search::index_dir(&args.store.store);
+    if !args.store.store.exists() {
+        anyhow::bail!(
+            "no crawl store at {}; run `simcrawl crawl` first, or pass --store",
+            args.store.store.display()
+        );
+    }
+    let index = simcrawl_search::SearchIndex::open_read_only(&dir)?;
+    let hits = index.search(&args.query, args.limit)?;
+    super::inspect::to_stdout(|out| {
+        match args.format {
+            SearchFormat::Jsonl => {
+                for hit in &hits {
+                    let line = json!({
+                        "score": (f64::from(hit.score) * 1000.0).round() / 1000.0,
+                        "id": hit.id,
+                        "url": hit.url,
+                        "title": hit.title,
+                        "host": hit.host,
+                        "simhash": format!("{:016x}", hit.simhash),
+                        "snippet": hit.snippet,
+                        "copies_skipped": hit.copies_total,
+                        "copies": hit.copies,
+                    });
+                    writeln!(out, "{line}")?;
+                }
+            }
+            SearchFormat::Table => {
+                for (rank, hit) in hits.iter().enumerate() {
+                    let title = if hit.title.is_empty() {
+                        "(no title)"
+                    } else {
+                        &hit.title
+                    };
+                    writeln!(
+                        out,
+                        "{:>2}. {}  [{:.2}]",
+                        rank + 1,
+                        clip(title, 70),
+                        hit.score
+                    )?;
+                    writeln!(out, "    {}", hit.url)?;
+                    writeln!(out, "    {}", clip(&hit.snippet, 160))?;
+                    match hit.copies_total {
+                        0 => {}
+                        n => {
+                            let shown: Vec<&str> =
+                                hit.copies.iter().take(3).map(String::as_str).collect();
+                            let more = if n as usize > shown.len() {
+                                format!(", and {} more", n as usize - shown.len())
+                            } else {
+                                String::new()
+                            };
+                            writeln!(
+                                out,
+                                "    {n} {} skipped: {}{more}",
+                                if n == 1 { "copy" } else { "copies" },
+                                shown.join(", ")
+                            )?;
+                        }
+                    }
+                }
+                writeln!(
+                    out,
+                    "{} for {:?} among {} pages",
+                    match hits.len() {
+                        1 => "1 hit".to_owned(),
+                        n => format!("{n} hits"),
+                    },
+                    args.query,
+                    index.len()
+                )?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// `simcrawl index`: the search index built again from the store.
+pub fn index(args: StoreArgs) -> Result<ExitCode> {
+    let inspector = super::inspect::open_store(&args.store)?;
+    let bar = (!crate::output::quiet() && std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .then(|| {
+            let bar = indicatif::ProgressBar::new(0);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{bar:40} {pos}/{len} pages  {per_sec}  eta {eta}",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            bar
+        });
+    let started = std::time::Instant::now();
+    let done = simcrawl_crawl::search::rebuild(inspector.store(), &args.store, |done, total| {
+        if let Some(bar) = &bar {
+            bar.set_length(total);
+            bar.set_position(done);
+        }
+    })?;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    println!(
+        "indexed {done} pages into {} in {:.1} s",
+        simcrawl_search::index_dir(&args.store).display(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(ExitCode::SUCCESS)
+}

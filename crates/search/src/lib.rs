@@ -1,0 +1,497 @@
+//! simcrawl's full-text index: the pages a crawl kept, in a tantivy index beside the store
+//! (`<store>/index/`), ranked by BM25, with a snippet and the copies skipped against each page.
+//!
+//! The crawl writes it as it indexes pages and commits it at each of the store's checkpoints,
+//! after the store's flush, with the number of pages committed as the commit's payload
+//! ([`SearchIndex::committed_pages`]). Page ids are dense (0, 1, 2, ...), so after a crash the
+//! crawl puts back the pages the store has and the index lost, and drops any the index has that
+//! the store lost ([`SearchIndex::align`]): a page is in the search index if and only if the
+//! store indexed it. Reading needs no lock: `simcrawl search` works while a crawl runs.
+//!
+//! ```
+//! use simcrawl_search::{PageDoc, SearchIndex};
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let mut index = SearchIndex::open(dir.path()).unwrap();
+//! let copies = vec!["http://mirror.example/tides.html".to_owned()];
+//! index.put(&PageDoc {
+//!     id: 0,
+//!     url: "http://example.org/tides.html",
+//!     title: "How the harbour tide gauge works",
+//!     text: "The tide gauge at the end of the north pier is a stilling well.",
+//!     host: "example.org",
+//!     time_ms: 0,
+//!     simhash: 0xb95d143c92a8cf37,
+//!     copies: &copies,
+//!     copies_total: 1,
+//! }).unwrap();
+//! index.commit(1).unwrap();
+//! let hits = index.search("tide gauge", 10).unwrap();
+//! assert_eq!(hits[0].url, "http://example.org/tides.html");
+//! assert_eq!(hits[0].copies, copies);
+//! assert!(hits[0].snippet.contains("[tide]"));
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use tantivy::collector::TopDocs;
+use tantivy::directory::MmapDirectory;
+use tantivy::query::QueryParser;
+use tantivy::schema::{FAST, Field, INDEXED, STORED, STRING, Schema, TEXT, Value};
+use tantivy::snippet::SnippetGenerator;
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term, doc};
+
+/// The directory of the search index inside a store directory.
+pub const INDEX_DIR_NAME: &str = "index";
+
+/// Copy URLs kept per page in the index (the total is kept too).
+pub const MAX_COPIES: usize = 100;
+
+/// The search index's directory for the store in `store_dir`.
+pub fn index_dir(store_dir: &Path) -> PathBuf {
+    store_dir.join(INDEX_DIR_NAME)
+}
+
+/// What can go wrong with the search index.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SearchError {
+    /// tantivy failed; the message names the directory.
+    #[error("search index {path}: {source}")]
+    Index {
+        /// The index directory.
+        path: PathBuf,
+        /// What tantivy said.
+        source: tantivy::TantivyError,
+    },
+    /// The directory could not be created or read.
+    #[error("search index {path}: {source}")]
+    Io {
+        /// The index directory.
+        path: PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+    /// The query does not parse.
+    #[error("bad query {query:?}: {reason}")]
+    Query {
+        /// The query.
+        query: String,
+        /// Why.
+        reason: String,
+    },
+    /// There is no index in the directory (read-only open).
+    #[error("no search index in {0}: run `simcrawl index --store DIR` to build it from the store")]
+    Missing(PathBuf),
+}
+
+/// A page as the index holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageDoc<'a> {
+    /// The page's id in the store.
+    pub id: u32,
+    /// Its URL.
+    pub url: &'a str,
+    /// Its title (empty if none).
+    pub title: &'a str,
+    /// Its main text.
+    pub text: &'a str,
+    /// Its host (`host[:port]`).
+    pub host: &'a str,
+    /// When it was fetched (Unix ms).
+    pub time_ms: u64,
+    /// Its SimHash.
+    pub simhash: u64,
+    /// URLs of copies skipped against it (the first [`MAX_COPIES`]).
+    pub copies: &'a [String],
+    /// How many copies were skipped against it.
+    pub copies_total: u64,
+}
+
+/// One search result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    /// BM25 score.
+    pub score: f32,
+    /// The page's id in the store.
+    pub id: u32,
+    /// Its URL.
+    pub url: String,
+    /// Its title.
+    pub title: String,
+    /// Its host.
+    pub host: String,
+    /// When it was fetched (Unix ms).
+    pub time_ms: u64,
+    /// Its SimHash.
+    pub simhash: u64,
+    /// A passage of the text with the query's terms in `[brackets]`.
+    pub snippet: String,
+    /// URLs of copies skipped against it (at most [`MAX_COPIES`]).
+    pub copies: Vec<String>,
+    /// How many copies were skipped against it.
+    pub copies_total: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Fields {
+    id: Field,
+    url: Field,
+    url_text: Field,
+    title: Field,
+    text: Field,
+    host: Field,
+    time: Field,
+    simhash: Field,
+    copy: Field,
+    copies_total: Field,
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut b = Schema::builder();
+    let fields = Fields {
+        id: b.add_u64_field("id", INDEXED | STORED | FAST),
+        url: b.add_text_field("url", STRING | STORED),
+        url_text: b.add_text_field("url_text", TEXT),
+        title: b.add_text_field("title", TEXT | STORED),
+        text: b.add_text_field("text", TEXT | STORED),
+        host: b.add_text_field("host", STRING | STORED),
+        time: b.add_u64_field("time_ms", STORED),
+        simhash: b.add_u64_field("simhash", STORED),
+        copy: b.add_text_field("copy", STRING | STORED),
+        copies_total: b.add_u64_field("copies_total", STORED),
+    };
+    (b.build(), fields)
+}
+
+/// The search index of one store.
+pub struct SearchIndex {
+    dir: PathBuf,
+    index: Index,
+    reader: IndexReader,
+    writer: Option<IndexWriter>,
+    fields: Fields,
+}
+
+impl std::fmt::Debug for SearchIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SearchIndex")
+            .field("dir", &self.dir)
+            .field("writable", &self.writer.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Memory for tantivy's indexing buffer (one thread).
+const WRITER_MEMORY: usize = 32 << 20;
+
+impl SearchIndex {
+    /// Opens the index in `dir` for writing, creating it if needed.
+    pub fn open(dir: &Path) -> Result<SearchIndex, SearchError> {
+        std::fs::create_dir_all(dir).map_err(|e| SearchError::Io {
+            path: dir.to_owned(),
+            source: e,
+        })?;
+        let index = Self::open_index(dir)?;
+        let writer = index
+            .writer_with_num_threads(1, WRITER_MEMORY)
+            .map_err(|e| SearchError::Index {
+                path: dir.to_owned(),
+                source: e,
+            })?;
+        Self::with_index(dir, index, Some(writer))
+    }
+
+    /// Opens the index in `dir` to search it, without taking the writer's lock (a crawl may be
+    /// writing it).
+    pub fn open_read_only(dir: &Path) -> Result<SearchIndex, SearchError> {
+        if !dir.join("meta.json").exists() {
+            return Err(SearchError::Missing(dir.to_owned()));
+        }
+        let index = Self::open_index(dir)?;
+        Self::with_index(dir, index, None)
+    }
+
+    fn open_index(dir: &Path) -> Result<Index, SearchError> {
+        let err = |e| SearchError::Index {
+            path: dir.to_owned(),
+            source: e,
+        };
+        let directory = MmapDirectory::open(dir).map_err(|e| SearchError::Index {
+            path: dir.to_owned(),
+            source: e.into(),
+        })?;
+        Index::open_or_create(directory, schema().0).map_err(err)
+    }
+
+    fn with_index(
+        dir: &Path,
+        index: Index,
+        writer: Option<IndexWriter>,
+    ) -> Result<SearchIndex, SearchError> {
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(|e| SearchError::Index {
+                path: dir.to_owned(),
+                source: e,
+            })?;
+        Ok(SearchIndex {
+            dir: dir.to_owned(),
+            index,
+            reader,
+            writer,
+            fields: schema().1,
+        })
+    }
+
+    fn err(&self, e: tantivy::TantivyError) -> SearchError {
+        SearchError::Index {
+            path: self.dir.clone(),
+            source: e,
+        }
+    }
+
+    fn writer(&mut self) -> Result<&mut IndexWriter, SearchError> {
+        let dir = self.dir.clone();
+        self.writer.as_mut().ok_or(SearchError::Index {
+            path: dir,
+            source: tantivy::TantivyError::InvalidArgument(
+                "the index was opened read-only".to_owned(),
+            ),
+        })
+    }
+
+    /// Adds page `doc.id`, replacing the entry it had (its copies changed, say). Visible to
+    /// searches after the next [`commit`](SearchIndex::commit).
+    pub fn put(&mut self, page: &PageDoc<'_>) -> Result<(), SearchError> {
+        let f = self.fields;
+        let mut document = doc!(
+            f.id => u64::from(page.id),
+            f.url => page.url,
+            f.url_text => page.url,
+            f.title => page.title,
+            f.text => page.text,
+            f.host => page.host,
+            f.time => page.time_ms,
+            f.simhash => page.simhash,
+            f.copies_total => page.copies_total,
+        );
+        for copy in page.copies.iter().take(MAX_COPIES) {
+            document.add_text(f.copy, copy);
+        }
+        let writer = self.writer()?;
+        writer.delete_term(Term::from_field_u64(f.id, u64::from(page.id)));
+        let result = writer.add_document(document);
+        result.map(|_| ()).map_err(|e| self.err(e))
+    }
+
+    /// Removes page `id`.
+    pub fn delete(&mut self, id: u32) -> Result<(), SearchError> {
+        let f = self.fields;
+        self.writer()?
+            .delete_term(Term::from_field_u64(f.id, u64::from(id)));
+        Ok(())
+    }
+
+    /// Makes every change durable and visible, recording that the store's pages `0..pages` are
+    /// in the index.
+    pub fn commit(&mut self, pages: u32) -> Result<(), SearchError> {
+        let payload = serde_json::json!({ "pages": pages }).to_string();
+        let writer = self.writer()?;
+        let mut prepared = writer.prepare_commit().map_err(|e| SearchError::Index {
+            path: PathBuf::new(),
+            source: e,
+        })?;
+        prepared.set_payload(&payload);
+        prepared.commit().map_err(|e| self.err(e))?;
+        self.reader.reload().map_err(|e| self.err(e))
+    }
+
+    /// How many of the store's pages the last commit held (0 for a new index).
+    pub fn committed_pages(&self) -> Result<u32, SearchError> {
+        let metas = self.index.load_metas().map_err(|e| self.err(e))?;
+        Ok(metas
+            .payload
+            .as_deref()
+            .and_then(|p| serde_json::from_str::<serde_json::Value>(p).ok())
+            .and_then(|v| v.get("pages")?.as_u64())
+            .map_or(0, |n| n.min(u64::from(u32::MAX)) as u32))
+    }
+
+    /// Brings a committed index in line with a store of `store_pages` pages after a crash: pages
+    /// the index committed beyond the store's are removed, and the ids of the store's pages the
+    /// index lacks are returned for the caller to [`put`](SearchIndex::put). Commit afterwards.
+    pub fn align(&mut self, store_pages: u32) -> Result<std::ops::Range<u32>, SearchError> {
+        let committed = self.committed_pages()?;
+        for id in store_pages..committed {
+            self.delete(id)?;
+        }
+        Ok(committed.min(store_pages)..store_pages)
+    }
+
+    /// Documents in the index (as of the last commit).
+    pub fn len(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+
+    /// Whether the index holds no page.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Every page id in the index, sorted (as of the last commit).
+    pub fn ids(&self) -> Result<Vec<u32>, SearchError> {
+        let searcher = self.reader.searcher();
+        let mut ids = Vec::new();
+        for segment in searcher.segment_readers() {
+            let column = segment.fast_fields().u64("id").map_err(|e| self.err(e))?;
+            for doc in segment.doc_ids_alive() {
+                if let Some(id) = column.first(doc) {
+                    ids.push(id as u32);
+                }
+            }
+        }
+        ids.sort_unstable();
+        Ok(ids)
+    }
+
+    /// The best `limit` pages for `query` (tantivy's query language over title, text and URL;
+    /// `title:` and `url_text:` restrict to a field), best first.
+    pub fn search(&self, query: &str, limit: usize) -> Result<Vec<Hit>, SearchError> {
+        let f = self.fields;
+        let searcher = self.reader.searcher();
+        let mut parser = QueryParser::for_index(&self.index, vec![f.title, f.text, f.url_text]);
+        parser.set_field_boost(f.title, 2.0);
+        let parsed = parser.parse_query(query).map_err(|e| SearchError::Query {
+            query: query.to_owned(),
+            reason: e.to_string(),
+        })?;
+        let top = searcher
+            .search(&parsed, &TopDocs::with_limit(limit.max(1)).order_by_score())
+            .map_err(|e| self.err(e))?;
+        let mut snippets =
+            SnippetGenerator::create(&searcher, &*parsed, f.text).map_err(|e| self.err(e))?;
+        snippets.set_max_num_chars(200);
+        let mut hits = Vec::with_capacity(top.len());
+        for (score, address) in top {
+            let document: TantivyDocument = searcher.doc(address).map_err(|e| self.err(e))?;
+            let text = |field| {
+                document
+                    .get_first(field)
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default()
+            };
+            let number = |field| {
+                document
+                    .get_first(field)
+                    .and_then(|v| v.as_u64())
+                    .unwrap_or(0)
+            };
+            let mut snippet = snippets.snippet_from_doc(&document);
+            snippet.set_snippet_prefix_postfix("[", "]");
+            let passage = if snippet.fragment().is_empty() {
+                text(f.text).chars().take(200).collect()
+            } else {
+                plain(&snippet.to_html())
+            };
+            hits.push(Hit {
+                score,
+                id: number(f.id) as u32,
+                url: text(f.url),
+                title: text(f.title),
+                host: text(f.host),
+                time_ms: number(f.time),
+                simhash: number(f.simhash),
+                snippet: passage.split_whitespace().collect::<Vec<_>>().join(" "),
+                copies: document
+                    .get_all(f.copy)
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect(),
+                copies_total: number(f.copies_total),
+            });
+        }
+        Ok(hits)
+    }
+}
+
+/// Undoes the HTML escaping of a snippet (`to_html` escapes `&`, `<`, `>`, quotes).
+fn plain(html: &str) -> String {
+    html.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(id: u32, url: &str, text: &str) -> PageDoc<'static> {
+        PageDoc {
+            id,
+            url: Box::leak(url.to_owned().into_boxed_str()),
+            title: "",
+            text: Box::leak(text.to_owned().into_boxed_str()),
+            host: "h",
+            time_ms: 0,
+            simhash: 0,
+            copies: &[],
+            copies_total: 0,
+        }
+    }
+
+    #[test]
+    fn put_replaces_and_commit_records_the_pages() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut index = SearchIndex::open(dir.path()).expect("open");
+        assert_eq!(index.committed_pages().expect("payload"), 0);
+        index.put(&page(0, "http://h/a", "alpha")).expect("put");
+        index.put(&page(1, "http://h/b", "beta")).expect("put");
+        index
+            .put(&page(0, "http://h/a", "gamma"))
+            .expect("put again");
+        index.commit(2).expect("commit");
+        assert_eq!(index.ids().expect("ids"), vec![0, 1]);
+        assert!(index.search("alpha", 10).expect("search").is_empty());
+        assert_eq!(index.search("gamma", 10).expect("search")[0].id, 0);
+        drop(index);
+        let reopened = SearchIndex::open_read_only(dir.path()).expect("read-only");
+        assert_eq!(reopened.committed_pages().expect("payload"), 2);
+        assert_eq!(reopened.len(), 2);
+    }
+
+    #[test]
+    fn uncommitted_pages_are_lost_and_align_says_what_to_put_back() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        {
+            let mut index = SearchIndex::open(dir.path()).expect("open");
+            for id in 0..3 {
+                index
+                    .put(&page(id, &format!("http://h/{id}"), "text"))
+                    .expect("put");
+            }
+            index.commit(3).expect("commit");
+            index.put(&page(3, "http://h/3", "text")).expect("put");
+            // Dropped without a commit, as a kill leaves it.
+        }
+        let mut index = SearchIndex::open(dir.path()).expect("reopen");
+        assert_eq!(index.ids().expect("ids"), vec![0, 1, 2]);
+        // The store has 5 pages: 3 and 4 are to be put back.
+        assert_eq!(index.align(5).expect("align"), 3..5);
+        // The store has 2: page 2 goes.
+        assert_eq!(index.align(2).expect("align"), 2..2);
+        index.commit(2).expect("commit");
+        assert_eq!(index.ids().expect("ids"), vec![0, 1]);
+    }
+
+    #[test]
+    fn a_bad_query_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let index = SearchIndex::open(dir.path()).expect("open");
+        let err = index.search("title:(", 10).expect_err("unbalanced");
+        assert!(err.to_string().contains("title:("), "{err}");
+    }
+}
