@@ -12,6 +12,7 @@ mod proc;
 mod realweb;
 mod report;
 mod rng;
+mod search;
 mod stats;
 mod url;
 
@@ -45,6 +46,8 @@ enum Command {
     Realweb(realweb::Args),
     /// The HTML report of a store with 100,000 skips: render time and page size.
     Report(report::Args),
+    /// What dedup buys the search index: copies in the top 10, index size, indexing cost.
+    Search(search::Args),
 }
 
 fn main() -> Result<()> {
@@ -62,5 +65,6 @@ fn main() -> Result<()> {
         Command::Crawl(args) => crawl::run(args),
         Command::Realweb(args) => realweb::run(args),
         Command::Report(args) => report::run(args),
+        Command::Search(args) => search::run(args),
     }
 }
