@@ -20,6 +20,18 @@ pub enum CrawlError {
         "a stored record is unreadable ({0}); the store may be damaged: start a new crawl with another --store"
     )]
     Record(#[from] CodecError),
+    /// The frontier failed: its store (a full disk, a damaged tree), its configuration, or a
+    /// lease it did not hand out. The kind is kept.
+    #[error(transparent)]
+    Frontier(#[from] simcrawl_frontier::FrontierError),
+    /// Writing the pages file (`--out`) failed.
+    #[error("cannot write {path}: {source}")]
+    Output {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
     /// Writing the web archive (`--warc`) failed; the message names the file.
     #[error(transparent)]
     Archive(#[from] simcrawl_warc::WarcError),

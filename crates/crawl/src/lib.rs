@@ -66,7 +66,7 @@ pub use config::CrawlConfig;
 pub use error::CrawlError;
 pub use failures::FailureRecord;
 pub use page::{Analyzer, PageAnalysis};
-pub use pages::{PageIndex, PageRecord, Verdict};
+pub use pages::{PageIndex, PageRecord, PairVerdict, Verdict, compare_pages};
 pub use run::{Progress, Report, run};
 pub use simcrawl_extract::{Document, Extraction};
 pub use skiplog::{SkipReason, SkipRecord};

@@ -644,3 +644,101 @@ mod tests {
         ));
     }
 }
+
+/// What the crawl would decide about page `b` if page `a` were the only page indexed: the
+/// verdict of [`PageIndex::check`] itself (same stages, same guards), with the reason in words.
+/// `simcrawl explain` prints it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairVerdict {
+    /// The skip reason, or `None` when `b` would be indexed.
+    pub reason: Option<SkipReason>,
+    /// Why, in words.
+    pub why: String,
+    /// Hamming distance between the two SimHashes.
+    pub distance: u32,
+    /// MinHash Jaccard estimate.
+    pub jaccard: f64,
+}
+
+/// Decides `b` against `a` the way a crawl at `k` and `jaccard` would, with `a` indexed first
+/// (see [`PairVerdict`]). The URLs decide whether the two are on one host (the title rule).
+pub fn compare_pages(
+    a: &PageAnalysis,
+    a_url: &str,
+    b: &PageAnalysis,
+    b_url: &str,
+    k: u32,
+    jaccard: f64,
+) -> Result<PairVerdict, CrawlError> {
+    let store = simcrawl_store::Store::temporary()?;
+    let mut index = PageIndex::open(&store, k, jaccard)?;
+    index.insert(a_url, 0, 0, 0, a)?;
+    let distance = a.simhash.distance(b.simhash);
+    let estimate = a.sketch.jaccard(&b.sketch)?;
+    let verdict = index.check(b, None, &host_of(b_url))?;
+    let why = match &verdict {
+        Verdict::Duplicate { reason, .. } => match reason {
+            SkipReason::ExactDuplicate => "the bodies are byte for byte identical".to_owned(),
+            SkipReason::TextDuplicate => "the normalised main texts are identical".to_owned(),
+            _ => format!("distance {distance} <= k = {k}, Jaccard {estimate:.3}"),
+        },
+        Verdict::Unique if b.words == 0 => {
+            "B has no main text: an empty page is a copy only of identical bytes".to_owned()
+        }
+        Verdict::Unique if a.text_digest == b.text_digest => {
+            "the normalised main texts are identical, but the whole pages disagree (size, title, or a short page's whole text): indexed, to be safe".to_owned()
+        }
+        Verdict::Unique if distance > k => format!("Hamming distance {distance} > k = {k}"),
+        Verdict::Unique if jaccard > 0.0 && estimate < jaccard => {
+            format!("distance {distance} <= k = {k}, but Jaccard {estimate:.3} < {jaccard}")
+        }
+        Verdict::Unique => format!(
+            "distance {distance} <= k = {k} and Jaccard {estimate:.3}, but the whole pages disagree (size, title, or a short page's whole text): indexed, to be safe"
+        ),
+    };
+    Ok(PairVerdict {
+        reason: match verdict {
+            Verdict::Duplicate { reason, .. } => Some(reason),
+            Verdict::Unique => None,
+        },
+        why,
+        distance,
+        jaccard: estimate,
+    })
+}
+
+#[cfg(test)]
+mod compare_tests {
+    use super::*;
+    use crate::page::Analyzer;
+
+    fn analyse(html: &str) -> PageAnalysis {
+        let url = url::Url::parse("http://h.test/p").expect("url");
+        Analyzer::default().analyze_html(html.as_bytes(), html, &url, None)
+    }
+
+    #[test]
+    fn two_wordless_pages_with_different_bodies_are_distinct_as_in_a_crawl() {
+        let a = analyse("<html><body><img src=a.png></body></html>");
+        let b = analyse("<html><body><img src=b.png></body></html>");
+        let v =
+            compare_pages(&a, "http://h.test/a", &b, "http://h.test/b", 3, 0.8).expect("compare");
+        assert_eq!(v.reason, None, "{}", v.why);
+        assert!(v.why.contains("no main text"), "{}", v.why);
+    }
+
+    #[test]
+    fn identical_bodies_are_exact_duplicates() {
+        let html = "<html><head><title>t</title></head><body><p>same words here</p></body></html>";
+        let v = compare_pages(
+            &analyse(html),
+            "http://h.test/a",
+            &analyse(html),
+            "http://h.test/b",
+            3,
+            0.8,
+        )
+        .expect("compare");
+        assert_eq!(v.reason, Some(SkipReason::ExactDuplicate));
+    }
+}

@@ -323,8 +323,8 @@ pub async fn run(
     // A bad flag is refused before the store directory is created.
     config.frontier.validate().map_err(frontier_err)?;
     let store = Store::open(&config.store)?;
-    let mut frontier = Frontier::open(&store, config.frontier.clone())
-        .map_err(|e| CrawlError::Config(format!("cannot open the frontier: {e}")))?;
+    let mut frontier =
+        Frontier::open(&store, config.frontier.clone()).map_err(CrawlError::Frontier)?;
     let pages = PageIndex::open(&store, config.k, config.jaccard)?;
     let unclean_resume = store.opened_after_unclean_stop().then(|| {
         let queued = frontier.stats().queued;
@@ -370,7 +370,7 @@ pub async fn run(
             Ok(candidate) => {
                 frontier
                     .admit(&candidate, 0, Via::Seed)
-                    .map_err(|e| CrawlError::Config(format!("cannot queue seed {seed}: {e}")))?;
+                    .map_err(CrawlError::Frontier)?;
                 variants.insert(&xxh3_128(candidate.fetch.as_str().as_bytes()), &())?;
             }
             Err(e) => return Err(CrawlError::Config(format!("seed {seed}: {e}"))),
@@ -382,8 +382,9 @@ pub async fn run(
                 .create(true)
                 .append(true)
                 .open(path)
-                .map_err(|e| {
-                    CrawlError::Config(format!("cannot open --out {}: {e}", path.display()))
+                .map_err(|e| CrawlError::Output {
+                    path: path.clone(),
+                    source: e,
                 })?,
         )),
         None => None,
@@ -486,9 +487,9 @@ pub async fn run(
     Ok(report)
 }
 
-/// The frontier's errors are the crawl's configuration or store problems; keep their message.
+/// The frontier's errors keep their kind (a store failure is not a configuration error).
 fn frontier_err(e: simcrawl_frontier::FrontierError) -> CrawlError {
-    CrawlError::Config(format!("frontier: {e}"))
+    CrawlError::Frontier(e)
 }
 
 impl Coordinator {
@@ -663,8 +664,10 @@ impl Coordinator {
             &self.canon.rules().to_bytes(),
         )?;
         if let Some(out) = self.output.as_mut() {
-            out.flush()
-                .map_err(|e| CrawlError::Config(format!("cannot write --out: {e}")))?;
+            out.flush().map_err(|e| CrawlError::Output {
+                path: self.config.output.clone().unwrap_or_default(),
+                source: e,
+            })?;
         }
         if let Some(archive) = self.archive.as_mut() {
             archive.sync()?;
@@ -1388,7 +1391,10 @@ impl Coordinator {
             "words": a.words,
             "text": a.document.main_text,
         });
-        writeln!(out, "{line}").map_err(|e| CrawlError::Config(format!("cannot write --out: {e}")))
+        writeln!(out, "{line}").map_err(|e| CrawlError::Output {
+            path: self.config.output.clone().unwrap_or_default(),
+            source: e,
+        })
     }
 
     /// Offers a page's links to the frontier, logging variants and rule skips.

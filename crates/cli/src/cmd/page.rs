@@ -6,7 +6,7 @@ use crate::input::{LoadedPage, load};
 use crate::output::{clip, wrap};
 use anyhow::Result;
 use serde_json::json;
-use simcrawl_crawl::{Analyzer, Extraction, PageAnalysis};
+use simcrawl_crawl::{Analyzer, Extraction};
 use std::collections::HashMap;
 use std::process::ExitCode;
 
@@ -134,47 +134,6 @@ pub fn fingerprint(args: PageArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// What the dedup stages would say of B given A, with the reason.
-fn verdict(
-    a: &PageAnalysis,
-    b: &PageAnalysis,
-    distance: u32,
-    jaccard: f64,
-    args: &ExplainArgs,
-) -> (&'static str, String) {
-    if a.body_digest == b.body_digest {
-        return ("exact-duplicate", "the bodies are byte-identical".into());
-    }
-    if a.text_digest == b.text_digest {
-        return (
-            "text-duplicate",
-            "the normalised main texts are identical".into(),
-        );
-    }
-    if distance > args.k {
-        return (
-            "distinct",
-            format!("Hamming distance {distance} > k = {}", args.k),
-        );
-    }
-    if args.jaccard > 0.0 && jaccard < args.jaccard {
-        return (
-            "distinct",
-            format!(
-                "distance {distance} <= k = {}, but Jaccard {jaccard:.3} < {}",
-                args.k, args.jaccard
-            ),
-        );
-    }
-    (
-        "near-duplicate",
-        format!(
-            "distance {distance} <= k = {}, Jaccard {jaccard:.3}",
-            args.k
-        ),
-    )
-}
-
 /// Features of a text with their counts, keyed by hash.
 fn feature_counts(analyzer: &Analyzer, text: &str) -> HashMap<u64, (String, i64)> {
     let mut counts: HashMap<u64, (String, i64)> = HashMap::new();
@@ -189,9 +148,18 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode> {
     let a = load(&analyzer, &args.a, None)?;
     let b = load(&analyzer, &args.b, None)?;
     let (pa, pb) = (&a.analysis, &b.analysis);
-    let distance = pa.simhash.distance(pb.simhash);
-    let jaccard = pa.sketch.jaccard(&pb.sketch)?;
-    let (verdict, reason) = verdict(pa, pb, distance, jaccard, &args);
+    // The crawl's own decision, with B fetched after A on the pages' own hosts.
+    let decided = simcrawl_crawl::compare_pages(
+        pa,
+        a.url.as_str(),
+        pb,
+        b.url.as_str(),
+        args.k,
+        args.jaccard,
+    )?;
+    let (distance, jaccard) = (decided.distance, decided.jaccard);
+    let verdict = decided.reason.map_or("distinct", |r| r.as_str());
+    let reason = decided.why;
 
     // The features whose weight differs most between the two texts.
     let (fa, fb) = (
