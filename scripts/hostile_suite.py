@@ -1317,9 +1317,12 @@ def run_one(sc: Scenario, args) -> dict:
         notes.append(f"EXCESSIVE REQUESTS ({requests} > {sc.max_requests})")
     if rec["rss_mib"] and rec["rss_mib"] > args.rss_limit:
         notes.append(f"HIGH RSS ({rec['rss_mib']} MiB > {args.rss_limit})")
-    if stats and not killed and not any(stats.get(k) for k in
-                                        ("fetched", "failed", "excluded_total", "http_errors")):
-        notes.append("SEED UNACCOUNTED (not fetched, failed or excluded)")
+    # A seed host parked for its crawl-delay is accounted for by the report's "parked" line
+    # (host, delay, URLs left queued) and exit code 1.
+    parked = "parked " in stdout and "left queued" in stdout
+    if stats and not killed and not parked and not any(
+            stats.get(k) for k in ("fetched", "failed", "excluded_total", "http_errors")):
+        notes.append("SEED UNACCOUNTED (not fetched, failed, excluded or parked)")
     if sc.check:
         notes += sc.check(sc, rec)
     rec["notes"] = notes
