@@ -450,7 +450,7 @@ pub async fn run(
     let mut c = Coordinator {
         option_canons,
         classes_tree,
-        seen: store.key_set(simcrawl_frontier::trees::SEEN_TREE)?,
+        seen: frontier.seen_set(),
         skips: store.log(layout::SKIP_LOG)?,
         archive,
         archived_skip: None,

@@ -233,6 +233,13 @@ impl Frontier {
         self.counters.snapshot()
     }
 
+    /// A handle on the seen set (canonical-key hashes of every URL admitted), for a caller that
+    /// must ask from another task whether a URL is known (the crawl's redirect hook). Reading only:
+    /// the frontier is the set's one writer.
+    pub fn seen_set(&self) -> KeySet {
+        self.seen.clone()
+    }
+
     /// Whether completing `lease` with [`Completion::Failed`](crate::Completion::Failed) would
     /// queue it again (it has attempts left, [`FrontierConfig::max_attempts`]) rather than give
     /// it up.
