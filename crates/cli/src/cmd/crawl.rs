@@ -44,11 +44,6 @@ fn config(
         ScopeArg::Domain => Scope::Domain,
         ScopeArg::Any => Scope::Any,
     };
-    for (flag, list) in [("--include", &flags.include), ("--exclude", &flags.exclude)] {
-        for re in list {
-            regex_check(flag, re)?;
-        }
-    }
     f.include = flags.include.clone();
     f.exclude = flags.exclude.clone();
     f.max_depth = flags.max_depth;
@@ -87,31 +82,17 @@ fn config(
                 crate::flags::WarcDups::Revisit => simcrawl_crawl::DuplicatePayloads::Revisit,
             },
         });
+    // The frontier checks its own settings (it compiles --include and --exclude); say which flag.
+    if let Err(simcrawl_frontier::FrontierError::Config { field, reason }) =
+        config.frontier.validate()
+    {
+        let flag = field.split('[').next().unwrap_or(&field).replace('_', "-");
+        bail!("--{flag}: {reason}");
+    }
     Ok(config)
 }
 
 /// A rough validity check of a regex, so that a typo is a clear error naming the flag before the crawl.
-fn regex_check(flag: &str, re: &str) -> Result<()> {
-    let mut depth = 0i32;
-    let mut escaped = false;
-    for c in re.chars() {
-        match (escaped, c) {
-            (true, _) => escaped = false,
-            (false, '\\') => escaped = true,
-            (false, '(') => depth += 1,
-            (false, ')') => depth -= 1,
-            _ => {}
-        }
-        if depth < 0 {
-            bail!("{flag} {re:?} is not a valid regular expression: unbalanced ')'");
-        }
-    }
-    if depth != 0 || escaped {
-        bail!("{flag} {re:?} is not a valid regular expression: unbalanced '(' or a trailing '\\'");
-    }
-    Ok(())
-}
-
 /// Resolves after the first Ctrl-C; a second Ctrl-C exits at once (what was flushed stays).
 async fn ctrl_c() {
     if tokio::signal::ctrl_c().await.is_err() {
