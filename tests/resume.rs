@@ -24,20 +24,11 @@ fn resume_after_kill_gives_the_same_index_as_an_uninterrupted_crawl() {
 
     // The same crawl, slowed down, killed mid-way, then run again until done.
     let dir = Dir::new();
-    let mut child = simcrawl()
-        .args(["crawl", "--delay", "0.02", "--concurrency", "2", "--store"])
-        .arg(dir.store())
-        .args(&seeds)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("simcrawl starts");
-    std::thread::sleep(std::time::Duration::from_millis(700));
-    child.kill().expect("SIGKILL");
-    let status = child.wait().expect("the child ends");
-    assert!(
-        !status.success(),
-        "the crawl finished before it was killed; slow it down"
+    crate::util::crawl_killed_after(
+        &dir.store(),
+        &seeds,
+        &[],
+        std::time::Duration::from_millis(700),
     );
     // Resume: no seeds, the store remembers the frontier.
     let out = crawl(&dir.store(), &[], &[]);

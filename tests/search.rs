@@ -91,17 +91,12 @@ fn search_finds_kept_pages_and_names_their_copies() {
 fn after_kill_9_the_search_index_holds_exactly_the_stores_pages() {
     let web = Web::small();
     let dir = Dir::new();
-    let mut child = simcrawl()
-        .args(["crawl", "--delay", "0.02", "--concurrency", "2", "--store"])
-        .arg(dir.store())
-        .args(web.web.seeds())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("simcrawl starts");
-    std::thread::sleep(std::time::Duration::from_millis(900));
-    child.kill().expect("SIGKILL");
-    assert!(!child.wait().expect("the child ends").success());
+    crate::util::crawl_killed_after(
+        &dir.store(),
+        &web.web.seeds(),
+        &[],
+        std::time::Duration::from_millis(900),
+    );
     // At the kill: the committed search index never holds a page the store does not.
     let store_pages = indexed(&dir.store()).len() as u32;
     if index_dir(&dir.store()).join("meta.json").exists() {

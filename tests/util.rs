@@ -7,6 +7,7 @@ use simcrawl_store::{Log, Store};
 use simcrawl_testsite::{RunningWeb, TestWeb, TestWebConfig};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::Duration;
 
 /// The simcrawl binary under test.
 pub fn simcrawl() -> Command {
@@ -71,6 +72,27 @@ pub fn crawl(store: &Path, seeds: &[String], extra: &[&str]) -> Output {
         .args(seeds)
         .output()
         .expect("simcrawl runs")
+}
+
+/// Starts a slowed-down crawl (`--delay 0.02 --concurrency 2` and `extra`) of `seeds` into
+/// `store`, kills it with SIGKILL after `after`, and checks that it had not finished by then.
+pub fn crawl_killed_after(store: &Path, seeds: &[String], extra: &[&str], after: Duration) {
+    let mut child = simcrawl()
+        .args(["crawl", "--delay", "0.02", "--concurrency", "2", "--store"])
+        .arg(store)
+        .args(extra)
+        .args(seeds)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("simcrawl starts");
+    std::thread::sleep(after);
+    child.kill().expect("SIGKILL");
+    let status = child.wait().expect("the child ends");
+    assert!(
+        !status.success(),
+        "the crawl finished before it was killed; slow it down"
+    );
 }
 
 /// Panics with the child's output unless it exited successfully.

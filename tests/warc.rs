@@ -148,19 +148,12 @@ fn a_killed_crawl_resumes_with_whole_warc_files() {
     let web = Web::small();
     let dir = Dir::new();
     let warc = dir.path("warc");
-    let mut child = simcrawl()
-        .args(["crawl", "--delay", "0.02", "--concurrency", "2", "--warc"])
-        .arg(&warc)
-        .arg("--store")
-        .arg(dir.store())
-        .args(web.web.seeds())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("simcrawl starts");
-    std::thread::sleep(std::time::Duration::from_millis(700));
-    child.kill().expect("SIGKILL");
-    assert!(!child.wait().expect("the child ends").success());
+    crate::util::crawl_killed_after(
+        &dir.store(),
+        &web.web.seeds(),
+        &["--warc", warc.to_str().expect("utf-8")],
+        std::time::Duration::from_millis(700),
+    );
     // A kill can cut a record in half; simulate the worst case on top of whatever it left.
     let last = files(&warc).expect("files").pop().expect("a WARC file");
     {

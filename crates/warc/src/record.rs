@@ -282,7 +282,11 @@ impl WarcDate {
 
     /// From milliseconds since the Unix epoch.
     pub fn from_unix_millis(millis: u64) -> WarcDate {
-        WarcDate(i64::try_from(millis).unwrap_or(i64::MAX / 1000) * 1000)
+        WarcDate(
+            i64::try_from(millis)
+                .unwrap_or(i64::MAX)
+                .saturating_mul(1000),
+        )
     }
 
     /// Microseconds since the Unix epoch.

@@ -571,29 +571,7 @@ fn closed_pipe_is_success(result: Result<()>) -> Result<ExitCode> {
 /// A time in milliseconds since the Unix epoch as RFC 3339 UTC, to the second:
 /// `2026-09-21T14:13:20Z`.
 fn rfc3339(time_ms: u64) -> String {
-    let secs = time_ms / 1000;
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    let (y, m, d) = civil_from_days(days as i64);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rest / 3600,
-        rest / 60 % 60,
-        rest % 60
-    )
-}
-
-/// The proleptic Gregorian date `days` after 1970-01-01 (Howard Hinnant's `civil_from_days`).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097); // day of the 400-year era, [0, 146096]
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365; // [0, 399]
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100); // day of the year from March 1, [0, 365]
-    let mp = (5 * doy + 2) / 153; // month from March, [0, 11]
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
+    simcrawl_warc::WarcDate::from_unix_millis(time_ms).to_warc()
 }
 
 /// One CSV field: quoted when it holds a comma, a quote or a line break, with quotes doubled.
@@ -849,7 +827,6 @@ mod tests {
         assert_eq!(rfc3339(1_709_210_096_000), "2024-02-29T12:34:56Z");
         assert_eq!(rfc3339(4_102_444_799_000), "2099-12-31T23:59:59Z");
         assert_eq!(rfc3339(86_399_999), "1970-01-01T23:59:59Z");
-        assert_eq!(civil_from_days(-1), (1969, 12, 31));
         // No panic at the far end.
         assert!(rfc3339(u64::MAX).ends_with('Z'));
     }
