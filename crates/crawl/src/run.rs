@@ -138,6 +138,9 @@ impl Report {
 
 /// A finished fetch, with the CPU work already done.
 enum Event {
+    /// The response to a page's request has arrived; its analysis is under way (the `Page` event
+    /// follows). Frees the host for its next request ([`Frontier::answered`]).
+    Answered(Lease),
     Page(Lease, Box<PageResult>),
     Robots(RobotsRequest, Result<(u16, Vec<u8>), FetchError>),
     Sitemap(Lease, Result<(u16, Vec<u8>), FetchError>),
@@ -149,8 +152,13 @@ impl Event {
     fn after_crash(&self) -> bool {
         match self {
             Event::Page(lease, _) | Event::Sitemap(lease, _) => lease.after_crash,
-            Event::Robots(..) => false,
+            Event::Robots(..) | Event::Answered(_) => false,
         }
+    }
+
+    /// Whether this ends a request (every event but `Answered`, which a `Page` event follows).
+    fn ends_request(&self) -> bool {
+        !matches!(self, Event::Answered(_))
     }
 }
 
@@ -569,14 +577,18 @@ impl Coordinator {
             tokio::select! {
                 event = rx.recv(), if in_flight > 0 => {
                     if let Some(event) = event {
-                        in_flight -= 1;
-                        uncommitted += 1;
+                        if event.ends_request() {
+                            in_flight -= 1;
+                            uncommitted += 1;
+                        }
                         urgent |= event.after_crash();
                         self.handle(event)?;
                         // Drain what else is ready without blocking.
                         while let Ok(event) = rx.try_recv() {
-                            in_flight -= 1;
-                            uncommitted += 1;
+                            if event.ends_request() {
+                                in_flight -= 1;
+                                uncommitted += 1;
+                            }
                             urgent |= event.after_crash();
                             self.handle(event)?;
                         }
@@ -731,6 +743,10 @@ impl Coordinator {
                         .map(|w| (w[0].url.clone(), w[1].url.clone()))
                         .collect();
                     let stopped = stopped_at.or(fetched.unfollowed.clone().map(|to| (to, true)));
+                    if stopped.is_none() {
+                        // The host may take its next request while this page is analysed.
+                        let _ = tx.send(Event::Answered(lease.clone())).await;
+                    }
                     if let Some((to, seen)) = stopped {
                         let mut fetched = fetched;
                         let exchange = fetched.capture.take().map(|c| {
@@ -829,6 +845,10 @@ impl Coordinator {
                     .map_err(frontier_err)?;
             }
             Event::Page(lease, result) => self.handle_page(lease, *result, now)?,
+            Event::Answered(lease) => {
+                // A lease completed already (a stop abandoned it) is no error here.
+                let _ = self.frontier.answered(&lease, now);
+            }
         }
         Ok(())
     }

@@ -47,6 +47,9 @@ pub(crate) struct HostState {
     pub(crate) head: Option<Head>,
     /// Leased items: (depth, seq).
     pub(crate) leased: Vec<(u32, u64)>,
+    /// Leased items whose response has arrived ([`Frontier::answered`](crate::Frontier::answered)):
+    /// still leased, no longer a request to the host.
+    pub(crate) answered: Vec<(u32, u64)>,
     /// robots.txt requests out for this host's origins.
     pub(crate) robots_in_flight: u32,
     /// Whether the head waits for a robots.txt answer.
@@ -75,6 +78,7 @@ impl HostState {
             depths: Vec::new(),
             head: None,
             leased: Vec::new(),
+            answered: Vec::new(),
             robots_in_flight: 0,
             waiting_for_robots: false,
             next_due: None,
@@ -92,9 +96,13 @@ impl HostState {
         self.depths.iter().map(|(_, n)| n).sum()
     }
 
-    /// Requests in flight: leases and robots.txt requests.
+    /// Requests in flight: leases and robots.txt requests, less one lease whose response has
+    /// arrived. One answered lease frees its slot, so that fetching the next page overlaps
+    /// processing this one; more do not: every page fetched ahead of what the caller has processed
+    /// is a page fetched before the evidence of the last (a mirror rule learned later).
     pub(crate) fn in_flight(&self) -> u32 {
-        u32::try_from(self.leased.len()).unwrap_or(u32::MAX) + self.robots_in_flight
+        let open = self.leased.len() - self.answered.len().min(1);
+        u32::try_from(open).unwrap_or(u32::MAX) + self.robots_in_flight
     }
 
     /// Whether some queued item is not leased.

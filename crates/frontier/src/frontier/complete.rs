@@ -30,6 +30,27 @@ impl Frontier {
         self.maybe_write()
     }
 
+    /// The response to `lease` has arrived; the caller will complete the lease when it has
+    /// processed the page. The host's politeness no longer counts the lease as a request: its next
+    /// URL may be handed out after the delay from `now`, while the caller is still busy with this
+    /// one (with one request per host, fetching the next page overlaps analysing the last). Only
+    /// one answered lease per host frees its slot: the host does not run further ahead of what the
+    /// caller has processed. The lease still holds its URL until
+    /// [`complete`](Frontier::complete): a crash hands it out again. Calling it twice for a lease
+    /// changes nothing.
+    pub fn answered(&mut self, lease: &Lease, now: Instant) -> Result<(), FrontierError> {
+        let (id, position) = self.lease_slot(lease)?;
+        let delay = self.delay_of(id);
+        let host = self.hosts.get_mut(id);
+        let slot = host.leased[position];
+        if !host.answered.contains(&slot) {
+            host.answered.push(slot);
+            host.not_before(now + delay);
+            self.reschedule(id);
+        }
+        Ok(())
+    }
+
     /// The host of a lease this frontier handed out and that is still outstanding, and the
     /// lease's position in the host's list.
     pub(super) fn lease_slot(&self, lease: &Lease) -> Result<(u32, usize), FrontierError> {
@@ -63,7 +84,9 @@ impl Frontier {
         now: Instant,
     ) -> Result<(), FrontierError> {
         let (id, position) = self.lease_slot(lease)?;
-        self.hosts.get_mut(id).leased.swap_remove(position);
+        let host = self.hosts.get_mut(id);
+        let slot = host.leased.swap_remove(position);
+        host.answered.retain(|a| *a != slot);
         self.in_flight -= 1;
         let key = (lease.host.as_str(), lease.depth);
         let delay = self.delay_of(id);

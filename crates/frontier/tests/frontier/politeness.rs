@@ -361,3 +361,67 @@ async fn attempts_run_out_and_the_url_is_recorded_as_excluded() {
     assert_eq!(counter(&f, Counter::GaveUp), 1);
     assert_eq!(counter(&f, Counter::Failed), 1);
 }
+
+/// With one request per host, an answered lease frees the host for its next URL (after the
+/// delay from the answer) while the caller still holds the first: fetching overlaps analysing.
+/// The first URL stays leased until completed.
+#[tokio::test(start_paused = true)]
+async fn an_answered_lease_frees_the_host_before_it_is_completed() {
+    let store = store();
+    let mut f = open(
+        &store,
+        FrontierConfig {
+            delay: Duration::from_millis(500),
+            ..config()
+        },
+    );
+    admit_pages(&mut f, "a.test", 2);
+    let t0 = Instant::now();
+    let first = expect_fetch(&mut f, t0);
+    assert!(
+        !matches!(f.next_ready(t0).must("next"), Next::Fetch(_)),
+        "one request per host"
+    );
+    f.answered(&first, t0).must("answered");
+    f.answered(&first, t0)
+        .must("answered twice changes nothing");
+    // Not before the delay from the answer.
+    assert!(!matches!(f.next_ready(t0).must("next"), Next::Fetch(_)));
+    let later = t0 + Duration::from_millis(500);
+    let second = expect_fetch(&mut f, later);
+    assert_ne!(first.url, second.url);
+    assert_eq!(f.stats().in_flight, 2, "both still leased");
+    f.complete(first, Completion::Fetched, later)
+        .must("complete the first");
+    f.complete(second, Completion::Fetched, later)
+        .must("complete the second");
+    assert!(matches!(f.next_ready(later).must("next"), Next::Done));
+}
+
+/// Only one answered lease per host frees its slot: the host never runs two pages ahead of what
+/// the caller has processed.
+#[tokio::test(start_paused = true)]
+async fn a_host_runs_at_most_one_page_ahead() {
+    let store = store();
+    let mut f = open(
+        &store,
+        FrontierConfig {
+            delay: Duration::ZERO,
+            ..config()
+        },
+    );
+    admit_pages(&mut f, "a.test", 3);
+    let t0 = Instant::now();
+    let first = expect_fetch(&mut f, t0);
+    f.answered(&first, t0).must("answered");
+    let second = expect_fetch(&mut f, t0);
+    f.answered(&second, t0).must("answered");
+    assert!(
+        !matches!(f.next_ready(t0).must("next"), Next::Fetch(_)),
+        "a third page waits for the first to be completed"
+    );
+    f.complete(first, Completion::Fetched, t0).must("complete");
+    let third = expect_fetch(&mut f, t0);
+    f.complete(second, Completion::Fetched, t0).must("complete");
+    f.complete(third, Completion::Fetched, t0).must("complete");
+}
