@@ -21,6 +21,22 @@ fn records(dir: &std::path::Path) -> Vec<ReadRecord> {
     out
 }
 
+/// Checks that every page the store indexed is the target of a response or revisit record.
+fn every_indexed_page_is_captured(records: &[ReadRecord], store: &std::path::Path) {
+    let captured: BTreeSet<&str> = records
+        .iter()
+        .filter(|r| matches!(r.field("WARC-Type"), Some("response" | "revisit")))
+        .filter_map(|r| r.field("WARC-Target-URI"))
+        .collect();
+    for page in indexed(store) {
+        assert!(
+            captured.contains(page.url.as_str()),
+            "{} not archived",
+            page.url
+        );
+    }
+}
+
 /// The block's `name: value` fields (metadata records).
 fn block_field(record: &ReadRecord, name: &str) -> Option<String> {
     let text = String::from_utf8_lossy(&record.block_head);
@@ -58,17 +74,7 @@ fn every_fetch_and_every_skip_is_in_the_archive() {
             .filter(move |r| r.field("WARC-Type") == Some(kind))
     };
     // Every indexed page has a response record (or a revisit of an identical payload).
-    let captured: BTreeSet<&str> = of("response")
-        .chain(of("revisit"))
-        .filter_map(|r| r.field("WARC-Target-URI"))
-        .collect();
-    for page in indexed(&dir.store()) {
-        assert!(
-            captured.contains(page.url.as_str()),
-            "{} not archived",
-            page.url
-        );
-    }
+    every_indexed_page_is_captured(&records, &dir.store());
     // A revisit points at a response with the same payload digest, URL and date.
     let responses: HashMap<(&str, &str), &ReadRecord> = of("response")
         .map(|r| {
@@ -174,16 +180,5 @@ fn a_killed_crawl_resumes_with_whole_warc_files() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("archive repair"), "{stdout}");
     let records = records(&warc);
-    let captured: BTreeSet<&str> = records
-        .iter()
-        .filter(|r| matches!(r.field("WARC-Type"), Some("response" | "revisit")))
-        .filter_map(|r| r.field("WARC-Target-URI"))
-        .collect();
-    for page in indexed(&dir.store()) {
-        assert!(
-            captured.contains(page.url.as_str()),
-            "{} not archived",
-            page.url
-        );
-    }
+    every_indexed_page_is_captured(&records, &dir.store());
 }
