@@ -4,7 +4,7 @@
 //! records with a byte flipped, cut short or extended.
 
 use crate::layout::RuleRecord;
-use crate::learn::{Evidence, Rule};
+use crate::learn::{Evidence, MirrorRule, Rule};
 use crate::{FailureRecord, PageRecord, SkipReason, SkipRecord};
 use proptest::prelude::*;
 use simcrawl_store::codec::Codec;
@@ -55,10 +55,10 @@ fn valid_records(s: &str, n: u64) -> Vec<Vec<u8>> {
         referrer: None,
     };
     let rule = RuleRecord {
-        rule: Rule::Mirror {
+        rule: Rule::Mirror(MirrorRule {
             from: s.to_string(),
             to: "a".into(),
-        },
+        }),
         evidence: Evidence {
             agree: 5,
             disagree: 1,

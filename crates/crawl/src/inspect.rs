@@ -487,7 +487,7 @@ fn frontier_error(e: FrontierError) -> CrawlError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::learn::{Evidence, Rule};
+    use crate::learn::{Evidence, MirrorRule, ParamRule, Rule};
     use crate::page::Analyzer;
     use crate::testutil::words;
     use url::Url;
@@ -604,17 +604,17 @@ mod tests {
             .unwrap();
         for (rule, active) in [
             (
-                Rule::Mirror {
+                Rule::Mirror(MirrorRule {
                     from: "127.0.0.1:8083".into(),
                     to: "127.0.0.1:8080".into(),
-                },
+                }),
                 true,
             ),
             (
-                Rule::Param {
+                Rule::Param(ParamRule {
                     authority: "127.0.0.1:8080".into(),
                     param: "visit".into(),
-                },
+                }),
                 false,
             ),
         ] {
@@ -803,9 +803,9 @@ mod tests {
         let rules = inspector.rules().unwrap();
         assert_eq!(rules.len(), 2);
         // In the order of their names: "mirror ..." before "parameter ...".
-        assert!(matches!(rules[0].rule, Rule::Mirror { .. }));
+        assert!(matches!(rules[0].rule, Rule::Mirror(MirrorRule { .. })));
         assert!(rules[0].active);
-        assert!(matches!(rules[1].rule, Rule::Param { .. }));
+        assert!(matches!(rules[1].rule, Rule::Param(ParamRule { .. })));
         assert!(!rules[1].active);
         assert_eq!(rules[1].evidence.disagree, 1);
     }

@@ -84,22 +84,9 @@ const RULE_VERSION: u8 = 1;
 impl Codec for RuleRecord {
     fn encode_into(&self, out: &mut Vec<u8>) {
         write_element(&RULE_VERSION, out);
-        let (kind, a, b, c) = match &self.rule {
-            Rule::Mirror { from, to } => (0u8, from, to, None),
-            Rule::Alias { from, to } => (1u8, from, to, None),
-            Rule::Param { authority, param } => (2u8, authority, param, None),
-            Rule::HostOption { authority, option } => (3u8, authority, option, None),
-            Rule::Canonical {
-                authority,
-                from,
-                to,
-            } => (4u8, authority, from, Some(to)),
-        };
-        write_element(&kind, out);
-        write_element(a, out);
-        write_element(b, out);
-        if let Some(c) = c {
-            write_element(c, out);
+        write_element(&self.rule.code(), out);
+        for field in self.rule.kind().fields() {
+            write_element(&field.to_string(), out);
         }
         write_element(&self.evidence.agree, out);
         write_element(&self.evidence.disagree, out);
@@ -122,30 +109,17 @@ impl Codec for RuleRecord {
             )));
         }
         let kind: u8 = r.element()?;
-        let a: String = r.element()?;
-        let b: String = r.element()?;
-        let rule = match kind {
-            0 => Rule::Mirror { from: a, to: b },
-            1 => Rule::Alias { from: a, to: b },
-            2 => Rule::Param {
-                authority: a,
-                param: b,
-            },
-            3 => Rule::HostOption {
-                authority: a,
-                option: b,
-            },
-            4 => Rule::Canonical {
-                authority: a,
-                from: b,
-                to: r.element()?,
-            },
-            other => {
-                return Err(CodecError::invalid::<Self>(format!(
-                    "unknown rule kind {other}"
-                )));
-            }
+        let Some(count) = Rule::field_count(kind) else {
+            return Err(CodecError::invalid::<Self>(format!(
+                "unknown rule kind {kind}"
+            )));
         };
+        let mut fields = Vec::with_capacity(count);
+        for _ in 0..count {
+            fields.push(r.element::<String>()?);
+        }
+        let rule = Rule::from_fields(kind, fields)
+            .ok_or_else(|| CodecError::invalid::<Self>(format!("rule kind {kind}: bad fields")))?;
         let evidence = Evidence {
             agree: r.element()?,
             disagree: r.element()?,
@@ -173,31 +147,32 @@ impl Codec for RuleRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::learn::{AliasRule, CanonicalRule, HostOptionRule, MirrorRule, ParamRule};
 
     #[test]
     fn rule_records_round_trip() {
         for rule in [
-            Rule::Mirror {
+            Rule::Mirror(MirrorRule {
                 from: "a:1/x".into(),
                 to: "b:2".into(),
-            },
-            Rule::Alias {
+            }),
+            Rule::Alias(AliasRule {
                 from: "a:3".into(),
                 to: "a:1".into(),
-            },
-            Rule::Param {
+            }),
+            Rule::Param(ParamRule {
                 authority: "t:9".into(),
                 param: "visit".into(),
-            },
-            Rule::HostOption {
+            }),
+            Rule::HostOption(HostOptionRule {
                 authority: "h:1".into(),
                 option: "collapse-slashes".into(),
-            },
-            Rule::Canonical {
+            }),
+            Rule::Canonical(CanonicalRule {
                 authority: "h:1".into(),
                 from: "/a/{}/print".into(),
                 to: "/a/{}.html".into(),
-            },
+            }),
         ] {
             let record = RuleRecord {
                 rule,

@@ -104,79 +104,9 @@ impl Evidence {
     }
 }
 
-/// A rule the learner proposes, in the spelling `simcrawl-url`'s `LearnedRules` accepts.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Rule {
-    /// `from` (`host[:port][/path]`) mirrors `to`.
-    Mirror {
-        /// The mirror's prefix.
-        from: String,
-        /// The original's prefix.
-        to: String,
-    },
-    /// Every path of host `from` redirects to the same path of host `to` (both `host[:port]`).
-    Alias {
-        /// The alias host.
-        from: String,
-        /// The host it redirects to.
-        to: String,
-    },
-    /// Parameter `param` does not change the content on `authority` (`host[:port]`).
-    Param {
-        /// The host.
-        authority: String,
-        /// The parameter name.
-        param: String,
-    },
-    /// The opt-in normalisation `option` (`collapse-slashes`, ...) is safe on `authority`.
-    HostOption {
-        /// The host.
-        authority: String,
-        /// The option's name.
-        option: String,
-    },
-    /// On `authority`, a path matching template `from` has the canonical URL whose path is
-    /// template `to` with the same value (`/articles/{}/print` -> `/articles/{}.html`).
-    Canonical {
-        /// The host.
-        authority: String,
-        /// The source path template.
-        from: String,
-        /// The target path template.
-        to: String,
-    },
-}
-
-impl Rule {
-    /// The `host[:port]` whose URLs the rule changes the keys of.
-    pub fn source_authority(&self) -> &str {
-        match self {
-            Rule::Mirror { from, .. } => from.split('/').next().unwrap_or(from),
-            Rule::Alias { from, .. } => from,
-            Rule::Param { authority, .. }
-            | Rule::HostOption { authority, .. }
-            | Rule::Canonical { authority, .. } => authority,
-        }
-    }
-}
-
-impl std::fmt::Display for Rule {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Rule::Mirror { from, to } => write!(f, "mirror {from} -> {to}"),
-            Rule::Alias { from, to } => write!(f, "alias {from} -> {to}"),
-            Rule::Param { authority, param } => {
-                write!(f, "parameter {param} is irrelevant on {authority}")
-            }
-            Rule::HostOption { authority, option } => write!(f, "{option} on {authority}"),
-            Rule::Canonical {
-                authority,
-                from,
-                to,
-            } => write!(f, "canonical {authority}{from} -> {to}"),
-        }
-    }
-}
+pub use crate::rules::{
+    AliasRule, CanonicalRule, HostOptionRule, MirrorRule, ParamRule, Rule, RuleKind,
+};
 
 /// What one URL group remembers for parameter evidence: the value of the parameter and the content.
 #[derive(Debug, Clone)]
@@ -331,15 +261,17 @@ impl Learner {
                 .unwrap_or_default()
         };
         match rule {
-            Rule::Mirror { from, to } => get(&self.mirrors, from, to),
-            Rule::Alias { from, to } => get(&self.aliases, from, to),
-            Rule::Param { authority, param } => get(&self.params, authority, param),
-            Rule::HostOption { authority, option } => get(&self.host_options, authority, option),
-            Rule::Canonical {
+            Rule::Mirror(MirrorRule { from, to }) => get(&self.mirrors, from, to),
+            Rule::Alias(AliasRule { from, to }) => get(&self.aliases, from, to),
+            Rule::Param(ParamRule { authority, param }) => get(&self.params, authority, param),
+            Rule::HostOption(HostOptionRule { authority, option }) => {
+                get(&self.host_options, authority, option)
+            }
+            Rule::Canonical(CanonicalRule {
                 authority,
                 from,
                 to,
-            } => self
+            }) => self
                 .canonicals
                 .get(&(authority.clone(), from.clone(), to.clone()))
                 .copied()
@@ -349,9 +281,10 @@ impl Learner {
 
     /// The share of agreeing evidence `rule` needs.
     fn agreement(&self, rule: &Rule) -> f64 {
-        match rule {
-            Rule::Mirror { .. } | Rule::Alias { .. } => self.config.mirror_agreement,
-            _ => self.config.min_agreement,
+        if rule.kind().skips_hosts() {
+            self.config.mirror_agreement
+        } else {
+            self.config.min_agreement
         }
     }
 
@@ -392,7 +325,7 @@ impl Learner {
         let evidence = self.mirrors.entry((from.clone(), to.clone())).or_default();
         evidence.agree += 1;
         let evidence = *evidence;
-        self.propose(Rule::Mirror { from, to }, evidence, false)
+        self.propose(Rule::Mirror(MirrorRule { from, to }), evidence, false)
     }
 
     /// The page at `url` was unique. `indexed(counterpart)` tells whether a URL is indexed; every mirror
@@ -421,10 +354,10 @@ impl Learner {
             let counterpart = format!("{}/{}{}", to.trim_end_matches('/'), suffix, query);
             if indexed(&counterpart) {
                 evidence.disagree += 1;
-                let rule = Rule::Mirror {
+                let rule = Rule::Mirror(MirrorRule {
                     from: from.clone(),
                     to: to.clone(),
-                };
+                });
                 if self.active.contains_key(&rule)
                     && evidence.share() < self.config.mirror_agreement
                 {
@@ -452,7 +385,7 @@ impl Learner {
             evidence.disagree += 1;
         }
         let evidence = *evidence;
-        self.propose(Rule::Alias { from: a, to: b }, evidence, false)
+        self.propose(Rule::Alias(AliasRule { from: a, to: b }), evidence, false)
     }
 
     /// A page was fetched at canonical key `key` (a URL string) and its content is `content` (the id of
@@ -499,10 +432,10 @@ impl Learner {
                 }
             };
             if let Some(same) = verdict {
-                let rule = Rule::Param {
+                let rule = Rule::Param(ParamRule {
                     authority: auth.clone(),
                     param: (*name).to_string(),
-                };
+                });
                 let evidence = self.evidence_mut(&rule);
                 if same {
                     evidence.agree += 1;
@@ -551,10 +484,10 @@ impl Learner {
         option: &str,
         agree: bool,
     ) -> Option<Rule> {
-        let rule = Rule::HostOption {
+        let rule = Rule::HostOption(HostOptionRule {
             authority: authority.to_string(),
             option: option.to_string(),
-        };
+        });
         let evidence = self.evidence_mut(&rule);
         if agree {
             evidence.agree += 1;
@@ -578,7 +511,10 @@ impl Learner {
     /// failing soon falls under it); any other rule at once. A kept rule counts the
     /// contradiction here.
     pub fn verification_failed(&mut self, rule: &Rule) -> bool {
-        if !matches!(rule, Rule::Mirror { .. } | Rule::Alias { .. }) {
+        if !matches!(
+            rule,
+            Rule::Mirror(MirrorRule { .. }) | Rule::Alias(AliasRule { .. })
+        ) {
             return true;
         }
         let agreement = self.agreement(rule);
@@ -601,11 +537,11 @@ impl Learner {
 
     /// The evidence slot of a rule.
     fn evidence_mut(&mut self, rule: &Rule) -> &mut Evidence {
-        if let Rule::Canonical {
+        if let Rule::Canonical(CanonicalRule {
             authority,
             from,
             to,
-        } = rule
+        }) = rule
         {
             let key = (authority.clone(), from.clone(), to.clone());
             if !self.canonicals.contains_key(&key) {
@@ -618,11 +554,13 @@ impl Learner {
             return self.canonicals.entry(key).or_default();
         }
         let (map, a, b) = match rule {
-            Rule::Mirror { from, to } => (&mut self.mirrors, from, to),
-            Rule::Alias { from, to } => (&mut self.aliases, from, to),
-            Rule::Param { authority, param } => (&mut self.params, authority, param),
-            Rule::HostOption { authority, option } => (&mut self.host_options, authority, option),
-            Rule::Canonical { .. } => unreachable!("handled above"),
+            Rule::Mirror(MirrorRule { from, to }) => (&mut self.mirrors, from, to),
+            Rule::Alias(AliasRule { from, to }) => (&mut self.aliases, from, to),
+            Rule::Param(ParamRule { authority, param }) => (&mut self.params, authority, param),
+            Rule::HostOption(HostOptionRule { authority, option }) => {
+                (&mut self.host_options, authority, option)
+            }
+            Rule::Canonical(CanonicalRule { .. }) => unreachable!("handled above"),
         };
         map.entry((a.clone(), b.clone())).or_default()
     }
@@ -634,19 +572,9 @@ impl Learner {
             .insert(rule, Verification::new(self.config.verify_every));
     }
 
-    /// Whether an active mirror or alias rule covers `url`.
+    /// Whether an active whole-host rule (a mirror, an alias) covers `url`.
     pub fn covers(&self, url: &Url) -> bool {
-        let auth = authority(url);
-        self.active.keys().any(|rule| match rule {
-            Rule::Alias { from, .. } => *from == auth,
-            Rule::Mirror { from, .. } => from.strip_prefix(&auth).is_some_and(|rest| {
-                rest.is_empty() || {
-                    let path = url.path();
-                    rest.starts_with('/') && (path == rest || path.starts_with(&format!("{rest}/")))
-                }
-            }),
-            Rule::Param { .. } | Rule::HostOption { .. } | Rule::Canonical { .. } => false,
-        })
+        self.active.keys().any(|rule| rule.kind().covers(url))
     }
 
     /// A page was fetched: its canonical key is `key` (a URL), it declared the canonical URL whose
@@ -705,11 +633,11 @@ impl Learner {
                 continue; // full: only pairs already counted are followed
             }
             let (authority, from, to) = slot;
-            let rule = Rule::Canonical {
+            let rule = Rule::Canonical(CanonicalRule {
                 authority,
                 from,
                 to,
-            };
+            });
             let evidence = self.evidence_mut(&rule);
             if original == content {
                 evidence.agree += 1;
@@ -759,10 +687,10 @@ mod tests {
         );
         assert_eq!(
             rule,
-            Some(Rule::Mirror {
+            Some(Rule::Mirror(MirrorRule {
                 from: "127.0.0.1:9002/mirror/site".into(),
                 to: "127.0.0.1:9001".into()
-            })
+            }))
         );
         // Proposed once only.
         assert_eq!(
@@ -797,10 +725,10 @@ mod tests {
     #[test]
     fn one_failed_verification_does_not_revoke_a_well_supported_mirror() {
         let mut l = Learner::new(LearnConfig::default());
-        let rule = Rule::Mirror {
+        let rule = Rule::Mirror(MirrorRule {
             from: "b".into(),
             to: "a".into(),
-        };
+        });
         l.activate(
             rule.clone(),
             Evidence {
@@ -816,10 +744,10 @@ mod tests {
         let failures = (0..10).filter(|_| l.verification_failed(&rule)).count();
         assert!(failures > 0);
         // Other kinds go at the first failure.
-        let param = Rule::Param {
+        let param = Rule::Param(ParamRule {
             authority: "a".into(),
             param: "p".into(),
-        };
+        });
         assert!(l.verification_failed(&param));
     }
 
@@ -832,10 +760,10 @@ mod tests {
                 &u(&format!("http://a/{i}.html")),
             );
         }
-        let rule = Rule::Mirror {
+        let rule = Rule::Mirror(MirrorRule {
             from: "b".into(),
             to: "a".into(),
-        };
+        });
         assert!(l.active().any(|r| *r == rule));
         // A unique page on b whose counterpart on a is indexed is evidence against: 20 of 21 still
         // agree (95.2%), so the rule stays.
@@ -891,10 +819,10 @@ mod tests {
         }
         assert_eq!(
             got,
-            Some(Rule::Alias {
+            Some(Rule::Alias(AliasRule {
                 from: "127.0.0.1:9003".into(),
                 to: "127.0.0.1:9001".into()
-            })
+            }))
         );
         // A redirect to another path is evidence against an alias.
         let mut l = Learner::new(LearnConfig::default());
@@ -918,10 +846,10 @@ mod tests {
         }
         assert_eq!(
             proposed,
-            vec![Rule::Param {
+            vec![Rule::Param(ParamRule {
                 authority: "t:9005".into(),
                 param: "visit".into()
-            }]
+            })]
         );
     }
 
@@ -936,10 +864,10 @@ mod tests {
         }
         assert!(proposed.is_empty());
         assert!(
-            l.evidence(&Rule::Param {
+            l.evidence(&Rule::Param(ParamRule {
                 authority: "t".into(),
                 param: "page".into()
-            })
+            }))
             .disagree
                 > 0
         );
@@ -954,10 +882,10 @@ mod tests {
         }
         assert_eq!(
             got,
-            Some(Rule::HostOption {
+            Some(Rule::HostOption(HostOptionRule {
                 authority: "h:1".into(),
                 option: "collapse-slashes".into()
-            })
+            }))
         );
         let mut l = Learner::new(LearnConfig::default());
         l.observe_host_option("h:1", "lowercase-path", false);
@@ -972,10 +900,10 @@ mod tests {
             verify_every: 3,
             ..LearnConfig::default()
         });
-        let rule = Rule::Alias {
+        let rule = Rule::Alias(AliasRule {
             from: "x".into(),
             to: "y".into(),
-        };
+        });
         l.activate(
             rule.clone(),
             Evidence {
@@ -1033,11 +961,11 @@ mod tests {
                 .ok()
                 .filter(|&n| n < 10)
         };
-        let rule = Rule::Canonical {
+        let rule = Rule::Canonical(CanonicalRule {
             authority: "h:1".into(),
             from: "/articles/{}/print".into(),
             to: "/articles/{}.html".into(),
-        };
+        });
         for n in 0..4u32 {
             let (proposed, revoked) = l.observe_canonical(
                 &u(&format!("http://h:1/articles/{n}/print")),
@@ -1096,10 +1024,10 @@ mod tests {
             ..LearnConfig::default()
         };
         let mut l = Learner::new(config.clone());
-        let rule = Rule::Param {
+        let rule = Rule::Param(ParamRule {
             authority: "t".into(),
             param: "visit".into(),
-        };
+        });
         l.activate(rule.clone(), Evidence::default());
         let at: Vec<u32> = (1..=40u32).filter(|_| l.should_verify(&rule)).collect();
         // Gaps 2, 4, 8, then capped at 8.

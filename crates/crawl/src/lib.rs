@@ -6,7 +6,12 @@
 //! set and politeness `simcrawl-frontier`'s, fingerprints `simcrawl-dedup`'s, HTML `simcrawl-extract`'s.
 //!
 //! # Layout
-//! - [`run`]: the coordinator: [`run()`] crawls and returns a [`Report`]; [`config`]: [`CrawlConfig`].
+//! - [`run`]: the driver: [`run()`] crawls and returns a [`Report`] ([`progress`]); [`config`]:
+//!   [`CrawlConfig`].
+//! - [`decide`]: the crawl's decisions without I/O: [`decide::Core`] (a fetched page, a link, a
+//!   lease, a redirect, a failure), with time passed in.
+//! - [`rules`]: the kinds of learned rule ([`rules::RuleKind`]) and their life cycle
+//!   ([`rules::RuleBook`]).
 //! - [`page`]: one page analysed (extraction, digests, SimHash, MinHash): [`Analyzer`] and
 //!   [`PageAnalysis`].
 //! - [`pages`]: the index of unique pages and the exact, text, canonical and near checks:
@@ -44,6 +49,7 @@
 
 pub mod archive;
 pub mod config;
+pub mod decide;
 pub mod error;
 pub mod failures;
 pub mod inspect;
@@ -51,6 +57,8 @@ pub mod layout;
 pub mod learn;
 pub mod page;
 pub mod pages;
+pub mod progress;
+pub mod rules;
 pub mod run;
 pub mod search;
 pub mod skiplog;
@@ -67,6 +75,7 @@ pub use error::CrawlError;
 pub use failures::FailureRecord;
 pub use page::{Analyzer, PageAnalysis};
 pub use pages::{PageIndex, PageRecord, PairVerdict, Verdict, compare_pages};
-pub use run::{Progress, Report, run};
+pub use progress::{Progress, Report};
+pub use run::run;
 pub use simcrawl_extract::{Document, Extraction};
 pub use skiplog::{SkipReason, SkipRecord};

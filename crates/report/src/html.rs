@@ -3,7 +3,6 @@
 use std::fmt::Write;
 
 use simcrawl_crawl::SkipReason;
-use simcrawl_crawl::learn::Rule;
 use simcrawl_crawl::tune::{WordOp, align_words};
 
 use crate::ReportData;
@@ -216,13 +215,7 @@ fn rules(out: &mut String, d: &ReportData) {
          <th class=\"n\">URLs skipped by it</th><th>example</th></tr>",
     );
     for r in &d.rules {
-        let kind = match &r.rule {
-            Rule::Mirror { .. } => "mirror",
-            Rule::Alias { .. } => "alias",
-            Rule::Param { .. } => "parameter",
-            Rule::HostOption { .. } => "host option",
-            Rule::Canonical { .. } => "canonical path",
-        };
+        let kind = r.rule.kind().name();
         let example = r
             .example
             .as_ref()

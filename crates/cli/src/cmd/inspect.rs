@@ -14,7 +14,6 @@ use anyhow::{Result, anyhow};
 use serde_json::{Value, json};
 use simcrawl_crawl::inspect::{Inspector, SkipQuery};
 use simcrawl_crawl::layout::RuleRecord;
-use simcrawl_crawl::learn::Rule;
 use simcrawl_crawl::{PageRecord, SkipReason, SkipRecord};
 use std::borrow::Cow;
 use std::io::{self, BufWriter, Write};
@@ -665,21 +664,7 @@ fn skip_row(r: &SkipRecord) -> Vec<String> {
 }
 
 fn rule_row(r: &RuleRecord) -> Vec<String> {
-    let (kind, rule) = match &r.rule {
-        Rule::Mirror { from, to } => ("mirror", format!("{from} -> {to}")),
-        Rule::Alias { from, to } => ("alias", format!("{from} -> {to}")),
-        Rule::Param { authority, param } => {
-            ("parameter", format!("{authority} ?{param} -> (ignored)"))
-        }
-        Rule::HostOption { authority, option } => {
-            ("host option", format!("{option} on {authority}"))
-        }
-        Rule::Canonical {
-            authority,
-            from,
-            to,
-        } => ("canonical", format!("{authority}{from} -> {to}")),
-    };
+    let (kind, rule) = (r.rule.kind().name(), r.rule.kind().summary());
     vec![
         kind.to_string(),
         cell(&rule, 80),

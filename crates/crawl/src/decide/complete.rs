@@ -1,0 +1,182 @@
+//! A fetch ended: it failed, it was redirected, or it brought a page. Each completes its lease in
+//! the frontier.
+
+use super::{Core, Now, PageResult, host_of};
+use crate::error::CrawlError;
+use crate::layout::counters;
+use crate::skiplog::{SkipReason, SkipRecord};
+use simcrawl_frontier::{Admission, Completion, Lease, Via};
+use url::Url;
+
+impl Core {
+    /// Decides and records a fetch's end, and completes its lease. The page of a
+    /// [`PageResult::Done`] stays with the caller (its analysis, for the output line).
+    pub fn completed(
+        &mut self,
+        lease: Lease,
+        result: &mut PageResult,
+        now: Now,
+    ) -> Result<(), CrawlError> {
+        let verifying = self.book.take_verifying(lease.key_hash);
+        if !matches!(result, PageResult::Redirected { .. }) {
+            self.redirect_hops.remove(&lease.key_hash);
+        }
+        let completion = match result {
+            PageResult::Failed(e) => {
+                tracing::debug!("{e}");
+                let transient = e.kind().is_transient();
+                self.failure(&lease, e.kind().name(), e.to_string(), transient, now)?
+            }
+            PageResult::Broken(e) => {
+                tracing::warn!("{e}");
+                self.failure(&lease, "analysis", e.clone(), false, now)?
+            }
+            PageResult::Redirected { to, hops, seen, .. } => {
+                self.count_fetch()?;
+                self.redirected(&lease, to, hops, *seen, now)?;
+                Completion::Fetched
+            }
+            PageResult::Done(page) => {
+                self.count_fetch()?;
+                self.page(&lease, page, verifying, now)?;
+                Completion::Fetched
+            }
+        };
+        self.frontier.complete(lease, completion, now.at)?;
+        Ok(())
+    }
+
+    /// A fetch with no response: logged, and retried when it may succeed next time.
+    fn failure(
+        &mut self,
+        lease: &Lease,
+        reason: &str,
+        message: String,
+        transient: bool,
+        now: Now,
+    ) -> Result<Completion, CrawlError> {
+        let will_retry = transient && self.frontier.would_retry(lease);
+        self.record_failure(lease, reason, message, will_retry, now)?;
+        // A refusal, a timeout the fetcher already retried, a redirect error: another round
+        // would fail the same way, and hold the host meanwhile.
+        Ok(if transient {
+            Completion::Failed { retry_after: None }
+        } else {
+            Completion::Fetched
+        })
+    }
+
+    fn redirected(
+        &mut self,
+        lease: &Lease,
+        to: &Url,
+        hops: &[(Url, Url)],
+        seen: bool,
+        now: Now,
+    ) -> Result<(), CrawlError> {
+        for (from, hop) in hops {
+            self.observe_redirect(from, hop, now)?;
+        }
+        if let Ok(from) = Url::parse(&lease.url) {
+            self.observe_redirect(&from, to, now)?;
+        }
+        if !seen && self.admit_redirect(lease, to, now)? {
+            return Ok(());
+        }
+        let key = self
+            .book
+            .canon()
+            .canonicalize(to.as_str(), None)
+            .map(|c| c.key);
+        let original = match &key {
+            Ok(k) => self.original_url(k.hash128(), to.as_str())?,
+            Err(_) => to.to_string(),
+        };
+        self.skip(SkipRecord {
+            time_ms: now.unix_ms,
+            url: lease.url.clone(),
+            reason: SkipReason::RedirectDuplicate,
+            original: Some(original),
+            distance: None,
+            jaccard: None,
+            rule: Some(format!("redirects to {to}")),
+            host: host_of(&lease.url),
+            depth: lease.depth,
+            referrer: lease.referrer.clone(),
+        })
+    }
+
+    /// Hands a redirect's new target to the frontier, from the lease that was redirected: at the
+    /// lease's depth, as a seed when the lease was one (a seed that moved is still what the user
+    /// asked for, as Heritrix does), else as a link. Returns false when the target turned out to
+    /// be known (the caller logs a redirect-duplicate); an excluded target (out of scope,
+    /// robots.txt, a trap) is counted by the frontier and logged here.
+    fn admit_redirect(&mut self, lease: &Lease, to: &Url, now: Now) -> Result<bool, CrawlError> {
+        let Ok(candidate) = self.book.canon().canonicalize(to.as_str(), None) else {
+            tracing::info!(from = %lease.url, to = %to, "redirect to a URL with no canonical key");
+            return Ok(true);
+        };
+        let hops = self.redirect_hops.remove(&lease.key_hash).unwrap_or(0) + 1;
+        let max = self.config.fetch.max_redirects;
+        if hops > max as u32 {
+            let message = format!("{hops} redirects in a row, more than {max}; the last to {to}");
+            self.record_failure(lease, "too-many-redirects", message, false, now)?;
+            return Ok(true);
+        }
+        let via = if lease.depth == 0 {
+            Via::Seed
+        } else {
+            Via::Link {
+                referrer: &lease.url,
+            }
+        };
+        match self.frontier.admit(&candidate, lease.depth, via)? {
+            Admission::Queued { key_hash } => {
+                self.counters.add(counters::REDIRECTS_QUEUED, 1)?;
+                self.redirect_hops.insert(key_hash, hops);
+                Ok(true)
+            }
+            Admission::Seen { .. } => Ok(false),
+            other => {
+                self.counters.add(counters::REDIRECTS_EXCLUDED, 1)?;
+                tracing::info!(from = %lease.url, to = %to, why = other.name(), "redirect target not fetched");
+                Ok(true)
+            }
+        }
+    }
+
+    /// Counts a fetch that got no response, by kind, and appends it to the failure log.
+    fn record_failure(
+        &mut self,
+        lease: &Lease,
+        reason: &str,
+        message: String,
+        will_retry: bool,
+        now: Now,
+    ) -> Result<(), CrawlError> {
+        if will_retry {
+            self.progress.retried += 1;
+        } else {
+            self.progress.failed += 1;
+        }
+        self.counters.add(counters::FAILED, 1)?;
+        self.counters
+            .add(&format!("{}{reason}", counters::FAILED_PREFIX), 1)?;
+        self.failures.append(&crate::FailureRecord {
+            time_ms: now.unix_ms,
+            url: lease.url.clone(),
+            reason: reason.to_string(),
+            message,
+            will_retry,
+            depth: lease.depth,
+            referrer: lease.referrer.clone(),
+        })?;
+        Ok(())
+    }
+
+    fn count_fetch(&mut self) -> Result<(), CrawlError> {
+        self.progress.fetched += 1;
+        self.counters.add(counters::FETCHED, 1)?;
+        Ok(())
+    }
+}

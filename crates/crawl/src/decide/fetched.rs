@@ -1,0 +1,172 @@
+//! A response, analysed: what the driver hands the core for each page fetched. The analysis
+//! (extraction, fingerprints, link keys) is CPU work the driver runs on the blocking pool.
+
+use crate::archive::Exchange;
+use crate::page::{Analyzer, PageAnalysis};
+use simcrawl_fetch::{AddressClass, Body, FetchError};
+use simcrawl_url::{Candidate, Canonicalizer};
+use std::sync::Arc;
+use std::time::Duration;
+use url::Url;
+
+/// How a page's fetch ended.
+pub enum PageResult {
+    /// No response (a refusal, a timeout, a reset, a cap).
+    Failed(FetchError),
+    /// The analysis task did not finish (it panicked); the page is counted as failed.
+    Broken(String),
+    /// The response was a redirect; the fetch stopped there. A target already seen makes the
+    /// URL a `redirect-duplicate`; a new one goes through the frontier like a link, so that
+    /// scope, include/exclude, robots.txt, traps and politeness apply to every hop.
+    Redirected {
+        /// The target.
+        to: Url,
+        /// The redirects followed before (none: every hop stops the fetch).
+        hops: Vec<(Url, Url)>,
+        /// Whether the target's key was already seen.
+        seen: bool,
+        /// The exchange, for the archive (`--warc`).
+        #[allow(private_interfaces)]
+        exchange: Option<Box<Exchange>>,
+    },
+    /// A response, analysed.
+    Done(Box<FetchedPage>),
+}
+
+impl PageResult {
+    /// The exchange for the archive, taken out.
+    pub(crate) fn take_exchange(&mut self) -> Option<Box<Exchange>> {
+        match self {
+            PageResult::Redirected { exchange, .. } => exchange.take(),
+            PageResult::Done(page) => page.exchange.take(),
+            PageResult::Failed(_) | PageResult::Broken(_) => None,
+        }
+    }
+}
+
+/// A fetched page with the CPU work done.
+pub struct FetchedPage {
+    /// The exchange, ready for the archive (`--warc`).
+    pub(crate) exchange: Option<Box<Exchange>>,
+    /// The URL the body came from.
+    pub final_url: Url,
+    /// Its key, as `canon` gave it.
+    pub final_key: Candidate,
+    /// Redirects followed to get there.
+    pub hops: Vec<(Url, Url)>,
+    /// The HTTP status.
+    pub status: u16,
+    /// The address class the server answered from.
+    pub class: AddressClass,
+    /// The server's `Retry-After`.
+    pub retry_after: Option<Duration>,
+    /// The page analysed (HTML with a status below 400).
+    pub analysis: Option<PageAnalysis>,
+    /// Its declared canonical URL, keyed.
+    pub canonical: Option<Candidate>,
+    /// Its links, keyed.
+    pub links: Vec<Candidate>,
+    /// Links past `CrawlConfig::max_links_per_page`, not offered.
+    pub links_dropped: usize,
+    /// The canonicaliser the keys were made with (re-key them if rules changed since).
+    pub canon: Arc<Canonicalizer>,
+    /// The body was not HTML.
+    pub not_html: bool,
+}
+
+/// The CPU work of one fetched page: extraction, fingerprints and link keys. Fails only if the final
+/// URL cannot be canonicalised, which the fetcher's own checks (http and https only) rule out.
+pub fn analyse(
+    mut fetched: simcrawl_fetch::Fetched,
+    hops: Vec<(Url, Url)>,
+    canon: &Arc<Canonicalizer>,
+    analyzer: &Analyzer,
+    max_links: usize,
+) -> Result<FetchedPage, String> {
+    let final_url = fetched.final_url.clone();
+    let final_key = canon
+        .canonicalize(final_url.as_str(), None)
+        .map_err(|e| format!("the final URL {final_url} has no canonical key: {e}"))?;
+    let exchange = fetched
+        .capture
+        .take()
+        .map(|c| Box::new(Exchange::prepare(&final_url, c, fetched.remote_addr)));
+    let mut page = FetchedPage {
+        exchange,
+        final_url: final_url.clone(),
+        final_key,
+        hops,
+        status: fetched.status,
+        class: fetched.address_class,
+        retry_after: fetched.retry_after,
+        analysis: None,
+        canonical: None,
+        links: Vec::new(),
+        links_dropped: 0,
+        canon: Arc::clone(canon),
+        not_html: false,
+    };
+    match &fetched.body {
+        Body::Text { text, .. } if fetched.status < 400 => {
+            let link_header =
+                (!fetched.headers.link.is_empty()).then(|| fetched.headers.link.join(", "));
+            page.set_html(text, link_header.as_deref(), analyzer, max_links);
+        }
+        Body::Text { .. } => {}
+        _ => page.not_html = true,
+    }
+    Ok(page)
+}
+
+impl FetchedPage {
+    /// A page as [`analyse`] makes it from a 200 response with body `html` (for tests and tools
+    /// that have a page without a fetch).
+    pub fn from_html(
+        url: &Url,
+        html: &str,
+        canon: &Arc<Canonicalizer>,
+        analyzer: &Analyzer,
+    ) -> Option<FetchedPage> {
+        let final_key = canon.canonicalize(url.as_str(), None).ok()?;
+        let mut page = FetchedPage {
+            exchange: None,
+            final_url: url.clone(),
+            final_key,
+            hops: Vec::new(),
+            status: 200,
+            class: AddressClass::Private,
+            retry_after: None,
+            analysis: None,
+            canonical: None,
+            links: Vec::new(),
+            links_dropped: 0,
+            canon: Arc::clone(canon),
+            not_html: false,
+        };
+        page.set_html(html, None, analyzer, usize::MAX);
+        Some(page)
+    }
+
+    fn set_html(
+        &mut self,
+        text: &str,
+        link_header: Option<&str>,
+        analyzer: &Analyzer,
+        max_links: usize,
+    ) {
+        let analysis = analyzer.analyze_html(text.as_bytes(), text, &self.final_url, link_header);
+        self.canonical = analysis
+            .document
+            .canonical
+            .as_ref()
+            .and_then(|c| self.canon.canonicalize(c.url.as_str(), None).ok());
+        let links = &analysis.document.links;
+        self.links_dropped = links.len().saturating_sub(max_links);
+        self.links = links
+            .iter()
+            .take(max_links)
+            .filter_map(|l| self.canon.canonicalize(l.url.as_str(), None).ok())
+            .collect();
+        self.analysis = Some(analysis);
+    }
+}

@@ -1,0 +1,78 @@
+//! A URL handed out by the frontier, checked once more before its fetch: a URL queued before a
+//! rule was learned, that the rule now maps to a known URL, is skipped without a fetch (or fetched
+//! to verify the rule).
+
+use super::{Core, Now, host_of, rule_skip};
+use crate::error::CrawlError;
+use crate::skiplog::SkipReason;
+use simcrawl_frontier::{Completion, Lease, LeaseKind};
+use url::Url;
+
+impl Core {
+    /// Whether `lease` is skipped by a learned rule; a skipped lease is logged and completed here.
+    pub fn skip_at_lease(&mut self, lease: &Lease, now: Now) -> Result<bool, CrawlError> {
+        if lease.kind != LeaseKind::Page
+            || !self.book.any()
+            || self.book.is_verifying(lease.key_hash)
+        {
+            return Ok(false);
+        }
+        let Ok(candidate) = self.book.canon().canonicalize(&lease.url, None) else {
+            return Ok(false);
+        };
+        let key_hash = candidate.key.hash128();
+        if key_hash == lease.key_hash && !self.book.is_rekeyed(key_hash) {
+            return Ok(false); // the usual case, decided without parsing the URL again
+        }
+        let Ok(url) = Url::parse(&lease.url) else {
+            return Ok(false);
+        };
+        let (rule, original) = if key_hash == lease.key_hash {
+            // Its own key: skipped only if a rule learned since gave that key to a page indexed
+            // from another URL.
+            match self.book.rekeyed_page(key_hash, &self.pages)? {
+                Some((rule, reason, page_url)) if page_url != lease.url => {
+                    (Some((rule, reason)), page_url)
+                }
+                _ => return Ok(false),
+            }
+        } else {
+            if !self.seen.contains(key_hash) {
+                return Ok(false);
+            }
+            (
+                self.book.attribute(&url),
+                self.original_url(key_hash, candidate.key.as_str())?,
+            )
+        };
+        // A verification compares with the original page, so only once that is indexed (not
+        // merely queued: a copy fetched first would look like a contradiction).
+        let verifiable = self.pages.by_key(key_hash)?.is_some();
+        let (rule_text, reason) = match rule {
+            Some((rule, _)) if verifiable && self.book.should_verify(&rule) => {
+                // Fetched anyway, like a link the rule would skip: a different page revokes it.
+                self.book.verify(lease.key_hash, rule);
+                return Ok(false);
+            }
+            Some((rule, reason)) => {
+                self.book.count_skip(&rule);
+                (rule.to_string(), reason)
+            }
+            None => ("a learned rule".to_string(), SkipReason::LearnedRule),
+        };
+        let mut record = rule_skip(
+            &url,
+            rule_text,
+            reason,
+            original,
+            lease.depth,
+            lease.referrer.clone(),
+            now,
+        );
+        record.host = host_of(&lease.url);
+        self.skip(record)?;
+        self.frontier
+            .complete(lease.clone(), Completion::Fetched, now.at)?;
+        Ok(true)
+    }
+}

@@ -1,0 +1,139 @@
+//! A page's links offered to the frontier. A link whose key is known is a URL variant, or a URL a
+//! learned rule maps onto a known page (then the rule is verified now and then by fetching it);
+//! either is logged once per spelling.
+
+use super::{Core, Now, redact, rule_skip};
+use crate::error::CrawlError;
+use crate::skiplog::{SkipReason, SkipRecord};
+use simcrawl_frontier::{Admission, Lease, Via};
+use simcrawl_url::{Candidate, Canonicalizer};
+use std::sync::Arc;
+use xxhash_rust::xxh3::xxh3_128;
+
+impl Core {
+    /// Offers a page's links (keyed with `keyed_with`) to the frontier, logging variants and rule
+    /// skips.
+    pub fn admit_links(
+        &mut self,
+        lease: &Lease,
+        links: &[Candidate],
+        keyed_with: &Arc<Canonicalizer>,
+        now: Now,
+    ) -> Result<(), CrawlError> {
+        let rekey = !Arc::ptr_eq(keyed_with, self.book.canon());
+        for link in links {
+            let candidate = if rekey {
+                match self.book.canon().canonicalize(link.fetch.as_str(), None) {
+                    Ok(c) => c,
+                    Err(_) => continue,
+                }
+            } else {
+                link.clone()
+            };
+            self.admit_link(&candidate, lease.depth + 1, &lease.url, now)?;
+        }
+        Ok(())
+    }
+
+    /// Offers one link found on `referrer`.
+    pub fn admit_link(
+        &mut self,
+        candidate: &Candidate,
+        depth: u32,
+        referrer: &str,
+        now: Now,
+    ) -> Result<(), CrawlError> {
+        let spelling = xxh3_128(candidate.fetch.as_str().as_bytes());
+        if self.book.any()
+            && let Ok(plain) = self
+                .book
+                .plain()
+                .canonicalize(candidate.fetch.as_str(), None)
+        {
+            let plain_hash = plain.key.hash128();
+            if plain_hash != candidate.key.hash128() && self.seen.contains(plain_hash) {
+                // This URL was fetched (or queued) under its own key before a learned rule gave
+                // it another one: it is not fetched again.
+                return Ok(());
+            }
+        }
+        let admission = self
+            .frontier
+            .admit(candidate, depth, Via::Link { referrer })?;
+        let key_hash = match admission {
+            Admission::Queued { .. } => {
+                self.variants.insert(&spelling, &())?;
+                self.remember_spelling(spelling);
+                return Ok(());
+            }
+            Admission::Seen { key_hash } => key_hash,
+            _ => return Ok(()), // exclusions are counted by the frontier
+        };
+        // Most links are spellings met before: answered from memory, without a store write.
+        if self.known_spellings.contains(&spelling)
+            || !self.variants.insert_if_absent(&spelling, &())?
+        {
+            self.remember_spelling(spelling);
+            return Ok(()); // this spelling was seen (and logged) before
+        }
+        self.remember_spelling(spelling);
+        let url = candidate.fetch.as_url().clone();
+        let referrer_owned = Some(referrer.to_string());
+        if let Some((rule, reason)) = self.book.rule_behind(&url, key_hash, &self.seen) {
+            if self.pages.by_key(key_hash)?.is_some()
+                && self.book.should_verify(&rule)
+                && let Ok(plain) = self.book.plain().canonicalize(url.as_str(), None)
+            {
+                let verify = self.frontier.admit(&plain, depth, Via::Link { referrer })?;
+                if verify.is_queued() {
+                    self.book.verify(plain.key.hash128(), rule);
+                    return Ok(());
+                }
+            }
+            self.book.count_skip(&rule);
+            let original = self.original_url(key_hash, candidate.key.as_str())?;
+            let record = rule_skip(
+                &url,
+                rule.to_string(),
+                reason,
+                original,
+                depth,
+                referrer_owned,
+                now,
+            );
+            return self.skip(record);
+        }
+        if let Some((rule, reason, original)) = self.book.rekeyed_page(key_hash, &self.pages)?
+            && original != redact(&url)
+        {
+            // A rule learned after the original was indexed gave it this URL's key.
+            self.book.count_skip(&rule);
+            let record = rule_skip(
+                &url,
+                rule.to_string(),
+                reason,
+                original,
+                depth,
+                referrer_owned,
+                now,
+            );
+            return self.skip(record);
+        }
+        let original = self.original_url(key_hash, candidate.key.as_str())?;
+        if original == redact(&url) {
+            return Ok(()); // the known URL itself (a redirect target, say), not a variant
+        }
+        self.skip(SkipRecord {
+            time_ms: now.unix_ms,
+            url: redact(&url),
+            reason: SkipReason::UrlVariant,
+            original: Some(original),
+            distance: None,
+            jaccard: None,
+            rule: None,
+            host: crate::learn::authority(&url),
+            depth,
+            referrer: referrer_owned,
+        })
+    }
+}

@@ -1,0 +1,290 @@
+//! The crawl's decisions, without a network or a clock: the house model of the frontier, one
+//! level up.
+//!
+//! [`Core`] owns the frontier, the page index, the [`RuleBook`], the skip and failure logs and the
+//! counters. The driver (`run.rs`) fetches what the frontier hands out, analyses it on the blocking
+//! pool, and hands the result here; the core decides and records, and leaves what the driver must
+//! do besides as [`Effect`]s (a page indexed: its full-text entry and output line; a skip: its
+//! archive record). Time is passed in ([`Now`]), so tests drive every decision with pages built in
+//! memory and no server.
+//!
+//! Stages, one file each:
+//! - [`lease`]: a URL handed out, checked against the rules learned since it was queued;
+//! - [`complete`]: a fetch that failed, was redirected or brought a page;
+//! - [`page`]: a fetched page: the verdict, indexing, and the evidence it gives the learner;
+//! - [`links`]: a page's links offered to the frontier (variants and rule skips logged);
+//! - [`rules`]: rules put in force and revoked, and the URLs a revoked rule skipped queued again;
+//! - [`fetched`]: the CPU work on a response (extraction, fingerprints, link keys), run off the
+//!   core by the driver.
+
+pub mod complete;
+pub mod fetched;
+pub mod lease;
+pub mod links;
+pub mod page;
+pub mod rules;
+#[cfg(test)]
+mod tests;
+
+pub use fetched::{FetchedPage, PageResult, analyse};
+
+use crate::config::CrawlConfig;
+use crate::error::CrawlError;
+use crate::layout::{self, counters};
+use crate::pages::PageIndex;
+use crate::progress::Progress;
+use crate::rules::RuleBook;
+use crate::skiplog::{SkipReason, SkipRecord};
+use simcrawl_fetch::AddressClass;
+use simcrawl_frontier::{Frontier, Instant, Lease, Via};
+use simcrawl_store::{Counters, KeySet, Log, Store, Tree};
+use std::collections::{HashMap, HashSet};
+use std::time::SystemTime;
+use url::Url;
+use xxhash_rust::xxh3::xxh3_128;
+
+/// How many URL spellings are remembered in memory as already in the variants tree (16 bytes
+/// each, about 34 MiB with the set's overhead). Past that, the tree answers alone.
+const KNOWN_SPELLINGS: usize = 1 << 20;
+
+/// The time a decision is made at: the frontier's clock and the wall clock of the records.
+#[derive(Debug, Clone, Copy)]
+pub struct Now {
+    /// For the frontier (politeness, deferrals).
+    pub at: Instant,
+    /// For the records (skip and failure times, rules learned), in Unix milliseconds.
+    pub unix_ms: u64,
+}
+
+impl Now {
+    /// The current time.
+    pub fn system() -> Now {
+        Now {
+            at: Instant::now(),
+            unix_ms: SystemTime::now()
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64),
+        }
+    }
+}
+
+/// What the driver does besides, after the core decided.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// A page was indexed under `id` (its full-text entry and its `--out` line are due).
+    Indexed {
+        /// The page id.
+        id: u32,
+        /// The URL it was indexed from, without credentials.
+        url: String,
+        /// Its link depth.
+        depth: u32,
+    },
+    /// A URL or page was skipped (its archive record is due: on its own before a fetch, with the
+    /// response after one).
+    Skipped(SkipRecord),
+}
+
+/// `host[:port]` of a URL string ("" when it does not parse).
+pub(crate) fn host_of(url: &str) -> String {
+    Url::parse(url)
+        .map(|u| crate::learn::authority(&u))
+        .unwrap_or_default()
+}
+
+/// The URL without credentials, for logs.
+pub(crate) fn redact(url: &Url) -> String {
+    if url.username().is_empty() && url.password().is_none() {
+        return url.to_string();
+    }
+    let mut clean = url.clone();
+    let _ = clean.set_username("");
+    let _ = clean.set_password(None);
+    clean.to_string()
+}
+
+/// The crawl's decisions and their records (see the module documentation).
+pub struct Core {
+    pub(crate) config: CrawlConfig,
+    pub(crate) frontier: Frontier,
+    pub(crate) pages: PageIndex,
+    pub(crate) book: RuleBook,
+    pub(crate) seen: KeySet,
+    skips: Log<SkipRecord>,
+    failures: Log<crate::FailureRecord>,
+    /// Redirect targets queued, by key hash, with the number of redirects that led to them: a
+    /// chain is followed through the frontier, and ends at the fetcher's redirect limit.
+    redirect_hops: HashMap<u128, u32>,
+    variants: Tree<u128, ()>,
+    /// Spellings known to be in `variants` (at most [`KNOWN_SPELLINGS`]), so that a link met again
+    /// costs no store write.
+    known_spellings: HashSet<u128>,
+    /// Address class of hosts fetched so far, for the link policy (persisted in `host_classes`).
+    classes: HashMap<String, AddressClass>,
+    classes_tree: Tree<String, u8>,
+    counters: Counters,
+    pub(crate) progress: Progress,
+    effects: Vec<Effect>,
+}
+
+impl Core {
+    /// Opens the crawl state in `store` for `config` (the seeds are not admitted yet: see
+    /// [`Core::admit_seeds`]).
+    pub fn open(store: &Store, config: CrawlConfig) -> Result<Core, CrawlError> {
+        let frontier = Frontier::open(store, config.frontier.clone())?;
+        let pages = PageIndex::open(store, config.k, config.jaccard)?;
+        let book = RuleBook::open(store, config.canon, config.learn.clone())?;
+        let counters = store.counters();
+        if config.frontier.robots == simcrawl_frontier::RobotsPolicy::Ignore {
+            counters.set(counters::ROBOTS_IGNORED, 1)?;
+        }
+        let classes_tree: Tree<String, u8> = store.tree(layout::HOST_CLASSES_TREE)?;
+        let mut classes = HashMap::new();
+        for item in classes_tree.iter() {
+            let (host, code) = item?;
+            let class = match code {
+                1 => AddressClass::Private,
+                2 => AddressClass::LinkLocal,
+                _ => AddressClass::Public,
+            };
+            classes.insert(host, class);
+        }
+        Ok(Core {
+            seen: frontier.seen_set(),
+            frontier,
+            pages,
+            book,
+            skips: store.log(layout::SKIP_LOG)?,
+            failures: store.log(layout::FAILURE_LOG)?,
+            redirect_hops: HashMap::new(),
+            variants: store.tree(layout::VARIANTS_TREE)?,
+            known_spellings: HashSet::new(),
+            classes,
+            classes_tree,
+            counters,
+            progress: Progress::default(),
+            effects: Vec::new(),
+            config,
+        })
+    }
+
+    /// Admits the seeds of the configuration. Their spellings count as seen, so a link spelled the
+    /// same is not a variant.
+    pub fn admit_seeds(&mut self) -> Result<(), CrawlError> {
+        let canon = std::sync::Arc::clone(self.book.canon());
+        for seed in &self.config.seeds {
+            let candidate = canon
+                .canonicalize(seed, None)
+                .map_err(|e| CrawlError::Config(format!("seed {seed}: {e}")))?;
+            self.frontier.admit(&candidate, 0, Via::Seed)?;
+            self.variants
+                .insert(&xxh3_128(candidate.fetch.as_str().as_bytes()), &())?;
+        }
+        Ok(())
+    }
+
+    /// What the driver must do after the last calls (see [`Effect`]), in order.
+    pub fn take_effects(&mut self) -> Vec<Effect> {
+        std::mem::take(&mut self.effects)
+    }
+
+    /// The indexed page that a skip's `original` URL names, if any.
+    pub fn original_id(&self, original: &str) -> Result<Option<u32>, CrawlError> {
+        match self.book.canon().canonicalize(original, None) {
+            Ok(key) => self.pages.by_key(key.key.hash128()),
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// The address class of the host that linked `lease` (for the fetcher's address policy). For
+    /// a referrer not fetched in memory (a crash lost it), an IP literal classifies itself, and a
+    /// host name counts as public (the strict choice).
+    pub fn referrer_class(&self, lease: &Lease) -> AddressClass {
+        let referrer = lease.referrer.as_deref().and_then(|r| Url::parse(r).ok());
+        referrer
+            .as_ref()
+            .and_then(|r| self.classes.get(&crate::learn::authority(r)).copied())
+            .or_else(|| match referrer.as_ref()?.host()? {
+                url::Host::Ipv4(ip) => Some(AddressClass::of(ip.into())),
+                url::Host::Ipv6(ip) => Some(AddressClass::of(ip.into())),
+                url::Host::Domain(_) => None,
+            })
+            .unwrap_or(AddressClass::Public)
+    }
+
+    /// Everything decided since the last checkpoint, for the store's flush: the rule skip counts
+    /// and the frontier's queues.
+    pub fn checkpoint(&mut self) -> Result<(), CrawlError> {
+        self.book.flush()?;
+        self.frontier.checkpoint()?;
+        Ok(())
+    }
+
+    /// Records a skip: counted, logged, and left for the driver ([`Effect::Skipped`]).
+    fn skip(&mut self, record: SkipRecord) -> Result<(), CrawlError> {
+        *self.progress.skipped.entry(record.reason).or_default() += 1;
+        self.counters.add(
+            &format!("{}{}", counters::SKIPPED_PREFIX, record.reason.as_str()),
+            1,
+        )?;
+        self.skips.append(&record)?;
+        self.effects.push(Effect::Skipped(record));
+        Ok(())
+    }
+
+    /// The URL of the page indexed under `key_hash`, or `fallback`.
+    fn original_url(&self, key_hash: u128, fallback: &str) -> Result<String, CrawlError> {
+        Ok(match self.pages.by_key(key_hash)? {
+            Some(id) => self
+                .pages
+                .get(id)?
+                .map_or_else(|| fallback.to_string(), |p| p.url),
+            None => fallback.to_string(),
+        })
+    }
+
+    /// Notes a spelling that is in the variants tree, while the in-memory set has room.
+    fn remember_spelling(&mut self, spelling: u128) {
+        if self.known_spellings.len() < KNOWN_SPELLINGS {
+            self.known_spellings.insert(spelling);
+        }
+    }
+
+    /// Remembers the address class `host` answered from.
+    fn note_class(&mut self, host: &str, class: AddressClass) -> Result<(), CrawlError> {
+        if self.classes.insert(host.to_owned(), class) != Some(class) {
+            let code = match class {
+                AddressClass::Public => 0u8,
+                AddressClass::Private => 1,
+                AddressClass::LinkLocal => 2,
+            };
+            self.classes_tree.insert(&host.to_owned(), &code)?;
+        }
+        Ok(())
+    }
+}
+
+/// The skip record of a URL skipped before fetching because a learned rule maps it to `original`.
+#[allow(clippy::too_many_arguments)]
+fn rule_skip(
+    url: &Url,
+    rule: String,
+    reason: SkipReason,
+    original: String,
+    depth: u32,
+    referrer: Option<String>,
+    now: Now,
+) -> SkipRecord {
+    SkipRecord {
+        time_ms: now.unix_ms,
+        url: redact(url),
+        reason,
+        original: Some(original),
+        distance: None,
+        jaccard: None,
+        rule: Some(rule),
+        host: crate::learn::authority(url),
+        depth,
+        referrer,
+    }
+}

@@ -1,0 +1,361 @@
+//! A fetched page: its verdict against the index, indexing or a skip record, and the evidence it
+//! gives the learner (a copy for a mirror or parameter rule, a distinct page against one).
+
+use super::{Core, Effect, FetchedPage, Now, host_of, redact};
+use crate::error::CrawlError;
+use crate::layout::counters;
+use crate::learn::Rule;
+use crate::pages::Verdict;
+use crate::skiplog::{SkipReason, SkipRecord};
+use simcrawl_frontier::Lease;
+use simcrawl_url::Candidate;
+use std::sync::Arc;
+use std::time::Duration;
+use url::Url;
+
+/// The longest a server's `Retry-After` holds its host back.
+const MAX_HOST_DEFERRAL: Duration = Duration::from_secs(10 * 60);
+
+impl Core {
+    /// Decides a fetched page (`verifying`: the rule its fetch verifies, if any): indexed, or
+    /// skipped as a duplicate; its links offered; its evidence given to the learner.
+    pub(super) fn page(
+        &mut self,
+        lease: &Lease,
+        page: &mut FetchedPage,
+        verifying: Option<Rule>,
+        now: Now,
+    ) -> Result<(), CrawlError> {
+        if !Arc::ptr_eq(&page.canon, self.book.canon()) {
+            // A rule was learned while the page was fetched: its keys as the rules are now.
+            let canon = Arc::clone(self.book.canon());
+            if let Ok(key) = canon.canonicalize(page.final_url.as_str(), None) {
+                page.final_key = key;
+            }
+            page.canonical = page
+                .canonical
+                .take()
+                .and_then(|c| canon.canonicalize(c.fetch.as_str(), None).ok());
+        }
+        let host = crate::learn::authority(&page.final_url);
+        self.note_class(&host, page.class)?;
+        for (from, to) in &page.hops {
+            self.observe_redirect(from, to, now)?;
+        }
+        // The redirect target is now known too.
+        if page.final_key.key.hash128() != lease.key_hash {
+            self.frontier.mark_seen(&page.final_key)?;
+        }
+        if let Some(delay) = page.retry_after {
+            // A server may ask for any delay (Retry-After: 1e23); the host waits at most
+            // MAX_HOST_DEFERRAL, and the addition cannot overflow.
+            let until = now
+                .at
+                .checked_add(delay.min(MAX_HOST_DEFERRAL))
+                .unwrap_or(now.at);
+            self.frontier.defer_host(&lease.host, until)?;
+        }
+        if page.status >= 400 {
+            self.counters.add(counters::HTTP_ERRORS, 1)?;
+            return Ok(());
+        }
+        if page.links_dropped > 0 {
+            self.counters
+                .add(counters::LINKS_DROPPED, page.links_dropped as i64)?;
+            tracing::warn!(url = %page.final_url, dropped = page.links_dropped, "links past --max-links-per-page not followed");
+        }
+        if page.not_html {
+            self.counters.add(counters::NOT_HTML, 1)?;
+            return Ok(());
+        }
+        let Some(analysis) = page.analysis.as_ref() else {
+            return Ok(());
+        };
+        // A page that declares itself canonical says nothing; one whose own key a learned rule
+        // mapped onto its canonical (a print version fetched to verify a canonical rule) does.
+        let own_key = self
+            .book
+            .plain()
+            .canonicalize(page.final_url.as_str(), None)
+            .map_or(page.final_key.key.hash128(), |c| c.key.hash128());
+        let canonical_hash = page
+            .canonical
+            .as_ref()
+            .map(|c| c.key.hash128())
+            .filter(|h| *h != own_key);
+        let verdict = if self.config.dedup {
+            self.pages.check(analysis, canonical_hash, &host)?
+        } else {
+            Verdict::Unique
+        };
+        let short = analysis.short;
+        if let Some(rule) = &verifying {
+            match verdict {
+                Verdict::Duplicate { .. } => self.book.learner().confirm(rule),
+                // A short page that failed the stricter short-page test says nothing either way.
+                Verdict::Unique if short => {}
+                Verdict::Unique => {
+                    if self.book.learner().verification_failed(rule) {
+                        self.revoke(rule)?;
+                    }
+                }
+            }
+        }
+        match verdict {
+            Verdict::Unique => self.unique(lease, page, verifying.is_some(), now),
+            Verdict::Duplicate {
+                reason,
+                original,
+                distance,
+                jaccard,
+            } => {
+                let skip = SkipRecord {
+                    time_ms: now.unix_ms,
+                    url: redact(&page.final_url),
+                    reason,
+                    original: None,
+                    distance,
+                    jaccard: jaccard.map(|j| j as f32),
+                    rule: None,
+                    host: host_of(&lease.url),
+                    depth: lease.depth,
+                    referrer: lease.referrer.clone(),
+                };
+                self.duplicate(lease, page, skip, original, verifying.is_some(), now)
+            }
+        }
+    }
+
+    /// A page that is no copy of an indexed one: indexed (unless it asks not to be), its links
+    /// offered, and what it says against the rules learned or proposed.
+    fn unique(
+        &mut self,
+        lease: &Lease,
+        page: &FetchedPage,
+        is_verification: bool,
+        now: Now,
+    ) -> Result<(), CrawlError> {
+        let Some(analysis) = page.analysis.as_ref() else {
+            return Ok(());
+        };
+        let follow = !analysis.document.meta_robots.nofollow;
+        if analysis.document.meta_robots.noindex {
+            self.counters.add(counters::NOINDEX, 1)?;
+        } else {
+            let final_url = redact(&page.final_url);
+            let id = self.pages.insert(
+                &final_url,
+                page.final_key.key.hash128(),
+                lease.depth,
+                now.unix_ms,
+                analysis,
+            )?;
+            self.pages.add_key(lease.key_hash, id)?;
+            self.book.indexed(&page.final_url, id, &final_url);
+            self.progress.indexed += 1;
+            self.counters.add(counters::INDEXED, 1)?;
+            self.effects.push(Effect::Indexed {
+                id,
+                url: final_url,
+                depth: lease.depth,
+            });
+            // A short page that failed the stricter test of a short text is no evidence against
+            // a mirror: its copy may differ only in a few words of noise. Without dedup
+            // (--no-dedup) nothing is learned.
+            if self.config.dedup {
+                let revoked = if analysis.short {
+                    Vec::new()
+                } else {
+                    let (pages, book) = (&self.pages, &mut self.book);
+                    let canon = Arc::clone(book.canon());
+                    book.learner()
+                        .observe_unique(&page.final_url, |counterpart| {
+                            canon
+                                .canonicalize(
+                                    &format!("{}://{counterpart}", page.final_url.scheme()),
+                                    None,
+                                )
+                                .ok()
+                                .and_then(|c| pages.by_key(c.key.hash128()).ok().flatten())
+                                .is_some()
+                        })
+                };
+                for rule in revoked {
+                    self.revoke(&rule)?;
+                }
+                self.host_option_evidence_against(&page.final_url, id)?;
+                if !is_verification {
+                    self.canonical_evidence(
+                        &page.final_url,
+                        &page.final_key,
+                        page.canonical.as_ref(),
+                        id,
+                        now,
+                    )?;
+                }
+                if let Ok(key_url) = Url::parse(page.final_key.key.as_str()) {
+                    for rule in self.book.learner().observe_params(&key_url, id) {
+                        self.apply_rule(rule, None, now)?;
+                    }
+                }
+            }
+        }
+        if follow {
+            self.admit_links(lease, &page.links, &page.canon, now)?;
+        }
+        Ok(())
+    }
+
+    /// A page that copies indexed page `original`: skipped (`skip`, completed here with the
+    /// original's URL), and its evidence for mirror, host-option, parameter and canonical rules.
+    fn duplicate(
+        &mut self,
+        lease: &Lease,
+        page: &FetchedPage,
+        mut skip: SkipRecord,
+        original: u32,
+        is_verification: bool,
+        now: Now,
+    ) -> Result<(), CrawlError> {
+        let follow = page
+            .analysis
+            .as_ref()
+            .is_some_and(|a| !a.document.meta_robots.nofollow);
+        let final_url = skip.url.clone();
+        let reason = skip.reason;
+        let original_url = self.pages.get(original)?.map(|p| p.url);
+        if original_url.as_deref() == Some(final_url.as_str()) {
+            // The same URL delivered again after a crash: it is already indexed, but the crash
+            // may have come before its links were offered. Offering them again is harmless (the
+            // seen set refuses the known ones).
+            if follow {
+                self.admit_links(lease, &page.links, &page.canon, now)?;
+            }
+            return Ok(());
+        }
+        skip.original.clone_from(&original_url);
+        self.skip(skip)?;
+        if let Some(orig) = original_url.as_deref().and_then(|u| Url::parse(u).ok()) {
+            // Mirror evidence compares canonical keys, not URLs as written: a copy whose links
+            // all carry tracking or session parameters is a mirror all the same.
+            let canon = Arc::clone(self.book.canon());
+            let keys = Url::parse(page.final_key.key.as_str()).ok().zip(
+                canon
+                    .canonicalize(orig.as_str(), None)
+                    .ok()
+                    .and_then(|c| Url::parse(c.key.as_str()).ok()),
+            );
+            let (copy_key, orig_key) = keys.unwrap_or((page.final_url.clone(), orig.clone()));
+            let example = Some((final_url.clone(), orig.to_string()));
+            if let Some(rule) = self.book.learner().observe_duplicate(&copy_key, &orig_key) {
+                self.apply_rule(rule, example.clone(), now)?;
+            }
+            // Same host: which opt-in normalisation would have made the two one URL?
+            let authority = canon.rule_authority(&page.final_url);
+            for option in canon.variant_options(&page.final_url, &orig) {
+                if let Some(rule) =
+                    self.book
+                        .learner()
+                        .observe_host_option(&authority, option.as_str(), true)
+                {
+                    self.apply_rule(rule, example.clone(), now)?;
+                }
+            }
+        }
+        if let Ok(key_url) = Url::parse(page.final_key.key.as_str()) {
+            for rule in self.book.learner().observe_params(&key_url, original) {
+                self.apply_rule(rule, None, now)?;
+            }
+        }
+        if !is_verification {
+            self.canonical_evidence(
+                &page.final_url,
+                &page.final_key,
+                page.canonical.as_ref(),
+                original,
+                now,
+            )?;
+        }
+        // A copy on another host may be one page of a mirror: its links are how the learner
+        // finds out, until a mirror rule covers the host (then they are skipped unfetched). A
+        // near-, text- or canonical duplicate is another page that resembles its original, and
+        // may link pages the original does not (version 16 of a reference page links what is
+        // new in 16): its links are followed too, and the seen set makes those the original
+        // shares free. Only an exact copy on its original's host says nothing new.
+        let cross_host = original_url
+            .as_deref()
+            .and_then(|u| Url::parse(u).ok())
+            .is_some_and(|o| {
+                crate::learn::authority(&o) != crate::learn::authority(&page.final_url)
+            });
+        let mirror_known = self.book.covers(&page.final_url);
+        let may_add_links = cross_host || reason != SkipReason::ExactDuplicate;
+        if follow && (self.config.follow_duplicate_links || (may_add_links && !mirror_known)) {
+            self.admit_links(lease, &page.links, &page.canon, now)?;
+        }
+        Ok(())
+    }
+
+    /// Canonical-rule evidence from a fetched page whose content is the indexed page `content`:
+    /// its declared rel=canonical, and the template pairs with evidence that map its key onto an
+    /// indexed page (see [`Learner::observe_canonical`](crate::learn::Learner::observe_canonical)).
+    fn canonical_evidence(
+        &mut self,
+        url: &Url,
+        final_key: &Candidate,
+        canonical: Option<&Candidate>,
+        content: u32,
+        now: Now,
+    ) -> Result<(), CrawlError> {
+        let Ok(key) = Url::parse(final_key.key.as_str()) else {
+            return Ok(());
+        };
+        let declared = canonical.and_then(|c| Url::parse(c.key.as_str()).ok());
+        let canon = Arc::clone(self.book.canon());
+        let (pages, book) = (&self.pages, &mut self.book);
+        let (proposed, revoked) =
+            book.learner()
+                .observe_canonical(&key, declared.as_ref(), content, |path| {
+                    let mut target = key.clone();
+                    target.set_path(path);
+                    let c = canon.canonicalize(target.as_str(), None).ok()?;
+                    pages.by_key(c.key.hash128()).ok().flatten()
+                });
+        for rule in revoked {
+            self.revoke(&rule)?;
+        }
+        for rule in proposed {
+            let example = declared.as_ref().map(|d| (redact(url), d.to_string()));
+            self.apply_rule(rule, example, now)?;
+        }
+        Ok(())
+    }
+
+    /// A distinct page whose URL an opt-in normalisation would map onto an indexed page is
+    /// evidence that the normalisation is not safe on its host.
+    fn host_option_evidence_against(&mut self, url: &Url, own_id: u32) -> Result<(), CrawlError> {
+        let authority = self.book.canon().rule_authority(url);
+        for option in self.book.options_against(url, own_id, &self.pages)? {
+            self.book
+                .learner()
+                .observe_host_option(&authority, option.as_str(), false);
+        }
+        Ok(())
+    }
+
+    /// A redirect from `from` to `to`: evidence for an alias rule.
+    pub(super) fn observe_redirect(
+        &mut self,
+        from: &Url,
+        to: &Url,
+        now: Now,
+    ) -> Result<(), CrawlError> {
+        if !self.config.dedup {
+            return Ok(());
+        }
+        if let Some(rule) = self.book.learner().observe_redirect(from, to) {
+            self.apply_rule(rule, Some((from.to_string(), to.to_string())), now)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,92 @@
+//! Rules put in force and taken out again. The [`RuleBook`](crate::rules::RuleBook) decides;
+//! here a revocation also queues again the URLs the rule made the crawl skip, which the skip log
+//! and the frontier hold.
+
+use super::{Core, Now};
+use crate::error::CrawlError;
+use crate::layout::counters;
+use crate::learn::Rule;
+use crate::rules::book::Revoked;
+use crate::skiplog::SkipReason;
+use simcrawl_frontier::Via;
+
+impl Core {
+    /// Puts a learned rule in force (see [`RuleBook::apply`](crate::rules::RuleBook::apply)).
+    pub(super) fn apply_rule(
+        &mut self,
+        rule: Rule,
+        example: Option<(String, String)>,
+        now: Now,
+    ) -> Result<(), CrawlError> {
+        for moot in self.book.moot_for(&rule) {
+            self.revoke(&moot)?;
+        }
+        self.book.apply(rule, example, &self.pages, now.unix_ms)?;
+        Ok(())
+    }
+
+    /// Takes a rule out of force, and queues again what it skipped.
+    pub(super) fn revoke(&mut self, rule: &Rule) -> Result<(), CrawlError> {
+        let revoked = self.book.revoke(rule)?;
+        self.requeue(&revoked)
+    }
+
+    fn requeue(&mut self, revoked: &Revoked) -> Result<(), CrawlError> {
+        let requeued = self.requeue_skipped_by(&revoked.rule.to_string(), revoked.learned_ms)?;
+        self.book.revoked(revoked, requeued);
+        Ok(())
+    }
+
+    /// Offers the frontier again every URL that the rule named `name`, learned at `learned_ms`,
+    /// made the crawl skip before fetching: with the rule gone they are URLs of their own, and
+    /// would otherwise never be fetched. Returns how many were queued (a URL another link has
+    /// queued since, under its own key, counts as seen, not queued).
+    fn requeue_skipped_by(&mut self, name: &str, learned_ms: u64) -> Result<u64, CrawlError> {
+        let Some(last) = self.skips.last_id()? else {
+            return Ok(0);
+        };
+        // The log is in time order: skip the entries from before the rule existed (with a
+        // minute's margin for a clock that stepped back).
+        let since = learned_ms.saturating_sub(60_000);
+        let (mut low, mut high) = (1, last + 1);
+        while low < high {
+            let mid = low + (high - low) / 2;
+            match self.skips.get(mid)? {
+                Some(record) if record.time_ms < since => low = mid + 1,
+                _ => high = mid,
+            }
+        }
+        let canon = std::sync::Arc::clone(self.book.canon());
+        let mut requeued: u64 = 0;
+        for entry in self.skips.iter_from(low) {
+            let (_, record) = entry?;
+            if record.rule.as_deref() != Some(name) {
+                continue;
+            }
+            if !matches!(record.reason, SkipReason::Mirror | SkipReason::LearnedRule) {
+                continue;
+            }
+            let Ok(candidate) = canon.canonicalize(&record.url, None) else {
+                continue;
+            };
+            // Another spelling of it may have been fetched and indexed since, under its own key.
+            if self.pages.by_key(candidate.key.hash128())?.is_some() {
+                continue;
+            }
+            // A link skipped when it was found has a key nobody queued; a URL skipped when it was
+            // handed out was queued (and entered the seen set) before the rule: it goes back.
+            let referrer = record.referrer.as_deref().unwrap_or("");
+            let admission =
+                self.frontier
+                    .requeue(&candidate, record.depth, Via::Link { referrer })?;
+            if admission.is_queued() {
+                requeued += 1;
+            }
+        }
+        self.counters.add(
+            counters::REQUEUED,
+            i64::try_from(requeued).unwrap_or(i64::MAX),
+        )?;
+        Ok(requeued)
+    }
+}

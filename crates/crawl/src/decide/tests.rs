@@ -1,0 +1,769 @@
+//! The core driven directly: pages built in memory, no server, no clock. Each test plays a small
+//! web through [`Sim`], which does what the driver does (hand out leases, "fetch" them from a map,
+//! analyse, complete) at a fixed instant.
+
+use super::*;
+use crate::learn::LearnConfig;
+use crate::page::Analyzer;
+use crate::testutil::words;
+use simcrawl_frontier::{Next, RobotsPolicy, Scope};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What a URL of the simulated web answers.
+#[derive(Clone)]
+enum Answer {
+    Html(String),
+    Redirect(String),
+    Status(u16),
+}
+
+struct Sim {
+    _store: Store,
+    core: Core,
+    analyzer: Analyzer,
+    web: BTreeMap<String, Answer>,
+    now: Now,
+    /// URLs fetched, in order.
+    fetched: Vec<String>,
+    effects: Vec<Effect>,
+}
+
+fn config(seeds: &[&str], learn: LearnConfig) -> CrawlConfig {
+    let mut config = CrawlConfig::new(
+        "/nonexistent",
+        seeds.iter().map(|s| s.to_string()).collect(),
+    );
+    config.frontier.delay = Duration::ZERO;
+    config.frontier.robots = RobotsPolicy::Ignore;
+    config.frontier.scope = Scope::Any;
+    config.learn = learn;
+    config.search_index = false;
+    config
+}
+
+impl Sim {
+    fn new(seeds: &[&str], learn: LearnConfig, web: BTreeMap<String, Answer>) -> Sim {
+        let store = Store::temporary().expect("a temporary store");
+        let mut core = Core::open(&store, config(seeds, learn)).expect("the core opens");
+        core.admit_seeds().expect("the seeds are admitted");
+        Sim {
+            _store: store,
+            core,
+            analyzer: Analyzer::default(),
+            web,
+            now: Now {
+                at: Instant::now(),
+                unix_ms: 1_700_000_000_000,
+            },
+            fetched: Vec::new(),
+            effects: Vec::new(),
+        }
+    }
+
+    /// Crawls until the frontier is done, one lease at a time.
+    fn crawl(&mut self) {
+        loop {
+            self.now.unix_ms += 1;
+            let lease = match self
+                .core
+                .frontier
+                .next_ready(self.now.at)
+                .expect("next_ready")
+            {
+                Next::Fetch(lease) => lease,
+                Next::Done => break,
+                other => panic!("unexpected {other:?} with politeness and robots.txt off"),
+            };
+            if self
+                .core
+                .skip_at_lease(&lease, self.now)
+                .expect("the lease check")
+            {
+                self.effects.extend(self.core.take_effects());
+                continue;
+            }
+            let mut result = self.fetch(&lease);
+            self.core
+                .completed(lease, &mut result, self.now)
+                .expect("the page is decided");
+            self.effects.extend(self.core.take_effects());
+        }
+    }
+
+    /// A fetch from the map: what the driver's fetch and analysis give the core.
+    fn fetch(&mut self, lease: &Lease) -> PageResult {
+        self.fetched.push(lease.url.clone());
+        let url = Url::parse(&lease.url).expect("a lease URL parses");
+        let canon = Arc::clone(self.core.book.canon());
+        match self.web.get(lease.url.as_str()).cloned() {
+            Some(Answer::Html(html)) => PageResult::Done(Box::new(
+                FetchedPage::from_html(&url, &html, &canon, &self.analyzer).expect("a page"),
+            )),
+            Some(Answer::Redirect(to)) => {
+                let to = Url::parse(&to).expect("a redirect target parses");
+                let seen = canon.canonicalize(to.as_str(), None).is_ok_and(|c| {
+                    c.key.hash128() != lease.key_hash && self.core.seen.contains(c.key.hash128())
+                });
+                PageResult::Redirected {
+                    to,
+                    hops: Vec::new(),
+                    seen,
+                    exchange: None,
+                }
+            }
+            Some(Answer::Status(status)) => {
+                let mut page =
+                    FetchedPage::from_html(&url, "", &canon, &self.analyzer).expect("a page");
+                page.status = status;
+                page.analysis = None;
+                PageResult::Done(Box::new(page))
+            }
+            None => {
+                let mut page =
+                    FetchedPage::from_html(&url, "", &canon, &self.analyzer).expect("a page");
+                page.status = 404;
+                page.analysis = None;
+                PageResult::Done(Box::new(page))
+            }
+        }
+    }
+
+    fn indexed(&self) -> Vec<String> {
+        self.effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Indexed { url, .. } => Some(url.clone()),
+                Effect::Skipped(_) => None,
+            })
+            .collect()
+    }
+
+    fn skips(&self) -> Vec<&SkipRecord> {
+        self.effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Skipped(s) => Some(s),
+                Effect::Indexed { .. } => None,
+            })
+            .collect()
+    }
+
+    /// The reason `url` was skipped for (the last time).
+    fn skipped_as(&self, url: &str) -> Option<SkipReason> {
+        self.skips()
+            .iter()
+            .rev()
+            .find(|s| s.url == url)
+            .map(|s| s.reason)
+    }
+
+    fn rules(&self) -> Vec<String> {
+        let (learned, _) = self.core.book.history();
+        let mut rules = learned.to_vec();
+        rules.sort();
+        rules
+    }
+}
+
+/// An article of `n` words (a fixed vocabulary, so `seed` decides the text).
+fn article(seed: u64, n: usize) -> String {
+    words(seed, n).join(" ")
+}
+
+/// A page: a title, a main text in an `<article>`, links in a `<nav>`, and `head` extra.
+fn html(title: &str, text: &str, links: &[&str], head: &str) -> String {
+    let nav: String = links
+        .iter()
+        .map(|l| format!("<li><a href=\"{l}\">{l}</a></li>"))
+        .collect();
+    format!(
+        "<!doctype html><html><head><title>{title}</title>{head}</head><body><nav><ul>{nav}</ul></nav>\
+         <article><h1>{title}</h1><p>{text}</p></article><footer>Example site</footer></body></html>"
+    )
+}
+
+fn web(pages: &[(&str, Answer)]) -> BTreeMap<String, Answer> {
+    pages
+        .iter()
+        .map(|(u, a)| (u.to_string(), a.clone()))
+        .collect()
+}
+
+fn page(title: &str, text: &str, links: &[&str]) -> Answer {
+    Answer::Html(html(title, text, links, ""))
+}
+
+#[test]
+fn each_duplicate_found_after_a_fetch_is_skipped_with_its_reason_and_distinct_pages_are_indexed() {
+    let a = article(1, 300);
+    // One word of 300 changed: within k.
+    let mut near_words = words(1, 300);
+    near_words[150] = "changed".into();
+    let near = near_words.join(" ");
+    let h = "http://h.test";
+    let links = [
+        "/a.html",
+        "/b.html",
+        "/c.html",
+        "/d.html",
+        "/e.html",
+        "/p.html",
+        "/old.html",
+    ];
+    let mut sim = Sim::new(
+        &["http://h.test/"],
+        LearnConfig::default(),
+        web(&[
+            ("http://h.test/", page("Home", &article(9, 200), &links)),
+            ("http://h.test/a.html", page("A", &a, &[])),
+            // The same bytes.
+            ("http://h.test/b.html", page("A", &a, &[])),
+            // The same text, other bytes.
+            (
+                "http://h.test/c.html",
+                Answer::Html(html("A", &a, &[], "<!-- rendered at 10:31 -->")),
+            ),
+            ("http://h.test/d.html", page("A", &near, &[])),
+            ("http://h.test/e.html", page("E", &article(2, 300), &[])),
+            // A print version that names its article canonical.
+            (
+                "http://h.test/p.html",
+                Answer::Html(html(
+                    "A (print)",
+                    &a,
+                    &[],
+                    "<link rel=\"canonical\" href=\"/a.html\">",
+                )),
+            ),
+            (
+                "http://h.test/old.html",
+                Answer::Redirect(format!("{h}/a.html")),
+            ),
+        ]),
+    );
+    sim.crawl();
+    assert_eq!(
+        sim.indexed(),
+        [
+            "http://h.test/",
+            "http://h.test/a.html",
+            "http://h.test/e.html"
+        ]
+    );
+    assert_eq!(
+        sim.skipped_as("http://h.test/b.html"),
+        Some(SkipReason::ExactDuplicate)
+    );
+    assert_eq!(
+        sim.skipped_as("http://h.test/c.html"),
+        Some(SkipReason::TextDuplicate)
+    );
+    assert_eq!(
+        sim.skipped_as("http://h.test/d.html"),
+        Some(SkipReason::NearDuplicate)
+    );
+    assert_eq!(
+        sim.skipped_as("http://h.test/p.html"),
+        Some(SkipReason::Canonical)
+    );
+    assert_eq!(
+        sim.skipped_as("http://h.test/old.html"),
+        Some(SkipReason::RedirectDuplicate)
+    );
+    for skip in sim.skips() {
+        assert_eq!(
+            skip.original.as_deref(),
+            Some("http://h.test/a.html"),
+            "{skip:?}"
+        );
+    }
+    assert_eq!(sim.core.progress.fetched, 8);
+    assert_eq!(sim.core.progress.indexed, 3);
+}
+
+#[test]
+fn a_second_spelling_of_a_known_url_is_a_variant_logged_once_and_not_fetched() {
+    let mut sim = Sim::new(
+        &["http://h.test/"],
+        LearnConfig::default(),
+        web(&[
+            (
+                "http://h.test/",
+                page(
+                    "Home",
+                    &article(9, 200),
+                    &["/a.html", "/a.html?utm_source=news", "/b.html"],
+                ),
+            ),
+            (
+                "http://h.test/a.html",
+                page("A", &article(1, 300), &["/a.html?utm_source=news"]),
+            ),
+            (
+                "http://h.test/b.html",
+                page("B", &article(2, 300), &["/a.html?utm_source=news"]),
+            ),
+        ]),
+    );
+    sim.crawl();
+    assert_eq!(
+        sim.fetched,
+        [
+            "http://h.test/",
+            "http://h.test/a.html",
+            "http://h.test/b.html"
+        ]
+    );
+    let variants: Vec<_> = sim
+        .skips()
+        .into_iter()
+        .filter(|s| s.reason == SkipReason::UrlVariant)
+        .collect();
+    assert_eq!(variants.len(), 1, "logged once per spelling: {variants:?}");
+    assert_eq!(variants[0].url, "http://h.test/a.html?utm_source=news");
+    assert_eq!(
+        variants[0].original.as_deref(),
+        Some("http://h.test/a.html")
+    );
+    assert!(variants[0].reason.before_fetch());
+}
+
+#[test]
+fn a_page_marked_noindex_is_not_indexed_and_a_404_is_no_page() {
+    let mut sim = Sim::new(
+        &["http://h.test/"],
+        LearnConfig::default(),
+        web(&[
+            (
+                "http://h.test/",
+                page("Home", &article(9, 200), &["/n.html", "/gone.html"]),
+            ),
+            (
+                "http://h.test/n.html",
+                Answer::Html(html(
+                    "N",
+                    &article(3, 200),
+                    &[],
+                    "<meta name=\"robots\" content=\"noindex\">",
+                )),
+            ),
+            ("http://h.test/gone.html", Answer::Status(404)),
+        ]),
+    );
+    sim.crawl();
+    assert_eq!(sim.indexed(), ["http://h.test/"]);
+    assert!(sim.skips().is_empty());
+    assert_eq!(sim.core.progress.fetched, 3);
+}
+
+/// Origin `o.test` with `n` articles linked from its home page; `copies` of them (and the home
+/// page) served byte for byte by `m.test`, the rest of `m.test`'s articles distinct.
+fn origin_and_mirror(n: u64, copies: u64) -> BTreeMap<String, Answer> {
+    let links: Vec<String> = (0..n).map(|i| format!("/doc/{i}.html")).collect();
+    let links: Vec<&str> = links.iter().map(String::as_str).collect();
+    let mut pages = BTreeMap::new();
+    let home = page("Home", &article(100, 200), &links);
+    pages.insert("http://o.test/".to_string(), home.clone());
+    pages.insert("http://m.test/".to_string(), home);
+    for i in 0..n {
+        let doc = page(&format!("Doc {i}"), &article(i, 250), &[]);
+        pages.insert(format!("http://o.test/doc/{i}.html"), doc.clone());
+        let copy = if i < copies {
+            doc
+        } else {
+            page(&format!("Mirror's own {i}"), &article(1_000 + i, 250), &[])
+        };
+        pages.insert(format!("http://m.test/doc/{i}.html"), copy);
+    }
+    pages
+}
+
+/// Crawls the origin first, then the mirror (so that every copy's original is indexed).
+fn crawl_origin_then(sim: &mut Sim, second: &str) {
+    sim.crawl();
+    let canon = Arc::clone(sim.core.book.canon());
+    let seed = canon.canonicalize(second, None).expect("a seed");
+    sim.core
+        .frontier
+        .admit(&seed, 0, Via::Seed)
+        .expect("admitted");
+    sim.crawl();
+}
+
+#[test]
+fn a_mirror_rule_is_learned_from_copies_and_skips_the_rest_of_the_host_unfetched() {
+    let learn = LearnConfig {
+        verify_every: 0,
+        ..LearnConfig::default()
+    };
+    let mut sim = Sim::new(&["http://o.test/"], learn, origin_and_mirror(30, 30));
+    crawl_origin_then(&mut sim, "http://m.test/");
+    assert_eq!(sim.rules(), ["mirror m.test -> o.test"]);
+    let on_mirror = |s: &&String| s.starts_with("http://m.test/");
+    // The home page and four copies are the evidence (five pairs of one path); the rest is
+    // skipped by the rule.
+    assert_eq!(sim.fetched.iter().filter(on_mirror).count(), 5);
+    let mirror_skips = sim
+        .skips()
+        .into_iter()
+        .filter(|s| s.reason == SkipReason::Mirror)
+        .count();
+    assert_eq!(mirror_skips, 30 - 4);
+    for skip in sim.skips() {
+        if skip.reason == SkipReason::Mirror {
+            assert_eq!(skip.rule.as_deref(), Some("mirror m.test -> o.test"));
+            assert_eq!(
+                skip.original
+                    .as_deref()
+                    .map(|o| o.replace("o.test", "m.test")),
+                Some(skip.url.clone())
+            );
+        }
+    }
+}
+
+#[test]
+fn a_mirror_rule_is_verified_and_a_distinct_page_revokes_it_and_queues_its_skips_again() {
+    // Six copies learn the rule; every other article of the mirror is its own page. Every second
+    // skip is fetched to verify the rule: the first verification finds a distinct page.
+    let learn = LearnConfig {
+        verify_every: 2,
+        verify_every_max: 2,
+        ..LearnConfig::default()
+    };
+    let mut sim = Sim::new(&["http://o.test/"], learn, origin_and_mirror(20, 5));
+    crawl_origin_then(&mut sim, "http://m.test/");
+    let (learned, revoked) = sim.core.book.history();
+    assert_eq!(learned, ["mirror m.test -> o.test"]);
+    assert_eq!(revoked.len(), 1, "{revoked:?}");
+    assert!(
+        revoked[0].starts_with("mirror m.test -> o.test"),
+        "{revoked:?}"
+    );
+    // Nothing is lost: every distinct article of the mirror ends up indexed.
+    let indexed = sim.indexed();
+    for i in 5..20 {
+        let url = format!("http://m.test/doc/{i}.html");
+        assert!(
+            indexed.contains(&url),
+            "{url} was not indexed; skips {:?}",
+            sim.skips()
+        );
+    }
+}
+
+#[test]
+fn a_parameter_rule_is_learned_and_skips_later_spellings_until_a_verification_contradicts_it() {
+    // `sid` never changes the content of the first pages; later ones it does change.
+    let mut pages = vec![(
+        "http://p.test/".to_string(),
+        page(
+            "Home",
+            &article(7, 200),
+            &(0..12)
+                .flat_map(|i| [format!("/item{i}?sid=1"), format!("/item{i}?sid=2")])
+                .collect::<Vec<_>>()
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>(),
+        ),
+    )];
+    for i in 0..12 {
+        let same = page(&format!("Item {i}"), &article(200 + i, 250), &[]);
+        pages.push((format!("http://p.test/item{i}?sid=1"), same.clone()));
+        let other = if i < 8 {
+            same
+        } else {
+            page(&format!("Item {i} for you"), &article(300 + i, 250), &[])
+        };
+        pages.push((format!("http://p.test/item{i}?sid=2"), other));
+    }
+    let pages: BTreeMap<String, Answer> = pages.into_iter().collect();
+    let learn = LearnConfig {
+        verify_every: 1,
+        verify_every_max: 1,
+        ..LearnConfig::default()
+    };
+    let mut sim = Sim::new(&["http://p.test/"], learn, pages);
+    sim.crawl();
+    let (learned, revoked) = sim.core.book.history();
+    assert_eq!(learned, ["parameter sid is irrelevant on p.test"]);
+    assert_eq!(
+        revoked.len(),
+        1,
+        "a distinct sid=2 page revokes it: {revoked:?}"
+    );
+    for i in 8..12 {
+        let url = format!("http://p.test/item{i}?sid=2");
+        assert!(sim.indexed().contains(&url), "{url} is its own page");
+    }
+}
+
+#[test]
+fn an_alias_rule_comes_from_same_path_redirects_and_skips_the_alias_host() {
+    let n = 12;
+    let mut links: Vec<String> = (0..n).map(|i| format!("http://a.test/p{i}.html")).collect();
+    links.extend((0..n).map(|i| format!("/p{i}.html")));
+    let mut pages = BTreeMap::new();
+    pages.insert(
+        "http://o.test/".to_string(),
+        page(
+            "Home",
+            &article(5, 200),
+            &links.iter().map(String::as_str).collect::<Vec<_>>(),
+        ),
+    );
+    for i in 0..n {
+        pages.insert(
+            format!("http://o.test/p{i}.html"),
+            page(&format!("P{i}"), &article(400 + i, 250), &[]),
+        );
+        pages.insert(
+            format!("http://a.test/p{i}.html"),
+            Answer::Redirect(format!("http://o.test/p{i}.html")),
+        );
+    }
+    let learn = LearnConfig {
+        verify_every: 0,
+        ..LearnConfig::default()
+    };
+    let mut sim = Sim::new(&["http://o.test/"], learn, pages);
+    sim.crawl();
+    assert_eq!(sim.rules(), ["alias a.test -> o.test"]);
+    // Every target is fetched once, on the origin; the alias host only until the rule.
+    for i in 0..n {
+        assert!(sim.indexed().contains(&format!("http://o.test/p{i}.html")));
+    }
+    let alias_fetches = sim
+        .fetched
+        .iter()
+        .filter(|u| u.starts_with("http://a.test/"))
+        .count();
+    assert_eq!(alias_fetches, 5, "the evidence");
+    let skipped: Vec<_> = sim
+        .skips()
+        .into_iter()
+        .filter(|s| s.reason == SkipReason::Mirror)
+        .collect();
+    assert_eq!(skipped.len(), n as usize - 5);
+    assert!(
+        skipped
+            .iter()
+            .all(|s| s.rule.as_deref() == Some("alias a.test -> o.test"))
+    );
+}
+
+#[test]
+fn a_host_option_rule_is_learned_from_duplicates_it_would_have_merged() {
+    // Links spell some articles with `//`: each is a copy of the article, so collapse-slashes is
+    // safe on the host; then the remaining `//` spellings are skipped unfetched.
+    let n = 14;
+    let mut links: Vec<String> = (0..n).map(|i| format!("/a/{i}.html")).collect();
+    links.extend((0..n).map(|i| format!("/a//{i}.html")));
+    let mut pages = BTreeMap::new();
+    pages.insert(
+        "http://s.test/".to_string(),
+        page(
+            "Home",
+            &article(6, 200),
+            &links.iter().map(String::as_str).collect::<Vec<_>>(),
+        ),
+    );
+    for i in 0..n {
+        let doc = page(&format!("Art {i}"), &article(500 + i, 250), &[]);
+        pages.insert(format!("http://s.test/a/{i}.html"), doc.clone());
+        pages.insert(format!("http://s.test/a//{i}.html"), doc);
+    }
+    let learn = LearnConfig {
+        verify_every: 0,
+        ..LearnConfig::default()
+    };
+    let mut sim = Sim::new(&["http://s.test/"], learn, pages);
+    sim.crawl();
+    assert_eq!(sim.rules(), ["collapse-slashes on s.test"]);
+    let learned_rule_skips = sim
+        .skips()
+        .into_iter()
+        .filter(|s| s.reason == SkipReason::LearnedRule)
+        .count();
+    assert_eq!(learned_rule_skips, n as usize - 5);
+}
+
+#[test]
+fn a_canonical_rule_is_learned_from_print_versions_and_skips_the_rest_unfetched() {
+    let n = 14;
+    let mut links: Vec<String> = (0..n).map(|i| format!("/art/{i}.html")).collect();
+    links.extend((0..n).map(|i| format!("/art/{i}/print")));
+    let mut pages = BTreeMap::new();
+    pages.insert(
+        "http://c.test/".to_string(),
+        page(
+            "Home",
+            &article(8, 200),
+            &links.iter().map(String::as_str).collect::<Vec<_>>(),
+        ),
+    );
+    for i in 0..n {
+        let text = article(600 + i, 250);
+        pages.insert(
+            format!("http://c.test/art/{i}.html"),
+            page(&format!("Art {i}"), &text, &[]),
+        );
+        pages.insert(
+            format!("http://c.test/art/{i}/print"),
+            Answer::Html(html(
+                &format!("Art {i} (print)"),
+                &text,
+                &[],
+                &format!("<link rel=\"canonical\" href=\"/art/{i}.html\">"),
+            )),
+        );
+    }
+    let learn = LearnConfig {
+        verify_every: 0,
+        ..LearnConfig::default()
+    };
+    let mut sim = Sim::new(&["http://c.test/"], learn, pages);
+    sim.crawl();
+    assert_eq!(
+        sim.rules(),
+        ["canonical c.test/art/{}/print -> /art/{}.html"]
+    );
+    let print_fetches = sim.fetched.iter().filter(|u| u.ends_with("/print")).count();
+    assert!(
+        print_fetches < n as usize,
+        "{print_fetches} print versions fetched"
+    );
+    let by_rule = sim
+        .skips()
+        .into_iter()
+        .filter(|s| s.reason == SkipReason::LearnedRule)
+        .count();
+    assert_eq!(print_fetches + by_rule, n as usize);
+}
+
+#[test]
+fn the_same_pages_in_another_order_give_the_same_rules() {
+    // The origin, a mirror, and a parameter that changes nothing: links listed in one order, then
+    // reversed, so that the frontier hands the pages out in the other order.
+    fn rules_with(reverse: bool) -> (Vec<String>, Vec<String>) {
+        let mut web = origin_and_mirror(16, 16);
+        let mut links: Vec<String> = (0..16).map(|i| format!("/doc/{i}.html")).collect();
+        links.extend((0..10).map(|i| format!("/q?page={i}&ref=x{i}")));
+        if reverse {
+            links.reverse();
+        }
+        let refs: Vec<&str> = links.iter().map(String::as_str).collect();
+        let home = page("Home", &article(100, 200), &refs);
+        web.insert("http://o.test/".into(), home.clone());
+        web.insert("http://m.test/".into(), home);
+        for i in 0..10 {
+            web.insert(
+                format!("http://o.test/q?page={i}&ref=x{i}"),
+                page(
+                    &format!("Q{i}"),
+                    &article(700 + i, 250),
+                    &[&format!("/q?page={i}&ref=y{i}")],
+                ),
+            );
+            web.insert(
+                format!("http://o.test/q?page={i}&ref=y{i}"),
+                page(&format!("Q{i}"), &article(700 + i, 250), &[]),
+            );
+        }
+        let learn = LearnConfig {
+            verify_every: 0,
+            ..LearnConfig::default()
+        };
+        let mut sim = Sim::new(&["http://o.test/"], learn, web);
+        crawl_origin_then(&mut sim, "http://m.test/");
+        let mut indexed = sim.indexed();
+        indexed.sort();
+        (sim.rules(), indexed)
+    }
+    let (rules, indexed) = rules_with(false);
+    assert_eq!(
+        rules,
+        [
+            "mirror m.test -> o.test",
+            "parameter ref is irrelevant on o.test"
+        ]
+    );
+    assert_eq!(rules_with(true), (rules, indexed));
+}
+
+#[test]
+fn a_rule_learned_after_a_url_was_queued_skips_it_when_it_is_handed_out() {
+    // The mirror's links are all queued from its home page before the rule exists; the rule then
+    // skips them at lease time, with the reason `mirror`.
+    let learn = LearnConfig {
+        verify_every: 0,
+        ..LearnConfig::default()
+    };
+    let mut sim = Sim::new(&["http://o.test/"], learn, origin_and_mirror(12, 12));
+    crawl_origin_then(&mut sim, "http://m.test/");
+    let at_lease: Vec<_> = sim
+        .skips()
+        .into_iter()
+        .filter(|s| s.reason == SkipReason::Mirror)
+        .collect();
+    assert_eq!(at_lease.len(), 12 - 4);
+    assert!(
+        at_lease
+            .iter()
+            .all(|s| s.referrer.as_deref() == Some("http://m.test/"))
+    );
+}
+
+#[test]
+fn a_page_indexed_before_a_rule_gets_the_key_the_rule_gives_its_url() {
+    // Article 0 is only linked as `/a//0.html` and indexed so; collapse-slashes is then learned
+    // from articles 1 to 6, and a later link to `/a/0.html` names the page indexed before.
+    let mut links = vec!["/a//0.html".to_string()];
+    for i in 1..7 {
+        links.push(format!("/a/{i}.html"));
+        links.push(format!("/a//{i}.html"));
+    }
+    links.push("/late.html".into());
+    let mut pages = BTreeMap::new();
+    pages.insert(
+        "http://s.test/".to_string(),
+        page(
+            "Home",
+            &article(6, 200),
+            &links.iter().map(String::as_str).collect::<Vec<_>>(),
+        ),
+    );
+    for i in 0..7 {
+        let doc = page(&format!("Art {i}"), &article(500 + i, 250), &[]);
+        pages.insert(format!("http://s.test/a/{i}.html"), doc.clone());
+        pages.insert(format!("http://s.test/a//{i}.html"), doc);
+    }
+    pages.insert(
+        "http://s.test/late.html".to_string(),
+        page("Late", &article(77, 250), &["/a/0.html"]),
+    );
+    let learn = LearnConfig {
+        verify_every: 0,
+        ..LearnConfig::default()
+    };
+    let mut sim = Sim::new(&["http://s.test/"], learn, pages);
+    sim.crawl();
+    assert_eq!(sim.rules(), ["collapse-slashes on s.test"]);
+    assert!(
+        sim.indexed()
+            .contains(&"http://s.test/a//0.html".to_string())
+    );
+    assert!(!sim.fetched.contains(&"http://s.test/a/0.html".to_string()));
+    let skip = sim
+        .skips()
+        .into_iter()
+        .find(|s| s.url == "http://s.test/a/0.html")
+        .cloned()
+        .expect("the late spelling is skipped");
+    assert_eq!(skip.reason, SkipReason::LearnedRule);
+    assert_eq!(skip.original.as_deref(), Some("http://s.test/a//0.html"));
+    assert_eq!(skip.rule.as_deref(), Some("collapse-slashes on s.test"));
+}

@@ -1,0 +1,107 @@
+//! What a crawl reports while it runs ([`Progress`]) and when it ends ([`Report`]).
+
+use crate::skiplog::SkipReason;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// A snapshot of a running crawl, for a progress line.
+#[derive(Debug, Clone, Default)]
+pub struct Progress {
+    /// Pages fetched in this run.
+    pub fetched: u64,
+    /// Pages indexed in this run.
+    pub indexed: u64,
+    /// URLs and pages skipped as duplicates in this run, by reason.
+    pub skipped: BTreeMap<SkipReason, u64>,
+    /// URLs given up in this run: after their retries, or at once for a failure that would
+    /// repeat (a refused address, too many redirects).
+    pub failed: u64,
+    /// Failed attempts at URLs that will be tried again (a timeout, a reset, a 5xx).
+    pub retried: u64,
+    /// URLs waiting in the frontier.
+    pub queued: u64,
+    /// Hosts with URLs waiting.
+    pub hosts: usize,
+    /// Requests in flight.
+    pub in_flight: u32,
+    /// Hosts whose URLs wait for a robots.txt answer (asked, or unreachable and backing off).
+    pub waiting_for_robots: usize,
+    /// Hosts set aside for asking a crawl-delay over the cap.
+    pub parked: usize,
+    /// Time since the crawl started.
+    pub elapsed: Duration,
+}
+
+impl Progress {
+    /// All skips, whatever the reason.
+    pub fn skipped_total(&self) -> u64 {
+        self.skipped.values().sum()
+    }
+}
+
+/// What a finished (or interrupted) crawl did.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// The counts of this run.
+    pub progress: Progress,
+    /// Pages indexed in the store, over all runs.
+    pub indexed_total: u64,
+    /// Rules learned in this run.
+    pub rules_learned: Vec<String>,
+    /// Rules revoked in this run.
+    pub rules_revoked: Vec<String>,
+    /// Whether robots.txt was ignored.
+    pub robots_ignored: bool,
+    /// Whether the crawl stopped early on a shutdown request.
+    pub interrupted: bool,
+    /// The frontier's counters (exclusions by reason, ...), over all runs.
+    pub frontier_counters: Vec<(&'static str, u64)>,
+    /// The store had not been closed cleanly: the pages indexed and URLs queued it held when
+    /// this run opened it (what its last commit wrote).
+    pub unclean_resume: Option<(u64, u64)>,
+    /// Hosts parked for asking a crawl-delay over the cap, with the URLs left in their queues.
+    pub parked: Vec<simcrawl_frontier::ParkedHost>,
+    /// The web archive written (`--warc`): its directory, the records of this run, and the
+    /// files cut back to their last whole record after a kill.
+    pub archive: Option<(
+        std::path::PathBuf,
+        crate::archive::ArchiveStats,
+        Vec<simcrawl_warc::Repair>,
+    )>,
+}
+
+impl Report {
+    /// Why this crawl did nothing a user asked for, if it did not: every fetch failed, every
+    /// seed host's robots.txt was unreachable, or every seed host is parked. `None` for a crawl
+    /// that fetched something, for an interrupted one, and for a finished crawl resumed (which
+    /// fetches nothing and has nothing to do). A command-line tool exits non-zero on `Some`.
+    pub fn problem(&self) -> Option<String> {
+        let p = &self.progress;
+        if p.fetched == 0 && p.failed > 0 {
+            return Some(
+                "every fetch failed (`simcrawl failed` says why); check the seeds, your network, or run with RUST_LOG=debug".to_owned(),
+            );
+        }
+        if p.fetched > 0 || self.indexed_total > 0 || self.interrupted {
+            return None;
+        }
+        let robots_unreachable = self
+            .frontier_counters
+            .iter()
+            .find(|(name, _)| name.ends_with("excluded.robots_unreachable"))
+            .map_or(0, |(_, n)| *n);
+        if robots_unreachable > 0 {
+            return Some(format!(
+                "nothing was fetched: the robots.txt of {robots_unreachable} URL(s)' hosts could not be read (refused, timed out or 5xx), so their URLs were given up; check the seeds or run with RUST_LOG=debug"
+            ));
+        }
+        if !self.parked.is_empty() {
+            let queued: u64 = self.parked.iter().map(|h| h.queued).sum();
+            return Some(format!(
+                "nothing was fetched: {} host(s) ask for a crawl-delay over the cap and were parked with {queued} URL(s) queued; raise --max-crawl-delay to crawl them that slowly",
+                self.parked.len()
+            ));
+        }
+        None
+    }
+}

@@ -1,0 +1,395 @@
+//! The rule book: the rules in force, the learner behind them, and each rule's life cycle.
+//!
+//! It decides, without a network or a clock (times are passed in): which learned rule made a URL's
+//! key name a known page ([`RuleBook::attribute`]), whether a skip is fetched anyway to verify its
+//! rule, what a new rule changes (the canonicaliser, the recently indexed pages' keys) and what a
+//! revocation takes back. What it decides is kept in the store's rules tree; the URLs a revoked rule
+//! skipped are queued again by the crawl core, which owns the frontier and the skip log.
+
+use super::Rule;
+use crate::error::CrawlError;
+use crate::layout::{self, RuleRecord, counters};
+use crate::learn::{LearnConfig, Learner};
+use crate::pages::PageIndex;
+use crate::skiplog::SkipReason;
+use simcrawl_store::{Counters, KeySet, Store, Tree};
+use simcrawl_url::{CanonOptions, Canonicalizer, HostOption, LearnedRules, RuleError};
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use url::Url;
+
+/// How many of the most recently indexed pages a newly learned rule re-keys. Rules are learned
+/// early in a host's crawl, from its first pages, so these are the pages indexed before the rule
+/// under keys it now changes (a `//` spelling indexed before collapse-slashes was learned, say).
+pub const RECENT_PAGES: usize = 50_000;
+
+/// A rule taken out of force: its name, and when it had been learned (the skip log entries it
+/// may have written start then).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Revoked {
+    /// The rule.
+    pub rule: Rule,
+    /// When it was learned, in Unix milliseconds (0 if unknown).
+    pub learned_ms: u64,
+}
+
+/// The learned rules of a crawl and their life cycle: learned from evidence, put in force,
+/// verified now and then by fetching a URL they would skip, revoked by a contradiction.
+pub struct RuleBook {
+    learner: Learner,
+    options: CanonOptions,
+    canon: Arc<Canonicalizer>,
+    plain: Canonicalizer,
+    /// For each opt-in option a host may learn: a canonicaliser with it on, to look for evidence
+    /// against.
+    option_canons: Vec<(HostOption, Canonicalizer)>,
+    /// Verification fetches of URLs a rule would have skipped, by canonical-key hash.
+    verifying: HashMap<u128, Rule>,
+    /// The pages indexed most recently (rule authority, id, URL), at most [`RECENT_PAGES`]: a rule
+    /// learned now also gives them their new key.
+    recent: VecDeque<(String, u32, String)>,
+    /// Keys a rule gave an indexed page after it was indexed (see `rekey_recent`), with the page
+    /// and the rule. Only in memory, and dropped with the rule if it is revoked.
+    rekeyed: HashMap<u128, (u32, Rule)>,
+    /// Skips per rule not yet added to its record (see [`RuleBook::count_skip`]).
+    skips: HashMap<Rule, u64>,
+    records: Tree<String, RuleRecord>,
+    counters: Counters,
+    learned: Vec<String>,
+    revoked: Vec<String>,
+}
+
+impl RuleBook {
+    /// Opens the rule book of `store`: the rules in force and the learned rules' canonical form as
+    /// the last checkpoint left them.
+    pub fn open(
+        store: &Store,
+        options: CanonOptions,
+        learn: LearnConfig,
+    ) -> Result<RuleBook, CrawlError> {
+        let meta: Tree<String, Vec<u8>> = store.tree(layout::CRAWL_META_TREE)?;
+        let records: Tree<String, RuleRecord> = store.tree(layout::RULES_TREE)?;
+        let mut rules = LearnedRules::new();
+        if let Some(bytes) = meta.get(&layout::LEARNED_RULES_KEY.to_string())? {
+            rules = LearnedRules::from_bytes(&bytes).map_err(|e| {
+                CrawlError::Config(format!("the stored learned rules are unreadable: {e}"))
+            })?;
+        }
+        let mut learner = Learner::new(learn);
+        for item in records.iter() {
+            let (_, record) = item?;
+            if record.active {
+                learner.activate(record.rule.clone(), record.evidence);
+            }
+        }
+        let option_canons = HostOption::ALL
+            .iter()
+            .map(|&option| {
+                let mut with = options;
+                option.turn_on(&mut with);
+                (option, Canonicalizer::new(with, LearnedRules::new()))
+            })
+            .collect();
+        Ok(RuleBook {
+            learner,
+            options,
+            canon: Arc::new(Canonicalizer::new(options, rules)),
+            plain: Canonicalizer::new(options, LearnedRules::new()),
+            option_canons,
+            verifying: HashMap::new(),
+            recent: VecDeque::new(),
+            rekeyed: HashMap::new(),
+            skips: HashMap::new(),
+            records,
+            counters: store.counters(),
+            learned: Vec::new(),
+            revoked: Vec::new(),
+        })
+    }
+
+    /// The canonicaliser with the rules in force. A new one replaces it when a rule is learned or
+    /// revoked; work keyed with an older one is keyed again (compare with [`Arc::ptr_eq`]).
+    pub fn canon(&self) -> &Arc<Canonicalizer> {
+        &self.canon
+    }
+
+    /// The canonicaliser without learned rules: a URL's own key.
+    pub fn plain(&self) -> &Canonicalizer {
+        &self.plain
+    }
+
+    /// The learner, for evidence.
+    pub fn learner(&mut self) -> &mut Learner {
+        &mut self.learner
+    }
+
+    /// Whether a learned rule covers `url`'s host, so that its links need not be followed.
+    pub fn covers(&self, url: &Url) -> bool {
+        self.learner.covers(url)
+    }
+
+    /// Whether any learned rule is in force.
+    pub fn any(&self) -> bool {
+        !self.canon.rules().is_empty()
+    }
+
+    /// The names of the rules learned and revoked since the book was opened.
+    pub fn history(&self) -> (&[String], &[String]) {
+        (&self.learned, &self.revoked)
+    }
+
+    /// The opt-in normalisations that would map `url` onto an indexed page other than `own_id`.
+    pub fn options_against(
+        &self,
+        url: &Url,
+        own_id: u32,
+        pages: &PageIndex,
+    ) -> Result<Vec<HostOption>, CrawlError> {
+        let mut against = Vec::new();
+        for (option, canon) in &self.option_canons {
+            if let Ok(c) = canon.canonicalize(url.as_str(), None)
+                && pages
+                    .by_key(c.key.hash128())?
+                    .is_some_and(|id| id != own_id)
+            {
+                against.push(*option);
+            }
+        }
+        Ok(against)
+    }
+
+    /// Notes a page just indexed from `url` (a rule learned soon after may give it a new key).
+    pub fn indexed(&mut self, url: &Url, id: u32, redacted: &str) {
+        if self.recent.len() == RECENT_PAGES {
+            self.recent.pop_front();
+        }
+        self.recent
+            .push_back((self.canon.rule_authority(url), id, redacted.to_owned()));
+    }
+
+    /// Marks the fetch of the URL with key `key_hash` as a verification of `rule`.
+    pub fn verify(&mut self, key_hash: u128, rule: Rule) {
+        self.verifying.insert(key_hash, rule);
+    }
+
+    /// Whether the fetch of `key_hash` verifies a rule.
+    pub fn is_verifying(&self, key_hash: u128) -> bool {
+        self.verifying.contains_key(&key_hash)
+    }
+
+    /// The rule the fetch of `key_hash` verifies, if it does; forgotten once asked.
+    pub fn take_verifying(&mut self, key_hash: u128) -> Option<Rule> {
+        self.verifying.remove(&key_hash)
+    }
+
+    /// Whether the next URL `rule` would skip should be fetched to verify it (counts the skip).
+    pub fn should_verify(&mut self, rule: &Rule) -> bool {
+        self.learner.should_verify(rule)
+    }
+
+    /// Which active learned rule changed `url`'s key, and the skip reason it gives.
+    pub fn attribute(&self, url: &Url) -> Option<(Rule, SkipReason)> {
+        let explanation = self.canon.explain(url.as_str(), None).ok()?;
+        self.learner
+            .active()
+            .find(|rule| rule.kind().changed(url, &explanation))
+            .map(|rule| (rule.clone(), rule.skip_reason()))
+    }
+
+    /// If a learned rule (and not a static one) made `url` a known URL under `key_hash`, which
+    /// rule and which reason. `seen` is the frontier's seen set: a URL seen under its own key was
+    /// not made known by a rule.
+    pub fn rule_behind(
+        &self,
+        url: &Url,
+        key_hash: u128,
+        seen: &KeySet,
+    ) -> Option<(Rule, SkipReason)> {
+        if !self.any() {
+            return None;
+        }
+        let plain = self.plain.canonicalize(url.as_str(), None).ok()?;
+        let plain_hash = plain.key.hash128();
+        if plain_hash == key_hash || seen.contains(plain_hash) {
+            return None;
+        }
+        self.attribute(url)
+    }
+
+    /// Whether a key was given to an indexed page by a rule learned after it was indexed.
+    pub fn is_rekeyed(&self, key_hash: u128) -> bool {
+        self.rekeyed.contains_key(&key_hash)
+    }
+
+    /// For a key a rule (still in force) gave an indexed page after it was indexed: the rule, its
+    /// skip reason, and the page's URL.
+    pub fn rekeyed_page(
+        &self,
+        key_hash: u128,
+        pages: &PageIndex,
+    ) -> Result<Option<(Rule, SkipReason, String)>, CrawlError> {
+        let Some((id, rule)) = self.rekeyed.get(&key_hash) else {
+            return Ok(None);
+        };
+        let Some(page) = pages.get(*id)? else {
+            return Ok(None);
+        };
+        Ok(Some((rule.clone(), rule.skip_reason(), page.url)))
+    }
+
+    /// Counts a skip for `rule`; the counts reach the rule records at [`RuleBook::flush`] (the
+    /// crawl's checkpoint, or when a rule is learned or revoked), not one store write per skip.
+    pub fn count_skip(&mut self, rule: &Rule) {
+        *self.skips.entry(rule.clone()).or_default() += 1;
+    }
+
+    /// Adds the skips counted since the last call to the rule records.
+    pub fn flush(&mut self) -> Result<(), CrawlError> {
+        for (rule, n) in std::mem::take(&mut self.skips) {
+            let name = rule.to_string();
+            if let Some(mut record) = self.records.get(&name)? {
+                record.skipped += n;
+                self.records.insert(&name, &record)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The rules to revoke before `rule` can be put in force: a mirror rule over a host's
+    /// canonical path rules conflicts with them, and they are moot once its keys move to the
+    /// original's.
+    pub fn moot_for(&self, rule: &Rule) -> Vec<Rule> {
+        if !matches!(rule, Rule::Mirror(_)) {
+            return Vec::new();
+        }
+        let mut rules = self.canon.rules().clone();
+        if !matches!(
+            rule.kind().add_to(&mut rules),
+            Err(RuleError::RuleConflict { .. })
+        ) {
+            return Vec::new();
+        }
+        self.learner
+            .active()
+            .filter(|r| {
+                matches!(r, Rule::Canonical(_)) && r.source_authority() == rule.source_authority()
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// Puts a learned rule in force: into the canonicaliser (later URLs), onto the recently indexed
+    /// pages' keys, and into the store, at `now_ms`. A rule the canonicaliser refuses counts as
+    /// contradicted (revoke [`RuleBook::moot_for`] first). Returns whether it is newly in force.
+    pub fn apply(
+        &mut self,
+        rule: Rule,
+        example: Option<(String, String)>,
+        pages: &PageIndex,
+        now_ms: u64,
+    ) -> Result<bool, CrawlError> {
+        let mut rules = self.canon.rules().clone();
+        match rule.kind().add_to(&mut rules) {
+            Ok(true) => {}
+            Ok(false) => return Ok(false),
+            Err(e) => {
+                tracing::info!("not applying learned {rule}: {e}");
+                self.learner.contradict(&rule);
+                return Ok(false);
+            }
+        }
+        let before = std::mem::replace(
+            &mut self.canon,
+            Arc::new(Canonicalizer::new(self.options, rules)),
+        );
+        self.rekey_recent(&rule, &before, pages)?;
+        self.flush()?;
+        let record = RuleRecord {
+            evidence: self.learner.evidence(&rule),
+            rule: rule.clone(),
+            active: true,
+            learned_ms: now_ms,
+            skipped: 0,
+            example,
+        };
+        self.records.insert(&rule.to_string(), &record)?;
+        self.counters.add(counters::RULES_LEARNED, 1)?;
+        self.learned.push(rule.to_string());
+        tracing::info!("learned {rule}");
+        Ok(true)
+    }
+
+    /// Gives the recently indexed pages of the rule's host the keys the rule now gives their
+    /// URLs, so that a URL spelled the new way is skipped rather than fetched again.
+    fn rekey_recent(
+        &mut self,
+        rule: &Rule,
+        before: &Canonicalizer,
+        pages: &PageIndex,
+    ) -> Result<(), CrawlError> {
+        let authority = rule.source_authority();
+        for (page_authority, id, url) in &self.recent {
+            if page_authority != authority {
+                continue;
+            }
+            let (Ok(old), Ok(new)) = (
+                before.canonicalize(url, None),
+                self.canon.canonicalize(url, None),
+            ) else {
+                continue;
+            };
+            if old.key == new.key {
+                continue;
+            }
+            // Not in the seen set nor the page keys, which a revocation could not take back: a
+            // URL with this key is queued as usual, and skipped when it is handed out while the
+            // rule holds.
+            let hash = new.key.hash128();
+            if pages.by_key(hash)?.is_none() {
+                self.rekeyed.entry(hash).or_insert((*id, rule.clone()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes a rule out of force (a contradiction): out of the canonicaliser, the re-keyed pages
+    /// and the learner, and marked revoked in the store. The caller queues again what it skipped
+    /// ([`Revoked`]) and then reports it with [`RuleBook::revoked`].
+    pub fn revoke(&mut self, rule: &Rule) -> Result<Revoked, CrawlError> {
+        self.learner.contradict(rule);
+        self.rekeyed.retain(|_, (_, r)| r != rule);
+        let mut rules = self.canon.rules().clone();
+        if matches!(rule.kind().remove_from(&mut rules), Ok(true)) {
+            self.canon = Arc::new(Canonicalizer::new(self.options, rules));
+        }
+        self.flush()?;
+        let name = rule.to_string();
+        let mut learned_ms = 0;
+        if let Some(mut record) = self.records.get(&name)? {
+            learned_ms = record.learned_ms;
+            record.active = false;
+            record.evidence = self.learner.evidence(rule);
+            self.records.insert(&name, &record)?;
+        }
+        self.counters.add(counters::RULES_REVOKED, 1)?;
+        Ok(Revoked {
+            rule: rule.clone(),
+            learned_ms,
+        })
+    }
+
+    /// Records for the report that `revoked` is out of force, with the URLs queued again.
+    pub fn revoked(&mut self, revoked: &Revoked, requeued: u64) {
+        let name = revoked.rule.to_string();
+        self.revoked.push(if requeued > 0 {
+            format!("{name} ({requeued} skipped URLs queued again)")
+        } else {
+            name
+        });
+    }
+
+    /// The learned rules' canonical form, for the checkpoint.
+    pub fn rules_bytes(&self) -> Vec<u8> {
+        self.canon.rules().to_bytes()
+    }
+}
