@@ -24,12 +24,8 @@ fn resume_after_kill_gives_the_same_index_as_an_uninterrupted_crawl() {
 
     // The same crawl, slowed down, killed mid-way, then run again until done.
     let dir = Dir::new();
-    crate::util::crawl_killed_after(
-        &dir.store(),
-        &seeds,
-        &[],
-        std::time::Duration::from_millis(700),
-    );
+    // Killed mid-way: once the web has answered 40 requests.
+    crate::util::crawl_killed_after(&dir.store(), &web, &[], 40);
     // Resume: no seeds, the store remembers the frontier.
     let out = crawl(&dir.store(), &[], &[]);
     assert_success(&out);
@@ -64,7 +60,8 @@ fn ctrl_c_finishes_in_flight_fetches_flushes_and_reports() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("simcrawl starts");
-    std::thread::sleep(std::time::Duration::from_millis(800));
+    // Interrupted mid-way: once the web has answered 20 requests.
+    crate::util::wait_for_requests(&web, 0, 20);
     let status = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()

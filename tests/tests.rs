@@ -4,6 +4,7 @@
 mod util;
 
 mod cli_errors;
+mod commands;
 mod conventions;
 mod crawl_web;
 mod hostile;

@@ -74,24 +74,42 @@ pub fn crawl(store: &Path, seeds: &[String], extra: &[&str]) -> Output {
         .expect("simcrawl runs")
 }
 
-/// Starts a slowed-down crawl (`--delay 0.02 --concurrency 2` and `extra`) of `seeds` into
-/// `store`, kills it with SIGKILL after `after`, and checks that it had not finished by then.
-pub fn crawl_killed_after(store: &Path, seeds: &[String], extra: &[&str], after: Duration) {
+/// Waits until `web` has answered `requests` more requests than `before` (the crawl's progress,
+/// whatever the machine's speed). Panics if that takes a minute: the crawl made no progress.
+pub fn wait_for_requests(web: &Web, before: u64, requests: u64) {
+    let log = web.web.request_log();
+    let give_up = std::time::Instant::now() + Duration::from_secs(60);
+    while log.total() < before + requests {
+        assert!(
+            std::time::Instant::now() < give_up,
+            "the crawl made {} requests in a minute, not {requests}",
+            log.total() - before
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Starts a slowed-down crawl (`--delay 0.02 --concurrency 2` and `extra`) of `web` into
+/// `store`, and kills it with SIGKILL once the web has answered `requests` requests; panics if
+/// the crawl had already finished by then (slow it down, or kill it sooner).
+pub fn crawl_killed_after(store: &Path, web: &Web, extra: &[&str], requests: u64) {
+    let before = web.web.request_log().total();
     let mut child = simcrawl()
         .args(["crawl", "--delay", "0.02", "--concurrency", "2", "--store"])
         .arg(store)
         .args(extra)
-        .args(seeds)
+        .args(web.web.seeds())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("simcrawl starts");
-    std::thread::sleep(after);
+    wait_for_requests(web, before, requests);
+    let running = child.try_wait().expect("the child's state").is_none();
     child.kill().expect("SIGKILL");
-    let status = child.wait().expect("the child ends");
+    let _ = child.wait();
     assert!(
-        !status.success(),
-        "the crawl finished before it was killed; slow it down"
+        running,
+        "the crawl finished before {requests} requests; slow it down"
     );
 }
 

@@ -154,11 +154,12 @@ fn a_killed_crawl_resumes_with_whole_warc_files() {
     let web = Web::small();
     let dir = Dir::new();
     let warc = dir.path("warc");
+    // Killed mid-way: once the web has answered 40 requests.
     crate::util::crawl_killed_after(
         &dir.store(),
-        &web.web.seeds(),
+        &web,
         &["--warc", warc.to_str().expect("utf-8")],
-        std::time::Duration::from_millis(700),
+        40,
     );
     // A kill can cut a record in half; simulate the worst case on top of whatever it left.
     let last = files(&warc).expect("files").pop().expect("a WARC file");

@@ -38,6 +38,26 @@ pub enum CrawlError {
     /// The full-text index (`<store>/index/`) failed; the message names it.
     #[error("{0}")]
     Search(String),
+    /// The stored learned rules did not decode: the store is damaged or was written by an
+    /// incompatible version.
+    #[error(
+        "the stored learned rules are unreadable ({0}); the store may be damaged: start a new crawl with another --store"
+    )]
+    StoredRules(#[from] simcrawl_url::RuleDecodeError),
+    /// There is no crawl store at the path.
+    #[error("no crawl store at {}; run `simcrawl crawl` first, or pass --store", .0.display())]
+    NoStore(std::path::PathBuf),
+    /// The HTTP client could not be built from the fetch configuration.
+    #[error(transparent)]
+    Fetcher(#[from] simcrawl_fetch::BuildError),
+    /// A seed has no canonical form (checked by the caller; this is the library's own check).
+    #[error("seed {seed}: {source}")]
+    Seed {
+        /// The seed as given.
+        seed: String,
+        /// Why it has no canonical form.
+        source: simcrawl_url::UrlError,
+    },
     /// A configuration value is unusable; the message names it.
     #[error("{0}")]
     Config(String),

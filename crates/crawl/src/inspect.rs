@@ -262,12 +262,7 @@ impl Inspector {
     /// ([`Store::open_read_only`]); [`Store::snapshot_of`] then names the original.
     pub fn open(path: impl AsRef<Path>) -> Result<Inspector, CrawlError> {
         let path = path.as_ref();
-        let no_store = || {
-            CrawlError::Config(format!(
-                "no crawl store at {}; run `simcrawl crawl` first, or pass --store",
-                path.display()
-            ))
-        };
+        let no_store = || CrawlError::NoStore(path.to_owned());
         if !path.exists() {
             return Err(no_store());
         }
@@ -397,9 +392,7 @@ impl Inspector {
             .store
             .tree::<String, Vec<u8>>(layout::CRAWL_META_TREE)?;
         match meta.get(&layout::LEARNED_RULES_KEY.to_string())? {
-            Some(bytes) => simcrawl_url::LearnedRules::from_bytes(&bytes).map_err(|e| {
-                CrawlError::Config(format!("the stored learned rules are unreadable: {e}"))
-            }),
+            Some(bytes) => Ok(simcrawl_url::LearnedRules::from_bytes(&bytes)?),
             None => Ok(simcrawl_url::LearnedRules::new()),
         }
     }
@@ -476,11 +469,11 @@ impl Inspector {
     }
 }
 
-/// Reading the frontier's counters can only fail in the store; anything else is reported as is.
+/// Reading the frontier's counters can only fail in the store; anything else keeps its kind.
 fn frontier_error(e: FrontierError) -> CrawlError {
     match e {
         FrontierError::Store { source, .. } => CrawlError::Store(source),
-        other => CrawlError::Config(format!("reading the frontier's counters: {other}")),
+        other => CrawlError::Frontier(other),
     }
 }
 
@@ -529,7 +522,9 @@ mod tests {
             let page = analyzer.analyze_html(html.as_bytes(), &html, &url, None);
             index
                 .insert(
-                    &format!("http://127.0.0.1:8080/{i}"),
+                    // Page 1 is on another host, where another title does not make it another
+                    // page: a copy of page 0 at the distance of one word.
+                    &format!("http://127.0.0.1:{}/{i}", if i == 1 { 8081 } else { 8080 }),
                     i as u128,
                     1,
                     1_000,

@@ -26,6 +26,68 @@ fn host_of(url: &str) -> String {
         .unwrap_or_default()
 }
 
+/// What the copy test of [`PageIndex::agrees`] reads of a page, analysed or indexed.
+struct CopyView<'a> {
+    full_words: u32,
+    full_simhash: u64,
+    title_key: std::borrow::Cow<'a, str>,
+    short: bool,
+    host: std::borrow::Cow<'a, str>,
+}
+
+impl<'a> CopyView<'a> {
+    fn of_analysis(page: &'a PageAnalysis, host: &'a str) -> Self {
+        CopyView {
+            full_words: u32::try_from(page.full_words).unwrap_or(u32::MAX),
+            full_simhash: page.full_simhash.0,
+            title_key: std::borrow::Cow::Borrowed(&page.title_key),
+            short: page.short,
+            host: std::borrow::Cow::Borrowed(host),
+        }
+    }
+
+    fn of_record(record: &'a PageRecord) -> Self {
+        let title = record
+            .title
+            .as_deref()
+            .map(|t| {
+                simcrawl_extract::normalize_text(t, simcrawl_extract::NormalizeOptions::FINGERPRINT)
+            })
+            .unwrap_or_default();
+        CopyView {
+            full_words: record.full_words,
+            full_simhash: record.full_simhash,
+            title_key: std::borrow::Cow::Owned(title),
+            short: record.short,
+            host: std::borrow::Cow::Owned(host_of(&record.url)),
+        }
+    }
+
+    /// The smallest k at which this page is consistent with being a copy of `original` (the
+    /// rules of [`PageIndex::agrees`]), or `None` if at no k: 0, unless a main text is short,
+    /// then the distance of the whole pages' texts.
+    fn copy_from(&self, original: &CopyView<'_>, declares_copy: bool) -> Option<u32> {
+        if original.full_words > 0 {
+            let (a, b) = (
+                f64::from(self.full_words.max(1)),
+                f64::from(original.full_words),
+            );
+            if a.max(b) > a.min(b) * MAX_SIZE_RATIO {
+                return None;
+            }
+        }
+        let same_title = original.title_key == self.title_key;
+        if !same_title && !declares_copy && original.host == self.host {
+            return None;
+        }
+        if self.short || original.short {
+            return (same_title && original.full_words > 0)
+                .then(|| SimHash(original.full_simhash).distance(SimHash(self.full_simhash)));
+        }
+        Some(0)
+    }
+}
+
 /// What is stored for every unique page.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PageRecord {
@@ -323,29 +385,38 @@ impl PageIndex {
         let Some(record) = self.pages.get(&original)? else {
             return Ok(false);
         };
-        if record.full_words > 0 {
-            let (a, b) = (page.full_words.max(1) as f64, f64::from(record.full_words));
-            if a.max(b) > a.min(b) * MAX_SIZE_RATIO {
-                return Ok(false);
+        Ok(CopyView::of_analysis(page, host)
+            .copy_from(&CopyView::of_record(&record), declares_copy)
+            .is_some_and(|k| k <= self.simhash.k()))
+    }
+
+    /// The smallest k at which a crawl with page `a` indexed would skip page `b` as a text or
+    /// near-duplicate of it (`distance`: their SimHash distance), by the stages and guards of
+    /// [`PageIndex::check`] with this index's Jaccard threshold; `None` if at no k. `simcrawl
+    /// tune` and `simcrawl clusters` replay the index with it.
+    pub fn copy_threshold(&self, a: u32, b: u32, distance: u32) -> Result<Option<u32>, CrawlError> {
+        let (Some(ra), Some(rb)) = (self.pages.get(&a)?, self.pages.get(&b)?) else {
+            return Ok(None);
+        };
+        if rb.words == 0 {
+            return Ok(None); // an empty page resembles nothing but its exact copies
+        }
+        let Some(consistent) = CopyView::of_record(&rb).copy_from(&CopyView::of_record(&ra), false)
+        else {
+            return Ok(None);
+        };
+        if ra.text_digest == rb.text_digest {
+            return Ok(Some(consistent));
+        }
+        if self.jaccard > 0.0 {
+            let (Some(sa), Some(sb)) = (self.sketch(a)?, self.sketch(b)?) else {
+                return Ok(None);
+            };
+            if sb.jaccard(&sa)? < self.jaccard {
+                return Ok(None);
             }
         }
-        let title = record
-            .title
-            .as_deref()
-            .map(|t| {
-                simcrawl_extract::normalize_text(t, simcrawl_extract::NormalizeOptions::FINGERPRINT)
-            })
-            .unwrap_or_default();
-        let same_title = title == page.title_key;
-        if !same_title && !declares_copy && host_of(&record.url) == host {
-            return Ok(false);
-        }
-        if page.short || record.short {
-            let whole = record.full_words > 0
-                && SimHash(record.full_simhash).distance(page.full_simhash) <= self.simhash.k();
-            return Ok(same_title && whole);
-        }
-        Ok(true)
+        Ok(Some(consistent.max(distance)))
     }
 
     /// Indexes a unique page fetched from `url` (canonical-key hash `key_hash`) and returns its id.
@@ -740,5 +811,68 @@ mod compare_tests {
         )
         .expect("compare");
         assert_eq!(v.reason, Some(SkipReason::ExactDuplicate));
+    }
+
+    /// `simcrawl tune` and `clusters` replay the index with [`PageIndex::copy_threshold`]; the
+    /// crawl and `simcrawl explain` decide with [`PageIndex::check`]. On pairs of pages that
+    /// differ in edits, titles, hosts and length, both give the same answer at every k.
+    #[test]
+    fn the_replay_and_the_crawl_give_one_verdict_at_every_k() {
+        let base = crate::testutil::words(1, 300);
+        let mut pages = Vec::new();
+        for (i, edits) in [0usize, 1, 3, 6, 12, 40].into_iter().enumerate() {
+            let mut text = base.clone();
+            for e in 0..edits {
+                text[(e * 7 + 3) % 300] = format!("edit{}", char::from(b'a' + (e % 26) as u8));
+            }
+            for (title, host, len) in [
+                ("T", "h", 300),
+                ("Other", "h", 300),
+                ("Other", "m", 300),
+                ("T", "h", 30),
+            ] {
+                let words = text[..len].join(" ");
+                let html = format!(
+                    "<html><head><title>{title}</title></head><body><article><p>{words}</p></article>\
+                     <!-- {i} {title} {host} {len} --></body></html>"
+                );
+                pages.push((
+                    analyse(&html),
+                    format!("http://{host}.test/{i}{title}{len}"),
+                ));
+            }
+        }
+        let (mut checked, mut copies) = (0, 0);
+        for (a, a_url) in &pages {
+            for (b, b_url) in &pages {
+                if a_url == b_url {
+                    continue;
+                }
+                let store = simcrawl_store::Store::temporary().expect("store");
+                let mut index = PageIndex::open(&store, 8, 0.8).expect("index");
+                index.insert(a_url, 0, 0, 0, a).expect("a");
+                index.insert(b_url, 1, 0, 0, b).expect("b");
+                let distance = a.simhash.distance(b.simhash);
+                let threshold = index.copy_threshold(0, 1, distance).expect("replay");
+                for k in 0..=8 {
+                    let crawl = compare_pages(a, a_url, b, b_url, k, 0.8).expect("compare");
+                    assert_eq!(
+                        crawl.reason.is_some(),
+                        threshold.is_some_and(|t| t <= k),
+                        "{a_url} then {b_url} at k = {k}: the crawl says {:?} ({}), the replay {threshold:?}",
+                        crawl.reason,
+                        crawl.why
+                    );
+                    checked += 1;
+                    copies += usize::from(crawl.reason.is_some());
+                }
+            }
+        }
+        assert_eq!(checked, 24 * 23 * 9);
+        // Both answers occur, at several k: the pairs span the guards.
+        assert!(
+            copies > 200 && copies < checked / 2,
+            "{copies} of {checked}"
+        );
     }
 }

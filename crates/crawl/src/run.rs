@@ -108,8 +108,7 @@ pub async fn run(
         (core.pages.len() as u64, queued)
     });
     core.admit_seeds()?;
-    let fetcher =
-        Fetcher::new(config.fetch.clone()).map_err(|e| CrawlError::Config(e.to_string()))?;
+    let fetcher = Fetcher::new(config.fetch.clone())?;
     let fetched_before = store.counters().get(layout::counters::FETCHED)?;
     let output = match &config.output {
         Some(path) => Some(std::io::BufWriter::new(
@@ -387,7 +386,7 @@ impl Driver {
             // Every hop stops the fetch: its target is either known (a redirect-duplicate) or
             // handed to the frontier, which checks it as it checks a link.
             let result = fetcher
-                .fetch_with(&lease.url, &options, |hop, _| {
+                .fetch_with(lease.url.as_str(), &options, |hop, _| {
                     let known = canon
                         .canonicalize(hop.as_str(), None)
                         .map(|c| c.key.hash128())
@@ -464,7 +463,7 @@ impl Driver {
         let options = FetchOptions::seed().with_non_html(NonHtml::Keep);
         tokio::spawn(async move {
             let result = fetcher
-                .fetch(&lease.url, &options)
+                .fetch(lease.url.as_str(), &options)
                 .await
                 .map(|f| (f.status, body_bytes(&f.body)));
             let _ = tx.send(Event::Sitemap(lease, result)).await;

@@ -1,7 +1,8 @@
 //! Replaying the stored fingerprints without crawling: what each k would have done.
 //!
-//! For every k from 0 to 8: how many indexed pages have an earlier indexed page within k (they would
-//! have been skipped as near-duplicates at that k), how many near-duplicate skips of the crawl were at a
+//! For every k from 0 to 8: how many indexed pages the crawl's own verdict at that k would have
+//! skipped as text or near-duplicates of an earlier indexed page ([`PageIndex::copy_threshold`]: the
+//! same stages and guards as the crawl and `simcrawl explain`, not the distance alone), how many near-duplicate skips of the crawl were at a
 //! distance above k (they would have been indexed), and the single-link clusters at that k. With sample
 //! pairs at each distance and a short word diff of each, so a user can see what a distance means on their
 //! pages before choosing k for the next crawl.
@@ -15,7 +16,7 @@ use simcrawl_dedup::{MAX_K, SimHash, SimHashIndex, UnionFind};
 pub struct KSummary {
     /// The distance threshold.
     pub k: u32,
-    /// Indexed pages with an earlier indexed page within k: near-duplicates at this k.
+    /// Indexed pages that the crawl's verdict at this k would skip as copies of an earlier one.
     pub would_skip: usize,
     /// Near-duplicate clusters (two or more pages) among the indexed pages at this k.
     pub clusters: usize,
@@ -68,12 +69,25 @@ pub fn near_pairs(index: &PageIndex, max_k: u32) -> Result<Vec<(u32, u32, u32)>,
     Ok(pairs)
 }
 
-/// The single-link clusters of indexed pages at distance `k`: groups of two or more page ids, largest
-/// first.
+/// The pairs of [`near_pairs`] within `max_k` that the crawl's verdict would call copies, as
+/// (earlier id, later id, distance, the smallest k at which it would).
+pub fn copy_pairs(index: &PageIndex, max_k: u32) -> Result<Vec<(u32, u32, u32, u32)>, CrawlError> {
+    let mut pairs = Vec::new();
+    for (a, b, d) in near_pairs(index, max_k)? {
+        if let Some(k) = index.copy_threshold(a, b, d)?
+            && k <= max_k
+        {
+            pairs.push((a, b, d, k));
+        }
+    }
+    Ok(pairs)
+}
+
+/// The single-link clusters of indexed pages that the crawl's verdict at `k` calls copies of one
+/// another: groups of two or more page ids, largest first.
 pub fn clusters(index: &PageIndex, k: u32) -> Result<Vec<Vec<u32>>, CrawlError> {
-    let pairs = near_pairs(index, k)?;
     let mut uf = UnionFind::new(index.len());
-    for (a, b, _) in pairs {
+    for (a, b, _, _) in copy_pairs(index, k)? {
         uf.union(a, b);
     }
     Ok(uf.clusters(2))
@@ -83,12 +97,13 @@ pub fn clusters(index: &PageIndex, k: u32) -> Result<Vec<Vec<u32>>, CrawlError> 
 /// distance.
 pub fn tune(index: &PageIndex, samples_per_distance: usize) -> Result<TuneReport, CrawlError> {
     let pairs = near_pairs(index, MAX_K)?;
+    let copies = copy_pairs(index, MAX_K)?;
     let mut by_k = Vec::new();
     for k in 0..=MAX_K {
         let mut later = std::collections::HashSet::new();
         let mut uf = UnionFind::new(index.len());
-        for &(a, b, d) in &pairs {
-            if d <= k {
+        for &(a, b, _, at) in &copies {
+            if at <= k {
                 later.insert(b);
                 uf.union(a, b);
             }

@@ -7,6 +7,7 @@ use tokio::time::Instant;
 
 use crate::admission::ViaKind;
 use crate::robots::RobotsRequest;
+use simcrawl_url::Url;
 
 /// What to do next.
 #[derive(Debug)]
@@ -43,8 +44,8 @@ pub enum LeaseKind {
 /// a crash re-delivers it (with a new lease).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Lease {
-    /// The URL to fetch, as it was written (only spec-normalised).
-    pub url: String,
+    /// The URL to fetch, as it was written (only spec-normalised), parsed once by the frontier.
+    pub url: Url,
     /// Its host, the unit of politeness.
     pub host: String,
     /// Its link depth (seeds are 0).

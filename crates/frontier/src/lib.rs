@@ -80,11 +80,11 @@
 //! let t1 = t0 + Duration::from_secs(1);
 //! assert!(matches!(frontier.next_ready(t0)?, Next::Wait(at) if at == t1));
 //! let Next::Fetch(lease) = frontier.next_ready(t1)? else { panic!("the seed") };
-//! assert_eq!(lease.url, "https://example.com/");
+//! assert_eq!(lease.url.as_str(), "https://example.com/");
 //!
 //! // The caller fetches it and offers its links, then completes the lease.
-//! let link = canon.canonicalize("/private/report", Some(&simcrawl_url::Url::parse(&lease.url)?))?;
-//! assert!(frontier.admit(&link, 1, Via::Link { referrer: &lease.url })?.is_queued());
+//! let link = canon.canonicalize("/private/report", Some(&lease.url))?;
+//! assert!(frontier.admit(&link, 1, Via::Link { referrer: lease.url.as_str() })?.is_queued());
 //! frontier.complete(lease, Completion::Fetched, t1)?;
 //!
 //! // robots.txt disallows the link: it is dropped, logged, never handed out.

@@ -1,7 +1,7 @@
 //! A fetch ended: it failed, it was redirected, or it brought a page. Each completes its lease in
 //! the frontier.
 
-use super::{Core, Now, PageResult, host_of};
+use super::{Core, Now, PageResult};
 use crate::error::CrawlError;
 use crate::layout::counters;
 use crate::skiplog::{SkipReason, SkipRecord};
@@ -77,9 +77,7 @@ impl Core {
         for (from, hop) in hops {
             self.observe_redirect(from, hop, now)?;
         }
-        if let Ok(from) = Url::parse(&lease.url) {
-            self.observe_redirect(&from, to, now)?;
-        }
+        self.observe_redirect(&lease.url, to, now)?;
         if !seen && self.admit_redirect(lease, to, now)? {
             return Ok(());
         }
@@ -94,13 +92,13 @@ impl Core {
         };
         self.skip(SkipRecord {
             time_ms: now.unix_ms,
-            url: lease.url.clone(),
+            url: lease.url.to_string(),
             reason: SkipReason::RedirectDuplicate,
             original: Some(original),
             distance: None,
             jaccard: None,
             rule: Some(format!("redirects to {to}")),
-            host: host_of(&lease.url),
+            host: crate::learn::authority(&lease.url),
             depth: lease.depth,
             referrer: lease.referrer.clone(),
         })
@@ -127,7 +125,7 @@ impl Core {
             Via::Seed
         } else {
             Via::Link {
-                referrer: &lease.url,
+                referrer: lease.url.as_str(),
             }
         };
         match self.frontier.admit(&candidate, lease.depth, via)? {
@@ -164,7 +162,7 @@ impl Core {
             .add(&format!("{}{reason}", counters::FAILED_PREFIX), 1)?;
         self.failures.append(&crate::FailureRecord {
             time_ms: now.unix_ms,
-            url: lease.url.clone(),
+            url: lease.url.to_string(),
             reason: reason.to_string(),
             message,
             will_retry,

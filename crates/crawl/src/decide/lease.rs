@@ -2,11 +2,10 @@
 //! rule was learned, that the rule now maps to a known URL, is skipped without a fetch (or fetched
 //! to verify the rule).
 
-use super::{Core, Now, host_of, rule_skip};
+use super::{Core, Now, rule_skip};
 use crate::error::CrawlError;
 use crate::skiplog::SkipReason;
 use simcrawl_frontier::{Completion, Lease, LeaseKind};
-use url::Url;
 
 impl Core {
     /// Whether `lease` is skipped by a learned rule; a skipped lease is logged and completed here.
@@ -17,21 +16,19 @@ impl Core {
         {
             return Ok(false);
         }
-        let Ok(candidate) = self.book.canon().canonicalize(&lease.url, None) else {
+        let Ok(candidate) = self.book.canon().canonicalize(lease.url.as_str(), None) else {
             return Ok(false);
         };
         let key_hash = candidate.key.hash128();
         if key_hash == lease.key_hash && !self.book.is_rekeyed(key_hash) {
             return Ok(false); // the usual case, decided without parsing the URL again
         }
-        let Ok(url) = Url::parse(&lease.url) else {
-            return Ok(false);
-        };
+        let url = &lease.url;
         let (rule, original) = if key_hash == lease.key_hash {
             // Its own key: skipped only if a rule learned since gave that key to a page indexed
             // from another URL.
             match self.book.rekeyed_page(key_hash, &self.pages)? {
-                Some((rule, reason, page_url)) if page_url != lease.url => {
+                Some((rule, reason, page_url)) if page_url != lease.url.as_str() => {
                     (Some((rule, reason)), page_url)
                 }
                 _ => return Ok(false),
@@ -41,7 +38,7 @@ impl Core {
                 return Ok(false);
             }
             (
-                self.book.attribute(&url),
+                self.book.attribute(url),
                 self.original_url(key_hash, candidate.key.as_str())?,
             )
         };
@@ -61,7 +58,7 @@ impl Core {
             None => ("a learned rule".to_string(), SkipReason::LearnedRule),
         };
         let mut record = rule_skip(
-            &url,
+            url,
             rule_text,
             reason,
             original,
@@ -69,7 +66,7 @@ impl Core {
             lease.referrer.clone(),
             now,
         );
-        record.host = host_of(&lease.url);
+        record.host = crate::learn::authority(&lease.url);
         self.skip(record)?;
         self.frontier
             .complete(lease.clone(), Completion::Fetched, now.at)?;

@@ -30,7 +30,7 @@ impl Core {
             } else {
                 link.clone()
             };
-            self.admit_link(&candidate, lease.depth + 1, &lease.url, now)?;
+            self.admit_link(&candidate, lease.depth + 1, lease.url.as_str(), now)?;
         }
         Ok(())
     }

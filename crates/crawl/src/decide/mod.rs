@@ -85,13 +85,6 @@ pub enum Effect {
     Skipped(SkipRecord),
 }
 
-/// `host[:port]` of a URL string ("" when it does not parse).
-pub(crate) fn host_of(url: &str) -> String {
-    Url::parse(url)
-        .map(|u| crate::learn::authority(&u))
-        .unwrap_or_default()
-}
-
 /// The URL without credentials, for logs.
 pub(crate) fn redact(url: &Url) -> String {
     if url.username().is_empty() && url.password().is_none() {
@@ -175,7 +168,10 @@ impl Core {
         for seed in &self.config.seeds {
             let candidate = canon
                 .canonicalize(seed, None)
-                .map_err(|e| CrawlError::Config(format!("seed {seed}: {e}")))?;
+                .map_err(|source| CrawlError::Seed {
+                    seed: seed.clone(),
+                    source,
+                })?;
             self.frontier.admit(&candidate, 0, Via::Seed)?;
             self.variants
                 .insert(&xxh3_128(candidate.fetch.as_str().as_bytes()), &())?;

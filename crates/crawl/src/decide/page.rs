@@ -1,7 +1,7 @@
 //! A fetched page: its verdict against the index, indexing or a skip record, and the evidence it
 //! gives the learner (a copy for a mirror or parameter rule, a distinct page against one).
 
-use super::{Core, Effect, FetchedPage, Now, host_of, redact};
+use super::{Core, Effect, FetchedPage, Now, redact};
 use crate::error::CrawlError;
 use crate::layout::counters;
 use crate::learn::Rule;
@@ -117,7 +117,7 @@ impl Core {
                     distance,
                     jaccard: jaccard.map(|j| j as f32),
                     rule: None,
-                    host: host_of(&lease.url),
+                    host: crate::learn::authority(&lease.url),
                     depth: lease.depth,
                     referrer: lease.referrer.clone(),
                 };

@@ -71,9 +71,7 @@ impl RuleBook {
         let records: Tree<String, RuleRecord> = store.tree(layout::RULES_TREE)?;
         let mut rules = LearnedRules::new();
         if let Some(bytes) = meta.get(&layout::LEARNED_RULES_KEY.to_string())? {
-            rules = LearnedRules::from_bytes(&bytes).map_err(|e| {
-                CrawlError::Config(format!("the stored learned rules are unreadable: {e}"))
-            })?;
+            rules = LearnedRules::from_bytes(&bytes)?;
         }
         let mut learner = Learner::new(learn);
         for item in records.iter() {

@@ -1,6 +1,6 @@
 //! Errors: timeouts by phase, DNS, TLS, bodies cut short, bad URLs, bad configuration.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use simcrawl_fetch::{BuildError, ErrorKind, FetchConfig, FetchOptions, Fetcher, TimeoutPhase};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -24,7 +24,6 @@ async fn headers_then_silence_is_a_body_timeout() {
         retries: 0,
         ..config()
     });
-    let started = Instant::now();
     let err = fetcher
         .fetch(&server.url("/stall"), &FetchOptions::seed())
         .await
@@ -35,11 +34,6 @@ async fn headers_then_silence_is_a_body_timeout() {
             phase: TimeoutPhase::Body,
             limit: SHORT
         }
-    );
-    assert!(
-        started.elapsed() < Duration::from_secs(3),
-        "{:?}",
-        started.elapsed()
     );
     assert_eq!(err.url(), server.url("/stall"));
 }
@@ -217,7 +211,6 @@ async fn a_connection_that_never_opens_is_a_connect_timeout() {
         retries: 1,
         ..config()
     });
-    let started = Instant::now();
     let err = fetcher
         .fetch(&format!("http://{addr}/"), &FetchOptions::seed())
         .await
@@ -230,9 +223,4 @@ async fn a_connection_that_never_opens_is_a_connect_timeout() {
         }
     );
     assert_eq!(err.attempts(), 2, "connect timeouts are retried");
-    assert!(
-        started.elapsed() < Duration::from_secs(3),
-        "{:?}",
-        started.elapsed()
-    );
 }

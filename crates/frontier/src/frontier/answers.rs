@@ -189,7 +189,7 @@ impl Frontier {
     ) -> Result<SitemapReport, FrontierError> {
         if lease.kind != LeaseKind::Sitemap {
             return Err(FrontierError::WrongLeaseKind {
-                url: lease.url.clone(),
+                url: lease.url.to_string(),
                 found: "page",
                 expected: "sitemap",
             });
@@ -197,7 +197,7 @@ impl Frontier {
         // Checked before anything is admitted on its behalf.
         self.lease_slot(&lease)?;
         let mut report = SitemapReport {
-            sitemap: lease.url.clone(),
+            sitemap: lease.url.to_string(),
             parsed: None,
             status: None,
             pages: Vec::new(),
@@ -223,7 +223,7 @@ impl Frontier {
                                     &candidate,
                                     lease.depth.saturating_add(1),
                                     Via::Sitemap {
-                                        sitemap: &lease.url,
+                                        sitemap: lease.url.as_str(),
                                     },
                                 )?,
                                 Err(e) => self.refuse(Admission::Invalid(InvalidReason::Url(e))),
@@ -241,8 +241,11 @@ impl Frontier {
                     }
                     SitemapKind::Index => {
                         for loc in &parsed.locs {
-                            let admission =
-                                self.queue_sitemap(loc, ViaKind::SitemapIndex, Some(&lease.url))?;
+                            let admission = self.queue_sitemap(
+                                loc,
+                                ViaKind::SitemapIndex,
+                                Some(lease.url.as_str()),
+                            )?;
                             report.sitemaps.push((loc.clone(), admission));
                         }
                     }

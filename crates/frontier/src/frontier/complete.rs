@@ -55,7 +55,7 @@ impl Frontier {
     /// lease's position in the host's list.
     pub(super) fn lease_slot(&self, lease: &Lease) -> Result<(u32, usize), FrontierError> {
         let unknown = || FrontierError::UnknownLease {
-            url: lease.url.clone(),
+            url: lease.url.to_string(),
             host: lease.host.clone(),
         };
         if lease.id.session != self.session {
@@ -166,7 +166,7 @@ impl Frontier {
 /// The queued item a lease stands for.
 fn item_of(lease: &Lease) -> QueuedUrl {
     QueuedUrl {
-        url: lease.url.clone(),
+        url: lease.url.to_string(),
         key_hash: lease.key_hash,
         kind: match lease.kind {
             crate::lease::LeaseKind::Page => ItemKind::Page,

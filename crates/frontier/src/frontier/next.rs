@@ -133,11 +133,13 @@ impl Frontier {
             self.reschedule(id);
             return Ok(None);
         }
-        Ok(Some(self.lease(id, head, now)))
+        self.lease(id, head, now).map(Some)
     }
 
     /// Leases the head.
-    fn lease(&mut self, id: u32, head: Head, now: Instant) -> Next {
+    fn lease(&mut self, id: u32, head: Head, now: Instant) -> Result<Next, FrontierError> {
+        // Parsed before anything changes: a URL that does not parse leaves the queue as it was.
+        let url = parse_stored(&head.item.url)?;
         let delay = self.delay_of(id);
         let Head { depth, seq, item } = head;
         let host = self.hosts.get_mut(id);
@@ -169,7 +171,7 @@ impl Frontier {
             ItemKind::Sitemap => LeaseKind::Sitemap,
         };
         let lease = Lease {
-            url: item.url,
+            url,
             host: host_name,
             depth,
             key_hash: item.key_hash,
@@ -184,10 +186,10 @@ impl Frontier {
                 host_slot: id,
             },
         };
-        match kind {
+        Ok(match kind {
             LeaseKind::Page => Next::Fetch(lease),
             LeaseKind::Sitemap => Next::Sitemap(lease),
-        }
+        })
     }
 
     /// Takes the host's head out of memory, loading it from the store if needed: the first item,

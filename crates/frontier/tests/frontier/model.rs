@@ -216,7 +216,11 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                         prop_assert!(eligible.contains(&&lease.host), "{lease:?}");
                         let items = model.hosts.get_mut(&lease.host).expect("host");
                         let head = items.iter_mut().find(|i| !i.leased).expect("unleased");
-                        prop_assert_eq!(&lease.url, &head.url, "not the host's head");
+                        prop_assert_eq!(
+                            lease.url.as_str(),
+                            head.url.as_str(),
+                            "not the host's head"
+                        );
                         prop_assert_eq!(lease.depth, head.depth);
                         prop_assert_eq!(lease.attempt, head.attempts);
                         head.leased = true;
@@ -257,11 +261,11 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                 result.must("complete");
                 match how {
                     How::Fetched => {
-                        model.take(&lease.host, &lease.url);
+                        model.take(&lease.host, lease.url.as_str());
                         model.bump(Counter::Fetched);
                     }
                     How::Failed => {
-                        let item = model.take(&lease.host, &lease.url);
+                        let item = model.take(&lease.host, lease.url.as_str());
                         if item.attempts + 1 >= MAX_ATTEMPTS {
                             model.bump(Counter::GaveUp);
                         } else {
@@ -271,7 +275,10 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                     }
                     How::Released => {
                         let items = model.hosts.get_mut(&lease.host).expect("host");
-                        let item = items.iter_mut().find(|i| i.url == lease.url).expect("item");
+                        let item = items
+                            .iter_mut()
+                            .find(|i| i.url == lease.url.as_str())
+                            .expect("item");
                         item.leased = false;
                         model.bump(Counter::Released);
                     }
@@ -316,7 +323,7 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
     // Finish the crawl: complete what is in flight, then everything left comes out exactly once.
     for (lease, live) in leases {
         if live {
-            model.take(&lease.host, &lease.url);
+            model.take(&lease.host, lease.url.as_str());
             frontier
                 .complete(lease, Completion::Fetched, now)
                 .must("complete");

@@ -198,7 +198,7 @@ async fn a_failure_with_retry_after_defers_the_host_and_requeues_the_url() {
     admit_pages(&mut f, "a.test", 2);
     let t0 = Instant::now();
     let lease = expect_fetch(&mut f, t0);
-    assert_eq!(lease.url, "https://a.test/p0");
+    assert_eq!(lease.url.as_str(), "https://a.test/p0");
     f.complete(
         lease,
         Completion::Failed {

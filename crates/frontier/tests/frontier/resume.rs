@@ -127,11 +127,11 @@ fn a_killed_crawl_resumes_without_losing_urls() {
             match frontier.next_ready(now).must("next_ready") {
                 Next::Fetch(lease) => {
                     assert!(
-                        !acked_before_checkpoint.contains(&lease.url),
+                        !acked_before_checkpoint.contains(lease.url.as_str()),
                         "round {round}: {} was acknowledged before a checkpoint and came back",
                         lease.url
                     );
-                    drained.insert(lease.url.clone());
+                    drained.insert(lease.url.to_string());
                     frontier
                         .complete(lease, Completion::Fetched, now)
                         .must("complete");

@@ -48,7 +48,7 @@ fn one_host_with_many_links_keeps_memory_bounded() {
         let Next::Fetch(lease) = f.next_ready(now).must("next") else {
             panic!("a page is due");
         };
-        depths.push((lease.depth, lease.url.clone()));
+        depths.push((lease.depth, lease.url.to_string()));
         f.complete(lease, Completion::Fetched, now).must("complete");
     }
     assert_eq!(depths[0], (1, "https://big.test/item/0?page=0".to_owned()));

@@ -74,7 +74,10 @@ fn started(robots: &str) -> (simcrawl_store::Store, Frontier, Instant) {
         now,
     )
     .must("robots_fetched");
-    assert_eq!(fetch_and_complete(&mut f, now).url, "https://e.test/");
+    assert_eq!(
+        fetch_and_complete(&mut f, now).url.as_str(),
+        "https://e.test/"
+    );
     (store, f, now)
 }
 
@@ -85,7 +88,7 @@ fn robots_lines_and_well_known_sitemap_seed_the_host() {
 
     // The index from robots.txt: its sitemaps are queued on their hosts, within scope.
     let index = expect_sitemap(&mut f, now);
-    assert_eq!(index.url, "https://e.test/index.xml");
+    assert_eq!(index.url.as_str(), "https://e.test/index.xml");
     assert_eq!(index.via, ViaKind::RobotsSitemapLine);
     assert_eq!(index.depth, 0);
     let body = "<?xml version='1.0'?><sitemapindex xmlns='http://www.sitemaps.org/schemas/sitemap/0.9'>\
@@ -116,7 +119,7 @@ fn robots_lines_and_well_known_sitemap_seed_the_host() {
 
     // /sitemap.xml answers 404: counted, nothing else.
     let well_known = expect_sitemap(&mut f, now);
-    assert_eq!(well_known.url, "https://e.test/sitemap.xml");
+    assert_eq!(well_known.url.as_str(), "https://e.test/sitemap.xml");
     assert_eq!(well_known.via, ViaKind::WellKnownSitemap);
     let report = read(&mut f, well_known, 404, b"<html>Not found</html>", now);
     assert_eq!(report.parsed, None);
@@ -142,7 +145,7 @@ fn robots_lines_and_well_known_sitemap_seed_the_host() {
     );
     assert_eq!(p1.referrer.as_deref(), Some("https://e.test/pages.xml.gz"));
     assert_eq!(
-        fetch_and_complete(&mut f, now).url,
+        fetch_and_complete(&mut f, now).url.as_str(),
         "https://e.test/p2?utm_source=x"
     );
     assert!(matches!(f.next_ready(now).must("next"), Next::Done));
@@ -208,7 +211,7 @@ fn bad_files_are_counted_outcomes() {
     let bomb = encoder.finish().expect("finish");
 
     let lease = expect_sitemap(&mut f, now);
-    assert_eq!(lease.url, "https://e.test/bomb.xml.gz");
+    assert_eq!(lease.url.as_str(), "https://e.test/bomb.xml.gz");
     let report = read(&mut f, lease, 200, &bomb, now);
     let parsed = report.parsed.expect("parsed");
     assert!(parsed.issues.over_size_cap);
@@ -253,7 +256,10 @@ fn bad_files_are_counted_outcomes() {
     assert_eq!(counter(&f, Counter::SitemapNotSitemap), 2);
     assert_eq!(counter(&f, Counter::SitemapMalformed), 1);
     assert_eq!(counter(&f, Counter::SitemapHttpError), 1);
-    assert_eq!(fetch_and_complete(&mut f, now).url, "https://e.test/ok");
+    assert_eq!(
+        fetch_and_complete(&mut f, now).url.as_str(),
+        "https://e.test/ok"
+    );
 }
 
 #[test]
@@ -314,7 +320,7 @@ fn without_robots_the_well_known_sitemap_is_queued_at_once() {
     let now = Instant::now();
     fetch_and_complete(&mut f, now);
     assert_eq!(
-        expect_sitemap(&mut f, now).url,
+        expect_sitemap(&mut f, now).url.as_str(),
         "https://e.test/sitemap.xml"
     );
 }

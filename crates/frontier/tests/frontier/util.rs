@@ -86,7 +86,7 @@ pub fn drain(
     loop {
         match frontier.next_ready(now).must("next_ready") {
             Next::Fetch(lease) => {
-                fetched.push(lease.url.clone());
+                fetched.push(lease.url.to_string());
                 frontier
                     .complete(lease, Completion::Fetched, now)
                     .must("complete");
@@ -150,7 +150,7 @@ pub async fn crawl(
             match what {
                 InFlight::Page(lease) => {
                     done.push(Request {
-                        url: lease.url.clone(),
+                        url: lease.url.to_string(),
                         host: lease.host.clone(),
                         start,
                         end,
