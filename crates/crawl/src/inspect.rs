@@ -325,6 +325,22 @@ impl Inspector {
         })
     }
 
+    /// The first `n` skip log entries of each reason, by reason (the demo's examples).
+    pub fn first_skips_by_reason(
+        &self,
+        n: usize,
+    ) -> Result<std::collections::BTreeMap<SkipReason, Vec<SkipRecord>>, CrawlError> {
+        let mut shown: std::collections::BTreeMap<SkipReason, Vec<SkipRecord>> = Default::default();
+        for item in self.skips(&SkipQuery::default())? {
+            let (_, record) = item?;
+            let list = shown.entry(record.reason).or_default();
+            if list.len() < n {
+                list.push(record);
+            }
+        }
+        Ok(shown)
+    }
+
     /// The skip log entries `query` selects, collected.
     pub fn skipped(&self, query: &SkipQuery) -> Result<Vec<(u64, SkipRecord)>, CrawlError> {
         self.skips(query)?.collect()

@@ -3,8 +3,7 @@
 use crate::flags::{CanonFlags, CrawlArgs, CrawlFlags, DemoArgs, ScopeArg};
 use crate::seeds;
 use anyhow::{Context, Result, bail};
-use simcrawl_crawl::layout::SKIP_LOG;
-use simcrawl_crawl::{CrawlConfig, Progress, Report, SkipReason, SkipRecord};
+use simcrawl_crawl::{CrawlConfig, Progress, Report, SkipReason};
 use simcrawl_frontier::{RobotsPolicy, Scope};
 use std::io::IsTerminal;
 use std::path::Path;
@@ -368,10 +367,10 @@ pub fn demo(args: DemoArgs) -> Result<ExitCode> {
         anyhow::Ok(report?)
     })?;
     print_report(&report);
-    show_skips(&store, args.show)?;
     let report_path = store.join("report.html");
     {
         let inspector = simcrawl_crawl::inspect::Inspector::open(&store)?;
+        show_skips(&inspector, args.show)?;
         super::inspect::write_report(&inspector, &store, &report_path, args.crawl.k, 200)?;
     }
     println!(
@@ -389,18 +388,8 @@ pub fn demo(args: DemoArgs) -> Result<ExitCode> {
 }
 
 /// The first `n` skip records of each reason.
-fn show_skips(store: &Path, n: usize) -> Result<()> {
-    let store = simcrawl_store::Store::open(store)?;
-    let log: simcrawl_store::Log<SkipRecord> = store.log(SKIP_LOG)?;
-    let mut shown: std::collections::BTreeMap<SkipReason, Vec<SkipRecord>> = Default::default();
-    for item in log.iter_from(0) {
-        let (_, record) = item?;
-        let list = shown.entry(record.reason).or_default();
-        if list.len() < n {
-            list.push(record);
-        }
-    }
-    for (reason, records) in shown {
+fn show_skips(inspector: &simcrawl_crawl::inspect::Inspector, n: usize) -> Result<()> {
+    for (reason, records) in inspector.first_skips_by_reason(n)? {
         println!("\nskipped as {reason}:");
         for r in records {
             let evidence = match (r.distance, r.jaccard, &r.rule) {
