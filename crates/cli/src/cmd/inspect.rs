@@ -150,7 +150,7 @@ pub fn tune(args: TuneArgs) -> Result<ExitCode> {
         }
         writeln!(
             out,
-            "\n  would skip:  indexed pages that have an earlier indexed page within k\n  \
+            "\n  would skip:  indexed pages a crawl at k would skip as copies of an earlier one\n  \
              would index: skips of the crawl by distance (near-duplicate, canonical) above k"
         )?;
         if view.replay.pages < 2 {
