@@ -119,12 +119,12 @@ struct ParamSeen {
 #[derive(Debug, Default)]
 pub struct Learner {
     config: LearnConfig,
-    mirrors: HashMap<(String, String), Evidence>,
-    aliases: HashMap<(String, String), Evidence>,
-    params: HashMap<(String, String), Evidence>,
-    host_options: HashMap<(String, String), Evidence>,
-    /// Canonical template pairs: (authority, source, target) -> evidence.
-    canonicals: HashMap<(String, String, String), Evidence>,
+    /// The evidence of every rule of every kind observed so far.
+    evidence: HashMap<Rule, Evidence>,
+    /// The mirror prefix pairs with evidence (from, to), for [`Learner::observe_unique`].
+    mirror_pairs: Vec<(String, String)>,
+    /// Canonical template pairs with evidence (at most `max_canonical_templates`).
+    canonical_pairs: usize,
     /// (authority, source template) -> the targets with evidence, to find the pairs a URL matches.
     canonical_sources: HashMap<(String, String), Vec<String>>,
     /// The authorities of `canonical_sources`, so that other hosts' pages cost no look-up.
@@ -255,28 +255,7 @@ impl Learner {
 
     /// The evidence counted for a rule so far.
     pub fn evidence(&self, rule: &Rule) -> Evidence {
-        let get = |map: &HashMap<(String, String), Evidence>, a: &str, b: &str| {
-            map.get(&(a.to_string(), b.to_string()))
-                .copied()
-                .unwrap_or_default()
-        };
-        match rule {
-            Rule::Mirror(MirrorRule { from, to }) => get(&self.mirrors, from, to),
-            Rule::Alias(AliasRule { from, to }) => get(&self.aliases, from, to),
-            Rule::Param(ParamRule { authority, param }) => get(&self.params, authority, param),
-            Rule::HostOption(HostOptionRule { authority, option }) => {
-                get(&self.host_options, authority, option)
-            }
-            Rule::Canonical(CanonicalRule {
-                authority,
-                from,
-                to,
-            }) => self
-                .canonicals
-                .get(&(authority.clone(), from.clone(), to.clone()))
-                .copied()
-                .unwrap_or_default(),
-        }
+        self.evidence.get(rule).copied().unwrap_or_default()
     }
 
     /// The share of agreeing evidence `rule` needs.
@@ -322,10 +301,11 @@ impl Learner {
         }
         let from = prefix(&from_auth, &a[..a.len() - common]);
         let to = prefix(&to_auth, &b[..b.len() - common]);
-        let evidence = self.mirrors.entry((from.clone(), to.clone())).or_default();
+        let rule = Rule::Mirror(MirrorRule { from, to });
+        let evidence = self.evidence_mut(&rule);
         evidence.agree += 1;
         let evidence = *evidence;
-        self.propose(Rule::Mirror(MirrorRule { from, to }), evidence, false)
+        self.propose(rule, evidence, false)
     }
 
     /// The page at `url` was unique. `indexed(counterpart)` tells whether a URL is indexed; every mirror
@@ -336,7 +316,7 @@ impl Learner {
         let path = url.path().trim_start_matches('/');
         let query = url.query().map(|q| format!("?{q}")).unwrap_or_default();
         let mut revoked = Vec::new();
-        for ((from, to), evidence) in self.mirrors.iter_mut() {
+        for (from, to) in &self.mirror_pairs {
             let Some(rest) = from.strip_prefix(&auth) else {
                 continue;
             };
@@ -353,11 +333,12 @@ impl Learner {
             let suffix = suffix.trim_start_matches('/');
             let counterpart = format!("{}/{}{}", to.trim_end_matches('/'), suffix, query);
             if indexed(&counterpart) {
-                evidence.disagree += 1;
                 let rule = Rule::Mirror(MirrorRule {
                     from: from.clone(),
                     to: to.clone(),
                 });
+                let evidence = self.evidence.entry(rule.clone()).or_default();
+                evidence.disagree += 1;
                 if self.active.contains_key(&rule)
                     && evidence.share() < self.config.mirror_agreement
                 {
@@ -378,14 +359,15 @@ impl Learner {
             return None;
         }
         let same_path = from.path() == to.path() && from.query() == to.query();
-        let evidence = self.aliases.entry((a.clone(), b.clone())).or_default();
+        let rule = Rule::Alias(AliasRule { from: a, to: b });
+        let evidence = self.evidence_mut(&rule);
         if same_path {
             evidence.agree += 1;
         } else {
             evidence.disagree += 1;
         }
         let evidence = *evidence;
-        self.propose(Rule::Alias(AliasRule { from: a, to: b }), evidence, false)
+        self.propose(rule, evidence, false)
     }
 
     /// A page was fetched at canonical key `key` (a URL string) and its content is `content` (the id of
@@ -511,10 +493,7 @@ impl Learner {
     /// failing soon falls under it); any other rule at once. A kept rule counts the
     /// contradiction here.
     pub fn verification_failed(&mut self, rule: &Rule) -> bool {
-        if !matches!(
-            rule,
-            Rule::Mirror(MirrorRule { .. }) | Rule::Alias(AliasRule { .. })
-        ) {
+        if !rule.kind().skips_hosts() {
             return true;
         }
         let agreement = self.agreement(rule);
@@ -535,34 +514,31 @@ impl Learner {
         self.evidence_mut(rule).agree += 1;
     }
 
-    /// The evidence slot of a rule.
+    /// The evidence slot of a rule. A rule's first evidence also enters the look-up of its kind's
+    /// observation: the mirror pairs that a distinct page may contradict, the canonical templates a
+    /// URL may match.
     fn evidence_mut(&mut self, rule: &Rule) -> &mut Evidence {
-        if let Rule::Canonical(CanonicalRule {
-            authority,
-            from,
-            to,
-        }) = rule
-        {
-            let key = (authority.clone(), from.clone(), to.clone());
-            if !self.canonicals.contains_key(&key) {
-                self.canonical_sources
-                    .entry((authority.clone(), from.clone()))
-                    .or_default()
-                    .push(to.clone());
-                self.canonical_authorities.insert(authority.clone());
+        if !self.evidence.contains_key(rule) {
+            match rule {
+                Rule::Mirror(MirrorRule { from, to }) => {
+                    self.mirror_pairs.push((from.clone(), to.clone()));
+                }
+                Rule::Canonical(CanonicalRule {
+                    authority,
+                    from,
+                    to,
+                }) => {
+                    self.canonical_sources
+                        .entry((authority.clone(), from.clone()))
+                        .or_default()
+                        .push(to.clone());
+                    self.canonical_authorities.insert(authority.clone());
+                    self.canonical_pairs += 1;
+                }
+                _ => {}
             }
-            return self.canonicals.entry(key).or_default();
         }
-        let (map, a, b) = match rule {
-            Rule::Mirror(MirrorRule { from, to }) => (&mut self.mirrors, from, to),
-            Rule::Alias(AliasRule { from, to }) => (&mut self.aliases, from, to),
-            Rule::Param(ParamRule { authority, param }) => (&mut self.params, authority, param),
-            Rule::HostOption(HostOptionRule { authority, option }) => {
-                (&mut self.host_options, authority, option)
-            }
-            Rule::Canonical(CanonicalRule { .. }) => unreachable!("handled above"),
-        };
-        map.entry((a.clone(), b.clone())).or_default()
+        self.evidence.entry(rule.clone()).or_default()
     }
 
     /// Marks a rule as active (for example one loaded from the store at resume).
@@ -606,7 +582,7 @@ impl Learner {
         if pairs.is_empty() && !self.canonical_authorities.contains(&auth) {
             return (Vec::new(), Vec::new());
         }
-        let room = self.canonicals.len() < self.config.max_canonical_templates;
+        let room = self.canonical_pairs < self.config.max_canonical_templates;
         for from in source_templates(path) {
             if let Some(targets) = self.canonical_sources.get(&(auth.clone(), from.clone())) {
                 for to in targets {
@@ -628,16 +604,14 @@ impl Learner {
             let Some(original) = indexed(&target.fill(value)) else {
                 continue;
             };
-            let slot = (auth.clone(), from, to);
-            if !room && !self.canonicals.contains_key(&slot) {
-                continue; // full: only pairs already counted are followed
-            }
-            let (authority, from, to) = slot;
             let rule = Rule::Canonical(CanonicalRule {
-                authority,
+                authority: auth.clone(),
                 from,
                 to,
             });
+            if !room && !self.evidence.contains_key(&rule) {
+                continue; // full: only pairs already counted are followed
+            }
             let evidence = self.evidence_mut(&rule);
             if original == content {
                 evidence.agree += 1;
