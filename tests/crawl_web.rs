@@ -15,6 +15,11 @@ fn a_crawl_of_the_test_web_skips_copies_and_never_a_distinct_page() {
     assert_success(&out);
     let pages = indexed(&dir.store());
     let skipped = skips(&dir.store());
+    assert!(
+        pages.len() > 100,
+        "{} pages indexed: the crawl did not do its work",
+        pages.len()
+    );
 
     // Every page is indexed at most once per document...
     let mut by_doc: BTreeMap<_, Vec<&str>> = BTreeMap::new();
