@@ -501,11 +501,10 @@ fn a_parameter_rule_is_learned_and_skips_later_spellings_until_a_verification_co
     }
 }
 
-#[test]
-fn an_alias_rule_comes_from_same_path_redirects_and_skips_the_alias_host() {
-    let n = 12;
-    let mut links: Vec<String> = (0..n).map(|i| format!("http://a.test/p{i}.html")).collect();
-    links.extend((0..n).map(|i| format!("/p{i}.html")));
+/// An origin `o.test` with `n` pages, and `a.test` whose paths redirect to the same paths on it
+/// up to `redirects`, then serve pages of their own.
+fn origin_and_alias(n: u64, redirects: u64) -> BTreeMap<String, Answer> {
+    let links: Vec<String> = (0..n).map(|i| format!("/p{i}.html")).collect();
     let mut pages = BTreeMap::new();
     pages.insert(
         "http://o.test/".to_string(),
@@ -520,16 +519,40 @@ fn an_alias_rule_comes_from_same_path_redirects_and_skips_the_alias_host() {
             format!("http://o.test/p{i}.html"),
             page(&format!("P{i}"), &article(400 + i, 250), &[]),
         );
-        pages.insert(
-            format!("http://a.test/p{i}.html"),
-            Answer::Redirect(format!("http://o.test/p{i}.html")),
-        );
+        let alias = if i < redirects {
+            Answer::Redirect(format!("http://o.test/p{i}.html"))
+        } else {
+            page(&format!("Alias's own {i}"), &article(1_400 + i, 250), &[])
+        };
+        pages.insert(format!("http://a.test/p{i}.html"), alias);
     }
+    pages
+}
+
+/// Gives the alias host's `n` URLs to the frontier as seeds.
+fn seed_alias(sim: &mut Sim, n: u64) {
+    let canon = Arc::clone(sim.core.book.canon());
+    for i in 0..n {
+        let seed = canon
+            .canonicalize(&format!("http://a.test/p{i}.html"), None)
+            .expect("a seed");
+        sim.core
+            .frontier
+            .admit(&seed, 0, Via::Seed)
+            .expect("admitted");
+    }
+}
+
+#[test]
+fn an_alias_rule_comes_from_same_path_redirects_and_skips_the_alias_host() {
+    let n = 12;
     let learn = LearnConfig {
         verify_every: 0,
         ..LearnConfig::default()
     };
-    let mut sim = Sim::new(&["http://o.test/"], learn, pages);
+    let mut sim = Sim::new(&["http://o.test/"], learn, origin_and_alias(n, n));
+    sim.crawl();
+    seed_alias(&mut sim, n);
     sim.crawl();
     assert_eq!(sim.rules(), ["alias a.test -> o.test"]);
     // Every target is fetched once, on the origin; the alias host only until the rule.
@@ -872,48 +895,17 @@ fn a_canonical_rule_whose_pages_turn_out_distinct_is_revoked_and_they_are_all_in
 #[test]
 fn an_alias_host_that_serves_pages_of_its_own_is_revoked_and_they_are_all_indexed() {
     // a.test redirects its first paths to the origin's, then serves pages of its own. The origin
-    // is crawled first (a verification compares with an indexed original), then a.test's URLs
-    // are given as seeds.
+    // is crawled first (a skip is checked against an indexed original), then a.test's URLs are
+    // given as seeds; every skip is verified.
     let n = 16;
-    let links: Vec<String> = (0..n).map(|i| format!("/p{i}.html")).collect();
-    let mut pages = BTreeMap::new();
-    pages.insert(
-        "http://o.test/".to_string(),
-        page(
-            "Home",
-            &article(5, 200),
-            &links.iter().map(String::as_str).collect::<Vec<_>>(),
-        ),
-    );
-    for i in 0..n {
-        pages.insert(
-            format!("http://o.test/p{i}.html"),
-            page(&format!("P{i}"), &article(400 + i, 250), &[]),
-        );
-        let alias = if i < 6 {
-            Answer::Redirect(format!("http://o.test/p{i}.html"))
-        } else {
-            page(&format!("Alias's own {i}"), &article(1_400 + i, 250), &[])
-        };
-        pages.insert(format!("http://a.test/p{i}.html"), alias);
-    }
     let learn = LearnConfig {
         verify_every: 1,
         verify_every_max: 1,
         ..LearnConfig::default()
     };
-    let mut sim = Sim::new(&["http://o.test/"], learn, pages);
+    let mut sim = Sim::new(&["http://o.test/"], learn, origin_and_alias(n, 6));
     sim.crawl();
-    let canon = Arc::clone(sim.core.book.canon());
-    for i in 0..n {
-        let seed = canon
-            .canonicalize(&format!("http://a.test/p{i}.html"), None)
-            .expect("a seed");
-        sim.core
-            .frontier
-            .admit(&seed, 0, Via::Seed)
-            .expect("admitted");
-    }
+    seed_alias(&mut sim, n);
     sim.crawl();
     let (learned, revoked) = sim.core.book.history();
     assert_eq!(learned, ["alias a.test -> o.test"]);
