@@ -631,6 +631,11 @@ impl Learner {
         (proposed, revoked)
     }
 
+    /// Whether `rule` is active.
+    pub fn is_active(&self, rule: &Rule) -> bool {
+        self.active.contains_key(rule)
+    }
+
     /// The active rules.
     pub fn active(&self) -> impl Iterator<Item = &Rule> {
         self.active.keys()

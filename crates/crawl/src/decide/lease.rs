@@ -43,15 +43,29 @@ impl Core {
             )
         };
         // A verification compares with the original page, so only once that is indexed (not
-        // merely queued: a copy fetched first would look like a contradiction).
+        // merely queued: a copy fetched first would look like a contradiction). One due before
+        // waits for it.
         let verifiable = self.pages.by_key(key_hash)?.is_some();
         let (rule_text, reason) = match rule {
-            Some((rule, _)) if verifiable && self.book.should_verify(&rule) => {
-                // Fetched anyway, like a link the rule would skip: a different page revokes it.
-                self.book.verify(lease.key_hash, rule);
-                return Ok(false);
-            }
             Some((rule, reason)) => {
+                if self.book.should_verify(&rule) {
+                    if verifiable {
+                        // Fetched anyway, like a link the rule would skip: a different page
+                        // revokes it.
+                        self.book.verify(lease.key_hash, rule);
+                        return Ok(false);
+                    }
+                    if let Ok(own) = self.book.plain().canonicalize(lease.url.as_str(), None) {
+                        let referrer = lease.referrer.clone().unwrap_or_default();
+                        self.book.defer_verification(
+                            key_hash,
+                            rule.clone(),
+                            own,
+                            lease.depth,
+                            referrer,
+                        );
+                    }
+                }
                 self.book.count_skip(&rule);
                 (rule.to_string(), reason)
             }

@@ -80,14 +80,24 @@ impl Core {
         let url = candidate.fetch.as_url().clone();
         let referrer_owned = Some(referrer.to_string());
         if let Some((rule, reason)) = self.book.rule_behind(&url, key_hash, &self.seen) {
-            if self.pages.by_key(key_hash)?.is_some()
-                && self.book.should_verify(&rule)
+            if self.book.should_verify(&rule)
                 && let Ok(plain) = self.book.plain().canonicalize(url.as_str(), None)
             {
-                let verify = self.frontier.admit(&plain, depth, Via::Link { referrer })?;
-                if verify.is_queued() {
-                    self.book.verify(plain.key.hash128(), rule);
-                    return Ok(());
+                if self.pages.by_key(key_hash)?.is_none() {
+                    // A verification compares with the original: it waits until that is indexed.
+                    self.book.defer_verification(
+                        key_hash,
+                        rule.clone(),
+                        plain,
+                        depth,
+                        referrer.to_owned(),
+                    );
+                } else {
+                    let verify = self.frontier.admit(&plain, depth, Via::Link { referrer })?;
+                    if verify.is_queued() {
+                        self.book.verify(plain.key.hash128(), rule);
+                        return Ok(());
+                    }
                 }
             }
             self.book.count_skip(&rule);

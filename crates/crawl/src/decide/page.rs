@@ -89,7 +89,9 @@ impl Core {
             Verdict::Unique
         };
         let short = analysis.short;
-        if let Some(rule) = &verifying {
+        // A verification of a rule revoked meanwhile (another verification's answer came first)
+        // says nothing more.
+        if let Some(rule) = verifying.as_ref().filter(|r| self.book.is_active(r)) {
             match verdict {
                 Verdict::Duplicate { .. } => self.book.learner().confirm(rule),
                 // A short page that failed the stricter short-page test says nothing either way.
@@ -152,6 +154,9 @@ impl Core {
             )?;
             self.pages.add_key(lease.key_hash, id)?;
             self.book.indexed(&page.final_url, id, &final_url);
+            for key in [page.final_key.key.hash128(), lease.key_hash] {
+                self.deferred_verification(key)?;
+            }
             self.progress.indexed += 1;
             self.counters.add(counters::INDEXED, 1)?;
             self.effects.push(Effect::Indexed {

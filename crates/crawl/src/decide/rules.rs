@@ -25,6 +25,30 @@ impl Core {
         Ok(())
     }
 
+    /// The page with key hash `original` was just indexed: a verification that waited for it
+    /// (see [`RuleBook::defer_verification`](crate::rules::RuleBook::defer_verification)) is
+    /// queued now. The URL was skipped, and its key may be seen: it goes back like a revoked
+    /// rule's skips.
+    pub(super) fn deferred_verification(&mut self, original: u128) -> Result<(), CrawlError> {
+        let Some((rule, url, depth, referrer)) = self.book.deferred_for(original) else {
+            return Ok(());
+        };
+        if self.pages.by_key(url.key.hash128())?.is_some() {
+            return Ok(()); // fetched and indexed under its own key since
+        }
+        let admission = self.frontier.requeue(
+            &url,
+            depth,
+            Via::Link {
+                referrer: &referrer,
+            },
+        )?;
+        if admission.is_queued() {
+            self.book.verify(url.key.hash128(), rule);
+        }
+        Ok(())
+    }
+
     /// Takes a rule out of force, and queues again what it skipped.
     pub(super) fn revoke(&mut self, rule: &Rule) -> Result<(), CrawlError> {
         let revoked = self.book.revoke(rule)?;

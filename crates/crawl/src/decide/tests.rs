@@ -912,3 +912,34 @@ fn an_alias_host_that_serves_pages_of_its_own_is_revoked_and_they_are_all_indexe
     assert_eq!(revoked.len(), 1, "{revoked:?}");
     assert_all_indexed(&sim, (6..n).map(|i| format!("http://a.test/p{i}.html")));
 }
+
+#[test]
+fn a_verification_due_before_its_original_is_indexed_waits_for_it() {
+    // The alias host is crawled in step with the origin and serves pages of its own after its
+    // first redirects. When the rule holds, the origin's pages are queued, not indexed: each due
+    // verification waits until its original is indexed, then finds a distinct page and revokes
+    // the rule, and every page the rule skipped is fetched again.
+    let n = 16;
+    let mut web = origin_and_alias(n, 6);
+    let mut links: Vec<String> = (0..n).map(|i| format!("http://a.test/p{i}.html")).collect();
+    links.extend((0..n).map(|i| format!("/p{i}.html")));
+    web.insert(
+        "http://o.test/".to_string(),
+        page(
+            "Home",
+            &article(5, 200),
+            &links.iter().map(String::as_str).collect::<Vec<_>>(),
+        ),
+    );
+    let learn = LearnConfig {
+        verify_every: 2,
+        verify_every_max: 2,
+        ..LearnConfig::default()
+    };
+    let mut sim = Sim::new(&["http://o.test/"], learn, web);
+    sim.crawl();
+    let (learned, revoked) = sim.core.book.history();
+    assert_eq!(learned, ["alias a.test -> o.test"]);
+    assert_eq!(revoked.len(), 1, "{revoked:?}");
+    assert_all_indexed(&sim, (6..n).map(|i| format!("http://a.test/p{i}.html")));
+}

@@ -13,7 +13,7 @@ use crate::learn::{LearnConfig, Learner};
 use crate::pages::PageIndex;
 use crate::skiplog::SkipReason;
 use simcrawl_store::{Counters, KeySet, Store, Tree};
-use simcrawl_url::{CanonOptions, Canonicalizer, HostOption, LearnedRules, RuleError};
+use simcrawl_url::{Candidate, CanonOptions, Canonicalizer, HostOption, LearnedRules, RuleError};
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use url::Url;
@@ -22,6 +22,9 @@ use url::Url;
 /// early in a host's crawl, from its first pages, so these are the pages indexed before the rule
 /// under keys it now changes (a `//` spelling indexed before collapse-slashes was learned, say).
 pub const RECENT_PAGES: usize = 50_000;
+
+/// At most this many verifications wait for their original to be indexed.
+pub const MAX_DEFERRED: usize = 10_000;
 
 /// A rule taken out of force: its name, and when it had been learned (the skip log entries it
 /// may have written start then).
@@ -51,6 +54,10 @@ pub struct RuleBook {
     /// Keys a rule gave an indexed page after it was indexed (see `rekey_recent`), with the page
     /// and the rule. Only in memory, and dropped with the rule if it is revoked.
     rekeyed: HashMap<u128, (u32, Rule)>,
+    /// Verifications due while their original was not indexed yet, by the original's key hash:
+    /// the rule and the skipped URL (as its own key), its depth and referrer. At most
+    /// [`MAX_DEFERRED`].
+    deferred: HashMap<u128, (Rule, Candidate, u32, String)>,
     /// Skips per rule not yet added to its record (see [`RuleBook::count_skip`]).
     skips: HashMap<Rule, u64>,
     records: Tree<String, RuleRecord>,
@@ -97,6 +104,7 @@ impl RuleBook {
             verifying: HashMap::new(),
             recent: VecDeque::new(),
             rekeyed: HashMap::new(),
+            deferred: HashMap::new(),
             skips: HashMap::new(),
             records,
             counters: store.counters(),
@@ -178,6 +186,38 @@ impl RuleBook {
     /// The rule the fetch of `key_hash` verifies, if it does; forgotten once asked.
     pub fn take_verifying(&mut self, key_hash: u128) -> Option<Rule> {
         self.verifying.remove(&key_hash)
+    }
+
+    /// Keeps a verification of `rule` that was due when it skipped `url` (as its own key), whose
+    /// original (key hash `original`) is not indexed yet: a verification compares with the
+    /// original, so it waits until that is indexed ([`RuleBook::deferred_for`]). Without it, a
+    /// mirror crawled in step with its original would have its skips never checked.
+    pub fn defer_verification(
+        &mut self,
+        original: u128,
+        rule: Rule,
+        url: Candidate,
+        depth: u32,
+        referrer: String,
+    ) {
+        if self.deferred.len() < MAX_DEFERRED {
+            self.deferred
+                .entry(original)
+                .or_insert((rule, url, depth, referrer));
+        }
+    }
+
+    /// The verification waiting for the page with key hash `original`, now indexed, if its rule
+    /// is still in force.
+    pub fn deferred_for(&mut self, original: u128) -> Option<(Rule, Candidate, u32, String)> {
+        let (rule, url, depth, referrer) = self.deferred.remove(&original)?;
+        self.is_active(&rule)
+            .then_some((rule, url, depth, referrer))
+    }
+
+    /// Whether `rule` is in force.
+    pub fn is_active(&self, rule: &Rule) -> bool {
+        self.learner.is_active(rule)
     }
 
     /// Whether the next URL `rule` would skip should be fetched to verify it (counts the skip).
@@ -356,6 +396,7 @@ impl RuleBook {
     pub fn revoke(&mut self, rule: &Rule) -> Result<Revoked, CrawlError> {
         self.learner.contradict(rule);
         self.rekeyed.retain(|_, (_, r)| r != rule);
+        self.deferred.retain(|_, (r, ..)| r != rule);
         let mut rules = self.canon.rules().clone();
         if matches!(rule.kind().remove_from(&mut rules), Ok(true)) {
             self.canon = Arc::new(Canonicalizer::new(self.options, rules));
