@@ -20,7 +20,9 @@
 //!    propagation); each block's total is multiplied by `1 - link density` of its subtree, and
 //!    the highest wins (ties go to the later, deeper block). Its siblings join it when they score
 //!    at least a fifth of the winner, or when they are text-level blocks (`p`, headings, lists...)
-//!    with at least [`DENSE_SIBLING`] bytes of text and a link density under 0.25.
+//!    with at least [`DENSE_SIBLING`] bytes of text and a link density under 0.25, or containers
+//!    with that much text and no link at all (a how-to whose every step is a `div` of a heading
+//!    and a short paragraph; a box of related stories or a teaser always links somewhere).
 //!
 //! Lengths are bytes of non-white-space text, which treats every script alike within one page.
 
@@ -381,9 +383,12 @@ fn densest(page: &Page<'_>, filter: &Filter, stats: &Stats) -> Option<Ranges> {
             if block.parent != parent || filter.is_noise_block(block) {
                 return false;
             }
-            let dense_text = block.kind == BlockKind::Text
-                && stats.text[*s] >= u64::from(DENSE_SIBLING)
-                && stats.link_density(*s) < SIBLING_MAX_LINK_DENSITY;
+            let dense_text = if block.kind == BlockKind::Text {
+                stats.text[*s] >= u64::from(DENSE_SIBLING)
+                    && stats.link_density(*s) < SIBLING_MAX_LINK_DENSITY
+            } else {
+                stats.text[*s] >= u64::from(DENSE_SIBLING) && stats.link[*s] == 0
+            };
             (score[*s] > 0.0 && score[*s] >= threshold) || dense_text
         })
         .map(|(_, block)| (block.start, block.end))

@@ -214,6 +214,50 @@ fn dense_text_siblings_join_the_densest_block() {
 }
 
 #[test]
+fn step_containers_without_links_join_the_densest_block_and_a_related_box_does_not() {
+    // A how-to page (eHow's layout): the intro, then one container per step (a heading span and a
+    // short paragraph), with a box of related links and an ad between them.
+    let step = |n: u32, text: &str| {
+        format!(
+            "<div class='mod step'><div class=stepContent><div class=content>\
+             <span class=headline2>Step {n}</span><p>{text}</p></div></div></div>"
+        )
+    };
+    let html = format!(
+        "<div id=body><div class=intro>{}</div>{}\
+         <div class=related><ul><li><a href=/a>Plant terrarium ideas for a small flat</a></li>\
+         <li><a href=/b>How to build a terrarium with succulent plants</a></li></ul></div>{}{}</div>",
+        paragraphs(3, "Intro"),
+        step(
+            1,
+            "Measure the circumference of your cloche and cut the foam oasis about three quarters of an inch smaller."
+        ),
+        step(
+            2,
+            "Insert your plant into the hole, then cover the foam with moss all around it using floral pins."
+        ),
+        step(
+            3,
+            "Gently place the cloche over the oasis; the glass keeps the moisture inside the terrarium for weeks."
+        )
+    );
+    let d = doc(&html, PAGE);
+    assert!(
+        d.main_text.starts_with("Intro paragraph 0"),
+        "{}",
+        d.main_text
+    );
+    for n in 1..=3 {
+        assert!(
+            d.main_text.contains(&format!("Step {n}")),
+            "{}",
+            d.main_text
+        );
+    }
+    assert!(!d.main_text.contains("terrarium ideas"), "{}", d.main_text);
+}
+
+#[test]
 fn classes_on_html_and_body_describe_the_page_not_boilerplate() {
     let html = format!(
         "<html class=nav-closed><body class='single has-sidebar modal-open cookie-consent-shown' hidden>\
