@@ -926,6 +926,14 @@ impl QueueCommit<'_> {
                 i = j.max(i + 1);
             }
             if q.len == 0 {
+                // Every item is gone, and so must be every chunk: a chunk below the floor is dead
+                // only while the length record keeps the floor, and that record goes now (the
+                // last item of a queue was the head's, which raised the floor past an item
+                // removed before from another chunk: that chunk came back with the next push).
+                for entry in state.items.scan_prefix(&prefix) {
+                    let (chunk_key, _) = entry.map_err(|e| state.backend(e))?;
+                    items.remove(chunk_key);
+                }
                 lengths.remove(key.as_ref());
             } else {
                 lengths.insert(key.as_ref(), encode_length(q.len, q.floor));

@@ -630,3 +630,36 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// Found by the frontier's model test: a queue emptied by removing an item of an older chunk, then
+/// the last item of the cached head (which raised the floor past the first), kept the older chunk
+/// on disk once its length record (and with it the floor) was gone; the next push brought the
+/// removed item back.
+#[test]
+fn an_emptied_queue_leaves_no_chunk_to_come_back() {
+    let store = Store::temporary().unwrap();
+    let q: simcrawl_store::Queues<(String, u32), String> = store.queues("q").unwrap();
+    let a = ("a".to_string(), 0u32);
+    let b = ("b".to_string(), 0u32);
+    let first = q.push_back(&a, &"first".to_string()).unwrap();
+    store.flush().unwrap();
+    q.push_back(&b, &"other queue".to_string()).unwrap();
+    let second = q.push_back(&a, &"second".to_string()).unwrap();
+    store.flush().unwrap();
+    // Two chunks: [first] and [second]. Remove the first, cache the head ([second]), empty it.
+    assert!(q.delete(&a, first).unwrap());
+    let items: Vec<String> = q.iter(&a).map(|e| e.unwrap().1).collect();
+    assert_eq!(items, ["second"]);
+    assert!(q.delete(&a, second).unwrap());
+    store.flush().unwrap();
+    q.push_back(&a, &"third".to_string()).unwrap();
+    q.push_back(&a, &"fourth".to_string()).unwrap();
+    store.flush().unwrap();
+    let items: Vec<String> = q.iter(&a).map(|e| e.unwrap().1).collect();
+    assert_eq!(items, ["third", "fourth"]);
+    assert_eq!(q.len(&a).unwrap(), 2);
+    assert_eq!(
+        q.front(&a).unwrap().map(|(_, v)| v).as_deref(),
+        Some("third")
+    );
+}
