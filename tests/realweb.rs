@@ -264,3 +264,40 @@ fn no_skip_pairs_two_different_files_of_one_manual() {
         }
     }
 }
+
+/// Issue 11: each host's template is learned while crawling. SQLite's pages carry its tagline
+/// ("Small. Fast. Reliable. Choose any three."); the crawl learns those lines as the host's
+/// template, and sets them aside from a short syntax page's text (they are never that page's
+/// evidence, defect 4).
+#[test]
+fn a_hosts_template_is_learned_from_its_pages_and_set_aside_from_a_short_page() {
+    let c = crawled();
+    let host = c.authority("other");
+    let inspector = Inspector::open(c._dir.store()).expect("the store opens");
+    let template = inspector.template(&host).expect("the template reads");
+    assert!(template.pages >= 4, "{template:?}");
+    for tagline in ["small fast reliable", "choose any three"] {
+        assert!(
+            template.lines.iter().any(|l| l.text == tagline),
+            "{tagline:?} is not in {host}'s template: {template:?}"
+        );
+    }
+    // A short page of that host: its tagline lines are the template's.
+    let url = c
+        .web
+        .url("other", "syntax/begin-stmt.html")
+        .expect("a page");
+    let page = c
+        .pages
+        .iter()
+        .find(|p| p.url == url)
+        .expect("the syntax page is indexed");
+    let own = inspector
+        .without_template(&host, &page.text)
+        .expect("the template reads");
+    assert!(page.text.contains("Choose any three"), "{}", page.text);
+    // Its main text was the tagline alone (the statement's syntax is a diagram): nothing of it
+    // is the page's own evidence, and the page is judged by its title and whole text (it is
+    // indexed, as `short_distinct_pages_are_all_indexed` checks for its siblings).
+    assert!(own.trim().is_empty(), "{own}");
+}

@@ -48,6 +48,11 @@ pub enum Command {
     /// Print the learned rules (mirrors, aliases, parameters, host options, canonical paths) with their evidence.
     #[command(after_help = "Examples:\n  simcrawl mirrors --store ./simcrawl-data")]
     Mirrors(StoreArgs),
+    /// Print each host's template: the lines of main text many of its pages share, which are never a page's evidence.
+    #[command(
+        after_help = "Examples:\n  simcrawl template --store ./simcrawl-data\n  simcrawl template --host docs.example.org --store ./simcrawl-data"
+    )]
+    Template(TemplateArgs),
     /// Print the crawl's counts: fetched, indexed, skipped by reason, excluded by reason.
     #[command(
         after_help = "Examples:\n  simcrawl stats --store ./simcrawl-data\n  simcrawl stats --json | jq .skipped"
@@ -491,6 +496,15 @@ pub struct TuneArgs {
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct TemplateArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// The host (`host[:port]`) whose template to print; without it, every host that has one.
+    #[arg(long)]
+    pub host: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -325,6 +325,22 @@ impl Inspector {
         })
     }
 
+    /// Each host with a template: pages counted and template lines.
+    pub fn templates(&self) -> Result<Vec<(String, u32, usize)>, CrawlError> {
+        crate::template::HostTemplates::open(&self.store)?.hosts()
+    }
+
+    /// `host`'s template (`host[:port]`, as the skip log spells hosts).
+    pub fn template(&self, host: &str) -> Result<crate::template::Template, CrawlError> {
+        crate::template::HostTemplates::open(&self.store)?.template(host)
+    }
+
+    /// `text` (a page's main text) without `host`'s template lines, normalised as for
+    /// fingerprints: what the crawl takes for the page's own text.
+    pub fn without_template(&self, host: &str, text: &str) -> Result<String, CrawlError> {
+        crate::template::HostTemplates::open(&self.store)?.without_template(host, text)
+    }
+
     /// The first `n` skip log entries of each reason, by reason (the demo's examples).
     pub fn first_skips_by_reason(
         &self,

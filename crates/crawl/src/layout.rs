@@ -49,6 +49,13 @@ pub mod counters {
     pub const FAILED_PREFIX: &str = "crawl/failed/";
     /// Links past `--max-links-per-page` on the pages that had more, not offered to the frontier.
     pub const LINKS_DROPPED: &str = "crawl/links_dropped";
+    /// Pages judged as short pages because their main text was mostly their host's template.
+    pub const SHORT_BY_TEMPLATE: &str = "crawl/short_by_template";
+    /// Pages judged copies by their fingerprints, and distinct once their host's template was set
+    /// aside.
+    pub const DISTINCT_BY_TEMPLATE: &str = "crawl/distinct_by_template";
+    /// Text and near-duplicate skips queued again when their host's template formed.
+    pub const REQUEUED_BY_TEMPLATE: &str = "crawl/requeued_by_template";
     /// Redirects whose new target was queued through the frontier.
     pub const REDIRECTS_QUEUED: &str = "crawl/redirects_queued";
     /// Redirects whose target the frontier refused (scope, include/exclude, robots.txt, traps).

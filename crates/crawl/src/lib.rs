@@ -21,6 +21,8 @@
 //! - [`tune`]: replaying stored fingerprints for every k (`simcrawl tune`, `simcrawl clusters`).
 //! - [`inspect`]: reading a crawl's store back for the reports (`simcrawl skipped`, `stats`, `mirrors`,
 //!   `tune`, `clusters`, `export`, `url canon --store`): [`inspect::Inspector`].
+//! - [`template`]: each host's template (the lines of main text many of its pages share), learned
+//!   while crawling: [`template::HostTemplates`].
 //! - [`learn`]: mirror, alias, parameter, host-option and canonical path rules from duplicate
 //!   evidence, and when to verify them: [`learn::Learner`].
 //! - [`error`]: the crawl errors, [`CrawlError`].
@@ -62,6 +64,7 @@ pub mod rules;
 pub mod run;
 pub mod search;
 pub mod skiplog;
+pub mod template;
 pub mod tune;
 
 #[cfg(test)]

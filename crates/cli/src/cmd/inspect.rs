@@ -7,7 +7,7 @@
 
 use crate::flags::{
     ClustersArgs, ExportArgs, ExportFormat, FailedArgs, Format, ReportArgs, SkippedArgs, StatsArgs,
-    StoreArgs, TuneArgs,
+    StoreArgs, TemplateArgs, TuneArgs,
 };
 use crate::output::clip;
 use anyhow::{Result, anyhow};
@@ -240,6 +240,51 @@ pub fn clusters(args: ClustersArgs) -> Result<ExitCode> {
                 listing.k,
                 plural(listing.clustered_pages as u64, "page", "pages")
             )?;
+        }
+        Ok(())
+    })
+}
+
+pub fn template(args: TemplateArgs) -> Result<ExitCode> {
+    let inspector = open_store(&args.store.store)?;
+    let Some(host) = args.host else {
+        let hosts = inspector.templates()?;
+        return to_stdout(|out| {
+            let rows: Vec<Vec<String>> = hosts
+                .iter()
+                .filter(|(_, _, lines)| *lines > 0)
+                .map(|(host, pages, lines)| {
+                    vec![host.clone(), pages.to_string(), lines.to_string()]
+                })
+                .collect();
+            if rows.is_empty() {
+                writeln!(
+                    out,
+                    "no host has a template yet ({} hosts counted)",
+                    hosts.len()
+                )?;
+                return Ok(());
+            }
+            for line in table(
+                &["HOST", "PAGES COUNTED", "TEMPLATE LINES"],
+                &rows,
+                &[false, true, true],
+            ) {
+                writeln!(out, "{line}")?;
+            }
+            Ok(())
+        });
+    };
+    let template = inspector.template(&host)?;
+    to_stdout(|out| {
+        writeln!(
+            out,
+            "{host}: {} pages counted, {} template lines (on at least half of them; never a page's evidence)",
+            template.pages,
+            template.lines.len()
+        )?;
+        for line in &template.lines {
+            writeln!(out, "  {:>4} pages  {}", line.pages, clip(&line.text, 100))?;
         }
         Ok(())
     })

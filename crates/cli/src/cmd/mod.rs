@@ -19,6 +19,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Tune(args) => inspect::tune(args),
         Command::Clusters(args) => inspect::clusters(args),
         Command::Mirrors(args) => inspect::mirrors(args),
+        Command::Template(args) => inspect::template(args),
         Command::Stats(args) => inspect::stats(args),
         Command::Export(args) => inspect::export(args),
         Command::Failed(args) => inspect::failed(args),

@@ -116,6 +116,8 @@ pub struct Core {
     classes: HashMap<String, AddressClass>,
     classes_tree: Tree<String, u8>,
     counters: Counters,
+    /// Each host's template, learned from its distinct pages.
+    pub(crate) templates: crate::template::HostTemplates,
     pub(crate) progress: Progress,
     effects: Vec<Effect>,
 }
@@ -155,6 +157,7 @@ impl Core {
             classes,
             classes_tree,
             counters,
+            templates: crate::template::HostTemplates::open(store)?,
             progress: Progress::default(),
             effects: Vec::new(),
             config,
@@ -212,6 +215,7 @@ impl Core {
     /// and the frontier's queues.
     pub fn checkpoint(&mut self) -> Result<(), CrawlError> {
         self.book.flush()?;
+        self.templates.checkpoint()?;
         self.frontier.checkpoint()?;
         Ok(())
     }

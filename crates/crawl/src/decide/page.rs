@@ -13,6 +13,10 @@ use std::sync::Arc;
 use std::time::Duration;
 use url::Url;
 
+/// A main text with fewer words than this, once the host's template lines are set aside, is
+/// short (the extractor's own minimum for a main text).
+const MIN_MAIN_WORDS: usize = 50;
+
 /// The longest a server's `Retry-After` holds its host back.
 const MAX_HOST_DEFERRAL: Duration = Duration::from_secs(10 * 60);
 
@@ -83,11 +87,43 @@ impl Core {
             .as_ref()
             .map(|c| c.key.hash128())
             .filter(|h| *h != own_key);
-        let verdict = if self.config.dedup {
+        // A block the host repeats on its pages is never a page's evidence: a page whose main
+        // text is short without its host's template lines is judged as a short page.
+        let template_words = if self.config.dedup {
+            self.templates
+                .template_words(&host, &analysis.document.main_text)?
+        } else {
+            0
+        };
+        let as_short;
+        let analysis = if !analysis.short
+            && template_words > 0
+            && analysis.words.saturating_sub(template_words) < MIN_MAIN_WORDS
+        {
+            self.counters.add(counters::SHORT_BY_TEMPLATE, 1)?;
+            let mut short = analysis.clone();
+            short.short = true;
+            as_short = short;
+            &as_short
+        } else {
+            analysis
+        };
+        let mut verdict = if self.config.dedup {
             self.pages.check(analysis, canonical_hash, &host)?
         } else {
             Verdict::Unique
         };
+        if template_words > 0
+            && let Verdict::Duplicate {
+                reason: SkipReason::TextDuplicate | SkipReason::NearDuplicate,
+                original,
+                ..
+            } = verdict
+            && !self.agrees_without_template(&host, analysis, original)?
+        {
+            self.counters.add(counters::DISTINCT_BY_TEMPLATE, 1)?;
+            verdict = Verdict::Unique;
+        }
         let short = analysis.short;
         // A verification of a rule revoked meanwhile (another verification's answer came first)
         // says nothing more.
@@ -103,8 +139,23 @@ impl Core {
                 }
             }
         }
-        match verdict {
-            Verdict::Unique => self.unique(lease, page, verifying.is_some(), now),
+        // A host's distinct pages and its near-duplicates count for its template; a page with
+        // another's bytes or text (an exact, text or canonical copy) would count that page's
+        // lines twice and make its content look like the host's template.
+        let formed = self.config.dedup
+            && matches!(
+                verdict,
+                Verdict::Unique
+                    | Verdict::Duplicate {
+                        reason: SkipReason::NearDuplicate,
+                        ..
+                    }
+            )
+            && self
+                .templates
+                .observe(&host, &analysis.document.main_text)?;
+        let decided = match verdict {
+            Verdict::Unique => self.unique(lease, page, analysis, verifying.is_some(), now),
             Verdict::Duplicate {
                 reason,
                 original,
@@ -125,7 +176,41 @@ impl Core {
                 };
                 self.duplicate(lease, page, skip, original, verifying.is_some(), now)
             }
+        };
+        decided?;
+        if formed {
+            // After this page's own skip is in the log: it is judged again too.
+            self.requeue_for_template(&host)?;
         }
+        Ok(())
+    }
+
+    /// Whether a page judged a text or near-duplicate of indexed page `original` still is one
+    /// without its host's template lines: when what is left of either main text is short, it
+    /// must be the same text. (A host's stubs share its template and differ in a few words.)
+    fn agrees_without_template(
+        &mut self,
+        host: &str,
+        analysis: &crate::page::PageAnalysis,
+        original: u32,
+    ) -> Result<bool, CrawlError> {
+        let Some(record) = self.pages.get(original)? else {
+            return Ok(true);
+        };
+        let ours = self
+            .templates
+            .without_template(host, &analysis.document.main_text)?;
+        let record_host = url::Url::parse(&record.url)
+            .map(|u| crate::learn::authority(&u))
+            .unwrap_or_default();
+        let theirs = self
+            .templates
+            .without_template(&record_host, &record.text)?;
+        let words = |t: &str| t.split_whitespace().count();
+        if words(&ours) >= MIN_MAIN_WORDS && words(&theirs) >= MIN_MAIN_WORDS {
+            return Ok(true);
+        }
+        Ok(ours == theirs)
     }
 
     /// A page that is no copy of an indexed one: indexed (unless it asks not to be), its links
@@ -134,12 +219,10 @@ impl Core {
         &mut self,
         lease: &Lease,
         page: &FetchedPage,
+        analysis: &crate::page::PageAnalysis,
         is_verification: bool,
         now: Now,
     ) -> Result<(), CrawlError> {
-        let Some(analysis) = page.analysis.as_ref() else {
-            return Ok(());
-        };
         let follow = !analysis.document.meta_robots.nofollow;
         if analysis.document.meta_robots.noindex {
             self.counters.add(counters::NOINDEX, 1)?;

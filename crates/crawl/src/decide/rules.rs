@@ -10,6 +10,9 @@ use crate::rules::book::Revoked;
 use crate::skiplog::SkipReason;
 use simcrawl_frontier::Via;
 
+/// How many of the latest skips [`Core::requeue_for_template`] looks at.
+const TEMPLATE_REQUEUE_WINDOW: u64 = 10_000;
+
 impl Core {
     /// Puts a learned rule in force (see [`RuleBook::apply`](crate::rules::RuleBook::apply)).
     pub(super) fn apply_rule(
@@ -46,6 +49,47 @@ impl Core {
         if admission.is_queued() {
             self.book.verify(url.key.hash128(), rule);
         }
+        Ok(())
+    }
+
+    /// `host` has its first template lines: its recent text and near-duplicate skips were
+    /// judged with lines that turn out to be its template (a manual's stubs sharing a long
+    /// boilerplate paragraph look alike): they are queued again, to be judged without them. The
+    /// last [`TEMPLATE_REQUEUE_WINDOW`] skips are looked at: a template forms in a host's first
+    /// pages.
+    pub(super) fn requeue_for_template(&mut self, host: &str) -> Result<(), CrawlError> {
+        let Some(last) = self.skips.last_id()? else {
+            return Ok(());
+        };
+        let canon = std::sync::Arc::clone(self.book.canon());
+        let mut requeued: i64 = 0;
+        for entry in self
+            .skips
+            .iter_from(last.saturating_sub(TEMPLATE_REQUEUE_WINDOW).max(1))
+        {
+            let (_, record) = entry?;
+            if record.host != host
+                || !matches!(
+                    record.reason,
+                    SkipReason::NearDuplicate | SkipReason::TextDuplicate
+                )
+            {
+                continue;
+            }
+            let Ok(candidate) = canon.canonicalize(&record.url, None) else {
+                continue;
+            };
+            if self.pages.by_key(candidate.key.hash128())?.is_some() {
+                continue;
+            }
+            let referrer = record.referrer.as_deref().unwrap_or("");
+            let admission =
+                self.frontier
+                    .requeue(&candidate, record.depth, Via::Link { referrer })?;
+            requeued += i64::from(admission.is_queued());
+        }
+        self.counters
+            .add(counters::REQUEUED_BY_TEMPLATE, requeued)?;
         Ok(())
     }
 

@@ -943,3 +943,38 @@ fn a_verification_due_before_its_original_is_indexed_waits_for_it() {
     assert_eq!(revoked.len(), 1, "{revoked:?}");
     assert_all_indexed(&sim, (6..n).map(|i| format!("http://a.test/p{i}.html")));
 }
+
+#[test]
+fn stubs_that_share_their_hosts_boilerplate_are_distinct_once_the_template_is_learned() {
+    // A reference manual of stubs: every page has the same title, the same long paragraph about
+    // the manual, and a one-line entry of its own that differs from the others in a word. By
+    // their fingerprints they are near-duplicates; without the host's template they differ.
+    let about = article(42, 70);
+    let n = 10;
+    let links: Vec<String> = (0..n).map(|i| format!("/ref/{i}.html")).collect();
+    let mut web = BTreeMap::new();
+    web.insert(
+        "http://r.test/".to_string(),
+        page(
+            "Index",
+            &article(43, 200),
+            &links.iter().map(String::as_str).collect::<Vec<_>>(),
+        ),
+    );
+    let names = [
+        "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet",
+    ];
+    for (i, name) in names.iter().enumerate() {
+        let html = format!(
+            "<html><head><title>Reference</title></head><body><article><p>{about}</p>\
+             <p>The function {name} returns the length of its argument.</p></article></body></html>"
+        );
+        web.insert(format!("http://r.test/ref/{i}.html"), Answer::Html(html));
+    }
+    let mut sim = Sim::new(&["http://r.test/"], LearnConfig::default(), web);
+    sim.crawl();
+    assert_all_indexed(&sim, (0..n).map(|i| format!("http://r.test/ref/{i}.html")));
+    let template = sim.core.templates.template("r.test").expect("the template");
+    assert_eq!(template.lines.len(), 1, "{template:?}");
+    assert!(template.lines[0].pages >= 4);
+}

@@ -1,0 +1,373 @@
+//! Each host's template, learned while crawling: the lines of main text that many of its pages
+//! share (a tagline, a navigation line, a "related" box the extractor kept). A single-page
+//! extractor cannot tell them from content; a crawler sees the host's other pages.
+//!
+//! The first [`LEARN_PAGES`] distinct pages of a host are counted: a line is part of the host's
+//! template once it is on at least [`MIN_LINE_PAGES`] of them and on half of those counted (with
+//! at least [`MIN_HOST_PAGES`] counted). The crawl never lets a template line be a page's
+//! evidence: a page whose main text is short once its template lines are set aside is judged as a
+//! short page (the same title and the whole page's text must agree too), however long its main
+//! text was. This only makes a verdict stricter, and it leaves the fingerprints alone, so pages
+//! fingerprinted before the template was known still compare with later ones.
+//!
+//! ```
+//! use simcrawl_crawl::template::HostTemplates;
+//! use simcrawl_store::Store;
+//!
+//! let store = Store::temporary()?;
+//! let mut templates = HostTemplates::open(&store)?;
+//! for i in 0..6 {
+//!     let text = format!("The Example reference manual\nEntry {i} says something of its own.");
+//!     let formed = templates.observe("docs.example", &text)?;
+//!     assert_eq!(formed, i == 3); // the fourth page makes the first template line
+//! }
+//! let page = "The Example reference manual\nEntry 9 is a stub.";
+//! assert_eq!(templates.template_words("docs.example", page)?, 4);
+//! let learned = templates.template("docs.example")?;
+//! assert_eq!(learned.lines[0].text, "the example reference manual"); // normalised
+//! # Ok::<(), simcrawl_crawl::CrawlError>(())
+//! ```
+
+use crate::error::CrawlError;
+use simcrawl_extract::{NormalizeOptions, normalize_text};
+use simcrawl_store::codec::{Codec, CodecError, Reader, write_element};
+use simcrawl_store::{Store, Tree};
+use std::collections::{HashMap, HashSet};
+use xxhash_rust::xxh3::xxh3_64;
+
+/// The store tree of the templates: host (`host[:port]`) -> its counts.
+pub const TEMPLATES_TREE: &str = "host_templates";
+/// Distinct pages of a host counted; later pages are judged against the template, not counted.
+pub const LEARN_PAGES: u32 = 64;
+/// A host has a template once this many of its pages were counted.
+pub const MIN_HOST_PAGES: u32 = 4;
+/// A template line is on at least this many pages (and on half of those counted).
+pub const MIN_LINE_PAGES: u32 = 3;
+/// Lines remembered per host while it is learned (the rest of a host's lines are not counted).
+pub const MAX_LINES: usize = 4_096;
+
+/// One line of a host's pages: on how many of them, its words, and its text once it is on two.
+#[derive(Debug, Clone, PartialEq)]
+struct Line {
+    pages: u32,
+    words: u32,
+    text: Option<String>,
+}
+
+/// What is kept of one host.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Host {
+    pages: u32,
+    lines: HashMap<u64, Line>,
+}
+
+impl Host {
+    fn is_template(&self, line: &Line) -> bool {
+        self.pages >= MIN_HOST_PAGES
+            && line.pages >= MIN_LINE_PAGES
+            && u64::from(line.pages) * 2 >= u64::from(self.pages)
+    }
+}
+
+/// A template line as shown to a user.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TemplateLine {
+    /// The line, normalised as for fingerprints.
+    pub text: String,
+    /// Pages of the host it was on, of those counted.
+    pub pages: u32,
+}
+
+/// A host's template.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Template {
+    /// Pages of the host counted.
+    pub pages: u32,
+    /// Its template lines, most frequent first.
+    pub lines: Vec<TemplateLine>,
+}
+
+/// The templates of every host met, learned while crawling and kept in the store.
+pub struct HostTemplates {
+    tree: Tree<String, HostRecord>,
+    hosts: HashMap<String, Host>,
+    dirty: HashSet<String>,
+}
+
+/// The lines of a main text, normalised as for fingerprints, with their words; empty lines and
+/// repeats within the page left out.
+fn lines(main_text: &str) -> Vec<(u64, u32, String)> {
+    let mut seen = HashSet::new();
+    main_text
+        .lines()
+        .filter_map(|line| {
+            let norm = normalize_text(line, NormalizeOptions::FINGERPRINT);
+            let words = norm.split_whitespace().count();
+            if words == 0 {
+                return None;
+            }
+            let hash = xxh3_64(norm.as_bytes());
+            seen.insert(hash)
+                .then(|| (hash, u32::try_from(words).unwrap_or(u32::MAX), norm))
+        })
+        .collect()
+}
+
+impl HostTemplates {
+    /// Opens the templates kept in `store` (a host's are read when it is first met).
+    pub fn open(store: &Store) -> Result<HostTemplates, CrawlError> {
+        Ok(HostTemplates {
+            tree: store.tree(TEMPLATES_TREE)?,
+            hosts: HashMap::new(),
+            dirty: HashSet::new(),
+        })
+    }
+
+    fn host(&mut self, host: &str) -> Result<&mut Host, CrawlError> {
+        if !self.hosts.contains_key(host) {
+            let record = self
+                .tree
+                .get(&host.to_owned())?
+                .map(|r| r.0)
+                .unwrap_or_default();
+            self.hosts.insert(host.to_owned(), record);
+        }
+        Ok(self.hosts.get_mut(host).expect("inserted above"))
+    }
+
+    /// Counts the main text of a page of `host` (one of its first [`LEARN_PAGES`]). Returns
+    /// whether this page gave the host its first template line: pages judged before against
+    /// lines that turn out to be the host's template may be judged again.
+    pub fn observe(&mut self, host: &str, main_text: &str) -> Result<bool, CrawlError> {
+        let entry = self.host(host)?;
+        if entry.pages >= LEARN_PAGES {
+            return Ok(false);
+        }
+        let had_template = entry.lines.values().any(|l| entry.is_template(l));
+        entry.pages += 1;
+        for (hash, words, text) in lines(main_text) {
+            let room = entry.lines.len() < MAX_LINES;
+            match entry.lines.get_mut(&hash) {
+                Some(line) => {
+                    line.pages += 1;
+                    if line.text.is_none() {
+                        line.text = Some(text);
+                    }
+                }
+                None if room => {
+                    entry.lines.insert(
+                        hash,
+                        Line {
+                            pages: 1,
+                            words,
+                            text: None,
+                        },
+                    );
+                }
+                None => {}
+            }
+        }
+        let has_template = entry.lines.values().any(|l| entry.is_template(l));
+        if entry.pages == LEARN_PAGES {
+            // Learned: only the template is kept.
+            let frozen = entry.clone();
+            entry.lines.retain(|_, line| frozen.is_template(line));
+        }
+        self.dirty.insert(host.to_owned());
+        Ok(has_template && !had_template)
+    }
+
+    /// The words of `main_text` on lines of `host`'s template.
+    pub fn template_words(&mut self, host: &str, main_text: &str) -> Result<usize, CrawlError> {
+        let entry = self.host(host)?;
+        if entry.pages < MIN_HOST_PAGES {
+            return Ok(0);
+        }
+        Ok(lines(main_text)
+            .into_iter()
+            .filter(|(hash, ..)| entry.lines.get(hash).is_some_and(|l| entry.is_template(l)))
+            .map(|(_, words, _)| words as usize)
+            .sum())
+    }
+
+    /// `main_text` without the lines of `host`'s template, normalised as for fingerprints, one
+    /// line per line.
+    pub fn without_template(&mut self, host: &str, main_text: &str) -> Result<String, CrawlError> {
+        let entry = self.host(host)?;
+        let kept: Vec<String> = lines(main_text)
+            .into_iter()
+            .filter(|(hash, ..)| {
+                entry.pages < MIN_HOST_PAGES
+                    || !entry.lines.get(hash).is_some_and(|l| entry.is_template(l))
+            })
+            .map(|(_, _, text)| text)
+            .collect();
+        Ok(kept.join("\n"))
+    }
+
+    /// `host`'s template as learned so far.
+    pub fn template(&mut self, host: &str) -> Result<Template, CrawlError> {
+        let entry = self.host(host)?;
+        let mut lines: Vec<TemplateLine> = entry
+            .lines
+            .values()
+            .filter(|l| entry.is_template(l))
+            .map(|l| TemplateLine {
+                text: l.text.clone().unwrap_or_default(),
+                pages: l.pages,
+            })
+            .collect();
+        lines.sort_by(|a, b| b.pages.cmp(&a.pages).then_with(|| a.text.cmp(&b.text)));
+        Ok(Template {
+            pages: entry.pages,
+            lines,
+        })
+    }
+
+    /// The hosts with a template, and the number of its lines, from the store.
+    pub fn hosts(&self) -> Result<Vec<(String, u32, usize)>, CrawlError> {
+        let mut out = Vec::new();
+        for item in self.tree.iter() {
+            let (host, HostRecord(entry)) = item?;
+            let n = entry
+                .lines
+                .values()
+                .filter(|l| entry.is_template(l))
+                .count();
+            out.push((host, entry.pages, n));
+        }
+        Ok(out)
+    }
+
+    /// Writes the hosts counted since the last call to the store.
+    pub fn checkpoint(&mut self) -> Result<(), CrawlError> {
+        for host in std::mem::take(&mut self.dirty) {
+            if let Some(entry) = self.hosts.get(&host) {
+                self.tree.insert(&host, &HostRecord(entry.clone()))?;
+            }
+            // A host learned in full is kept in memory by its template alone.
+        }
+        Ok(())
+    }
+}
+
+/// The stored form of a host's counts: a version, the pages counted, then each line's hash,
+/// pages, words and text (empty: not known).
+#[derive(Debug, Clone, PartialEq)]
+struct HostRecord(Host);
+
+const TEMPLATE_VERSION: u8 = 1;
+
+impl Codec for HostRecord {
+    fn encode_into(&self, out: &mut Vec<u8>) {
+        write_element(&TEMPLATE_VERSION, out);
+        write_element(&self.0.pages, out);
+        write_element(&(self.0.lines.len() as u64), out);
+        let mut lines: Vec<_> = self.0.lines.iter().collect();
+        lines.sort_by_key(|(hash, _)| **hash);
+        for (hash, line) in lines {
+            write_element(hash, out);
+            write_element(&line.pages, out);
+            write_element(&line.words, out);
+            write_element(&line.text.clone().unwrap_or_default(), out);
+        }
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Self, CodecError> {
+        let mut r = Reader::new::<Self>(bytes);
+        let version: u8 = r.element()?;
+        if version != TEMPLATE_VERSION {
+            return Err(CodecError::invalid::<Self>(format!(
+                "unknown template version {version}"
+            )));
+        }
+        let pages: u32 = r.element()?;
+        let n: u64 = r.element()?;
+        let mut lines = HashMap::new();
+        for _ in 0..n {
+            let hash: u64 = r.element()?;
+            let line_pages: u32 = r.element()?;
+            let words: u32 = r.element()?;
+            let text: String = r.element()?;
+            lines.insert(
+                hash,
+                Line {
+                    pages: line_pages,
+                    words,
+                    text: (!text.is_empty()).then_some(text),
+                },
+            );
+        }
+        r.finish()?;
+        Ok(HostRecord(Host { pages, lines }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_on_half_the_pages_is_template_and_one_on_few_is_not() {
+        let store = Store::temporary().unwrap();
+        let mut t = HostTemplates::open(&store).unwrap();
+        for i in 0..8 {
+            let rare = if i < 2 {
+                "\nA rare aside on two pages"
+            } else {
+                ""
+            };
+            t.observe(
+                "h",
+                &format!("Site tagline here\nPage {i} content words{rare}"),
+            )
+            .unwrap();
+        }
+        let template = t.template("h").unwrap();
+        assert_eq!(template.pages, 8);
+        assert_eq!(
+            template.lines,
+            [TemplateLine {
+                text: "site tagline here".into(),
+                pages: 8
+            }]
+        );
+        assert_eq!(
+            t.template_words("h", "Site tagline here\nOther words")
+                .unwrap(),
+            3
+        );
+        assert_eq!(t.template_words("other", "Site tagline here").unwrap(), 0);
+    }
+
+    #[test]
+    fn templates_survive_a_checkpoint_and_a_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let store = Store::open(dir.path()).unwrap();
+            let mut t = HostTemplates::open(&store).unwrap();
+            for i in 0..5 {
+                t.observe("h:1", &format!("Shared line of the host\nOwn text {i}"))
+                    .unwrap();
+            }
+            t.checkpoint().unwrap();
+            store.flush().unwrap();
+        }
+        let store = Store::open(dir.path()).unwrap();
+        let mut t = HostTemplates::open(&store).unwrap();
+        assert_eq!(t.template("h:1").unwrap().lines.len(), 1);
+        assert_eq!(t.hosts().unwrap(), [("h:1".to_string(), 5, 1)]);
+    }
+
+    #[test]
+    fn a_host_learned_in_full_keeps_only_its_template() {
+        let store = Store::temporary().unwrap();
+        let mut t = HostTemplates::open(&store).unwrap();
+        for i in 0..(LEARN_PAGES + 10) {
+            t.observe("h", &format!("Menu line\nUnique line number {i}"))
+                .unwrap();
+        }
+        assert_eq!(t.template("h").unwrap().pages, LEARN_PAGES);
+        assert_eq!(t.hosts.get("h").unwrap().lines.len(), 1);
+    }
+}
