@@ -36,6 +36,9 @@ pub struct PageAnalysis {
     pub short: bool,
     /// The title, normalised like `text` (empty without a title).
     pub title_key: String,
+    /// The main text's lines as the host templates count them (hash and words), computed with
+    /// the rest of the analysis, off the crawl's coordinator.
+    pub lines: Vec<crate::template::LineKey>,
 }
 
 /// Turns pages into [`PageAnalysis`] values. Cheap to clone and share between threads.
@@ -140,6 +143,7 @@ impl Analyzer {
             sketch: self.minhash.sketch(&text),
             words,
             text,
+            lines: crate::template::line_keys(&document.main_text),
             document,
         }
     }

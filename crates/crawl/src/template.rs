@@ -94,6 +94,24 @@ pub struct HostTemplates {
     dirty: HashSet<String>,
 }
 
+/// A line of a page's main text as templates count it: the hash of its normalised text and its
+/// words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineKey {
+    /// xxh3-64 of the line normalised as for fingerprints.
+    pub hash: u64,
+    /// Its words.
+    pub words: u32,
+}
+
+/// The keys of a main text's lines (empty lines and repeats within the page left out).
+pub fn line_keys(main_text: &str) -> Vec<LineKey> {
+    lines(main_text)
+        .into_iter()
+        .map(|(hash, words, _)| LineKey { hash, words })
+        .collect()
+}
+
 /// The lines of a main text, normalised as for fingerprints, with their words; empty lines and
 /// repeats within the page left out.
 fn lines(main_text: &str) -> Vec<(u64, u32, String)> {
@@ -139,19 +157,38 @@ impl HostTemplates {
     /// whether this page gave the host its first template line: pages judged before against
     /// lines that turn out to be the host's template may be judged again.
     pub fn observe(&mut self, host: &str, main_text: &str) -> Result<bool, CrawlError> {
+        self.observe_lines(host, &line_keys(main_text), main_text)
+    }
+
+    /// [`HostTemplates::observe`] with the page's line keys computed already ([`line_keys`] of
+    /// `main_text`).
+    pub fn observe_lines(
+        &mut self,
+        host: &str,
+        keys: &[LineKey],
+        main_text: &str,
+    ) -> Result<bool, CrawlError> {
         let entry = self.host(host)?;
         if entry.pages >= LEARN_PAGES {
             return Ok(false);
         }
         let had_template = entry.lines.values().any(|l| entry.is_template(l));
         entry.pages += 1;
-        for (hash, words, text) in lines(main_text) {
+        let mut texts: Option<HashMap<u64, String>> = None;
+        for &LineKey { hash, words } in keys {
             let room = entry.lines.len() < MAX_LINES;
             match entry.lines.get_mut(&hash) {
                 Some(line) => {
                     line.pages += 1;
                     if line.text.is_none() {
-                        line.text = Some(text);
+                        // A line met a second time: its text, for `simcrawl template`.
+                        let texts = texts.get_or_insert_with(|| {
+                            lines(main_text)
+                                .into_iter()
+                                .map(|(h, _, t)| (h, t))
+                                .collect()
+                        });
+                        line.text = texts.remove(&hash);
                     }
                 }
                 None if room => {
@@ -179,14 +216,24 @@ impl HostTemplates {
 
     /// The words of `main_text` on lines of `host`'s template.
     pub fn template_words(&mut self, host: &str, main_text: &str) -> Result<usize, CrawlError> {
+        self.template_words_of(host, &line_keys(main_text))
+    }
+
+    /// [`HostTemplates::template_words`] of a page's line keys.
+    pub fn template_words_of(&mut self, host: &str, keys: &[LineKey]) -> Result<usize, CrawlError> {
         let entry = self.host(host)?;
         if entry.pages < MIN_HOST_PAGES {
             return Ok(0);
         }
-        Ok(lines(main_text)
-            .into_iter()
-            .filter(|(hash, ..)| entry.lines.get(hash).is_some_and(|l| entry.is_template(l)))
-            .map(|(_, words, _)| words as usize)
+        Ok(keys
+            .iter()
+            .filter(|k| {
+                entry
+                    .lines
+                    .get(&k.hash)
+                    .is_some_and(|l| entry.is_template(l))
+            })
+            .map(|k| k.words as usize)
             .sum())
     }
 

@@ -90,8 +90,7 @@ impl Core {
         // A block the host repeats on its pages is never a page's evidence: a page whose main
         // text is short without its host's template lines is judged as a short page.
         let template_words = if self.config.dedup {
-            self.templates
-                .template_words(&host, &analysis.document.main_text)?
+            self.templates.template_words_of(&host, &analysis.lines)?
         } else {
             0
         };
@@ -151,9 +150,11 @@ impl Core {
                         ..
                     }
             )
-            && self
-                .templates
-                .observe(&host, &analysis.document.main_text)?;
+            && self.templates.observe_lines(
+                &host,
+                &analysis.lines,
+                &analysis.document.main_text,
+            )?;
         let decided = match verdict {
             Verdict::Unique => self.unique(lease, page, analysis, verifying.is_some(), now),
             Verdict::Duplicate {
