@@ -107,9 +107,9 @@ pub enum Command {
     },
     /// Show exactly what text and links simcrawl sees on a page.
     #[command(
-        after_help = "Examples:\n  simcrawl extract page.html\n  simcrawl extract page.html --url http://example.com/a/ --json"
+        after_help = "Examples:\n  simcrawl extract page.html\n  simcrawl extract page.html --url http://example.com/a/ --json\n  simcrawl extract page.html --url http://docs.example.org/x.html --store ./simcrawl-data"
     )]
-    Extract(PageArgs),
+    Extract(ExtractArgs),
     /// Show a page's digests, SimHash and MinHash summary.
     #[command(
         after_help = "Examples:\n  simcrawl fingerprint page.html\n  simcrawl fingerprint page.html --json"
@@ -197,6 +197,16 @@ pub struct PageArgs {
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ExtractArgs {
+    #[command(flatten)]
+    pub page: PageArgs,
+    /// A crawl's store: mark the main text's lines that the page's host repeats on its pages
+    /// (its template, learned by that crawl), which are never the page's evidence.
+    #[arg(long, value_name = "DIR")]
+    pub store: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -341,6 +341,16 @@ impl Inspector {
         crate::template::HostTemplates::open(&self.store)?.without_template(host, text)
     }
 
+    /// The non-empty lines of a page's main text, each with whether it is a line of `host`'s
+    /// template.
+    pub fn mark_template_lines(
+        &self,
+        host: &str,
+        main_text: &str,
+    ) -> Result<Vec<(String, bool)>, CrawlError> {
+        crate::template::HostTemplates::open(&self.store)?.mark_lines(host, main_text)
+    }
+
     /// The first `n` skip log entries of each reason, by reason (the demo's examples).
     pub fn first_skips_by_reason(
         &self,

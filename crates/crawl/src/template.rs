@@ -252,6 +252,31 @@ impl HostTemplates {
         Ok(kept.join("\n"))
     }
 
+    /// The non-empty lines of `main_text` as written, each with whether it is a line of `host`'s
+    /// template (`simcrawl extract --store`).
+    pub fn mark_lines(
+        &mut self,
+        host: &str,
+        main_text: &str,
+    ) -> Result<Vec<(String, bool)>, CrawlError> {
+        let entry = self.host(host)?;
+        Ok(main_text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| {
+                let norm = normalize_text(l, NormalizeOptions::FINGERPRINT);
+                let hash = xxh3_64(norm.as_bytes());
+                let template = entry.pages >= MIN_HOST_PAGES
+                    && !norm.is_empty()
+                    && entry
+                        .lines
+                        .get(&hash)
+                        .is_some_and(|line| entry.is_template(line));
+                (l.to_owned(), template)
+            })
+            .collect())
+    }
+
     /// `host`'s template as learned so far.
     pub fn template(&mut self, host: &str) -> Result<Template, CrawlError> {
         let entry = self.host(host)?;

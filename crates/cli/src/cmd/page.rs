@@ -1,7 +1,7 @@
 //! `simcrawl extract`, `simcrawl fingerprint` and `simcrawl explain`: what simcrawl sees on a page, and
 //! why two pages are or are not duplicates.
 
-use crate::flags::{ExplainArgs, PageArgs};
+use crate::flags::{ExplainArgs, ExtractArgs, PageArgs};
 use crate::input::{LoadedPage, load};
 use crate::output::{clip, wrap};
 use anyhow::Result;
@@ -27,10 +27,22 @@ fn extraction_name(e: &Extraction) -> &'static str {
     }
 }
 
-pub fn extract(args: PageArgs) -> Result<ExitCode> {
+pub fn extract(args: ExtractArgs) -> Result<ExitCode> {
+    let store = args.store;
+    let args = args.page;
     let analyzer = Analyzer::default();
     let page = load(&analyzer, &args.input, args.url.as_deref())?;
     let doc = &page.analysis.document;
+    // With a crawl's store: which lines of the main text are the host's template.
+    let template = match &store {
+        Some(dir) => {
+            let host = simcrawl_crawl::learn::authority(&page.url);
+            let inspector = simcrawl_crawl::inspect::Inspector::open(dir)?;
+            let lines = inspector.mark_template_lines(&host, &doc.main_text)?;
+            Some((host, lines))
+        }
+        None => None,
+    };
     if args.json {
         let links: Vec<_> = doc
             .links
@@ -59,6 +71,10 @@ pub fn extract(args: PageArgs) -> Result<ExitCode> {
             })),
             "links": links,
             "skipped_links": doc.skipped_links.total(),
+            "template": template.as_ref().map(|(host, lines)| json!({
+                "host": host,
+                "lines": lines.iter().filter(|(_, t)| *t).map(|(l, _)| l.as_str()).collect::<Vec<_>>(),
+            })),
         });
         println!("{obj}");
         return Ok(ExitCode::SUCCESS);
@@ -75,8 +91,22 @@ pub fn extract(args: PageArgs) -> Result<ExitCode> {
         println!("canonical:  {}", c.url);
     }
     println!("\nmain text:");
-    for line in doc.main_text.lines() {
-        println!("{}", wrap(line, 96, 2));
+    match &template {
+        Some((host, lines)) => {
+            let n = lines.iter().filter(|(_, t)| *t).count();
+            println!(
+                "  ({n} of its lines are {host}'s template, marked T: never this page's evidence)"
+            );
+            for (line, is_template) in lines {
+                let mark = if *is_template { "T " } else { "  " };
+                println!("{mark}{}", wrap(line, 94, 2).trim_start());
+            }
+        }
+        None => {
+            for line in doc.main_text.lines() {
+                println!("{}", wrap(line, 96, 2));
+            }
+        }
     }
     println!(
         "\nlinks ({}, {} skipped):",
