@@ -45,6 +45,9 @@ pub const MIN_HOST_PAGES: u32 = 4;
 pub const MIN_LINE_PAGES: u32 = 3;
 /// Lines remembered per host while it is learned (the rest of a host's lines are not counted).
 pub const MAX_LINES: usize = 4_096;
+/// Hosts kept in memory past a checkpoint; past it, every host is read back from the store when
+/// next met (a crawl of many hosts holds its templates on disk, not in memory).
+pub const MAX_HOSTS_IN_MEMORY: usize = 10_000;
 
 /// One line of a host's pages: on how many of them, its words, and its text once it is on two.
 #[derive(Debug, Clone, PartialEq)]
@@ -311,13 +314,17 @@ impl HostTemplates {
         Ok(out)
     }
 
-    /// Writes the hosts counted since the last call to the store.
+    /// Writes the hosts counted since the last call to the store; past
+    /// [`MAX_HOSTS_IN_MEMORY`] hosts, forgets them all in memory (they are read back when met).
     pub fn checkpoint(&mut self) -> Result<(), CrawlError> {
         for host in std::mem::take(&mut self.dirty) {
             if let Some(entry) = self.hosts.get(&host) {
                 self.tree.insert(&host, &HostRecord(entry.clone()))?;
             }
             // A host learned in full is kept in memory by its template alone.
+        }
+        if self.hosts.len() > MAX_HOSTS_IN_MEMORY {
+            self.hosts.clear();
         }
         Ok(())
     }
@@ -429,6 +436,22 @@ mod tests {
         let mut t = HostTemplates::open(&store).unwrap();
         assert_eq!(t.template("h:1").unwrap().lines.len(), 1);
         assert_eq!(t.hosts().unwrap(), [("h:1".to_string(), 5, 1)]);
+    }
+
+    #[test]
+    fn many_hosts_are_read_back_from_the_store_after_a_checkpoint() {
+        let store = Store::temporary().unwrap();
+        let mut t = HostTemplates::open(&store).unwrap();
+        for h in 0..=MAX_HOSTS_IN_MEMORY {
+            t.observe(&format!("h{h}"), "One line").unwrap();
+        }
+        for _ in 0..4 {
+            t.observe("h0", "Shared line\nOne line").unwrap();
+        }
+        t.checkpoint().unwrap();
+        assert!(t.hosts.is_empty());
+        assert_eq!(t.template("h0").unwrap().pages, 5);
+        assert_eq!(t.template("h0").unwrap().lines.len(), 2);
     }
 
     #[test]
