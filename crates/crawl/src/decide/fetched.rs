@@ -93,18 +93,11 @@ pub fn analyse(
         .map(|c| Box::new(Exchange::prepare(&final_url, c, fetched.remote_addr)));
     let mut page = FetchedPage {
         exchange,
-        final_url: final_url.clone(),
-        final_key,
         hops,
         status: fetched.status,
         class: fetched.address_class,
         retry_after: fetched.retry_after,
-        analysis: None,
-        canonical: None,
-        links: Vec::new(),
-        links_dropped: 0,
-        canon: Arc::clone(canon),
-        not_html: false,
+        ..FetchedPage::bare(final_url.clone(), final_key, canon)
     };
     match &fetched.body {
         Body::Text { text, .. } if fetched.status < 400 => {
@@ -128,9 +121,16 @@ impl FetchedPage {
         analyzer: &Analyzer,
     ) -> Option<FetchedPage> {
         let final_key = canon.canonicalize(url.as_str(), None).ok()?;
-        let mut page = FetchedPage {
+        let mut page = FetchedPage::bare(url.clone(), final_key, canon);
+        page.set_html(html, None, analyzer, usize::MAX);
+        Some(page)
+    }
+
+    /// A 200 answer from a private address with nothing analysed yet.
+    fn bare(final_url: Url, final_key: Candidate, canon: &Arc<Canonicalizer>) -> FetchedPage {
+        FetchedPage {
             exchange: None,
-            final_url: url.clone(),
+            final_url,
             final_key,
             hops: Vec::new(),
             status: 200,
@@ -142,9 +142,7 @@ impl FetchedPage {
             links_dropped: 0,
             canon: Arc::clone(canon),
             not_html: false,
-        };
-        page.set_html(html, None, analyzer, usize::MAX);
-        Some(page)
+        }
     }
 
     fn set_html(

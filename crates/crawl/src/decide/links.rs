@@ -79,7 +79,9 @@ impl Core {
         self.remember_spelling(spelling);
         let url = candidate.fetch.as_url().clone();
         let referrer_owned = Some(referrer.to_string());
-        if let Some((rule, reason)) = self.book.rule_behind(&url, key_hash, &self.seen) {
+        // The rule that made this URL's key a known page's, if one did.
+        let ruled = if let Some((rule, reason)) = self.book.rule_behind(&url, key_hash, &self.seen)
+        {
             if self.book.should_verify(&rule)
                 && let Ok(plain) = self.book.plain().canonicalize(url.as_str(), None)
             {
@@ -100,23 +102,15 @@ impl Core {
                     }
                 }
             }
-            self.book.count_skip(&rule);
             let original = self.original_url(key_hash, candidate.key.as_str())?;
-            let record = rule_skip(
-                &url,
-                rule.to_string(),
-                reason,
-                original,
-                depth,
-                referrer_owned,
-                now,
-            );
-            return self.skip(record);
-        }
-        if let Some((rule, reason, original)) = self.book.rekeyed_page(key_hash, &self.pages)?
-            && original != redact(&url)
-        {
+            Some((rule, reason, original))
+        } else {
             // A rule learned after the original was indexed gave it this URL's key.
+            self.book
+                .rekeyed_page(key_hash, &self.pages)?
+                .filter(|(_, _, original)| *original != redact(&url))
+        };
+        if let Some((rule, reason, original)) = ruled {
             self.book.count_skip(&rule);
             let record = rule_skip(
                 &url,

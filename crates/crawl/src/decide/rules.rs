@@ -36,17 +36,7 @@ impl Core {
         let Some((rule, url, depth, referrer)) = self.book.deferred_for(original) else {
             return Ok(());
         };
-        if self.pages.by_key(url.key.hash128())?.is_some() {
-            return Ok(()); // fetched and indexed under its own key since
-        }
-        let admission = self.frontier.requeue(
-            &url,
-            depth,
-            Via::Link {
-                referrer: &referrer,
-            },
-        )?;
-        if admission.is_queued() {
+        if self.requeue_skipped(&url, depth, Some(&referrer))? {
             self.book.verify(url.key.hash128(), rule);
         }
         Ok(())
@@ -76,17 +66,11 @@ impl Core {
             {
                 continue;
             }
-            let Ok(candidate) = canon.canonicalize(&record.url, None) else {
-                continue;
-            };
-            if self.pages.by_key(candidate.key.hash128())?.is_some() {
-                continue;
+            if let Ok(candidate) = canon.canonicalize(&record.url, None) {
+                let queued =
+                    self.requeue_skipped(&candidate, record.depth, record.referrer.as_deref())?;
+                requeued += i64::from(queued);
             }
-            let referrer = record.referrer.as_deref().unwrap_or("");
-            let admission =
-                self.frontier
-                    .requeue(&candidate, record.depth, Via::Link { referrer })?;
-            requeued += i64::from(admission.is_queued());
         }
         self.counters
             .add(counters::REQUEUED_BY_TEMPLATE, requeued)?;
@@ -134,20 +118,9 @@ impl Core {
             if !matches!(record.reason, SkipReason::Mirror | SkipReason::LearnedRule) {
                 continue;
             }
-            let Ok(candidate) = canon.canonicalize(&record.url, None) else {
-                continue;
-            };
-            // Another spelling of it may have been fetched and indexed since, under its own key.
-            if self.pages.by_key(candidate.key.hash128())?.is_some() {
-                continue;
-            }
-            // A link skipped when it was found has a key nobody queued; a URL skipped when it was
-            // handed out was queued (and entered the seen set) before the rule: it goes back.
-            let referrer = record.referrer.as_deref().unwrap_or("");
-            let admission =
-                self.frontier
-                    .requeue(&candidate, record.depth, Via::Link { referrer })?;
-            if admission.is_queued() {
+            if let Ok(candidate) = canon.canonicalize(&record.url, None)
+                && self.requeue_skipped(&candidate, record.depth, record.referrer.as_deref())?
+            {
                 requeued += 1;
             }
         }
@@ -156,5 +129,24 @@ impl Core {
             i64::try_from(requeued).unwrap_or(i64::MAX),
         )?;
         Ok(requeued)
+    }
+
+    /// Offers the frontier again a URL the crawl skipped (its key under the rules in force), as a
+    /// link of `referrer`. Returns whether it was queued: not when a page with its key has been
+    /// indexed since (another spelling fetched under its own key), nor when it is queued already.
+    /// A link skipped when it was found has a key nobody queued; a URL skipped when it was
+    /// handed out entered the seen set before: `requeue` takes both.
+    fn requeue_skipped(
+        &mut self,
+        url: &simcrawl_url::Candidate,
+        depth: u32,
+        referrer: Option<&str>,
+    ) -> Result<bool, CrawlError> {
+        if self.pages.by_key(url.key.hash128())?.is_some() {
+            return Ok(false);
+        }
+        let referrer = referrer.unwrap_or("");
+        let admission = self.frontier.requeue(url, depth, Via::Link { referrer })?;
+        Ok(admission.is_queued())
     }
 }

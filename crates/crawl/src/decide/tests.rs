@@ -195,6 +195,12 @@ fn page(title: &str, text: &str, links: &[&str]) -> Answer {
     Answer::Html(html(title, text, links, ""))
 }
 
+/// A page of 200 words (`seed`) that links every one of `links`.
+fn hub(title: &str, seed: u64, links: &[String]) -> Answer {
+    let links: Vec<&str> = links.iter().map(String::as_str).collect();
+    page(title, &article(seed, 200), &links)
+}
+
 #[test]
 fn each_duplicate_found_after_a_fetch_is_skipped_with_its_reason_and_distinct_pages_are_indexed() {
     let a = article(1, 300);
@@ -506,14 +512,7 @@ fn a_parameter_rule_is_learned_and_skips_later_spellings_until_a_verification_co
 fn origin_and_alias(n: u64, redirects: u64) -> BTreeMap<String, Answer> {
     let links: Vec<String> = (0..n).map(|i| format!("/p{i}.html")).collect();
     let mut pages = BTreeMap::new();
-    pages.insert(
-        "http://o.test/".to_string(),
-        page(
-            "Home",
-            &article(5, 200),
-            &links.iter().map(String::as_str).collect::<Vec<_>>(),
-        ),
-    );
+    pages.insert("http://o.test/".to_string(), hub("Home", 5, &links));
     for i in 0..n {
         pages.insert(
             format!("http://o.test/p{i}.html"),
@@ -586,14 +585,7 @@ fn a_host_option_rule_is_learned_from_duplicates_it_would_have_merged() {
     let mut links: Vec<String> = (0..n).map(|i| format!("/a/{i}.html")).collect();
     links.extend((0..n).map(|i| format!("/a//{i}.html")));
     let mut pages = BTreeMap::new();
-    pages.insert(
-        "http://s.test/".to_string(),
-        page(
-            "Home",
-            &article(6, 200),
-            &links.iter().map(String::as_str).collect::<Vec<_>>(),
-        ),
-    );
+    pages.insert("http://s.test/".to_string(), hub("Home", 6, &links));
     for i in 0..n {
         let doc = page(&format!("Art {i}"), &article(500 + i, 250), &[]);
         pages.insert(format!("http://s.test/a/{i}.html"), doc.clone());
@@ -620,14 +612,7 @@ fn a_canonical_rule_is_learned_from_print_versions_and_skips_the_rest_unfetched(
     let mut links: Vec<String> = (0..n).map(|i| format!("/art/{i}.html")).collect();
     links.extend((0..n).map(|i| format!("/art/{i}/print")));
     let mut pages = BTreeMap::new();
-    pages.insert(
-        "http://c.test/".to_string(),
-        page(
-            "Home",
-            &article(8, 200),
-            &links.iter().map(String::as_str).collect::<Vec<_>>(),
-        ),
-    );
+    pages.insert("http://c.test/".to_string(), hub("Home", 8, &links));
     for i in 0..n {
         let text = article(600 + i, 250);
         pages.insert(
@@ -751,14 +736,7 @@ fn a_page_indexed_before_a_rule_gets_the_key_the_rule_gives_its_url() {
     }
     links.push("/late.html".into());
     let mut pages = BTreeMap::new();
-    pages.insert(
-        "http://s.test/".to_string(),
-        page(
-            "Home",
-            &article(6, 200),
-            &links.iter().map(String::as_str).collect::<Vec<_>>(),
-        ),
-    );
+    pages.insert("http://s.test/".to_string(), hub("Home", 6, &links));
     for i in 0..7 {
         let doc = page(&format!("Art {i}"), &article(500 + i, 250), &[]);
         pages.insert(format!("http://s.test/a/{i}.html"), doc.clone());
@@ -827,14 +805,7 @@ fn a_host_option_rule_that_merges_distinct_pages_is_revoked_and_they_are_all_ind
         links.push(format!("/a//{i}.html"));
     }
     let mut pages = BTreeMap::new();
-    pages.insert(
-        "http://s.test/".to_string(),
-        page(
-            "Home",
-            &article(6, 200),
-            &links.iter().map(String::as_str).collect::<Vec<_>>(),
-        ),
-    );
+    pages.insert("http://s.test/".to_string(), hub("Home", 6, &links));
     for i in 0..n {
         let doc = page(&format!("Art {i}"), &article(500 + i, 250), &[]);
         pages.insert(format!("http://s.test/a/{i}.html"), doc.clone());
@@ -858,14 +829,7 @@ fn a_canonical_rule_whose_pages_turn_out_distinct_is_revoked_and_they_are_all_in
     let mut links: Vec<String> = (0..n).map(|i| format!("/art/{i}.html")).collect();
     links.extend((0..n).map(|i| format!("/art/{i}/print")));
     let mut pages = BTreeMap::new();
-    pages.insert(
-        "http://c.test/".to_string(),
-        page(
-            "Home",
-            &article(8, 200),
-            &links.iter().map(String::as_str).collect::<Vec<_>>(),
-        ),
-    );
+    pages.insert("http://c.test/".to_string(), hub("Home", 8, &links));
     for i in 0..n {
         let text = article(600 + i, 250);
         pages.insert(
@@ -923,14 +887,7 @@ fn a_verification_due_before_its_original_is_indexed_waits_for_it() {
     let mut web = origin_and_alias(n, 6);
     let mut links: Vec<String> = (0..n).map(|i| format!("http://a.test/p{i}.html")).collect();
     links.extend((0..n).map(|i| format!("/p{i}.html")));
-    web.insert(
-        "http://o.test/".to_string(),
-        page(
-            "Home",
-            &article(5, 200),
-            &links.iter().map(String::as_str).collect::<Vec<_>>(),
-        ),
-    );
+    web.insert("http://o.test/".to_string(), hub("Home", 5, &links));
     let learn = LearnConfig {
         verify_every: 2,
         verify_every_max: 2,
@@ -953,14 +910,7 @@ fn stubs_that_share_their_hosts_boilerplate_are_distinct_once_the_template_is_le
     let n = 10;
     let links: Vec<String> = (0..n).map(|i| format!("/ref/{i}.html")).collect();
     let mut web = BTreeMap::new();
-    web.insert(
-        "http://r.test/".to_string(),
-        page(
-            "Index",
-            &article(43, 200),
-            &links.iter().map(String::as_str).collect::<Vec<_>>(),
-        ),
-    );
+    web.insert("http://r.test/".to_string(), hub("Index", 43, &links));
     let names = [
         "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet",
     ];
