@@ -13,6 +13,8 @@ pub struct LoadedPage {
     pub source: String,
     pub url: Url,
     pub analysis: PageAnalysis,
+    /// The stretches of its text left out of the main text, and why.
+    pub dropped: Vec<simcrawl_crawl::Dropped>,
 }
 
 /// Reads `input` (a path, or `-` for standard input) and analyses it. HTML is recognised by its
@@ -39,15 +41,16 @@ pub fn load(analyzer: &Analyzer, input: &str, url: Option<&str>) -> Result<Loade
     };
     // Pages on disk are usually UTF-8; anything else is decoded lossily, never refused.
     let text = String::from_utf8_lossy(&bytes);
-    let analysis = if looks_like_html(&text) {
-        analyzer.analyze_html(&bytes, &text, &url, None)
+    let (analysis, dropped) = if looks_like_html(&text) {
+        analyzer.analyze_html_explained(&bytes, &text, &url, None)
     } else {
-        analyzer.analyze_text(&bytes, &text, &url)
+        (analyzer.analyze_text(&bytes, &text, &url), Vec::new())
     };
     Ok(LoadedPage {
         source: input.to_string(),
         url,
         analysis,
+        dropped,
     })
 }
 
@@ -68,9 +71,9 @@ fn fetch(analyzer: &Analyzer, input: &str) -> Result<LoadedPage> {
     }
     let url = fetched.final_url.clone();
     let link = (!fetched.headers.link.is_empty()).then(|| fetched.headers.link.join(", "));
-    let analysis = match &fetched.body {
+    let (analysis, dropped) = match &fetched.body {
         simcrawl_fetch::Body::Text { text, .. } => {
-            analyzer.analyze_html(text.as_bytes(), text, &url, link.as_deref())
+            analyzer.analyze_html_explained(text.as_bytes(), text, &url, link.as_deref())
         }
         simcrawl_fetch::Body::Bytes(_) | simcrawl_fetch::Body::Skipped { .. } => {
             bail!(
@@ -87,6 +90,7 @@ fn fetch(analyzer: &Analyzer, input: &str) -> Result<LoadedPage> {
         source: input.to_string(),
         url,
         analysis,
+        dropped,
     })
 }
 

@@ -56,6 +56,8 @@ pub mod counters {
     pub const DISTINCT_BY_TEMPLATE: &str = "crawl/distinct_by_template";
     /// Text and near-duplicate skips queued again when their host's template formed.
     pub const REQUEUED_BY_TEMPLATE: &str = "crawl/requeued_by_template";
+    /// Indexed pages whose fingerprints were made again when their host's template changed.
+    pub const REFINGERPRINTED_BY_TEMPLATE: &str = "crawl/refingerprinted_by_template";
     /// Redirects whose new target was queued through the frontier.
     pub const REDIRECTS_QUEUED: &str = "crawl/redirects_queued";
     /// Redirects whose target the frontier refused (scope, include/exclude, robots.txt, traps).

@@ -80,5 +80,5 @@ pub use page::{Analyzer, PageAnalysis};
 pub use pages::{PageIndex, PageRecord, PairVerdict, Verdict, compare_pages};
 pub use progress::{Progress, Report};
 pub use run::run;
-pub use simcrawl_extract::{Document, Extraction};
+pub use simcrawl_extract::{BoilerplateRule, Document, DropReason, Dropped, Extraction};
 pub use skiplog::{SkipReason, SkipRecord};

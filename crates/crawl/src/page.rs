@@ -1,6 +1,7 @@
 //! One page, analysed: what the dedup stages compare. The same analysis serves the crawl, `simcrawl
 //! fingerprint` and `simcrawl explain`, so what a user inspects is exactly what the crawl decided on.
 
+use crate::template::TemplateSet;
 use simcrawl_dedup::{
     Digest128, FeatureOptions, MinHasher, SimHash, SimHasher, Sketch, sha256_hex,
 };
@@ -20,10 +21,13 @@ pub struct PageAnalysis {
     pub text: String,
     /// xxh3-128 of `text`: copies with the same text under different templates or noise.
     pub text_digest: Digest128,
-    /// Charikar SimHash of `text`.
+    /// Charikar SimHash of `text`, without the lines of the host's template when the crawl
+    /// knows one ([`Analyzer::apply_template`]).
     pub simhash: SimHash,
-    /// MinHash sketch of `text`'s shingles.
+    /// MinHash sketch of the shingles of what `simhash` saw.
     pub sketch: Sketch,
+    /// The version of the host template `simhash` and `sketch` left out (0: none).
+    pub template_version: u64,
     /// Words in `text`.
     pub words: usize,
     /// SimHash of the whole page's visible text, normalised like `text`: the second opinion a
@@ -112,6 +116,19 @@ impl Analyzer {
         self.finish(body, document)
     }
 
+    /// [`Analyzer::analyze_html`], with every stretch of the page's text left out of its main
+    /// text and why ([`Extractor::explain`]), for `simcrawl extract`.
+    pub fn analyze_html_explained(
+        &self,
+        body: &[u8],
+        html: &str,
+        url: &Url,
+        link_header: Option<&str>,
+    ) -> (PageAnalysis, Vec<simcrawl_extract::Dropped>) {
+        let explained = self.extractor.explain(html, url, link_header);
+        (self.finish(body, explained.document), explained.dropped)
+    }
+
     /// Analyses a plain-text body: the whole text is the main text.
     pub fn analyze_text(&self, body: &[u8], text: &str, url: &Url) -> PageAnalysis {
         let escaped = escape_html(text);
@@ -120,6 +137,33 @@ impl Analyzer {
         document.main_text = text.to_string();
         document.word_count = text.split_whitespace().count();
         self.finish(body, document)
+    }
+
+    /// Makes `page`'s SimHash and sketch again without the lines of its host's template (`None`:
+    /// with the whole main text), unless they were made with this template already. A block the
+    /// host repeats on its pages then weighs nothing in a near-duplicate verdict.
+    pub fn apply_template(&self, page: &mut PageAnalysis, template: Option<&TemplateSet>) {
+        let version = template.map_or(0, |t| t.version);
+        if page.template_version == version {
+            return;
+        }
+        let (simhash, sketch) = self.main_fingerprints(&page.document.main_text, template);
+        page.simhash = simhash;
+        page.sketch = sketch;
+        page.template_version = version;
+    }
+
+    /// The SimHash and sketch of a main text as written (a stored page's), without the lines of
+    /// `template` when it has any.
+    pub fn main_fingerprints(
+        &self,
+        main_text: &str,
+        template: Option<&TemplateSet>,
+    ) -> (SimHash, Sketch) {
+        let text = template
+            .and_then(|t| t.strip(main_text))
+            .unwrap_or_else(|| normalize_text(main_text, self.normalize));
+        (self.simhash.fingerprint(&text), self.minhash.sketch(&text))
     }
 
     fn finish(&self, body: &[u8], document: Document) -> PageAnalysis {
@@ -141,6 +185,7 @@ impl Analyzer {
             text_digest: Digest128::of_text(&text),
             simhash: self.simhash.fingerprint(&text),
             sketch: self.minhash.sketch(&text),
+            template_version: 0,
             words,
             text,
             lines: crate::template::line_keys(&document.main_text),

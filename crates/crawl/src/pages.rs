@@ -453,6 +453,27 @@ impl PageIndex {
         Ok(id)
     }
 
+    /// Replaces indexed page `record`'s SimHash and sketch (made again without its host's
+    /// template lines, which changed since it was indexed).
+    pub fn refingerprint(
+        &mut self,
+        mut record: PageRecord,
+        simhash: SimHash,
+        sketch: &Sketch,
+    ) -> Result<(), CrawlError> {
+        let id = record.id;
+        self.sketches.insert(&id, &sketch.to_bytes())?;
+        if record.simhash == simhash.0 {
+            return Ok(());
+        }
+        self.simhash.remove(SimHash(record.simhash), id);
+        self.simhash.insert(simhash, id);
+        record.simhash = simhash.0;
+        self.pages.insert(&id, &record)?;
+        self.fingerprints.insert(&id, &simhash.0)?;
+        Ok(())
+    }
+
     /// Maps another canonical key to an indexed page (a redirect source, a canonical alias).
     pub fn add_key(&self, key_hash: u128, id: u32) -> Result<(), CrawlError> {
         self.keys.insert_if_absent(&key_hash, &id)?;

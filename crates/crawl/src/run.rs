@@ -220,7 +220,7 @@ impl Driver {
                                 continue;
                             }
                             in_flight += 1;
-                            self.spawn_page(lease, tx.clone());
+                            self.spawn_page(lease, tx.clone())?;
                         }
                         Next::Sitemap(lease) => {
                             in_flight += 1;
@@ -373,7 +373,8 @@ impl Driver {
         FetchOptions::link(self.core.referrer_class(lease)).with_capture(capture)
     }
 
-    fn spawn_page(&self, lease: Lease, tx: mpsc::Sender<Event>) {
+    fn spawn_page(&mut self, lease: Lease, tx: mpsc::Sender<Event>) -> Result<(), CrawlError> {
+        let template = self.core.template_for(&lease.url)?;
         let fetcher = self.fetcher.clone();
         let canon = Arc::clone(self.core.book.canon());
         let analyzer = Arc::clone(&self.analyzer);
@@ -425,7 +426,9 @@ impl Driver {
                         }
                     } else {
                         let work = tokio::task::spawn_blocking(move || {
-                            analyse(fetched, hops, &canon, &analyzer, max_links)
+                            let mut page = analyse(fetched, hops, &canon, &analyzer, max_links)?;
+                            page.apply_template(&analyzer, template.as_deref());
+                            Ok(page)
                         })
                         .await;
                         match work {
@@ -438,6 +441,7 @@ impl Driver {
             };
             let _ = tx.send(Event::Page(lease, Box::new(page))).await;
         });
+        Ok(())
     }
 
     fn spawn_robots(&self, request: RobotsRequest, tx: mpsc::Sender<Event>) {

@@ -5,10 +5,14 @@
 //! The first [`LEARN_PAGES`] distinct pages of a host are counted: a line is part of the host's
 //! template once it is on at least [`MIN_LINE_PAGES`] of them and on half of those counted (with
 //! at least [`MIN_HOST_PAGES`] counted). The crawl never lets a template line be a page's
-//! evidence: a page whose main text is short once its template lines are set aside is judged as a
-//! short page (the same title and the whole page's text must agree too), however long its main
-//! text was. This only makes a verdict stricter, and it leaves the fingerprints alone, so pages
-//! fingerprinted before the template was known still compare with later ones.
+//! evidence: its SimHash and MinHash sketch are made without them ([`TemplateSet::strip`]), and
+//! a page whose main text is short once they are set aside is judged as a short page (the same
+//! title and the whole page's text must agree too), however long its main text was. The driver
+//! hands a page's analysis its host's template as it is when the fetch starts; the core makes the
+//! fingerprints again when it changed meanwhile, and makes those of the host's pages indexed
+//! while the template was learned again whenever it changes ([`HostTemplates::stale`]), so that
+//! every page of a host is compared without the template as it is now. The exact text digest
+//! keeps the whole main text: two pages with the same text are copies, template or not.
 //!
 //! ```
 //! use simcrawl_crawl::template::HostTemplates;
@@ -18,7 +22,7 @@
 //! let mut templates = HostTemplates::open(&store)?;
 //! for i in 0..6 {
 //!     let text = format!("The Example reference manual\nEntry {i} says something of its own.");
-//!     let formed = templates.observe("docs.example", &text)?;
+//!     let formed = templates.observe("docs.example", &text)?.formed;
 //!     assert_eq!(formed, i == 3); // the fourth page makes the first template line
 //! }
 //! let page = "The Example reference manual\nEntry 9 is a stub.";
@@ -33,6 +37,7 @@ use simcrawl_extract::{NormalizeOptions, normalize_text};
 use simcrawl_store::codec::{Codec, CodecError, Reader, write_element};
 use simcrawl_store::{Store, Tree};
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use xxhash_rust::xxh3::xxh3_64;
 
 /// The store tree of the templates: host (`host[:port]`) -> its counts.
@@ -62,6 +67,12 @@ struct Line {
 struct Host {
     pages: u32,
     lines: HashMap<u64, Line>,
+    /// Pages of the host indexed while its template was learned, with the version of the
+    /// template their fingerprints left out ([`TemplateSet::version`], 0: none): when the
+    /// template changes, theirs are made again.
+    indexed: Vec<(u32, u64)>,
+    /// The template as fingerprints leave it out, made when first asked for after a change.
+    set: Option<Arc<TemplateSet>>,
 }
 
 impl Host {
@@ -70,6 +81,83 @@ impl Host {
             && line.pages >= MIN_LINE_PAGES
             && u64::from(line.pages) * 2 >= u64::from(self.pages)
     }
+
+    fn template_hashes(&self) -> Vec<u64> {
+        let mut hashes: Vec<u64> = self
+            .lines
+            .iter()
+            .filter(|(_, l)| self.is_template(l))
+            .map(|(h, _)| *h)
+            .collect();
+        hashes.sort_unstable();
+        hashes
+    }
+
+    fn set(&mut self) -> Option<Arc<TemplateSet>> {
+        if self.set.is_none() {
+            let hashes = self.template_hashes();
+            if hashes.is_empty() {
+                return None;
+            }
+            let mut bytes = Vec::with_capacity(hashes.len() * 8);
+            for h in &hashes {
+                bytes.extend_from_slice(&h.to_le_bytes());
+            }
+            self.set = Some(Arc::new(TemplateSet {
+                // Never 0, which stands for "no template".
+                version: xxh3_64(&bytes).max(1),
+                lines: hashes.into_iter().collect(),
+            }));
+        }
+        self.set.clone()
+    }
+
+    fn version(&mut self) -> u64 {
+        self.set().map_or(0, |s| s.version)
+    }
+}
+
+/// A host's template lines as a page's fingerprints leave them out: their hashes, and a
+/// version that names this set of lines (the same lines give the same version in every run).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TemplateSet {
+    /// A digest of the line hashes; never 0.
+    pub version: u64,
+    /// The template lines' hashes ([`LineKey::hash`]).
+    pub lines: HashSet<u64>,
+}
+
+impl TemplateSet {
+    /// `main_text` without this template's lines, normalised as for fingerprints, when it has
+    /// any (`None`: no line of it is template, the whole main text is fingerprinted).
+    pub fn strip(&self, main_text: &str) -> Option<String> {
+        let mut kept = String::with_capacity(main_text.len());
+        let mut stripped = false;
+        for line in main_text.lines() {
+            let norm = normalize_text(line, NormalizeOptions::FINGERPRINT);
+            if norm.is_empty() {
+                continue;
+            }
+            if self.lines.contains(&xxh3_64(norm.as_bytes())) {
+                stripped = true;
+                continue;
+            }
+            if !kept.is_empty() {
+                kept.push(' ');
+            }
+            kept.push_str(&norm);
+        }
+        stripped.then_some(kept)
+    }
+}
+
+/// What counting a page changed of its host's template.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Observed {
+    /// The page gave the host its first template line.
+    pub formed: bool,
+    /// The host's template lines changed (the fingerprints that leave them out are stale).
+    pub changed: bool,
 }
 
 /// A template line as shown to a user.
@@ -157,9 +245,9 @@ impl HostTemplates {
     }
 
     /// Counts the main text of a page of `host` (one of its first [`LEARN_PAGES`]). Returns
-    /// whether this page gave the host its first template line: pages judged before against
-    /// lines that turn out to be the host's template may be judged again.
-    pub fn observe(&mut self, host: &str, main_text: &str) -> Result<bool, CrawlError> {
+    /// what changed: pages judged before against lines that turn out to be the host's template
+    /// may be judged again, and fingerprints made without the template before are stale.
+    pub fn observe(&mut self, host: &str, main_text: &str) -> Result<Observed, CrawlError> {
         self.observe_lines(host, &line_keys(main_text), main_text)
     }
 
@@ -170,12 +258,12 @@ impl HostTemplates {
         host: &str,
         keys: &[LineKey],
         main_text: &str,
-    ) -> Result<bool, CrawlError> {
+    ) -> Result<Observed, CrawlError> {
         let entry = self.host(host)?;
         if entry.pages >= LEARN_PAGES {
-            return Ok(false);
+            return Ok(Observed::default());
         }
-        let had_template = entry.lines.values().any(|l| entry.is_template(l));
+        let before = entry.template_hashes();
         entry.pages += 1;
         let mut texts: Option<HashMap<u64, String>> = None;
         for &LineKey { hash, words } in keys {
@@ -207,14 +295,64 @@ impl HostTemplates {
                 None => {}
             }
         }
-        let has_template = entry.lines.values().any(|l| entry.is_template(l));
+        let after = entry.template_hashes();
         if entry.pages == LEARN_PAGES {
             // Learned: only the template is kept.
             let frozen = entry.clone();
             entry.lines.retain(|_, line| frozen.is_template(line));
         }
+        let changed = before != after;
+        if changed {
+            entry.set = None;
+        }
         self.dirty.insert(host.to_owned());
-        Ok(has_template && !had_template)
+        Ok(Observed {
+            formed: before.is_empty() && !after.is_empty(),
+            changed,
+        })
+    }
+
+    /// `host`'s template as fingerprints leave it out (`None`: no template yet).
+    pub fn fingerprint_set(&mut self, host: &str) -> Result<Option<Arc<TemplateSet>>, CrawlError> {
+        Ok(self.host(host)?.set())
+    }
+
+    /// Page `id` of `host` was indexed with fingerprints that left out template `version` (0:
+    /// none). While the host's template may still change (it is learned, or the page's version
+    /// is not the current one), the page is remembered, so that [`HostTemplates::stale`] names
+    /// it when its fingerprints must be made again.
+    pub fn note_indexed(&mut self, host: &str, id: u32, version: u64) -> Result<(), CrawlError> {
+        let entry = self.host(host)?;
+        if entry.pages < LEARN_PAGES || entry.version() != version {
+            entry.indexed.push((id, version));
+            self.dirty.insert(host.to_owned());
+        }
+        Ok(())
+    }
+
+    /// The pages of `host` whose fingerprints left out another template than its current one,
+    /// taken as made again with the current one. Once the host is learned in full, it forgets
+    /// them.
+    pub fn stale(&mut self, host: &str) -> Result<Vec<u32>, CrawlError> {
+        let entry = self.host(host)?;
+        let version = entry.version();
+        let stale: Vec<u32> = entry
+            .indexed
+            .iter()
+            .filter(|(_, v)| *v != version)
+            .map(|(id, _)| *id)
+            .collect();
+        if entry.pages >= LEARN_PAGES {
+            entry.indexed.clear();
+        } else {
+            for (_, v) in &mut entry.indexed {
+                *v = version;
+            }
+        }
+        if !stale.is_empty() || entry.pages >= LEARN_PAGES {
+            self.dirty.insert(host.to_owned());
+        }
+        Ok(stale)
     }
 
     /// The words of `main_text` on lines of `host`'s template.
@@ -331,11 +469,12 @@ impl HostTemplates {
 }
 
 /// The stored form of a host's counts: a version, the pages counted, then each line's hash,
-/// pages, words and text (empty: not known).
+/// pages, words and text (empty: not known); from version 2, the pages indexed while it was
+/// learned, each with its template version.
 #[derive(Debug, Clone, PartialEq)]
 struct HostRecord(Host);
 
-const TEMPLATE_VERSION: u8 = 1;
+const TEMPLATE_VERSION: u8 = 2;
 
 impl Codec for HostRecord {
     fn encode_into(&self, out: &mut Vec<u8>) {
@@ -350,12 +489,17 @@ impl Codec for HostRecord {
             write_element(&line.words, out);
             write_element(&line.text.clone().unwrap_or_default(), out);
         }
+        write_element(&(self.0.indexed.len() as u64), out);
+        for (id, version) in &self.0.indexed {
+            write_element(id, out);
+            write_element(version, out);
+        }
     }
 
     fn decode(bytes: &[u8]) -> Result<Self, CodecError> {
         let mut r = Reader::new::<Self>(bytes);
         let version: u8 = r.element()?;
-        if version != TEMPLATE_VERSION {
+        if version != TEMPLATE_VERSION && version != 1 {
             return Err(CodecError::invalid::<Self>(format!(
                 "unknown template version {version}"
             )));
@@ -377,8 +521,20 @@ impl Codec for HostRecord {
                 },
             );
         }
+        let mut indexed = Vec::new();
+        if version >= 2 {
+            let n: u64 = r.element()?;
+            for _ in 0..n {
+                indexed.push((r.element()?, r.element()?));
+            }
+        }
         r.finish()?;
-        Ok(HostRecord(Host { pages, lines }))
+        Ok(HostRecord(Host {
+            pages,
+            lines,
+            indexed,
+            set: None,
+        }))
     }
 }
 
@@ -452,6 +608,45 @@ mod tests {
         assert!(t.hosts.is_empty());
         assert_eq!(t.template("h0").unwrap().pages, 5);
         assert_eq!(t.template("h0").unwrap().lines.len(), 2);
+    }
+
+    #[test]
+    fn fingerprints_leave_the_template_out_and_stale_pages_are_named_once() {
+        let store = Store::temporary().unwrap();
+        let mut t = HostTemplates::open(&store).unwrap();
+        assert_eq!(t.fingerprint_set("h").unwrap(), None);
+        // Two pages indexed before the template is known.
+        t.note_indexed("h", 0, 0).unwrap();
+        t.note_indexed("h", 1, 0).unwrap();
+        let mut changed = 0;
+        for i in 0..4 {
+            let seen = t
+                .observe("h", &format!("Menu: Home, Docs\nEntry {i} of its own"))
+                .unwrap();
+            changed += usize::from(seen.changed);
+        }
+        assert_eq!(changed, 1);
+        let set = t.fingerprint_set("h").unwrap().expect("a template");
+        assert_ne!(set.version, 0);
+        assert_eq!(
+            set.strip("Menu: Home, Docs\nEntry 9 says  More.")
+                .as_deref(),
+            Some("entry 9 says more")
+        );
+        assert_eq!(set.strip("Entry 9 alone"), None);
+        // A page indexed with the current template is not stale; the two before are, once.
+        t.note_indexed("h", 2, set.version).unwrap();
+        assert_eq!(t.stale("h").unwrap(), [0, 1]);
+        assert!(t.stale("h").unwrap().is_empty());
+        // The pages remembered survive the store.
+        t.checkpoint().unwrap();
+        t.hosts.clear();
+        assert_eq!(t.hosts.len(), 0);
+        assert_eq!(
+            t.host("h").unwrap().indexed,
+            [(0, set.version), (1, set.version), (2, set.version)]
+        );
+        assert_eq!(t.fingerprint_set("h").unwrap().as_deref(), Some(&*set));
     }
 
     #[test]

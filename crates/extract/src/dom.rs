@@ -21,7 +21,7 @@ const XHTML_NS: &str = "http://www.w3.org/1999/xhtml";
 pub(crate) struct Page<'a> {
     pub(crate) runs: Vec<Run<'a>>,
     pub(crate) blocks: Vec<Block>,
-    pub(crate) noise: Vec<NoiseRec>,
+    pub(crate) noise: Vec<NoiseRec<'a>>,
     pub(crate) links: Vec<RawLink<'a>>,
     pub(crate) title: Option<String>,
     pub(crate) lang: Option<&'a str>,
@@ -62,12 +62,36 @@ pub(crate) enum BlockKind {
 
 /// An element a noise rule matched.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct NoiseRec {
+pub(crate) struct NoiseRec<'a> {
     /// The enclosing noise element, or `NONE`.
     pub(crate) parent: u32,
     pub(crate) start: u32,
     pub(crate) end: u32,
     pub(crate) kind: NoiseKind,
+    /// The element's tag name.
+    pub(crate) tag: &'a str,
+    /// Which rule matched it (for `Extractor::explain`).
+    pub(crate) why: NoiseWhy<'a>,
+}
+
+/// Which noise rule matched an element.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NoiseWhy<'a> {
+    /// Its tag (`nav`, `aside`, `footer`...).
+    Tag,
+    /// A `header` outside an article.
+    Header,
+    /// Its ARIA role.
+    Role(&'a str),
+    /// Its class or id names.
+    Names {
+        class: Option<&'a str>,
+        id: Option<&'a str>,
+    },
+    /// `hidden`, `aria-hidden` or an inline style that hides it.
+    Hidden,
+    /// A `form`.
+    Form,
 }
 
 /// A link before resolution.
@@ -478,7 +502,8 @@ impl<'a> Collector<'a, '_> {
         if matches!(kind.role, Role::Article | Role::Main) || is_main_role || names.article {
             frame.flags |= ARTICLE_CONTEXT;
         }
-        let hard = kind.noise_tag
+        let noise_tag = kind.noise_tag;
+        let hard = noise_tag
             || (kind.role == Role::Header && frame.flags & ARTICLE_CONTEXT == 0)
             || attrs.role.is_some_and(noise::is_noise_role);
         let soft = names.noise
@@ -500,11 +525,29 @@ impl<'a> Collector<'a, '_> {
         };
         if let Some(kind) = noise_kind {
             frame.own_noise = u32::try_from(self.page.noise.len()).unwrap_or(NONE);
+            let why = if noise_tag {
+                NoiseWhy::Tag
+            } else if let Some(role) = attrs.role.filter(|r| noise::is_noise_role(r)) {
+                NoiseWhy::Role(role)
+            } else if hard {
+                NoiseWhy::Header
+            } else if names.noise {
+                NoiseWhy::Names {
+                    class: attrs.class,
+                    id: attrs.id,
+                }
+            } else if soft {
+                NoiseWhy::Hidden
+            } else {
+                NoiseWhy::Form
+            };
             self.page.noise.push(NoiseRec {
                 parent: parent.noise,
                 start: self.run_index(),
                 end: self.run_index(),
                 kind,
+                tag: name,
+                why,
             });
             frame.noise = frame.own_noise;
         }

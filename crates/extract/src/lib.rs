@@ -133,6 +133,7 @@
 
 mod document;
 mod dom;
+mod explain;
 mod links;
 mod main_content;
 mod meta;
@@ -145,6 +146,7 @@ mod text;
 use url::Url;
 
 pub use document::{Canonical, CanonicalSource, Document, Extraction, FallbackReason, MainVia};
+pub use explain::{BoilerplateRule, DropReason, Dropped};
 pub use links::{Link, LinkKind, MAX_LINK_TEXT, RelFlags, SkippedLinks};
 pub use main_content::{DENSE_SIBLING, MIN_PARAGRAPH};
 pub use meta::{MetaRefresh, MetaRobots};
@@ -204,6 +206,42 @@ impl Extractor {
     /// - `link_header`: the HTTP `Link` response header, if any (several joined with `", "`); only
     ///   its `rel="canonical"` entry is read. See [`Canonical`] for which canonical wins.
     pub fn extract(&self, html: &str, page_url: &Url, link_header: Option<&str>) -> Document {
+        self.run(html, page_url, link_header, false).0
+    }
+
+    /// [`Extractor::extract`], and every stretch of the page's text left out of the main text
+    /// with the rule that dropped it: a boilerplate element (and which rule matched it), link
+    /// text outside the main block, or text that scored below it. Nothing is dropped from a
+    /// fallback (the whole page is the text).
+    ///
+    /// ```
+    /// use simcrawl_extract::{DropReason, Extractor};
+    /// let html = "<body><nav><a href=/>Home</a> <a href=/docs>Docs</a></nav><article><p>\
+    ///     A tide table lists the times and heights of high and low water for one place, for \
+    ///     every day of the year.</p></article><div class=share-bar>Share this page</div></body>";
+    /// let url = url::Url::parse("http://127.0.0.1/tides").unwrap();
+    /// let explained = Extractor::default().explain(html, &url, None);
+    /// assert!(explained.document.main_text.starts_with("A tide table"));
+    /// let reasons: Vec<String> = explained.dropped.iter().map(|d| d.reason.describe()).collect();
+    /// assert_eq!(reasons, [
+    ///     "boilerplate (tag): <nav>",
+    ///     "boilerplate (class or id): <div class=\"share-bar\">",
+    /// ]);
+    /// assert_eq!(explained.dropped[1].text, "Share this page");
+    /// # let _ = DropReason::OutsideMain;
+    /// ```
+    pub fn explain(&self, html: &str, page_url: &Url, link_header: Option<&str>) -> Explained {
+        let (document, dropped) = self.run(html, page_url, link_header, true);
+        Explained { document, dropped }
+    }
+
+    fn run(
+        &self,
+        html: &str,
+        page_url: &Url,
+        link_header: Option<&str>,
+        explain: bool,
+    ) -> (Document, Vec<Dropped>) {
         let (parsed, nesting_capped) = parse::parse_document(html);
         let page = dom::collect(&parsed, self.options.robots_agent.as_deref());
 
@@ -219,6 +257,14 @@ impl Extractor {
             main_content::select(&page, &full, self.options.min_main_words)
         } else {
             main_content::Selected::None(FallbackReason::Disabled)
+        };
+        let dropped = match &main {
+            main_content::Selected::Main(m) | main_content::Selected::Short { main: m, .. }
+                if explain =>
+            {
+                explain::dropped(&page, &full, &m.ranges, m.relaxed)
+            }
+            _ => Vec::new(),
         };
         let (main_text, word_count, extraction) = match main {
             main_content::Selected::Main(main) => (
@@ -311,7 +357,7 @@ impl Extractor {
                 .and_then(|target| links::resolve_http(&base_url, target)),
         });
 
-        Document {
+        let document = Document {
             base_url,
             title: page.title,
             lang: page.lang.or(page.content_language).map(str::to_owned),
@@ -325,8 +371,19 @@ impl Extractor {
             meta_robots: page.robots,
             meta_refresh,
             nesting_capped,
-        }
+        };
+        (document, dropped)
     }
+}
+
+/// A page's extraction with what was left out of its main text, and why
+/// ([`Extractor::explain`]).
+#[derive(Debug, Clone)]
+pub struct Explained {
+    /// The extraction, as [`Extractor::extract`] gives it.
+    pub document: Document,
+    /// The stretches of text outside the main text, in document order.
+    pub dropped: Vec<Dropped>,
 }
 
 /// Parses a page into scraper's [`Html`](scraper::Html) the way [`Extractor::extract`] does

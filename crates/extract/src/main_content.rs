@@ -59,6 +59,8 @@ pub(crate) struct MainText {
     pub(crate) words: usize,
     pub(crate) via: MainVia,
     pub(crate) relaxed: bool,
+    /// The runs it was written from (noise runs inside them left out).
+    pub(crate) ranges: Ranges,
 }
 
 /// What [`select`] found.
@@ -107,6 +109,7 @@ pub(crate) fn select(page: &Page<'_>, full: &FullText, min_words: usize) -> Sele
                     words,
                     via,
                     relaxed: *is_relaxed,
+                    ranges,
                 });
             }
             if words > 0 && best.as_ref().is_none_or(|b| words > b.words) {
@@ -116,6 +119,7 @@ pub(crate) fn select(page: &Page<'_>, full: &FullText, min_words: usize) -> Sele
                     words,
                     via,
                     relaxed: *is_relaxed,
+                    ranges,
                 });
             }
         }
@@ -132,12 +136,37 @@ pub(crate) fn select(page: &Page<'_>, full: &FullText, min_words: usize) -> Sele
 
 /// Which noise elements are in force in one pass.
 #[derive(Debug)]
-struct Filter {
+pub(crate) struct Filter {
     /// `active[i]`: noise element `i`, or one around it, is dropped.
     active: Vec<bool>,
 }
 
 impl Filter {
+    /// The filter of the pass a main text came from.
+    pub(crate) fn of_pass(page: &Page<'_>, relaxed: bool) -> Filter {
+        let hard = Filter::relaxed(page);
+        if relaxed {
+            hard
+        } else {
+            Filter::strict(page, &hard)
+        }
+    }
+
+    /// The outermost noise element in force around `run`, if any: the one whose rule dropped it.
+    pub(crate) fn dropping(&self, page: &Page<'_>, run: &Run<'_>) -> Option<u32> {
+        if !self.is_noise_run(run) {
+            return None;
+        }
+        let mut at = run.noise;
+        loop {
+            let parent = page.noise.get(at as usize)?.parent;
+            if parent == NONE || !self.is_noise(parent) {
+                return Some(at);
+            }
+            at = parent;
+        }
+    }
+
     /// Every rule, given the relaxed (hard-only) filter of the same page.
     fn strict(page: &Page<'_>, hard: &Filter) -> Filter {
         // Text not under hard noise: the page's text as far as a form wrapper is concerned.
@@ -170,7 +199,7 @@ impl Filter {
         Filter::build(page, |noise| noise.kind == NoiseKind::Hard)
     }
 
-    fn build(page: &Page<'_>, applies: impl Fn(&crate::dom::NoiseRec) -> bool) -> Filter {
+    fn build(page: &Page<'_>, applies: impl Fn(&crate::dom::NoiseRec<'_>) -> bool) -> Filter {
         let mut active = Vec::with_capacity(page.noise.len());
         for noise in &page.noise {
             // Parents come before children, so the parent's state is final.
@@ -184,7 +213,7 @@ impl Filter {
         noise != NONE && self.active.get(noise as usize).copied().unwrap_or(false)
     }
 
-    fn is_noise_run(&self, run: &Run<'_>) -> bool {
+    pub(crate) fn is_noise_run(&self, run: &Run<'_>) -> bool {
         self.is_noise(run.noise)
     }
 
@@ -245,7 +274,7 @@ impl Stats {
     }
 }
 
-type Ranges = Vec<(u32, u32)>;
+pub(crate) type Ranges = Vec<(u32, u32)>;
 
 /// The candidates of one pass, best first.
 fn candidates(page: &Page<'_>, filter: &Filter, stats: &Stats) -> Vec<(MainVia, Ranges)> {

@@ -71,6 +71,12 @@ pub fn extract(args: ExtractArgs) -> Result<ExitCode> {
             })),
             "links": links,
             "skipped_links": doc.skipped_links.total(),
+            "dropped": page.dropped.iter().map(|d| json!({
+                "reason": d.reason.as_str(),
+                "detail": d.reason.describe(),
+                "words": d.words,
+                "text": d.text,
+            })).collect::<Vec<_>>(),
             "template": template.as_ref().map(|(host, lines)| json!({
                 "host": host,
                 "lines": lines.iter().filter(|(_, t)| *t).map(|(l, _)| l.as_str()).collect::<Vec<_>>(),
@@ -106,6 +112,27 @@ pub fn extract(args: ExtractArgs) -> Result<ExitCode> {
             for line in doc.main_text.lines() {
                 println!("{}", wrap(line, 96, 2));
             }
+        }
+    }
+    if !page.dropped.is_empty() {
+        let words: usize = page.dropped.iter().map(|d| d.words).sum();
+        println!(
+            "\nleft out ({} {}, {}):",
+            page.dropped.len(),
+            if page.dropped.len() == 1 {
+                "stretch"
+            } else {
+                "stretches"
+            },
+            count(words, "word")
+        );
+        for d in &page.dropped {
+            println!(
+                "  {:>9}  {}\n             {}",
+                count(d.words, "word"),
+                d.reason.describe(),
+                clip(&d.text.replace('\n', " / "), 88)
+            );
         }
     }
     println!(

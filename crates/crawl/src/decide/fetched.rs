@@ -3,6 +3,7 @@
 
 use crate::archive::Exchange;
 use crate::page::{Analyzer, PageAnalysis};
+use crate::template::TemplateSet;
 use simcrawl_fetch::{AddressClass, Body, FetchError};
 use simcrawl_url::{Candidate, Canonicalizer};
 use std::sync::Arc;
@@ -166,5 +167,13 @@ impl FetchedPage {
             .filter_map(|l| self.canon.canonicalize(l.url.as_str(), None).ok())
             .collect();
         self.analysis = Some(analysis);
+    }
+
+    /// Makes the page's fingerprints without its host's template lines (see
+    /// [`Analyzer::apply_template`]); part of the CPU work the driver does off the core.
+    pub fn apply_template(&mut self, analyzer: &Analyzer, template: Option<&TemplateSet>) {
+        if let Some(analysis) = self.analysis.as_mut() {
+            analyzer.apply_template(analysis, template);
+        }
     }
 }

@@ -118,6 +118,8 @@ pub struct Core {
     counters: Counters,
     /// Each host's template, learned from its distinct pages.
     pub(crate) templates: crate::template::HostTemplates,
+    /// The hashers, for fingerprints made again without a host's template.
+    fingerprints: crate::page::Analyzer,
     pub(crate) progress: Progress,
     effects: Vec<Effect>,
 }
@@ -158,6 +160,7 @@ impl Core {
             classes_tree,
             counters,
             templates: crate::template::HostTemplates::open(store)?,
+            fingerprints: crate::page::Analyzer::default(),
             progress: Progress::default(),
             effects: Vec::new(),
             config,
@@ -180,6 +183,20 @@ impl Core {
                 .insert(&xxh3_128(candidate.fetch.as_str().as_bytes()), &())?;
         }
         Ok(())
+    }
+
+    /// The template of `url`'s host as a page's fingerprints leave it out: the driver hands it to
+    /// the page's analysis (see [`FetchedPage::apply_template`]); the core makes them again if
+    /// the template changed meanwhile.
+    pub fn template_for(
+        &mut self,
+        url: &Url,
+    ) -> Result<Option<std::sync::Arc<crate::template::TemplateSet>>, CrawlError> {
+        if !self.config.dedup {
+            return Ok(None);
+        }
+        self.templates
+            .fingerprint_set(&crate::learn::authority(url))
     }
 
     /// What the driver must do after the last calls (see [`Effect`]), in order.

@@ -72,6 +72,17 @@ impl Core {
             self.counters.add(counters::NOT_HTML, 1)?;
             return Ok(());
         }
+        if self.config.dedup
+            && let Some(analysis) = page.analysis.as_mut()
+        {
+            // The template changed while the page was fetched: its fingerprints leave out the
+            // template as it is now.
+            let template = self.templates.fingerprint_set(&host)?;
+            if analysis.template_version != template.as_ref().map_or(0, |t| t.version) {
+                self.fingerprints
+                    .apply_template(analysis, template.as_deref());
+            }
+        }
         let Some(analysis) = page.analysis.as_ref() else {
             return Ok(());
         };
@@ -141,7 +152,7 @@ impl Core {
         // A host's distinct pages and its near-duplicates count for its template; a page with
         // another's bytes or text (an exact, text or canonical copy) would count that page's
         // lines twice and make its content look like the host's template.
-        let formed = self.config.dedup
+        let observed = if self.config.dedup
             && matches!(
                 verdict,
                 Verdict::Unique
@@ -149,12 +160,12 @@ impl Core {
                         reason: SkipReason::NearDuplicate,
                         ..
                     }
-            )
-            && self.templates.observe_lines(
-                &host,
-                &analysis.lines,
-                &analysis.document.main_text,
-            )?;
+            ) {
+            self.templates
+                .observe_lines(&host, &analysis.lines, &analysis.document.main_text)?
+        } else {
+            Default::default()
+        };
         let decided = match verdict {
             Verdict::Unique => self.unique(lease, page, analysis, verifying.is_some(), now),
             Verdict::Duplicate {
@@ -179,10 +190,38 @@ impl Core {
             }
         };
         decided?;
-        if formed {
+        if observed.changed {
+            // After this page is indexed: its fingerprints are made again too.
+            self.refingerprint_host(&host)?;
+        }
+        if observed.formed {
             // After this page's own skip is in the log: it is judged again too.
             self.requeue_for_template(&host)?;
         }
+        Ok(())
+    }
+
+    /// `host`'s template changed: the fingerprints of its pages indexed with another template
+    /// are made again from their stored main text, so that every page of the host is compared
+    /// without the template as it is now.
+    fn refingerprint_host(&mut self, host: &str) -> Result<(), CrawlError> {
+        let stale = self.templates.stale(host)?;
+        if stale.is_empty() {
+            return Ok(());
+        }
+        let template = self.templates.fingerprint_set(host)?;
+        let mut made = 0;
+        for id in stale {
+            if let Some(record) = self.pages.get(id)? {
+                let (simhash, sketch) = self
+                    .fingerprints
+                    .main_fingerprints(&record.text, template.as_deref());
+                self.pages.refingerprint(record, simhash, &sketch)?;
+                made += 1;
+            }
+        }
+        self.counters
+            .add(counters::REFINGERPRINTED_BY_TEMPLATE, made)?;
         Ok(())
     }
 
@@ -237,6 +276,13 @@ impl Core {
                 analysis,
             )?;
             self.pages.add_key(lease.key_hash, id)?;
+            if self.config.dedup {
+                self.templates.note_indexed(
+                    &crate::learn::authority(&page.final_url),
+                    id,
+                    analysis.template_version,
+                )?;
+            }
             self.book.indexed(&page.final_url, id, &final_url);
             for key in [page.final_key.key.hash128(), lease.key_hash] {
                 self.deferred_verification(key)?;

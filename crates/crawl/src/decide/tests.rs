@@ -98,9 +98,14 @@ impl Sim {
         let url = lease.url.clone();
         let canon = Arc::clone(self.core.book.canon());
         match self.web.get(lease.url.as_str()).cloned() {
-            Some(Answer::Html(html)) => PageResult::Done(Box::new(
-                FetchedPage::from_html(&url, &html, &canon, &self.analyzer).expect("a page"),
-            )),
+            Some(Answer::Html(html)) => {
+                // As the driver does: the host's template as it is when the fetch starts.
+                let template = self.core.template_for(&url).expect("the host's template");
+                let mut page =
+                    FetchedPage::from_html(&url, &html, &canon, &self.analyzer).expect("a page");
+                page.apply_template(&self.analyzer, template.as_deref());
+                PageResult::Done(Box::new(page))
+            }
             Some(Answer::Redirect(to)) => {
                 let to = Url::parse(&to).expect("a redirect target parses");
                 let seen = canon.canonicalize(to.as_str(), None).is_ok_and(|c| {
@@ -927,4 +932,37 @@ fn stubs_that_share_their_hosts_boilerplate_are_distinct_once_the_template_is_le
     let template = sim.core.templates.template("r.test").expect("the template");
     assert_eq!(template.lines.len(), 1, "{template:?}");
     assert!(template.lines[0].pages >= 4);
+    // The template is out of every stub's fingerprint, those indexed before it was known
+    // included: the stubs are distinct by their fingerprints, at the crawl's k.
+    let set = sim
+        .core
+        .templates
+        .fingerprint_set("r.test")
+        .unwrap()
+        .expect("a template set");
+    let stubs: Vec<crate::pages::PageRecord> = sim
+        .core
+        .pages
+        .records()
+        .map(|r| r.unwrap())
+        .filter(|r| r.url.contains("/ref/"))
+        .collect();
+    assert_eq!(stubs.len(), n);
+    for record in &stubs {
+        let (simhash, _) = sim.analyzer.main_fingerprints(&record.text, Some(&set));
+        assert_eq!(record.simhash, simhash.0, "{}", record.url);
+    }
+    let k = sim.core.config.k;
+    for (i, a) in stubs.iter().enumerate() {
+        for b in &stubs[i + 1..] {
+            let d = (a.simhash ^ b.simhash).count_ones();
+            assert!(d > k, "{} and {} at {d}", a.url, b.url);
+        }
+    }
+    let made_again = sim
+        .core
+        .counters
+        .get(counters::REFINGERPRINTED_BY_TEMPLATE)
+        .unwrap();
+    assert!(made_again > 0);
 }
