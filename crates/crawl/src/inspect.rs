@@ -134,6 +134,21 @@ impl Iterator for Skips {
     }
 }
 
+/// What the hosts' templates did in a crawl.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TemplateStats {
+    /// Hosts with at least one template line.
+    pub hosts: u64,
+    /// Pages judged as short pages because their main text was mostly their host's template.
+    pub short: u64,
+    /// Pages judged copies, and distinct once their host's template was set aside.
+    pub distinct: u64,
+    /// Text and near-duplicate skips queued again when their host's template formed.
+    pub requeued: u64,
+    /// Indexed pages fingerprinted again when their host's template changed.
+    pub refingerprinted: u64,
+}
+
 /// The crawl's counts, as `simcrawl stats` reports them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CrawlStats {
@@ -148,6 +163,8 @@ pub struct CrawlStats {
     pub failed_by: Vec<(&'static str, u64)>,
     /// Links past `--max-links-per-page`, not followed.
     pub links_dropped: u64,
+    /// What the hosts' templates did (see [`crate::template`]).
+    pub templates: TemplateStats,
     /// Redirects whose target was queued through the frontier, and those it refused.
     pub redirects: (u64, u64),
     /// Responses that were not HTML.
@@ -394,6 +411,17 @@ impl Inspector {
         Ok(CrawlStats {
             failed_by,
             links_dropped: c.get(counters::LINKS_DROPPED)?,
+            templates: TemplateStats {
+                hosts: crate::template::HostTemplates::open(&self.store)?
+                    .hosts()?
+                    .iter()
+                    .filter(|(_, _, lines)| *lines > 0)
+                    .count() as u64,
+                short: c.get(counters::SHORT_BY_TEMPLATE)?,
+                distinct: c.get(counters::DISTINCT_BY_TEMPLATE)?,
+                requeued: c.get(counters::REQUEUED_BY_TEMPLATE)?,
+                refingerprinted: c.get(counters::REFINGERPRINTED_BY_TEMPLATE)?,
+            },
             redirects: (
                 c.get(counters::REDIRECTS_QUEUED)?,
                 c.get(counters::REDIRECTS_EXCLUDED)?,

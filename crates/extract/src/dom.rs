@@ -87,6 +87,8 @@ pub(crate) enum NoiseWhy<'a> {
     Names {
         class: Option<&'a str>,
         id: Option<&'a str>,
+        /// They name comments (never taken for the page's wrapper).
+        comments: bool,
     },
     /// `hidden`, `aria-hidden` or an inline style that hides it.
     Hidden,
@@ -535,6 +537,7 @@ impl<'a> Collector<'a, '_> {
                 NoiseWhy::Names {
                     class: attrs.class,
                     id: attrs.id,
+                    comments: names.comments,
                 }
             } else if soft {
                 NoiseWhy::Hidden

@@ -115,7 +115,7 @@ fn describe_element(tag: &str, why: NoiseWhy<'_>) -> (String, BoilerplateRule) {
             format!("<{tag} role=\"{}\">", clip(role)),
             BoilerplateRule::Role,
         ),
-        NoiseWhy::Names { class, id } => {
+        NoiseWhy::Names { class, id, .. } => {
             let mut element = format!("<{tag}");
             if let Some(class) = class {
                 element.push_str(&format!(" class=\"{}\"", clip(class)));

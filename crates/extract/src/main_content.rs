@@ -27,7 +27,7 @@
 //! Lengths are bytes of non-white-space text, which treats every script alike within one page.
 
 use crate::document::{FallbackReason, MainVia};
-use crate::dom::{Block, BlockKind, Page};
+use crate::dom::{Block, BlockKind, NoiseWhy, Page};
 use crate::noise::NoiseKind;
 use crate::text::{BREAK_LINE, FullText, NONE, Run, TextWriter};
 
@@ -51,6 +51,9 @@ const PROMOTE_MAX_LINK_DENSITY: f64 = 0.2;
 /// A `form` holding at least `1 / FORM_WRAPPER_SHARE` of the page's text (half) is taken for a
 /// page wrapper, not boilerplate.
 const FORM_WRAPPER_SHARE: u64 = 2;
+/// An element whose class or id names say boilerplate, holding at least `1 /
+/// NAMED_WRAPPER_SHARE` of the page's non-link text (half), is taken for a wrapper.
+const NAMED_WRAPPER_SHARE: u64 = 2;
 
 /// The chosen main text.
 #[derive(Debug)]
@@ -169,28 +172,41 @@ impl Filter {
 
     /// Every rule, given the relaxed (hard-only) filter of the same page.
     fn strict(page: &Page<'_>, hard: &Filter) -> Filter {
-        // Text not under hard noise: the page's text as far as a form wrapper is concerned.
-        let visible = |run: &Run<'_>| !hard.is_noise_run(run);
-        let total: u64 = page
-            .runs
-            .iter()
-            .filter(|r| visible(r))
-            .map(|r| u64::from(r.weight))
-            .sum();
-        Filter::build(page, |noise| match noise.kind {
-            NoiseKind::Hard | NoiseKind::Soft => true,
-            NoiseKind::Form => {
-                let runs = page
-                    .runs
-                    .get(noise.start as usize..noise.end as usize)
-                    .unwrap_or_default();
-                let inside: u64 = runs
-                    .iter()
-                    .filter(|r| visible(r))
-                    .map(|r| u64::from(r.weight))
-                    .sum();
-                inside * FORM_WRAPPER_SHARE < total
+        // Text not under hard noise: the page's text as far as a wrapper is concerned. Prefix
+        // sums over the runs: all of it, and its non-link part.
+        let mut all = Vec::with_capacity(page.runs.len() + 1);
+        let mut prose = Vec::with_capacity(page.runs.len() + 1);
+        let (mut a, mut p) = (0u64, 0u64);
+        all.push(0);
+        prose.push(0);
+        for run in &page.runs {
+            if !hard.is_noise_run(run) {
+                a += u64::from(run.weight);
+                if !run.link {
+                    p += u64::from(run.weight);
+                }
             }
+            all.push(a);
+            prose.push(p);
+        }
+        let inside = |sums: &[u64], noise: &crate::dom::NoiseRec<'_>| {
+            let end = (noise.end as usize).min(sums.len() - 1);
+            let start = (noise.start as usize).min(end);
+            sums[end] - sums[start]
+        };
+        Filter::build(page, |noise| match (noise.kind, noise.why) {
+            (NoiseKind::Hard, _) => true,
+            // An element named like boilerplate that holds most of the page's prose is the
+            // page's wrapper, not a share bar: `<div class="share_wrapper">` around a whole
+            // article. Comments are readers' text, and may well outweigh the article.
+            (
+                NoiseKind::Soft,
+                NoiseWhy::Names {
+                    comments: false, ..
+                },
+            ) => inside(&prose, noise) * NAMED_WRAPPER_SHARE < p,
+            (NoiseKind::Soft, _) => true,
+            (NoiseKind::Form, _) => inside(&all, noise) * FORM_WRAPPER_SHARE < a,
         })
     }
 

@@ -65,12 +65,16 @@ pub(crate) struct NameVerdict {
     pub(crate) noise: bool,
     /// The names mark the element as an article (which keeps `header`s inside it).
     pub(crate) article: bool,
+    /// The names mark the element as comments (readers' text, which can outweigh the article:
+    /// never taken for the page's wrapper).
+    pub(crate) comments: bool,
 }
 
 const ANCILLARY: u8 = 1;
 const POSITIONAL: u8 = 1 << 1;
 const ARTICLE: u8 = 1 << 2;
 const CONTENT: u8 = 1 << 3;
+const COMMENTS: u8 = 1 << 4;
 
 /// Classifies an element by its `class` and `id` attributes.
 pub(crate) fn classify_names(class: Option<&str>, id: Option<&str>) -> NameVerdict {
@@ -81,6 +85,7 @@ pub(crate) fn classify_names(class: Option<&str>, id: Option<&str>) -> NameVerdi
     let mut any_noise = false;
     let mut any_positive = false;
     let mut article = false;
+    let mut comments = false;
     // Over bytes: `str::split` with a pattern of two characters decodes every character, and
     // the names are matched as bytes anyway.
     let units = [class, id]
@@ -91,6 +96,7 @@ pub(crate) fn classify_names(class: Option<&str>, id: Option<&str>) -> NameVerdi
     for unit in units {
         let bits = unit_bits(unit);
         let noise = bits & ANCILLARY != 0 || (bits & POSITIONAL != 0 && bits & ARTICLE == 0);
+        comments |= bits & COMMENTS != 0;
         if noise {
             any_noise = true;
         } else if bits & (CONTENT | ARTICLE) != 0 {
@@ -101,6 +107,7 @@ pub(crate) fn classify_names(class: Option<&str>, id: Option<&str>) -> NameVerdi
     NameVerdict {
         noise: any_noise && !any_positive,
         article,
+        comments,
     }
 }
 
@@ -134,12 +141,12 @@ fn token_bits(bytes: &[u8]) -> u8 {
         | b"dfp" | b"sponsor" | b"sponsors" | b"sponsored" | b"promo" | b"promos" | b"promoted"
         | b"promotion" | b"cookie" | b"cookies" | b"consent" | b"gdpr" | b"share" | b"shares"
         | b"sharing" | b"sharebar" | b"social" | b"socials" | b"related" | b"recommended"
-        | b"recommendations" | b"comment" | b"comments" | b"disqus" | b"breadcrumb"
-        | b"breadcrumbs" | b"menu" | b"menus" | b"megamenu" | b"nav" | b"navbar"
-        | b"navigation" | b"sidebar" | b"newsletter" | b"subscribe" | b"subscription"
-        | b"signup" | b"login" | b"popup" | b"modal" | b"overlay" | b"widget" | b"widgets"
-        | b"toolbar" | b"pagination" | b"pager" | b"search" | b"skip" | b"outbrain"
-        | b"taboola" => ANCILLARY,
+        | b"recommendations" | b"breadcrumb" | b"breadcrumbs" | b"menu" | b"menus"
+        | b"megamenu" | b"nav" | b"navbar" | b"navigation" | b"sidebar" | b"newsletter"
+        | b"subscribe" | b"subscription" | b"signup" | b"login" | b"popup" | b"modal"
+        | b"overlay" | b"widget" | b"widgets" | b"toolbar" | b"pagination" | b"pager"
+        | b"search" | b"skip" | b"outbrain" | b"taboola" => ANCILLARY,
+        b"comment" | b"comments" | b"disqus" => ANCILLARY | COMMENTS,
         b"header" | b"footer" | b"masthead" | b"topbar" | b"banner" => POSITIONAL,
         b"article" | b"post" | b"entry" | b"story" | b"hentry" => ARTICLE,
         b"content" | b"main" | b"body" => CONTENT,

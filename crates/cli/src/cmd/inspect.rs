@@ -364,6 +364,13 @@ pub fn stats(args: StatsArgs) -> Result<ExitCode> {
             "failed": s.failed,
             "failed_by": s.failed_by.iter().map(|(n, c)| ((*n).to_string(), json!(c))).collect::<serde_json::Map<String, Value>>(),
             "links_dropped": s.links_dropped,
+            "templates": {
+                "hosts": s.templates.hosts,
+                "short": s.templates.short,
+                "distinct": s.templates.distinct,
+                "requeued": s.templates.requeued,
+                "refingerprinted": s.templates.refingerprinted,
+            },
             "redirects_queued": s.redirects.0,
             "redirects_refused": s.redirects.1,
             "not_html": s.not_html,
@@ -413,6 +420,21 @@ pub fn stats(args: StatsArgs) -> Result<ExitCode> {
             .map(|(r, n)| (format!("  {r}"), n.to_string())),
     );
     rows.push(("skip log entries".into(), s.skip_log_entries.to_string()));
+    let t = &s.templates;
+    rows.extend([
+        (String::new(), String::new()),
+        ("hosts with a template".into(), t.hosts.to_string()),
+        ("  pages short without it".into(), t.short.to_string()),
+        (
+            "  copies distinct without it".into(),
+            t.distinct.to_string(),
+        ),
+        ("  skips judged again".into(), t.requeued.to_string()),
+        (
+            "  pages fingerprinted again".into(),
+            t.refingerprinted.to_string(),
+        ),
+    ]);
     rows.push((String::new(), String::new()));
     rows.push((
         "excluded by the frontier".into(),

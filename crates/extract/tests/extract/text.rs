@@ -275,3 +275,38 @@ fn classes_on_html_and_body_describe_the_page_not_boilerplate() {
     );
     assert!(d.main_text.starts_with("Entry paragraph 0") && !d.main_text.contains("Side"));
 }
+
+#[test]
+fn an_element_named_like_boilerplate_around_most_of_the_prose_is_a_wrapper_but_comments_are_not() {
+    // InfoWorld's layout: the whole article sits in `<div class="share_wrapper">`, beside a short
+    // promotion that is not named like boilerplate at all.
+    let promo = "<div class=box><h3>White Paper</h3><p>Learn why and how our service desk \
+                 solution empowers IT staff through social collaboration and visualisation to \
+                 speed up incident resolution. Read the report from the analysts of the year \
+                 and see what your team could do with it. Gartner's recent magic quadrant for \
+                 service support management named no vendor a leader or an innovator this \
+                 year.</p><a href=/wp>Read now</a></div>";
+    let html = format!(
+        "<div id=page><div class=share_wrapper><h1>EMC upgrades its line</h1>{}</div>{promo}\
+         <div class=share><a href=/t>Tweet</a> <a href=/f>Share</a></div></div>",
+        paragraphs(40, "Story")
+    );
+    let d = doc(&html, PAGE);
+    assert!(
+        d.main_text.contains("Story paragraph 39"),
+        "{}",
+        d.main_text
+    );
+    assert!(!d.main_text.contains("White Paper"), "{}", d.main_text);
+    assert!(!d.main_text.contains("Tweet"), "{}", d.main_text);
+
+    // Comments that outweigh a short article stay out of it.
+    let html = format!(
+        "<div id=page><div class=entry>{}</div><div id=comments>{}</div></div>",
+        paragraphs(5, "Story"),
+        paragraphs(12, "Reader")
+    );
+    let d = doc(&html, PAGE);
+    assert!(d.main_text.contains("Story paragraph 4"), "{}", d.main_text);
+    assert!(!d.main_text.contains("Reader"), "{}", d.main_text);
+}
