@@ -43,6 +43,8 @@ pub(crate) struct Block {
     /// The innermost noise element at or around it, or `NONE`.
     pub(crate) noise: u32,
     pub(crate) kind: BlockKind,
+    /// Its class or id names say content (`post-body`, `entry-content`).
+    pub(crate) content_named: bool,
 }
 
 /// What kind of block an element is, for main-content selection.
@@ -580,6 +582,7 @@ impl<'a> Collector<'a, '_> {
                 end: self.run_index(),
                 noise: frame.noise,
                 kind,
+                content_named: names.content && !names.noise,
             });
             frame.block = frame.own_block;
         }

@@ -17,7 +17,8 @@
 //! 4. the densest block: every block whose own non-link text is at least
 //!    [`MIN_PARAGRAPH`] bytes gives that length to itself and its parent in full, to its
 //!    grandparent by half, and to the next three ancestors by 1/6, 1/9 and 1/12 (Readability's
-//!    propagation); each block's total is multiplied by `1 - link density` of its subtree, and
+//!    propagation); a block whose class or id names say content gets [`CONTENT_NAME_BONUS`]
+//!    more; each block's total is multiplied by `1 - link density` of its subtree, and
 //!    the highest wins (ties go to the later, deeper block). Its siblings join it when they score
 //!    at least a fifth of the winner, or when they are text-level blocks (`p`, headings, lists...)
 //!    with at least [`DENSE_SIBLING`] bytes of text and a link density under 0.25, or containers
@@ -39,6 +40,10 @@ pub const DENSE_SIBLING: u32 = 80;
 const SIBLING_MAX_LINK_DENSITY: f64 = 0.25;
 /// Share of the winner's score for any sibling block to join.
 const SIBLING_SCORE_SHARE: f64 = 0.2;
+/// Added to the score of a block whose class or id names say content (`post-body`,
+/// `entry-content`, `article-text`), as Readability weighs class names: about two paragraphs'
+/// worth, so that a post written as short lines beats a sidebar's single long paragraph.
+const CONTENT_NAME_BONUS: f64 = 500.0;
 /// Weights of a paragraph's length for the block itself, its parent, grandparent and so on.
 const ANCESTOR_WEIGHTS: [f64; 6] = [1.0, 1.0, 0.5, 1.0 / 6.0, 1.0 / 9.0, 1.0 / 12.0];
 /// A densest block's parent replaces it when it holds at most this many times its non-link text.
@@ -401,15 +406,30 @@ fn densest(page: &Page<'_>, filter: &Filter, stats: &Stats) -> Option<Ranges> {
     }
     let mut top: Option<(usize, f64)> = None;
     for (b, score) in score.iter_mut().enumerate() {
-        if *score <= 0.0 {
+        let block = &page.blocks[b];
+        // A post written as short lines has no paragraph to score, only its name. The name
+        // picks the block; its siblings are judged by their text alone (a `story-info` byline
+        // is named like content too).
+        let bonus = if block.content_named
+            && stats.text[b] >= u64::from(MIN_PARAGRAPH)
+            && !filter.is_noise_block(block)
+        {
+            CONTENT_NAME_BONUS
+        } else {
+            0.0
+        };
+        if *score <= 0.0 && bonus == 0.0 {
             continue;
         }
-        *score *= 1.0 - stats.link_density(b);
-        if top.is_none_or(|(_, best)| *score >= best) {
-            top = Some((b, *score));
+        let keep = 1.0 - stats.link_density(b);
+        *score *= keep;
+        let ranked = *score + bonus * keep;
+        if top.is_none_or(|(_, best)| ranked >= best) {
+            top = Some((b, ranked));
         }
     }
-    let (top, top_score) = top?;
+    let (top, _) = top?;
+    let top_score = score[top];
     let top = promote(page, stats, top);
     let parent = page.blocks[top].parent;
     if parent == NONE {

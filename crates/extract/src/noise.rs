@@ -68,6 +68,8 @@ pub(crate) struct NameVerdict {
     /// The names mark the element as comments (readers' text, which can outweigh the article:
     /// never taken for the page's wrapper).
     pub(crate) comments: bool,
+    /// A name says content or article (`post-body`, `entry-content`, `article`, `main`).
+    pub(crate) content: bool,
 }
 
 const ANCILLARY: u8 = 1;
@@ -108,6 +110,7 @@ pub(crate) fn classify_names(class: Option<&str>, id: Option<&str>) -> NameVerdi
         noise: any_noise && !any_positive,
         article,
         comments,
+        content: any_positive,
     }
 }
 

@@ -310,3 +310,42 @@ fn an_element_named_like_boilerplate_around_most_of_the_prose_is_a_wrapper_but_c
     assert!(d.main_text.contains("Story paragraph 4"), "{}", d.main_text);
     assert!(!d.main_text.contains("Reader"), "{}", d.main_text);
 }
+
+#[test]
+fn a_post_named_as_content_beats_a_sidebars_long_paragraph() {
+    // Blogger's layout: the post is short lines between `<br>`s and `<div>`s, none of them a
+    // paragraph by length; the sidebar's profile is one long paragraph.
+    let lines: String = [
+        "Dear all,",
+        "I would love to invite you",
+        "to the book event at",
+        "The Reading Bug, Saturday,",
+        "October 27 at 11 am.",
+        "Location: 785 Laurel St,",
+        "San Carlos, California.",
+        "Hope to see you there.",
+        "Cheers, Alina",
+    ]
+    .iter()
+    .map(|l| format!("<div>{l}</div>"))
+    .collect();
+    let html = format!(
+        "<div class=main><div class='post hentry'><h3 class=post-title>Little gifts</h3>\
+         <div class='post-body entry-content'>{lines}{lines}</div></div></div>\
+         <div class=sidebar-profile><p>Thank you for visiting my blog. Professionally, I am a \
+         story artist at a film studio. For fun, I do gallery and museum exhibitions, publish \
+         children's picture books and graphic novels, radio broadcasts and podcasts, and \
+         travel, eat and sleep.</p></div>"
+    );
+    let d = doc(&html, PAGE);
+    assert!(
+        d.main_text.contains("Hope to see you there."),
+        "{}",
+        d.main_text
+    );
+    assert!(
+        !d.main_text.contains("Thank you for visiting"),
+        "{}",
+        d.main_text
+    );
+}
