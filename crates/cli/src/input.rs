@@ -103,19 +103,37 @@ fn file_url(input: &str) -> Url {
 }
 
 fn looks_like_html(text: &str) -> bool {
+    // The WHATWG MIME sniffing patterns for text/html, after white space: a comment or one of
+    // the tags; and any of those tags in the first kilobyte (a page may open with comments
+    // and blank lines before its `<html>`).
+    const TAGS: [&str; 17] = [
+        "<!doctype html",
+        "<html",
+        "<head",
+        "<script",
+        "<iframe",
+        "<h1",
+        "<div",
+        "<font",
+        "<table",
+        "<a ",
+        "<style",
+        "<title",
+        "<b>",
+        "<body",
+        "<br",
+        "<p>",
+        "<p ",
+    ];
     let head: String = text
-        .trim_start()
+        .trim_start_matches(['\u{feff}', ' ', '\t', '\n', '\r', '\x0c'])
         .chars()
-        .take(512)
+        .take(1024)
         .collect::<String>()
         .to_ascii_lowercase();
-    head.starts_with("<!doctype html")
-        || head.starts_with("<html")
+    head.starts_with("<!--")
         || head.starts_with("<?xml")
-        || head.contains("<body")
-        || head.contains("<head")
-        || head.contains("<p>")
-        || head.contains("<div")
+        || TAGS.iter().any(|tag| head.contains(tag))
 }
 
 #[cfg(test)]
@@ -127,5 +145,8 @@ mod tests {
         assert!(looks_like_html("  <!DOCTYPE html><p>x"));
         assert!(looks_like_html("<div>hello</div>"));
         assert!(!looks_like_html("just some words"));
+        assert!(looks_like_html("\u{feff}<!-- generated -->\n\n<html><p>x"));
+        assert!(looks_like_html("<?php // ?>\n<!-- a -->\n<table><tr><td>x"));
+        assert!(!looks_like_html("a < b and c > d, in plain text"));
     }
 }

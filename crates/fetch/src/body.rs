@@ -8,7 +8,9 @@
 //!   `charset` module), unless the first 1024 bytes hold a NUL byte and the encoding is not UTF-16:
 //!   then the body is binary mislabelled as HTML, and is kept as bytes, not decoded.
 //! - A body without `Content-Type` is sniffed from its first 512 bytes: after optional white space
-//!   (and a UTF-8 BOM), `<!doctype html` or `<html`, in any case, make it HTML.
+//!   (and a UTF-8 BOM), one of the WHATWG sniffing patterns for HTML (`<!doctype html`, `<html`,
+//!   `<head`, `<body`, `<p`, `<div`, `<!--` and the rest, followed by a space or `>`), in any
+//!   case, makes it HTML.
 //! - Anything else is not downloaded ([`Body::Skipped`]) unless the call asks for non-HTML bodies
 //!   ([`NonHtml::Keep`]): then it is kept as bytes up to the cap, not decoded.
 
@@ -172,16 +174,39 @@ pub(crate) async fn read(
     })
 }
 
-/// `<!doctype html` or `<html` after optional white space and a UTF-8 BOM, in any case.
+/// The WHATWG MIME sniffing patterns for `text/html`: after optional white space and a UTF-8
+/// BOM, one of these (in any case) followed by a space or `>` (a page may open with a comment
+/// before its `<html>`).
 fn looks_like_html(bytes: &[u8]) -> bool {
+    const PATTERNS: [&[u8]; 17] = [
+        b"<!doctype html",
+        b"<html",
+        b"<head",
+        b"<script",
+        b"<iframe",
+        b"<h1",
+        b"<div",
+        b"<font",
+        b"<table",
+        b"<a",
+        b"<style",
+        b"<title",
+        b"<b",
+        b"<body",
+        b"<br",
+        b"<p",
+        b"<!--",
+    ];
     let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
     let start = bytes
         .iter()
         .position(|b| !b.is_ascii_whitespace())
         .unwrap_or(bytes.len());
     let rest = &bytes[start..];
-    [&b"<!doctype html"[..], b"<html"].iter().any(|prefix| {
-        rest.len() >= prefix.len() && rest[..prefix.len()].eq_ignore_ascii_case(prefix)
+    PATTERNS.iter().any(|pattern| {
+        rest.len() > pattern.len()
+            && rest[..pattern.len()].eq_ignore_ascii_case(pattern)
+            && matches!(rest[pattern.len()], b' ' | b'>')
     })
 }
 
@@ -248,5 +273,8 @@ mod tests {
         assert!(!looks_like_html(b"<?xml version=\"1.0\"?><rss>"));
         assert!(!looks_like_html(b"<htm"));
         assert!(!looks_like_html(b""));
+        assert!(looks_like_html(b"<!-- generated -->\n<html><p>x"));
+        assert!(looks_like_html(b"  <p>one paragraph"));
+        assert!(!looks_like_html(b"<pre-formatted notes>"));
     }
 }
