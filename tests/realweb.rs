@@ -300,4 +300,22 @@ fn a_hosts_template_is_learned_from_its_pages_and_set_aside_from_a_short_page() 
     // is the page's own evidence, and the page is judged by its title and whole text (it is
     // indexed, as `short_distinct_pages_are_all_indexed` checks for its siblings).
     assert!(own.trim().is_empty(), "{own}");
+    // The template is out of its fingerprints, and out of every other page's of the host,
+    // those indexed before the template formed included.
+    let set = inspector
+        .fingerprint_template(&host)
+        .expect("the template reads")
+        .expect("a template");
+    let analyzer = simcrawl_crawl::Analyzer::default();
+    let (without, _) = analyzer.main_fingerprints(&page.text, Some(&set));
+    let (with, _) = analyzer.main_fingerprints(&page.text, None);
+    assert_eq!(page.simhash, without.0);
+    assert_ne!(page.simhash, with.0);
+    let mut checked = 0;
+    for other in c.pages.iter().filter(|p| p.url.contains(&host)) {
+        let (fp, _) = analyzer.main_fingerprints(&other.text, Some(&set));
+        assert_eq!(other.simhash, fp.0, "{}", other.url);
+        checked += 1;
+    }
+    assert!(checked >= 4, "{checked} pages of {host}");
 }

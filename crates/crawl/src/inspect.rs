@@ -358,6 +358,14 @@ impl Inspector {
         crate::template::HostTemplates::open(&self.store)?.without_template(host, text)
     }
 
+    /// `host`'s template as the fingerprints of its pages leave it out (`None`: no template).
+    pub fn fingerprint_template(
+        &self,
+        host: &str,
+    ) -> Result<Option<std::sync::Arc<crate::template::TemplateSet>>, CrawlError> {
+        crate::template::HostTemplates::open(&self.store)?.fingerprint_set(host)
+    }
+
     /// The non-empty lines of a page's main text, each with whether it is a line of `host`'s
     /// template.
     pub fn mark_template_lines(
