@@ -328,6 +328,9 @@ pub struct CrawlFlags {
     /// Requests in flight at once per host.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64), help_heading = "Politeness")]
     pub per_host: u32,
+    /// Pages of a host analysed while its next request goes out, when it is the only host at work and past its first 64 pages (one request at a time all the same).
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64), help_heading = "Politeness")]
+    pub analysis_ahead: u32,
     /// Seconds one request may take, from sending it to the last byte of the body.
     #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = parse_seconds, help_heading = "Politeness")]
     pub timeout: f64,

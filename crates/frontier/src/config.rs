@@ -114,6 +114,15 @@ pub struct FrontierConfig {
     pub delay: Duration,
     /// Most requests in flight to one host (robots.txt and sitemap requests included). Default 1.
     pub max_in_flight_per_host: u32,
+    /// Most of a host's pages answered and not yet completed by the caller (being analysed)
+    /// that free their request slot while it is the only host with work, past its first
+    /// [`RUN_AHEAD_AFTER`](crate::RUN_AHEAD_AFTER) pages: with one request per
+    /// host, its next request goes out while this many of its pages are still analysed, so that a
+    /// crawl of one site keeps every core busy. With other hosts at work, one. Never more
+    /// requests at once to the host: an answered page has had its response. A page fetched ahead
+    /// of the ones in analysis is fetched before their evidence (a mirror rule learned from
+    /// them), so it is kept small. Default 4.
+    pub max_answered_ahead: u32,
     /// Most requests in flight over all hosts. Default 64.
     pub max_in_flight: u32,
     /// Largest robots.txt `Crawl-delay` honoured. A host asking for more is parked: its URLs stay
@@ -177,6 +186,7 @@ impl Default for FrontierConfig {
             user_agent_token: "simcrawl".to_owned(),
             delay: Duration::from_secs(1),
             max_in_flight_per_host: 1,
+            max_answered_ahead: 4,
             max_in_flight: 64,
             crawl_delay_cap: Duration::from_secs(30),
             crash_suspects_per_host: 1024,

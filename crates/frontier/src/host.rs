@@ -96,12 +96,14 @@ impl HostState {
         self.depths.iter().map(|(_, n)| n).sum()
     }
 
-    /// Requests in flight: leases and robots.txt requests, less one lease whose response has
-    /// arrived. One answered lease frees its slot, so that fetching the next page overlaps
-    /// processing this one; more do not: every page fetched ahead of what the caller has processed
-    /// is a page fetched before the evidence of the last (a mirror rule learned later).
-    pub(crate) fn in_flight(&self) -> u32 {
-        let open = self.leased.len() - self.answered.len().min(1);
+    /// Requests in flight: leases and robots.txt requests, less the leases whose response has
+    /// arrived, up to `ahead` of them
+    /// ([`FrontierConfig::max_answered_ahead`](crate::FrontierConfig::max_answered_ahead)). They
+    /// free their slots, so that fetching the next page overlaps processing these; more do not:
+    /// every page fetched ahead of what the caller has processed is a page fetched before the
+    /// evidence of the last (a mirror rule learned later).
+    pub(crate) fn in_flight(&self, ahead: u32) -> u32 {
+        let open = self.leased.len() - self.answered.len().min(ahead as usize);
         u32::try_from(open).unwrap_or(u32::MAX) + self.robots_in_flight
     }
 
@@ -267,6 +269,11 @@ impl HostTable {
 
     pub(crate) fn len(&self) -> usize {
         self.by_name.len()
+    }
+
+    /// Hosts in memory with something queued or in flight.
+    pub(crate) fn active(&self) -> usize {
+        self.len().saturating_sub(self.idle_count)
     }
 
     /// Puts `id` on the ready heap at its due time and depth, replacing its live entry if that

@@ -120,9 +120,9 @@ pub use admission::{Admission, InvalidReason, ScopeReason, Trap, Via, ViaKind};
 pub use config::{FrontierConfig, RobotsPolicy, Scope, SitemapLimits, TrapLimits};
 pub use counters::{Counter, FrontierCounters};
 pub use error::FrontierError;
-pub use frontier::Frontier;
 pub use frontier::admit::SitemapAdmission;
 pub use frontier::answers::{SitemapOutcome, SitemapReport};
+pub use frontier::{Frontier, RUN_AHEAD_AFTER};
 pub use lease::{Completion, Lease, LeaseKind, Next};
 pub use records::{Excluded, ExclusionReason};
 pub use robots::{

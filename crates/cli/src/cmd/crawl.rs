@@ -38,6 +38,7 @@ fn config(
     f.delay = Duration::from_secs_f64(flags.delay.unwrap_or(default_delay));
     f.max_in_flight = flags.concurrency;
     f.max_in_flight_per_host = flags.per_host;
+    f.max_answered_ahead = flags.analysis_ahead;
     f.scope = match flags.scope {
         ScopeArg::Host => Scope::Host,
         ScopeArg::Domain => Scope::Domain,

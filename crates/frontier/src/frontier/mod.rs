@@ -33,6 +33,11 @@ static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
 /// always go first.
 pub(crate) type QueueKey = (String, u32);
 
+/// Pages of a host handed out in a session before it may run more than one page ahead (see
+/// [`FrontierConfig::max_answered_ahead`]): a host's mirror, parameter and alias rules are learned
+/// from its first pages, five agreeing copies at a time.
+pub const RUN_AHEAD_AFTER: u32 = 64;
+
 /// The crawl frontier: the seen set, one durable FIFO queue per host and depth, the politeness
 /// clock, the robots.txt cache, sitemaps, scope, budgets and trap guards, all persisted in a
 /// [`Store`].
@@ -316,19 +321,34 @@ impl Frontier {
         Ok(id)
     }
 
+    /// How many of host `id`'s answered pages free its request slot: up to
+    /// [`FrontierConfig::max_answered_ahead`] while it is the only host with work and past its
+    /// first [`RUN_AHEAD_AFTER`] pages of the session (its pages are then all the work there is,
+    /// and the cores would wait), one otherwise: other hosts keep the cores busy, and a host's
+    /// first pages are where its rules are learned (a page fetched ahead is fetched before the
+    /// evidence of the last).
+    fn answered_ahead(&self, id: u32) -> u32 {
+        if self.hosts.active() <= 1 && self.hosts.get(id).session_handouts >= RUN_AHEAD_AFTER {
+            self.config.max_answered_ahead.max(1)
+        } else {
+            1
+        }
+    }
+
     /// Puts the host on the ready heap if it can hand something out, takes it off otherwise, and
     /// lists it as idle when it has nothing queued and nothing in flight.
     fn reschedule(&mut self, id: u32) {
         let limit = self.config.max_in_flight_per_host;
+        let ahead = self.answered_ahead(id);
         let host = self.hosts.get(id);
-        if host.queued() == 0 && host.in_flight() == 0 {
+        if host.queued() == 0 && host.in_flight(ahead) == 0 {
             self.hosts.unschedule(id);
             self.hosts.mark_idle(id);
             return;
         }
         let ready = host.record.parked_delay_ms == 0
             && host.has_unleased()
-            && host.in_flight() < limit
+            && host.in_flight(ahead) < limit
             && !host.waiting_for_robots;
         self.hosts.mark_active(id);
         if ready {

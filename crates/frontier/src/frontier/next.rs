@@ -86,10 +86,11 @@ impl Frontier {
         now: Instant,
         exclusions: &mut u32,
     ) -> Result<Option<Next>, FrontierError> {
+        let ahead = self.answered_ahead(id);
         let host = self.hosts.get(id);
         if host.record.parked_delay_ms != 0
             || !host.has_unleased()
-            || host.in_flight() >= self.config.max_in_flight_per_host
+            || host.in_flight(ahead) >= self.config.max_in_flight_per_host
         {
             self.reschedule(id);
             return Ok(None);

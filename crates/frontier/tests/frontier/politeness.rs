@@ -398,30 +398,81 @@ async fn an_answered_lease_frees_the_host_before_it_is_completed() {
     assert!(matches!(f.next_ready(later).must("next"), Next::Done));
 }
 
-/// Only one answered lease per host frees its slot: the host never runs two pages ahead of what
-/// the caller has processed.
+/// Past its first pages, a host alone at work frees its slot for at most `max_answered_ahead`
+/// answered leases: it never runs further ahead of what the caller has processed, and never has
+/// two requests out at once.
 #[tokio::test(start_paused = true)]
-async fn a_host_runs_at_most_one_page_ahead() {
+async fn a_host_runs_at_most_max_answered_ahead_pages_ahead() {
+    for ahead in [1u32, 3] {
+        let store = store();
+        let mut f = open(
+            &store,
+            FrontierConfig {
+                delay: Duration::ZERO,
+                max_answered_ahead: ahead,
+                ..config()
+            },
+        );
+        let warmup = simcrawl_frontier::RUN_AHEAD_AFTER as usize;
+        admit_pages(&mut f, "a.test", warmup + ahead as usize + 2);
+        let t0 = Instant::now();
+        // A host's first pages go one at a time, one page ahead at most.
+        for _ in 0..warmup {
+            let lease = expect_fetch(&mut f, t0);
+            f.answered(&lease, t0).must("answered");
+            f.complete(lease, Completion::Fetched, t0).must("complete");
+        }
+        let mut held = Vec::new();
+        for _ in 0..=ahead {
+            let lease = expect_fetch(&mut f, t0);
+            assert!(
+                !matches!(f.next_ready(t0).must("next"), Next::Fetch(_)),
+                "one request at a time (ahead {ahead})"
+            );
+            f.answered(&lease, t0).must("answered");
+            held.push(lease);
+        }
+        assert!(
+            !matches!(f.next_ready(t0).must("next"), Next::Fetch(_)),
+            "the next page waits for the first to be completed (ahead {ahead})"
+        );
+        let mut held = held.into_iter();
+        f.complete(held.next().unwrap(), Completion::Fetched, t0)
+            .must("complete");
+        let last = expect_fetch(&mut f, t0);
+        for lease in held.chain([last]) {
+            f.complete(lease, Completion::Fetched, t0).must("complete");
+        }
+        assert!(matches!(f.next_ready(t0).must("next"), Next::Done));
+    }
+}
+
+/// With other hosts at work, a host runs one page ahead whatever `max_answered_ahead` says: the
+/// other hosts keep the caller busy.
+#[tokio::test(start_paused = true)]
+async fn with_two_hosts_at_work_each_runs_one_page_ahead() {
     let store = store();
     let mut f = open(
         &store,
         FrontierConfig {
             delay: Duration::ZERO,
+            max_answered_ahead: 3,
             ..config()
         },
     );
-    admit_pages(&mut f, "a.test", 3);
+    admit_pages(&mut f, "a.test", 5);
+    admit_pages(&mut f, "b.test", 5);
     let t0 = Instant::now();
-    let first = expect_fetch(&mut f, t0);
-    f.answered(&first, t0).must("answered");
-    let second = expect_fetch(&mut f, t0);
-    f.answered(&second, t0).must("answered");
-    assert!(
-        !matches!(f.next_ready(t0).must("next"), Next::Fetch(_)),
-        "a third page waits for the first to be completed"
-    );
-    f.complete(first, Completion::Fetched, t0).must("complete");
-    let third = expect_fetch(&mut f, t0);
-    f.complete(second, Completion::Fetched, t0).must("complete");
-    f.complete(third, Completion::Fetched, t0).must("complete");
+    let mut held: Vec<simcrawl_frontier::Lease> = Vec::new();
+    while let Next::Fetch(lease) = f.next_ready(t0).must("next") {
+        f.answered(&lease, t0).must("answered");
+        held.push(lease);
+    }
+    for host in ["a.test", "b.test"] {
+        let n = held.iter().filter(|l| l.host == host).count();
+        assert_eq!(n, 2, "{host}: {held:?}");
+    }
+    for lease in held {
+        f.complete(lease, Completion::Fetched, t0).must("complete");
+    }
 }
