@@ -7,6 +7,7 @@
 mod crawl;
 mod extract;
 mod fingerprint;
+mod grow;
 mod index;
 mod proc;
 mod realweb;
@@ -48,6 +49,9 @@ enum Command {
     Report(report::Args),
     /// What dedup buys the search index: copies in the top 10, index size, indexing cost.
     Search(search::Args),
+    /// Cost as the crawl grows: pages/s, CPU per page and RSS at 10 k, 100 k and 1 M pages of the
+    /// test web scaled up, served by another process.
+    Grow(grow::Args),
 }
 
 fn main() -> Result<()> {
@@ -66,5 +70,6 @@ fn main() -> Result<()> {
         Command::Realweb(args) => realweb::run(args),
         Command::Report(args) => report::run(args),
         Command::Search(args) => search::run(args),
+        Command::Grow(args) => grow::run(args),
     }
 }

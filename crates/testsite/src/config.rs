@@ -167,6 +167,11 @@ pub struct TestWebConfig {
     pub hosts: HostSet,
     /// How noisy the [`HostKind::Noisy`] host is.
     pub noise: Noise,
+    /// Render each page when it is requested instead of all of them up front: a web of a
+    /// million pages fits in memory (its articles' text, not its HTML), at the cost of rendering
+    /// a page on every request. A lazy web's manifest lists no URL variants of the origin's links
+    /// (finding them takes rendering every page). Default false.
+    pub lazy: bool,
 }
 
 impl Default for TestWebConfig {
@@ -180,6 +185,7 @@ impl Default for TestWebConfig {
             article_words: (280, 650),
             hosts: HostSet::all(),
             noise: Noise::default(),
+            lazy: false,
         }
     }
 }

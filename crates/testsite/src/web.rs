@@ -36,8 +36,11 @@ pub struct TestWeb {
 impl std::fmt::Debug for TestWeb {
     /// A summary: the config and the page count of each host, not the pages.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let pages: Vec<(HostKind, usize)> =
-            self.hosts.iter().map(|h| (h.kind, h.pages.len())).collect();
+        let pages: Vec<(HostKind, usize)> = self
+            .hosts
+            .iter()
+            .map(|h| (h.kind, h.routes.len()))
+            .collect();
         f.debug_struct("TestWeb")
             .field("config", &self.config)
             .field("pages", &pages)
@@ -50,8 +53,19 @@ pub(crate) struct HostContent {
     pub(crate) kind: HostKind,
     /// Route key to page index (into `pages`).
     routes: HashMap<String, usize>,
+    /// Every page rendered, or none in a lazy web ([`TestWebConfig::lazy`]).
     pages: Vec<Rendered>,
+    /// How the host renders a page on request in a lazy web.
+    lazy: Option<(SiteOf, LinkStyle, Mode)>,
     robots: Bytes,
+}
+
+/// Which site a host shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SiteOf {
+    Origin,
+    Tracking,
+    Trap,
 }
 
 /// How a host answers one request (see [`TestWeb::respond`]).
@@ -100,7 +114,11 @@ impl TestWeb {
             .then(|| Site::generate(&config, SiteKind::Trap));
 
         let seed = config.seed;
+        let lazy = config.lazy;
         let render_all = |site: &Site, style, mode| -> Vec<Rendered> {
+            if lazy {
+                return Vec::new();
+            }
             (0..site.pages.len())
                 .map(|p| render(site, p, style, mode, seed, None))
                 .collect()
@@ -114,7 +132,7 @@ impl TestWeb {
         };
 
         let mut spellings = BTreeSet::new();
-        let origin_pages: Vec<Rendered> = (0..origin.pages.len())
+        let origin_pages: Vec<Rendered> = (0..if lazy { 0 } else { origin.pages.len() })
             .map(|p| {
                 render(
                     &origin,
@@ -141,31 +159,44 @@ impl TestWeb {
                     kind,
                     routes: routes_of(&origin, ""),
                     pages: origin_pages.clone(),
+                    lazy: lazy.then_some((SiteOf::Origin, LinkStyle::Plain, Mode::Static)),
                     robots: origin_robots.clone(),
                 },
                 HostKind::PrefixMirror => HostContent {
                     kind,
                     routes: routes_of(&origin, MIRROR_PREFIX),
                     pages: render_all(&origin, LinkStyle::Prefix, Mode::Static),
+                    lazy: lazy.then_some((SiteOf::Origin, LinkStyle::Prefix, Mode::Static)),
                     robots: robots(Some(&format!("{MIRROR_PREFIX}{PRIVATE_DIR}")), None),
                 },
                 HostKind::Noisy => HostContent {
                     kind,
                     routes: routes_of(&origin, ""),
                     pages: render_all(&origin, LinkStyle::Plain, Mode::Noisy(config.noise)),
+                    lazy: lazy.then_some((
+                        SiteOf::Origin,
+                        LinkStyle::Plain,
+                        Mode::Noisy(config.noise),
+                    )),
                     robots: origin_robots.clone(),
                 },
                 HostKind::Tracking | HostKind::Trap => {
-                    let (site, style, mode) = if kind == HostKind::Tracking {
-                        (tracking.as_ref(), LinkStyle::Tracking, Mode::Static)
+                    let (site, of, style, mode) = if kind == HostKind::Tracking {
+                        (
+                            tracking.as_ref(),
+                            SiteOf::Tracking,
+                            LinkStyle::Tracking,
+                            Mode::Static,
+                        )
                     } else {
-                        (trap.as_ref(), LinkStyle::Visit, Mode::Visit)
+                        (trap.as_ref(), SiteOf::Trap, LinkStyle::Visit, Mode::Visit)
                     };
                     let Some(site) = site else { continue };
                     HostContent {
                         kind,
                         routes: routes_of(site, ""),
                         pages: render_all(site, style, mode),
+                        lazy: lazy.then_some((of, style, mode)),
                         robots: robots(None, None),
                     }
                 }
@@ -173,6 +204,7 @@ impl TestWeb {
                     kind,
                     routes: HashMap::new(),
                     pages: Vec::new(),
+                    lazy: None,
                     robots: robots(None, None),
                 },
             };
@@ -257,7 +289,23 @@ impl TestWeb {
         let Some(&page) = content.routes.get(&key) else {
             return Reply::NotFound;
         };
-        let body = match &content.pages[page] {
+        let rendered;
+        let shown = match content.lazy {
+            Some((of, style, mode)) => {
+                let site = match of {
+                    SiteOf::Origin => Some(&self.origin),
+                    SiteOf::Tracking => self.tracking.as_ref(),
+                    SiteOf::Trap => self.trap.as_ref(),
+                };
+                let Some(site) = site else {
+                    return Reply::NotFound;
+                };
+                rendered = render(site, page, style, mode, self.config.seed, None);
+                &rendered
+            }
+            None => &content.pages[page],
+        };
+        let body = match shown {
             Rendered::Static(bytes) => bytes.clone(),
             Rendered::Template(template) => {
                 let nonce = self.nonce.fetch_add(1, Ordering::Relaxed);

@@ -313,3 +313,27 @@ fn the_default_web_has_about_four_hundred_origin_pages() {
     assert_eq!(manifest.origin_pages().count(), n);
     assert_eq!(manifest.near_duplicates().len(), 16);
 }
+
+#[test]
+fn a_lazy_web_renders_each_page_as_the_eager_web_does() {
+    let (eager, manifest) = small();
+    let lazy = TestWeb::generate(TestWebConfig {
+        lazy: true,
+        ..TestWebConfig::small()
+    });
+    let mut compared = 0;
+    for e in manifest.entries() {
+        if matches!(e.host, HostKind::Noisy | HostKind::Trap) {
+            continue; // they vary per request by design
+        }
+        let t = target(&e.url);
+        assert_eq!(
+            eager.respond(e.host, &t),
+            lazy.respond(e.host, &t),
+            "{}",
+            e.url
+        );
+        compared += 1;
+    }
+    assert!(compared > 100, "{compared} pages compared");
+}

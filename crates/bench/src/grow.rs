@@ -1,0 +1,294 @@
+//! `simcrawl-bench grow`: cost as the crawl grows. The built-in test web, scaled up, is served by
+//! another process (`simcrawl-bench grow --serve`, started by this one), so that the figures are
+//! the crawler's alone; the crawl runs here, and every second its pages fetched, CPU time and
+//! resident memory are sampled. Printed: at each mark (10 k, 100 k, 1 M pages by default) the
+//! crawl rate over the last stretch before it, the RSS, and RSS per page; with `--svg`, a plot of
+//! both against pages fetched.
+
+use crate::proc::{cpu_seconds, status_bytes};
+use crate::stats::round3;
+use anyhow::{Context, Result, bail};
+use serde_json::json;
+use simcrawl_crawl::{CrawlConfig, run as crawl};
+use simcrawl_testsite::{TestWeb, TestWebConfig};
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Articles on the test web's origin: about 1.07 pages are fetched per article.
+    #[arg(long, default_value_t = 940_000)]
+    articles: usize,
+    /// Pages fetched at which to report (comma-separated); the crawl stops at the last.
+    #[arg(long, value_delimiter = ',', default_value = "10000,100000,1000000")]
+    marks: Vec<u64>,
+    /// Requests in flight.
+    #[arg(long, default_value_t = 32)]
+    concurrency: u32,
+    /// Requests in flight per host.
+    #[arg(long, default_value_t = 4)]
+    per_host: u32,
+    /// Where the crawl's store goes (default: a temporary directory).
+    #[arg(long)]
+    store: Option<PathBuf>,
+    /// Write the plot here (SVG).
+    #[arg(long)]
+    svg: Option<PathBuf>,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Only serve the web: print its seeds as one JSON line, serve until standard input closes.
+    #[arg(long, hide = true)]
+    serve: bool,
+}
+
+/// One sample of the crawl.
+#[derive(Debug, Clone, Copy)]
+struct Sample {
+    secs: f64,
+    fetched: u64,
+    indexed: u64,
+    cpu_s: f64,
+    rss: u64,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    if args.serve {
+        return serve(args.articles);
+    }
+    let Some(&last) = args.marks.iter().max() else {
+        bail!("--marks names no mark");
+    };
+    // The web, in its own process: this binary with --serve.
+    let exe = std::env::current_exe().context("this benchmark's own path")?;
+    let mut server = Command::new(exe)
+        .args(["grow", "--serve", "--articles", &args.articles.to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .context("starting the web's process")?;
+    let generate_start = Instant::now();
+    let mut line = String::new();
+    BufReader::new(server.stdout.take().context("the web's standard output")?)
+        .read_line(&mut line)
+        .context("reading the web's seeds")?;
+    let generate_s = generate_start.elapsed().as_secs_f64();
+    let seeds: Vec<String> = serde_json::from_str(line.trim())
+        .with_context(|| format!("the web's seeds, not {line:?}"))?;
+
+    let temp = tempfile::tempdir().context("a temporary store directory")?;
+    let store = args
+        .store
+        .clone()
+        .unwrap_or_else(|| temp.path().join("store"));
+    let mut config = CrawlConfig::new(store, seeds);
+    config.frontier.delay = Duration::ZERO;
+    config.frontier.max_in_flight = args.concurrency;
+    config.frontier.max_in_flight_per_host = args.per_host;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("a tokio runtime")?;
+    let mut samples: Vec<Sample> = Vec::new();
+    let cpu0 = cpu_seconds();
+    let start = Instant::now();
+    // Stopped once the last mark is fetched (a page budget would count URLs skipped at their
+    // lease too).
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let mut stop = Some(stop);
+    let shutdown = async move {
+        let _ = stopped.await;
+    };
+    let report = rt.block_on(crawl(config, shutdown, |p| {
+        if p.fetched >= last
+            && let Some(stop) = stop.take()
+        {
+            let _ = stop.send(());
+        }
+        samples.push(Sample {
+            secs: start.elapsed().as_secs_f64(),
+            fetched: p.fetched,
+            indexed: p.indexed,
+            cpu_s: cpu_seconds() - cpu0,
+            rss: status_bytes("VmRSS").unwrap_or(0),
+        });
+    }))?;
+    samples.push(Sample {
+        secs: start.elapsed().as_secs_f64(),
+        fetched: report.progress.fetched,
+        indexed: report.progress.indexed,
+        cpu_s: cpu_seconds() - cpu0,
+        rss: status_bytes("VmRSS").unwrap_or(0),
+    });
+    drop(server.stdin.take()); // the web stops when its standard input closes
+    let _ = server.wait();
+
+    let mut rows = Vec::new();
+    for &mark in &args.marks {
+        let Some(at) = samples.iter().position(|s| s.fetched >= mark) else {
+            continue;
+        };
+        let s = samples[at];
+        // The rate over the last tenth of the pages before the mark (at least ten seconds).
+        let from = samples[..at]
+            .iter()
+            .rposition(|p| p.fetched <= mark - mark / 10 && s.secs - p.secs >= 10.0)
+            .map_or(samples[0], |i| samples[i]);
+        let secs = (s.secs - from.secs).max(1e-9);
+        let pages = s.fetched.saturating_sub(from.fetched);
+        rows.push(json!({
+            "mark": mark,
+            "fetched": s.fetched,
+            "indexed": s.indexed,
+            "elapsed_s": round3(s.secs),
+            "pages_per_s": (pages as f64 / secs).round() as u64,
+            "cpu_ms_per_page": round3((s.cpu_s - from.cpu_s) * 1000.0 / pages.max(1) as f64),
+            "rss_mib": round3(s.rss as f64 / f64::from(1 << 20)),
+            "rss_bytes_per_page": (s.rss as f64 / s.fetched.max(1) as f64).round() as u64,
+        }));
+    }
+    let out = json!({
+        "articles": args.articles,
+        "web_generated_s": round3(generate_s),
+        "fetched": report.progress.fetched,
+        "indexed": report.progress.indexed,
+        "wall_s": round3(start.elapsed().as_secs_f64()),
+        "marks": rows,
+        "note": "the web is served by another process; RSS and CPU are the crawler's alone",
+    });
+    if let Some(path) = &args.svg {
+        std::fs::write(path, plot(&samples))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    if args.json {
+        println!("{out}");
+    } else {
+        println!(
+            "{:>10} {:>10} {:>10} {:>8} {:>12} {:>9} {:>11}",
+            "mark", "fetched", "indexed", "pages/s", "CPU ms/page", "RSS MiB", "RSS B/page"
+        );
+        for r in &rows {
+            println!(
+                "{:>10} {:>10} {:>10} {:>8} {:>12} {:>9} {:>11}",
+                r["mark"],
+                r["fetched"],
+                r["indexed"],
+                r["pages_per_s"],
+                r["cpu_ms_per_page"],
+                r["rss_mib"],
+                r["rss_bytes_per_page"]
+            );
+        }
+        println!(
+            "web generated in {:.1} s by its own process; crawl {:.1} s",
+            generate_s,
+            start.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
+}
+
+/// Serves the test web with `articles` articles until standard input closes.
+fn serve(articles: usize) -> Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .context("a tokio runtime")?;
+    let web = TestWeb::generate(TestWebConfig {
+        articles,
+        lazy: true,
+        ..TestWebConfig::default()
+    });
+    let web = rt.block_on(web.serve())?;
+    let mut stdout = std::io::stdout();
+    writeln!(stdout, "{}", serde_json::to_string(&web.seeds())?)?;
+    stdout.flush()?;
+    let mut sink = String::new();
+    while std::io::stdin().read_line(&mut sink).unwrap_or(0) > 0 {
+        sink.clear();
+    }
+    rt.block_on(web.shutdown());
+    Ok(())
+}
+
+/// Pages per second (over the last ten seconds) and RSS against pages fetched, as an SVG line
+/// plot with two y axes.
+fn plot(samples: &[Sample]) -> String {
+    let (w, h, left, right, top, bottom) = (720.0, 360.0, 70.0, 70.0, 30.0, 50.0);
+    let max_x = samples.iter().map(|s| s.fetched).max().unwrap_or(1).max(1) as f64;
+    let rates: Vec<(f64, f64)> = samples
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| {
+            let from = samples[..i]
+                .iter()
+                .rev()
+                .find(|p| s.secs - p.secs >= 10.0)?;
+            let dt = s.secs - from.secs;
+            Some((s.fetched as f64, (s.fetched - from.fetched) as f64 / dt))
+        })
+        .collect();
+    let max_rate = rates.iter().map(|r| r.1).fold(1.0, f64::max) * 1.1;
+    let max_rss =
+        samples.iter().map(|s| s.rss).max().unwrap_or(1).max(1) as f64 * 1.1 / f64::from(1 << 20);
+    let x = |v: f64| left + v / max_x * (w - left - right);
+    let y = |v: f64, max: f64| top + (1.0 - v / max) * (h - top - bottom);
+    let path = |points: &[(f64, f64)], max: f64| {
+        points
+            .iter()
+            .map(|(px, py)| format!("{:.1},{:.1}", x(*px), y(*py, max)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let rss: Vec<(f64, f64)> = samples
+        .iter()
+        .map(|s| (s.fetched as f64, s.rss as f64 / f64::from(1 << 20)))
+        .collect();
+    let mut svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
+         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
+         <text x=\"{}\" y=\"18\" text-anchor=\"middle\">simcrawl-bench grow: crawl rate and RSS against pages fetched</text>\n",
+        w / 2.0
+    );
+    for i in 0..=4 {
+        let f = f64::from(i) / 4.0;
+        let gy = top + (1.0 - f) * (h - top - bottom);
+        svg.push_str(&format!(
+            "<line x1=\"{left}\" x2=\"{}\" y1=\"{gy:.1}\" y2=\"{gy:.1}\" stroke=\"#ddd\"/>\n\
+             <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"#1f77b4\">{:.0}</text>\n\
+             <text x=\"{}\" y=\"{:.1}\" fill=\"#d62728\">{:.0}</text>\n\
+             <text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{:.0}k</text>\n",
+            w - right,
+            left - 6.0,
+            gy + 4.0,
+            f * max_rate,
+            w - right + 6.0,
+            gy + 4.0,
+            f * max_rss,
+            x(f * max_x),
+            h - bottom + 18.0,
+            f * max_x / 1000.0
+        ));
+    }
+    svg.push_str(&format!(
+        "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">pages fetched</text>\n\
+         <text x=\"14\" y=\"{:.1}\" fill=\"#1f77b4\" transform=\"rotate(-90 14 {:.1})\" text-anchor=\"middle\">pages/s</text>\n\
+         <text x=\"{:.1}\" y=\"{:.1}\" fill=\"#d62728\" transform=\"rotate(90 {:.1} {:.1})\" text-anchor=\"middle\">RSS MiB</text>\n\
+         <polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"1.5\" points=\"{}\"/>\n\
+         <polyline fill=\"none\" stroke=\"#d62728\" stroke-width=\"1.5\" points=\"{}\"/>\n</svg>\n",
+        left + (w - left - right) / 2.0,
+        h - 12.0,
+        h / 2.0,
+        h / 2.0,
+        w - 14.0,
+        h / 2.0,
+        w - 14.0,
+        h / 2.0,
+        path(&rates, max_rate),
+        path(&rss, max_rss)
+    ));
+    svg
+}
