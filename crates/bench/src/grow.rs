@@ -99,21 +99,37 @@ pub fn run(args: Args) -> Result<()> {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let mut stop = Some(stop);
     let shutdown = async move {
-        let _ = stopped.await;
+        // Ctrl-C stops the crawl too: the marks reached so far are still reported.
+        tokio::select! {
+            _ = stopped => {}
+            _ = tokio::signal::ctrl_c() => {}
+        }
     };
+    let mut last_note = 0.0;
     let report = rt.block_on(crawl(config, shutdown, |p| {
         if p.fetched >= last
             && let Some(stop) = stop.take()
         {
             let _ = stop.send(());
         }
-        samples.push(Sample {
+        let sample = Sample {
             secs: start.elapsed().as_secs_f64(),
             fetched: p.fetched,
             indexed: p.indexed,
             cpu_s: cpu_seconds() - cpu0,
             rss: status_bytes("VmRSS").unwrap_or(0),
-        });
+        };
+        if sample.secs - last_note >= 30.0 {
+            last_note = sample.secs;
+            eprintln!(
+                "{:>6.0} s  {} fetched  {} indexed  {:.0} MiB",
+                sample.secs,
+                sample.fetched,
+                sample.indexed,
+                sample.rss as f64 / f64::from(1 << 20)
+            );
+        }
+        samples.push(sample);
     }))?;
     samples.push(Sample {
         secs: start.elapsed().as_secs_f64(),

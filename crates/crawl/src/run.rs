@@ -377,6 +377,12 @@ impl Driver {
         let template = self.core.template_for(&lease.url)?;
         let fetcher = self.fetcher.clone();
         let canon = Arc::clone(self.core.book.canon());
+        // With learned rules, each link's own key is made with the analysis too.
+        let plain = self
+            .core
+            .book
+            .any()
+            .then(|| Arc::clone(self.core.book.plain()));
         let analyzer = Arc::clone(&self.analyzer);
         let seen = self.core.seen.clone();
         let options = self.fetch_options(&lease);
@@ -426,7 +432,14 @@ impl Driver {
                         }
                     } else {
                         let work = tokio::task::spawn_blocking(move || {
-                            let mut page = analyse(fetched, hops, &canon, &analyzer, max_links)?;
+                            let mut page = analyse(
+                                fetched,
+                                hops,
+                                &canon,
+                                plain.as_ref(),
+                                &analyzer,
+                                max_links,
+                            )?;
                             page.apply_template(&analyzer, template.as_deref());
                             Ok(page)
                         })

@@ -163,7 +163,8 @@ pub struct FrontierConfig {
     pub exclude: Vec<String>,
     /// Deepest link depth admitted (seeds are depth 0). Default: no limit.
     pub max_depth: Option<u32>,
-    /// Most pages handed out for fetching over the whole crawl (first attempts). Default: no limit.
+    /// Most pages handed out for fetching over the whole crawl (first attempts; a lease completed
+    /// as [`Completion::Skipped`](crate::Completion::Skipped) does not count). Default: no limit.
     pub max_pages: Option<u64>,
     /// Most pages queued per host over the whole crawl. Default: no limit.
     pub max_pages_per_host: Option<u64>,

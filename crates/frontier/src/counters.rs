@@ -53,6 +53,7 @@ counters! {
     SeenMarked => "frontier.seen.marked", "Keys added to the seen set without queueing (redirect hops).";
     HandedOut => "frontier.handed_out", "Pages handed out for fetching (first attempts).";
     HandedOutRetry => "frontier.handed_out.retry", "Pages handed out again after a failed attempt or a restart.";
+    SkippedAtLease => "frontier.handed_out.skipped", "Pages handed out and then skipped by the caller without a request (they do not count against the page budget).";
     Fetched => "frontier.completed.fetched", "Leases completed as fetched.";
     Failed => "frontier.completed.failed", "Leases completed as failed and queued again.";
     GaveUp => "frontier.completed.gave_up", "URLs dropped after their last failed attempt.";

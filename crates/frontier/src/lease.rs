@@ -73,6 +73,9 @@ pub struct Lease {
 pub(crate) struct LeaseId {
     pub(crate) seq: u64,
     pub(crate) session: u64,
+    /// When the host was due before this lease moved its politeness clock (a lease skipped
+    /// without a request puts it back).
+    pub(crate) due_before: Option<crate::Instant>,
     /// The host's slot in memory when it was handed out (a host with a lease out stays there).
     pub(crate) host_slot: u32,
 }
@@ -93,4 +96,9 @@ pub enum Completion {
     /// The request was never made (shutdown, a full pipeline): the URL stays at its place in the
     /// queue and the host's politeness clock is not moved.
     Released,
+    /// The request was never made, and will not be: the caller decided without it (a rule learned
+    /// since the URL was queued maps it to a page already known). The URL leaves the queue, the
+    /// host's politeness clock is put back as it was before the lease, and the lease does not
+    /// count against the page budget ([`max_pages`](crate::FrontierConfig::max_pages)).
+    Skipped,
 }

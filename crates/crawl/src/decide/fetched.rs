@@ -67,10 +67,15 @@ pub struct FetchedPage {
     pub canonical: Option<Candidate>,
     /// Its links, keyed.
     pub links: Vec<Candidate>,
+    /// Each link's own key hash (without learned rules), when `canon` has learned rules and it
+    /// differs from the link's key: made with the analysis, off the core.
+    pub plain_keys: Vec<Option<u128>>,
     /// Links past `CrawlConfig::max_links_per_page`, not offered.
     pub links_dropped: usize,
     /// The canonicaliser the keys were made with (re-key them if rules changed since).
     pub canon: Arc<Canonicalizer>,
+    /// The canonicaliser without learned rules, when `canon` has some (for `plain_keys`).
+    pub(crate) plain: Option<Arc<Canonicalizer>>,
     /// The body was not HTML.
     pub not_html: bool,
 }
@@ -81,6 +86,7 @@ pub fn analyse(
     mut fetched: simcrawl_fetch::Fetched,
     hops: Vec<(Url, Url)>,
     canon: &Arc<Canonicalizer>,
+    plain: Option<&Arc<Canonicalizer>>,
     analyzer: &Analyzer,
     max_links: usize,
 ) -> Result<FetchedPage, String> {
@@ -98,6 +104,7 @@ pub fn analyse(
         status: fetched.status,
         class: fetched.address_class,
         retry_after: fetched.retry_after,
+        plain: plain.cloned(),
         ..FetchedPage::bare(final_url.clone(), final_key, canon)
     };
     match &fetched.body {
@@ -140,8 +147,10 @@ impl FetchedPage {
             analysis: None,
             canonical: None,
             links: Vec::new(),
+            plain_keys: Vec::new(),
             links_dropped: 0,
             canon: Arc::clone(canon),
+            plain: None,
             not_html: false,
         }
     }
@@ -166,6 +175,19 @@ impl FetchedPage {
             .take(max_links)
             .filter_map(|l| self.canon.canonicalize(l.url.as_str(), None).ok())
             .collect();
+        if let Some(plain) = &self.plain {
+            self.plain_keys = self
+                .links
+                .iter()
+                .map(|c| {
+                    plain
+                        .canonicalize(c.fetch.as_str(), None)
+                        .ok()
+                        .map(|p| p.key.hash128())
+                        .filter(|h| *h != c.key.hash128())
+                })
+                .collect();
+        }
         self.analysis = Some(analysis);
     }
 

@@ -83,7 +83,7 @@ impl Core {
         record.host = crate::learn::authority(&lease.url);
         self.skip(record)?;
         self.frontier
-            .complete(lease.clone(), Completion::Fetched, now.at)?;
+            .complete(lease.clone(), Completion::Skipped, now.at)?;
         Ok(true)
     }
 }

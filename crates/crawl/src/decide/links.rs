@@ -10,6 +10,15 @@ use simcrawl_url::{Candidate, Canonicalizer};
 use std::sync::Arc;
 use xxhash_rust::xxh3::xxh3_128;
 
+/// A link's own key hash (without learned rules), if it differs from its key.
+#[derive(Debug, Clone, Copy)]
+enum PlainKey {
+    /// Made with the page's analysis (`None`: the same as its key).
+    Known(Option<u128>),
+    /// To be made here.
+    Unknown,
+}
+
 impl Core {
     /// Offers a page's links (keyed with `keyed_with`) to the frontier, logging variants and rule
     /// skips.
@@ -17,11 +26,14 @@ impl Core {
         &mut self,
         lease: &Lease,
         links: &[Candidate],
+        plain_keys: &[Option<u128>],
         keyed_with: &Arc<Canonicalizer>,
         now: Now,
     ) -> Result<(), CrawlError> {
         let rekey = !Arc::ptr_eq(keyed_with, self.book.canon());
-        for link in links {
+        // The own keys made with the analysis hold for the rules it was made with.
+        let plain_known = !rekey && plain_keys.len() == links.len();
+        for (i, link) in links.iter().enumerate() {
             let candidate = if rekey {
                 match self.book.canon().canonicalize(link.fetch.as_str(), None) {
                     Ok(c) => c,
@@ -30,7 +42,12 @@ impl Core {
             } else {
                 link.clone()
             };
-            self.admit_link(&candidate, lease.depth + 1, lease.url.as_str(), now)?;
+            let plain = if plain_known {
+                PlainKey::Known(plain_keys[i])
+            } else {
+                PlainKey::Unknown
+            };
+            self.admit_link_keyed(&candidate, plain, lease.depth + 1, lease.url.as_str(), now)?;
         }
         Ok(())
     }
@@ -43,19 +60,35 @@ impl Core {
         referrer: &str,
         now: Now,
     ) -> Result<(), CrawlError> {
+        self.admit_link_keyed(candidate, PlainKey::Unknown, depth, referrer, now)
+    }
+
+    fn admit_link_keyed(
+        &mut self,
+        candidate: &Candidate,
+        plain: PlainKey,
+        depth: u32,
+        referrer: &str,
+        now: Now,
+    ) -> Result<(), CrawlError> {
         let spelling = xxh3_128(candidate.fetch.as_str().as_bytes());
-        if self.book.any()
-            && let Ok(plain) = self
+        let plain_hash = match plain {
+            _ if !self.book.any() => None,
+            PlainKey::Known(hash) => hash,
+            PlainKey::Unknown => self
                 .book
                 .plain()
                 .canonicalize(candidate.fetch.as_str(), None)
+                .ok()
+                .map(|p| p.key.hash128())
+                .filter(|h| *h != candidate.key.hash128()),
+        };
+        if let Some(plain_hash) = plain_hash
+            && self.seen.contains(plain_hash)
         {
-            let plain_hash = plain.key.hash128();
-            if plain_hash != candidate.key.hash128() && self.seen.contains(plain_hash) {
-                // This URL was fetched (or queued) under its own key before a learned rule gave
-                // it another one: it is not fetched again.
-                return Ok(());
-            }
+            // This URL was fetched (or queued) under its own key before a learned rule gave it
+            // another one: it is not fetched again.
+            return Ok(());
         }
         let admission = self
             .frontier

@@ -42,7 +42,7 @@ pub struct RuleBook {
     learner: Learner,
     options: CanonOptions,
     canon: Arc<Canonicalizer>,
-    plain: Canonicalizer,
+    plain: Arc<Canonicalizer>,
     /// For each opt-in option a host may learn: a canonicaliser with it on, to look for evidence
     /// against.
     option_canons: Vec<(HostOption, Canonicalizer)>,
@@ -99,7 +99,7 @@ impl RuleBook {
             learner,
             options,
             canon: Arc::new(Canonicalizer::new(options, rules)),
-            plain: Canonicalizer::new(options, LearnedRules::new()),
+            plain: Arc::new(Canonicalizer::new(options, LearnedRules::new())),
             option_canons,
             verifying: HashMap::new(),
             recent: VecDeque::new(),
@@ -120,7 +120,7 @@ impl RuleBook {
     }
 
     /// The canonicaliser without learned rules: a URL's own key.
-    pub fn plain(&self) -> &Canonicalizer {
+    pub fn plain(&self) -> &Arc<Canonicalizer> {
         &self.plain
     }
 

@@ -111,7 +111,7 @@ impl Frontier {
             return self.refuse_unless_seen(key_hash, Admission::TooDeep { depth, max });
         }
         if let Some(max) = self.config.max_pages
-            && self.counters.get(Counter::HandedOut) >= max
+            && self.pages_budgeted() >= max
         {
             return self.refuse_unless_seen(key_hash, Admission::CrawlBudget { max });
         }

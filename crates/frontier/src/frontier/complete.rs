@@ -131,6 +131,19 @@ impl Frontier {
                     self.count(Counter::Failed);
                 }
             }
+            Completion::Skipped => {
+                self.queues
+                    .delete(&key, lease.id.seq)
+                    .doing("removing a skipped URL from its queue")?;
+                let host = self.hosts.get_mut(id);
+                host.remove_item(lease.depth);
+                // No request was made: the host is due as it was before this lease, unless a
+                // request of another lease is still out.
+                if host.leased.len() == host.answered.len() {
+                    host.next_due = lease.id.due_before;
+                }
+                self.count(Counter::SkippedAtLease);
+            }
             Completion::Released => {
                 // It is unleased again, and comes before the loaded head, if any.
                 self.hosts.get_mut(id).head = None;

@@ -53,7 +53,7 @@ impl Frontier {
                 return Ok(Next::Busy);
             }
             if let Some(max) = self.config.max_pages
-                && self.counters.get(Counter::HandedOut) >= max
+                && self.pages_budgeted() >= max
             {
                 return Ok(self.busy_or_done());
             }
@@ -69,6 +69,14 @@ impl Frontier {
                 return Ok(Next::Wait(now));
             }
         }
+    }
+
+    /// Pages handed out that count against [`FrontierConfig::max_pages`]: first attempts, less
+    /// those the caller skipped without a request.
+    pub(super) fn pages_budgeted(&self) -> u64 {
+        self.counters
+            .get(Counter::HandedOut)
+            .saturating_sub(self.counters.get(Counter::SkippedAtLease))
     }
 
     fn busy_or_done(&self) -> Next {
@@ -145,6 +153,7 @@ impl Frontier {
         let Head { depth, seq, item } = head;
         let host = self.hosts.get_mut(id);
         host.leased.push((depth, seq));
+        let due_before = host.next_due;
         host.not_before(now + delay);
         let host_name = String::from(&*host.name);
         let after_crash = self.after_crash
@@ -184,6 +193,7 @@ impl Frontier {
             id: LeaseId {
                 seq,
                 session: self.session,
+                due_before,
                 host_slot: id,
             },
         };

@@ -476,3 +476,36 @@ async fn with_two_hosts_at_work_each_runs_one_page_ahead() {
         f.complete(lease, Completion::Fetched, t0).must("complete");
     }
 }
+
+/// A lease the caller skips without a request (a rule learned since it was queued) leaves the
+/// queue, does not count against the page budget, and puts the host's politeness clock back.
+#[tokio::test(start_paused = true)]
+async fn a_skipped_lease_costs_neither_budget_nor_politeness() {
+    let store = store();
+    let mut f = open(
+        &store,
+        FrontierConfig {
+            delay: Duration::from_secs(1),
+            max_pages: Some(2),
+            ..config()
+        },
+    );
+    admit_pages(&mut f, "a.test", 3);
+    let t0 = Instant::now();
+    let first = expect_fetch(&mut f, t0);
+    f.complete(first, Completion::Skipped, t0).must("skipped");
+    // Due at once: no request was made.
+    let second = expect_fetch(&mut f, t0);
+    f.complete(second, Completion::Fetched, t0).must("fetched");
+    assert!(
+        !matches!(f.next_ready(t0).must("next"), Next::Fetch(_)),
+        "a request was made: the delay holds"
+    );
+    // Two pages fetched fit the budget of two: the skipped one did not count.
+    let later = t0 + Duration::from_secs(1);
+    let third = expect_fetch(&mut f, later);
+    f.complete(third, Completion::Fetched, later)
+        .must("fetched");
+    assert!(matches!(f.next_ready(later).must("next"), Next::Done));
+    assert_eq!(counter(&f, Counter::SkippedAtLease), 1);
+}
