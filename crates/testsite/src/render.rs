@@ -16,6 +16,11 @@ use crate::rng::{Rng, label};
 use crate::site::{ABOUT, Article, Body, HOME, Link, Site, Spelling, teaser};
 use crate::time::format_utc;
 
+/// A section with at most this many listing pages links every one from each.
+const PAGER_ALL: usize = 21;
+/// Otherwise each listing links the first, the last and this many on either side of itself.
+const PAGER_AROUND: usize = 10;
+
 /// The path prefix of the [`PrefixMirror`](crate::HostKind::PrefixMirror) host.
 pub const MIRROR_PREFIX: &str = "/mirror/site";
 
@@ -447,7 +452,18 @@ impl Writer<'_> {
         self.teasers(articles);
         if pages.len() > 1 {
             self.raw("<nav class=\"pager\">\n<ul>\n");
+            // A long section's pager shows the first and last pages and those around this one,
+            // as a real pager does (a million-article web would put 8,000 links on each).
+            let shown = |i: usize| {
+                pages.len() <= PAGER_ALL
+                    || i == 0
+                    || i + 1 == pages.len()
+                    || i.abs_diff(number - 1) <= PAGER_AROUND
+            };
             for (i, &p) in pages.iter().enumerate() {
+                if !shown(i) {
+                    continue;
+                }
                 let label = (i + 1).to_string();
                 self.raw("<li>");
                 if p == page {
