@@ -39,20 +39,10 @@ fn crawled() -> &'static Crawled {
             .block_on(config.serve())
             .expect("the real-page web starts");
         let dir = Dir::new();
-        // Every host of this web is a port of 127.0.0.1, one politeness queue: past its first
-        // 64 pages it would run ahead as a lone host does, and the copy hosts' rules would be
-        // learned after a few more fetches than on hosts of their own.
         let out = crawl(
             &dir.store(),
             &[web.seed()],
-            &[
-                "--scope",
-                "any",
-                "--include",
-                r"^http://127\.0\.0\.1:",
-                "--analysis-ahead",
-                "1",
-            ],
+            &["--scope", "any", "--include", r"^http://127\.0\.0\.1:"],
         );
         assert_success(&out);
         let pages = indexed(&dir.store());

@@ -322,13 +322,18 @@ impl Frontier {
     }
 
     /// How many of host `id`'s answered pages free its request slot: up to
-    /// [`FrontierConfig::max_answered_ahead`] while it is the only host with work and past its
-    /// first [`RUN_AHEAD_AFTER`] pages of the session (its pages are then all the work there is,
+    /// [`FrontierConfig::max_answered_ahead`] while it is the only host with work, with one origin
+    /// (scheme and port) met, and past its first [`RUN_AHEAD_AFTER`] pages of the session (its pages are then all the work there is,
     /// and the cores would wait), one otherwise: other hosts keep the cores busy, and a host's
     /// first pages are where its rules are learned (a page fetched ahead is fetched before the
     /// evidence of the last).
     fn answered_ahead(&self, id: u32) -> u32 {
-        if self.hosts.active() <= 1 && self.hosts.get(id).session_handouts >= RUN_AHEAD_AFTER {
+        let host = self.hosts.get(id);
+        // A host name serving several origins (ports, schemes) is crawled like several sites.
+        if self.hosts.active() <= 1
+            && host.session_handouts >= RUN_AHEAD_AFTER
+            && host.origins.len() <= 1
+        {
             self.config.max_answered_ahead.max(1)
         } else {
             1
