@@ -304,6 +304,10 @@ impl HostTemplates {
         let changed = before != after;
         if changed {
             entry.set = None;
+        } else if entry.pages >= LEARN_PAGES {
+            // Learned, and the pages remembered have the template as it stays: none will need
+            // its fingerprints made again (on a change, `stale` forgets them).
+            entry.indexed.clear();
         }
         self.dirty.insert(host.to_owned());
         Ok(Observed {
@@ -656,8 +660,15 @@ mod tests {
         for i in 0..(LEARN_PAGES + 10) {
             t.observe("h", &format!("Menu line\nUnique line number {i}"))
                 .unwrap();
+            let version = t.fingerprint_set("h").unwrap().map_or(0, |s| s.version);
+            t.note_indexed("h", i, version).unwrap();
+            if t.host("h").unwrap().pages < LEARN_PAGES && version != 0 {
+                assert!(t.stale("h").unwrap().len() <= 4);
+            }
         }
         assert_eq!(t.template("h").unwrap().pages, LEARN_PAGES);
         assert_eq!(t.hosts.get("h").unwrap().lines.len(), 1);
+        // Learned in full: no page is remembered for its fingerprints any more.
+        assert!(t.hosts.get("h").unwrap().indexed.is_empty());
     }
 }
