@@ -30,6 +30,9 @@ pub struct Args {
     /// Requests in flight per host.
     #[arg(long, default_value_t = 4)]
     per_host: u32,
+    /// Crawl without the full-text index (its segments are memory-mapped, and count in RSS).
+    #[arg(long)]
+    no_search_index: bool,
     /// Where the crawl's store goes (default: a temporary directory).
     #[arg(long)]
     store: Option<PathBuf>,
@@ -87,6 +90,7 @@ pub fn run(args: Args) -> Result<()> {
     config.frontier.delay = Duration::ZERO;
     config.frontier.max_in_flight = args.concurrency;
     config.frontier.max_in_flight_per_host = args.per_host;
+    config.search_index = !args.no_search_index;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
