@@ -19,6 +19,7 @@ mod run;
 mod sort;
 
 pub use plan::{Block, DEFAULT_MAX_BYTES_PER_FP, Plan, PlanEstimate, TableLayout};
+pub use sort::radix_sort_by_key;
 
 use crate::error::{DedupError, check_k};
 use crate::simhash::SimHash;

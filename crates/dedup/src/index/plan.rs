@@ -186,9 +186,10 @@ impl Plan {
     }
 
     /// The index of the first table whose key blocks all agree between two fingerprints, given their
-    /// XOR. Every match is reported by that table only, so no result is reported twice.
+    /// XOR. Every match is reported by that table only, so no result is reported twice. `None` when
+    /// they differ in more than k blocks.
     #[inline]
-    pub(crate) fn first_agreeing_table(&self, diff: u64) -> Option<usize> {
+    pub fn first_agreeing_table(&self, diff: u64) -> Option<usize> {
         let mut agree = 0u32;
         for (i, block) in self.blocks.iter().enumerate() {
             if diff & block.mask() == 0 {

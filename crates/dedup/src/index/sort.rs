@@ -4,8 +4,9 @@
 /// Below this length a comparison sort wins.
 const RADIX_MIN: usize = 1 << 12;
 
-/// Sorts `v` by `key`, stably.
-pub(crate) fn radix_sort_by_key<T: Copy>(v: &mut [T], key: impl Fn(&T) -> u64) {
+/// Sorts `v` by `key`, stably: an LSD radix sort on the key's bytes (a comparison sort below 4,096
+/// entries). The batch job sorts each worker's permuted fingerprints with it, once per table.
+pub fn radix_sort_by_key<T: Copy>(v: &mut [T], key: impl Fn(&T) -> u64) {
     if v.len() < RADIX_MIN {
         v.sort_by_key(|x| key(x));
         return;

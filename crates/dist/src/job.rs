@@ -1,0 +1,533 @@
+//! The batch job as a timely dataflow: sorted runs per table, scans, confirmation, one reducer.
+//!
+//! Each worker holds its [`Part`]. The job goes in four stages:
+//! 1. **Counts.** The workers tell each other how many pages and which hosts they hold, so that all pick
+//!    the same [`batch_plan`] for the total.
+//! 2. **Scan.** For table t (the dataflow's time), each worker permutes and sorts its part once, and sends
+//!    the sorted run in chunks to the workers that scan its part with theirs ([`receivers`]). When all
+//!    runs of table t are in, each worker scans its own run alone and against each run it received, and
+//!    emits candidate pairs. The next table starts when the last one is done, so a worker holds one own
+//!    run and the runs it scans at a time.
+//! 3. **Confirm.** A candidate goes to the owner of its first page, who adds the page's URL, host and
+//!    sketch, then to the owner of the second, who compares the sketches (when both pages have one) and
+//!    drops the pair if its Jaccard estimate is below the threshold.
+//! 4. **Reduce.** The confirmed pairs go to worker 0, which makes the clusters and the mirror evidence
+//!    ([`Report::build`]).
+//!
+//! Timely is fail-stop: if a process of the job dies, the others stop with an error, and the job is run
+//! again from the start. It only reads its input, so nothing is lost.
+
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use timely::dataflow::ProbeHandle;
+use timely::dataflow::channels::pact::{Exchange, Pipeline};
+use timely::dataflow::operators::generic::Operator;
+use timely::dataflow::operators::vec::{Broadcast, Input};
+use timely::dataflow::operators::{Capability, Probe};
+use timely::worker::Worker;
+
+use crate::error::DistError;
+use crate::part::{Part, local, owner};
+use crate::report::{PageRef, Pair, Report};
+use crate::scan::{Candidate, Entry, batch_plan, receivers, scan_cross, scan_self, sorted_run};
+
+/// Entries per message of a sorted run.
+const CHUNK: usize = 1 << 16;
+
+/// What the job is asked.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct JobConfig {
+    /// Hamming distance threshold, 0 to 8.
+    pub k: u32,
+    /// Pairs whose pages both have a MinHash sketch must reach this Jaccard estimate (0 keeps all).
+    pub jaccard: f64,
+}
+
+impl Default for JobConfig {
+    fn default() -> Self {
+        JobConfig { k: 3, jaccard: 0.8 }
+    }
+}
+
+/// What one worker did, and on worker 0 the job's report.
+#[derive(Debug)]
+pub struct WorkerOutcome {
+    /// The worker's index.
+    pub worker: usize,
+    /// Pages in its part.
+    pub pages: usize,
+    /// Time spent permuting and sorting its runs.
+    pub sort_time: Duration,
+    /// Time spent scanning runs.
+    pub scan_time: Duration,
+    /// Time from the start of the job to its end.
+    pub wall_time: Duration,
+    /// Entries of sorted runs it sent to other workers.
+    pub entries_sent: u64,
+    /// The report, on worker 0 only.
+    pub report: Option<Report>,
+}
+
+/// A piece of one worker's sorted run for one table, on its way to the worker that scans it. A chunk
+/// with no entries from a worker to itself only marks "scan your own run of this table".
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct RunChunk {
+    from: u32,
+    to: u32,
+    seq: u32,
+    entries: Vec<Entry>,
+}
+
+/// A candidate with its first page described.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct HalfPair {
+    a: PageRef,
+    a_sketch: Option<Vec<u8>>,
+    b: u64,
+    distance: u32,
+}
+
+/// Per-worker counts gathered at the end.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct Counters {
+    candidates: u64,
+    rejected: u64,
+    unconfirmed: u64,
+}
+
+/// Runs the job on this worker with its part. Every worker of the computation calls it; worker 0's
+/// outcome carries the report.
+pub fn run_worker(
+    worker: &mut Worker,
+    part: Part,
+    config: JobConfig,
+) -> Result<WorkerOutcome, DistError> {
+    let start = Instant::now();
+    let index = worker.index();
+    let peers = worker.peers();
+    let part = Rc::new(part);
+
+    // 1. Counts and hosts, from every worker to every worker.
+    let gathered = all_gather(worker, (part.len() as u64, part.host_counts()));
+    let total: u64 = gathered.iter().map(|(n, _)| n).sum();
+    let mut host_pages: HashMap<String, u64> = HashMap::new();
+    for (_, hosts) in &gathered {
+        for (h, n) in hosts {
+            *host_pages.entry(h.clone()).or_default() += n;
+        }
+    }
+    let plan = Rc::new(batch_plan(config.k, total)?);
+
+    // 2-4. The scan dataflow.
+    let own_runs: Rc<RefCell<HashMap<u32, Vec<Entry>>>> = Rc::default();
+    let scan_time = Rc::new(Cell::new(Duration::ZERO));
+    let counters = Rc::new(RefCell::new(Counters::default()));
+    let pairs: Rc<RefCell<Vec<Pair>>> = Rc::default();
+    let probe = ProbeHandle::new();
+    let mut input = worker.dataflow::<u32, _, _>(|scope| {
+        let (input, runs) = scope.new_input::<RunChunk>();
+        let scan_runs = own_runs.clone();
+        let scan_plan = plan.clone();
+        let scan_clock = scan_time.clone();
+        let scan_counters = counters.clone();
+        let candidates = runs.unary_frontier(
+            Exchange::new(|c: &RunChunk| u64::from(c.to)),
+            "Scan",
+            move |_cap, _info| {
+                let mut stash: BTreeMap<u32, (Capability<u32>, Vec<RunChunk>)> = BTreeMap::new();
+                move |(input, frontier), output| {
+                    input.for_each(|cap, data| {
+                        let Some(cap) = cap.retain_least(output.output_index()) else {
+                            return;
+                        };
+                        let slot = stash
+                            .entry(*cap.time())
+                            .or_insert_with(|| (cap, Vec::new()));
+                        slot.1.append(data);
+                    });
+                    let ready: Vec<u32> = stash
+                        .keys()
+                        .copied()
+                        .filter(|t| !frontier.less_equal(t))
+                        .collect();
+                    for t in ready {
+                        let (cap, chunks) = stash.remove(&t).expect("stashed");
+                        let clock = Instant::now();
+                        let own = scan_runs.borrow_mut().remove(&t).unwrap_or_default();
+                        let mut found = Vec::new();
+                        scan_self(&own, &scan_plan, t as usize, &mut found);
+                        for run in assemble(chunks) {
+                            scan_cross(&own, &run, &scan_plan, t as usize, &mut found);
+                        }
+                        scan_counters.borrow_mut().candidates += found.len() as u64;
+                        scan_clock.set(scan_clock.get() + clock.elapsed());
+                        output.session(&cap).give_iterator(found.into_iter());
+                    }
+                }
+            },
+        );
+        let a_part = part.clone();
+        let described = candidates.unary(
+            Exchange::new(|c: &Candidate| owner(c.a) as u64),
+            "DescribeFirst",
+            move |_cap, _info| {
+                move |input, output| {
+                    input.for_each(|cap, data| {
+                        let mut session = output.session(&cap);
+                        for c in data.drain(..) {
+                            let i = local(c.a);
+                            session.give(HalfPair {
+                                a: describe(&a_part, c.a),
+                                a_sketch: a_part.sketch(i).map(|s| s.to_bytes()),
+                                b: c.b,
+                                distance: c.distance,
+                            });
+                        }
+                    });
+                }
+            },
+        );
+        let b_part = part.clone();
+        let confirm_counters = counters.clone();
+        let jaccard = config.jaccard;
+        let confirmed = described.unary(
+            Exchange::new(|h: &HalfPair| owner(h.b) as u64),
+            "Confirm",
+            move |_cap, _info| {
+                move |input, output| {
+                    input.for_each(|cap, data| {
+                        let mut session = output.session(&cap);
+                        for h in data.drain(..) {
+                            let b_sketch = b_part.sketch(local(h.b));
+                            let estimate = match (&h.a_sketch, b_sketch) {
+                                (Some(bytes), Some(sb)) => {
+                                    simcrawl_dedup::Sketch::from_bytes(bytes)
+                                        .ok()
+                                        .and_then(|sa| sa.jaccard(sb).ok())
+                                }
+                                _ => None,
+                            };
+                            let mut c = confirm_counters.borrow_mut();
+                            match estimate {
+                                Some(j) if j < jaccard => {
+                                    c.rejected += 1;
+                                    continue;
+                                }
+                                None => c.unconfirmed += 1,
+                                Some(_) => {}
+                            }
+                            session.give(Pair {
+                                a: h.a,
+                                b: describe(&b_part, h.b),
+                                distance: h.distance,
+                                jaccard: estimate,
+                            });
+                        }
+                    });
+                }
+            },
+        );
+        // The probe follows the reducer: it passes a table only when worker 0 holds all its pairs.
+        let sink = pairs.clone();
+        confirmed
+            .unary::<timely::container::CapacityContainerBuilder<Vec<()>>, _, _, _>(
+                Exchange::new(|_: &Pair| 0),
+                "Reduce",
+                move |_cap, _info| {
+                    move |input, _output| {
+                        input.for_each(|_cap, data| sink.borrow_mut().append(data));
+                    }
+                },
+            )
+            .probe_with(&probe);
+        input
+    });
+
+    let mut sort_time = Duration::ZERO;
+    let mut entries_sent = 0u64;
+    let parts_entries = part.entries(index);
+    let targets: Vec<usize> = receivers(index, peers).collect();
+    for (t, table) in plan.tables().iter().enumerate() {
+        let t = t as u32;
+        let clock = Instant::now();
+        let run = sorted_run(&parts_entries, table);
+        sort_time += clock.elapsed();
+        for &to in &targets {
+            for (seq, chunk) in run.chunks(CHUNK).enumerate() {
+                input.send(RunChunk {
+                    from: index as u32,
+                    to: to as u32,
+                    seq: seq as u32,
+                    entries: chunk.to_vec(),
+                });
+                entries_sent += chunk.len() as u64;
+            }
+        }
+        own_runs.borrow_mut().insert(t, run);
+        input.send(RunChunk {
+            from: index as u32,
+            to: index as u32,
+            seq: 0,
+            entries: Vec::new(),
+        });
+        input.advance_to(t + 1);
+        worker.step_while(|| probe.less_equal(&t));
+    }
+    drop(input);
+    worker.step_while(|| !probe.done());
+    drop(parts_entries);
+
+    // Counters from every worker, for worker 0's report.
+    let all_counters = all_gather(worker, counters.borrow().clone());
+    let pages = part.len();
+    let report = (index == 0).then(|| {
+        let mut report = Report::build(pairs.take(), &host_pages);
+        report.stats.fingerprints = total;
+        report.stats.workers = peers;
+        report.stats.tables = plan.tables().len();
+        report.stats.key_bits = plan.estimate().min_key_bits;
+        report.stats.k = config.k;
+        report.stats.candidates = all_counters.iter().map(|c| c.candidates).sum();
+        report.stats.rejected_by_minhash = all_counters.iter().map(|c| c.rejected).sum();
+        report.stats.without_sketches = all_counters.iter().map(|c| c.unconfirmed).sum();
+        report
+    });
+    Ok(WorkerOutcome {
+        worker: index,
+        pages,
+        sort_time,
+        scan_time: scan_time.get(),
+        wall_time: start.elapsed(),
+        entries_sent,
+        report,
+    })
+}
+
+/// Runs the job on the workers `config` describes (threads of this process, or one process of a
+/// cluster), each loading its part with `load(worker, peers)`. Returns the outcomes of this process's
+/// workers, in worker order; the first process's first outcome has the report.
+pub fn run<L>(
+    config: timely::Config,
+    job: JobConfig,
+    load: L,
+) -> Result<Vec<WorkerOutcome>, DistError>
+where
+    L: Fn(usize, usize) -> Result<Part, DistError> + Send + Sync + 'static,
+{
+    let guards = timely::execute(config, move |worker| {
+        let part = load(worker.index(), worker.peers())?;
+        run_worker(worker, part, job)
+    })
+    .map_err(DistError::Cluster)?;
+    let mut outcomes = Vec::new();
+    for result in guards.join() {
+        outcomes.push(result.map_err(DistError::Cluster)??);
+    }
+    Ok(outcomes)
+}
+
+/// The chunks of the runs a worker received, as whole runs: grouped by sender, in sequence.
+fn assemble(mut chunks: Vec<RunChunk>) -> Vec<Vec<Entry>> {
+    chunks.retain(|c| !c.entries.is_empty());
+    chunks.sort_by_key(|c| (c.from, c.seq));
+    let mut runs: Vec<Vec<Entry>> = Vec::new();
+    let mut last = None;
+    for c in chunks {
+        if last != Some(c.from) {
+            runs.push(Vec::new());
+            last = Some(c.from);
+        }
+        runs.last_mut()
+            .expect("pushed")
+            .extend_from_slice(&c.entries);
+    }
+    runs
+}
+
+fn describe(part: &Part, gid: u64) -> PageRef {
+    let i = local(gid);
+    PageRef {
+        gid,
+        url: part.url(i, gid),
+        host: part.host(i).to_string(),
+    }
+}
+
+/// Every worker's `value`, at every worker, in worker order.
+fn all_gather<D>(worker: &mut Worker, value: D) -> Vec<D>
+where
+    D: timely::ExchangeData + Clone,
+{
+    let got: Rc<RefCell<Vec<(usize, D)>>> = Rc::default();
+    let probe = ProbeHandle::new();
+    let sink = got.clone();
+    let index = worker.index();
+    let mut input = worker.dataflow::<u32, _, _>(|scope| {
+        let (input, stream) = scope.new_input::<(usize, D)>();
+        stream
+            .broadcast()
+            .unary::<timely::container::CapacityContainerBuilder<Vec<()>>, _, _, _>(
+                Pipeline,
+                "Gather",
+                move |_cap, _info| {
+                    move |input, _output| {
+                        input.for_each(|_cap, data| sink.borrow_mut().append(data));
+                    }
+                },
+            )
+            .probe_with(&probe);
+        input
+    });
+    input.send((index, value));
+    drop(input);
+    worker.step_while(|| !probe.done());
+    let mut all = got.take();
+    all.sort_by_key(|(i, _)| *i);
+    all.into_iter().map(|(_, v)| v).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::ClusterSpec;
+    use crate::part::PageIn;
+    use simcrawl_dedup::{MinHasher, SimHash, SimHashIndex};
+
+    fn mix(mut x: u64) -> u64 {
+        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        x ^ (x >> 31)
+    }
+
+    /// Every third fingerprint is the one before it with 0 to 9 bits flipped.
+    fn planted(n: usize) -> Vec<u64> {
+        let mut fps = Vec::with_capacity(n);
+        for i in 0..n {
+            let r = mix(i as u64 + 99);
+            fps.push(if i % 3 == 2 {
+                (0..r % 10).fold(fps[i - 1], |fp, f| fp ^ (1 << (mix(r + f) % 64)))
+            } else {
+                r
+            });
+        }
+        fps
+    }
+
+    fn url(i: usize) -> String {
+        format!("https://h{}.test/{i}", i % 5)
+    }
+
+    fn job(fps: Vec<u64>, k: u32, workers: usize) -> Report {
+        let fps = std::sync::Arc::new(fps);
+        let outcomes = run(
+            ClusterSpec::local(workers).timely_config(),
+            JobConfig { k, jaccard: 0.8 },
+            move |worker, peers| {
+                let mut part = Part::new();
+                for (i, &fp) in fps.iter().enumerate().filter(|(i, _)| i % peers == worker) {
+                    part.push(PageIn {
+                        url: url(i),
+                        host: format!("h{}.test", i % 5),
+                        simhash: fp,
+                        sketch: None,
+                    });
+                }
+                Ok(part)
+            },
+        )
+        .unwrap();
+        assert_eq!(outcomes.len(), workers);
+        outcomes.into_iter().next().unwrap().report.unwrap()
+    }
+
+    #[test]
+    fn the_job_finds_exactly_the_online_indexs_pairs_for_every_k_and_worker_count() {
+        let fps = planted(3_000);
+        for k in 0..=8 {
+            let mut index = SimHashIndex::new(k, fps.len() as u64).unwrap();
+            let mut expected = Vec::new();
+            for (i, &fp) in fps.iter().enumerate() {
+                for m in index.query(SimHash(fp)) {
+                    let (a, b) = (url(m.id as usize), url(i));
+                    expected.push(if a < b {
+                        (a, b, m.distance)
+                    } else {
+                        (b, a, m.distance)
+                    });
+                }
+                index.insert(SimHash(fp), i as u32);
+            }
+            expected.sort();
+            for workers in [1, 2, 3] {
+                let report = job(fps.clone(), k, workers);
+                let got: Vec<(String, String, u32)> = report
+                    .pairs
+                    .iter()
+                    .map(|p| (p.a.url.clone(), p.b.url.clone(), p.distance))
+                    .collect();
+                assert_eq!(got, expected, "k={k}, workers={workers}");
+                assert_eq!(report.stats.candidates, expected.len() as u64);
+                assert_eq!(report.stats.fingerprints, 3_000);
+            }
+        }
+    }
+
+    #[test]
+    fn pairs_with_sketches_are_confirmed_by_minhash() {
+        let hasher = MinHasher::default();
+        let text = "the permuted tables find every fingerprint within a few bits of a query among \
+                    billions of pages crawled from the web";
+        let other = "sled keeps named trees of byte keys and values and recovers after a crash \
+                     with its log of writes in order";
+        // Three pages with the same fingerprint: two share their text, the third does not.
+        let pages = [
+            ("https://a.test/1", Some(hasher.sketch(text))),
+            ("https://b.test/1", Some(hasher.sketch(text))),
+            ("https://c.test/1", Some(hasher.sketch(other))),
+            ("https://d.test/1", None),
+        ];
+        let outcomes = run(
+            ClusterSpec::local(2).timely_config(),
+            JobConfig { k: 3, jaccard: 0.8 },
+            move |worker, peers| {
+                let mut part = Part::new();
+                for (i, (u, s)) in pages
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| i % peers == worker)
+                {
+                    part.push(PageIn {
+                        url: u.to_string(),
+                        host: u[8..14].to_string(),
+                        simhash: 42 + i as u64 % 2,
+                        sketch: s.clone(),
+                    });
+                }
+                Ok(part)
+            },
+        )
+        .unwrap();
+        let report = outcomes[0].report.as_ref().unwrap();
+        let pairs: Vec<(&str, &str, Option<f64>)> = report
+            .pairs
+            .iter()
+            .map(|p| (p.a.url.as_str(), p.b.url.as_str(), p.jaccard))
+            .collect();
+        assert_eq!(
+            pairs,
+            vec![
+                ("https://a.test/1", "https://b.test/1", Some(1.0)),
+                ("https://a.test/1", "https://d.test/1", None),
+                ("https://b.test/1", "https://d.test/1", None),
+                ("https://c.test/1", "https://d.test/1", None),
+            ]
+        );
+        assert_eq!(report.stats.candidates, 6);
+        assert_eq!(report.stats.rejected_by_minhash, 2);
+        assert_eq!(report.stats.without_sketches, 3);
+    }
+}

@@ -1,0 +1,296 @@
+//! The job's answer: the pairs, their clusters, the evidence of mirrors between hosts, and counts.
+//! Built by the reducer from the confirmed pairs, without I/O but for writing it as JSON lines.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::io::{self, Write};
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use simcrawl_dedup::UnionFind;
+
+/// A page named in the output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageRef {
+    /// Its global id in this run of the job (worker and index; not stable across runs).
+    pub gid: u64,
+    /// Its URL.
+    pub url: String,
+    /// Its host.
+    pub host: String,
+}
+
+/// Two pages within Hamming distance k, confirmed by MinHash when both have a sketch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Pair {
+    /// One page (the one whose URL sorts first, in a report).
+    pub a: PageRef,
+    /// The other.
+    pub b: PageRef,
+    /// Their SimHash distance.
+    pub distance: u32,
+    /// The Jaccard estimate of their sketches, when both have one.
+    pub jaccard: Option<f64>,
+}
+
+/// Pages joined by pairs (single link), two or more.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cluster {
+    /// Its pages, by URL.
+    pub pages: Vec<PageRef>,
+}
+
+/// Near-duplicate pairs between two hosts: the evidence that one mirrors the other.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MirrorEvidence {
+    /// The two hosts, in name order.
+    pub hosts: [String; 2],
+    /// Pairs with one page on each.
+    pub pairs: u64,
+    /// Pages of each host in the input.
+    pub pages: [u64; 2],
+    /// Pages of each host with a near-duplicate on the other.
+    pub matched: [u64; 2],
+}
+
+impl MirrorEvidence {
+    /// The share of each host's pages that have a near-duplicate on the other.
+    pub fn shares(&self) -> [f64; 2] {
+        [0, 1].map(|i| self.matched[i] as f64 / self.pages[i].max(1) as f64)
+    }
+}
+
+/// Counts of the run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct JobStats {
+    /// Fingerprints in the input, over all workers.
+    pub fingerprints: u64,
+    /// Workers of the run.
+    pub workers: usize,
+    /// The distance threshold.
+    pub k: u32,
+    /// Permuted tables of the batch plan.
+    pub tables: usize,
+    /// The shortest key of the plan, in bits.
+    pub key_bits: u32,
+    /// Pairs within k found by the scans.
+    pub candidates: u64,
+    /// Of those, dropped because their sketches' Jaccard estimate was below the threshold.
+    pub rejected_by_minhash: u64,
+    /// Of those kept, pairs where a page had no sketch (kept on SimHash alone).
+    pub without_sketches: u64,
+}
+
+/// The whole answer.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Report {
+    /// The pairs, by their pages' URLs.
+    pub pairs: Vec<Pair>,
+    /// The clusters, largest first.
+    pub clusters: Vec<Cluster>,
+    /// Host pairs with near-duplicates between them, most pairs first.
+    pub mirrors: Vec<MirrorEvidence>,
+    /// Counts.
+    pub stats: JobStats,
+}
+
+impl Report {
+    /// The report of `pairs`; `host_pages` counts each host's pages in the input.
+    pub fn build(mut pairs: Vec<Pair>, host_pages: &HashMap<String, u64>) -> Report {
+        for p in &mut pairs {
+            if (&p.b.url, p.b.gid) < (&p.a.url, p.a.gid) {
+                std::mem::swap(&mut p.a, &mut p.b);
+            }
+        }
+        pairs.sort_by(|x, y| {
+            (&x.a.url, &x.b.url, x.a.gid, x.b.gid).cmp(&(&y.a.url, &y.b.url, y.a.gid, y.b.gid))
+        });
+
+        // Clusters: union-find over the pages in pairs.
+        let mut index_of: HashMap<u64, u32> = HashMap::new();
+        let mut members: Vec<PageRef> = Vec::new();
+        let mut uf = UnionFind::new(0);
+        for p in &pairs {
+            let mut node = |page: &PageRef| {
+                *index_of.entry(page.gid).or_insert_with(|| {
+                    members.push(page.clone());
+                    uf.push()
+                })
+            };
+            let (a, b) = (node(&p.a), node(&p.b));
+            uf.union(a, b);
+        }
+        let mut clusters: Vec<Cluster> = uf
+            .clusters(2)
+            .into_iter()
+            .map(|ids| {
+                let mut pages: Vec<PageRef> =
+                    ids.iter().map(|&m| members[m as usize].clone()).collect();
+                pages.sort_by(|x, y| (&x.url, x.gid).cmp(&(&y.url, y.gid)));
+                Cluster { pages }
+            })
+            .collect();
+        clusters.sort_by(|x, y| {
+            y.pages
+                .len()
+                .cmp(&x.pages.len())
+                .then_with(|| x.pages[0].url.cmp(&y.pages[0].url))
+        });
+
+        // Mirror evidence: pairs across two hosts.
+        type HostPair = (String, String);
+        let mut across: BTreeMap<HostPair, (u64, BTreeSet<u64>, BTreeSet<u64>)> = BTreeMap::new();
+        for p in &pairs {
+            if p.a.host == p.b.host {
+                continue;
+            }
+            let (x, y) = if p.a.host < p.b.host {
+                (&p.a, &p.b)
+            } else {
+                (&p.b, &p.a)
+            };
+            let entry = across.entry((x.host.clone(), y.host.clone())).or_default();
+            entry.0 += 1;
+            entry.1.insert(x.gid);
+            entry.2.insert(y.gid);
+        }
+        let mut mirrors: Vec<MirrorEvidence> = across
+            .into_iter()
+            .map(|((x, y), (n, mx, my))| MirrorEvidence {
+                pages: [
+                    host_pages.get(&x).copied().unwrap_or(0),
+                    host_pages.get(&y).copied().unwrap_or(0),
+                ],
+                hosts: [x, y],
+                pairs: n,
+                matched: [mx.len() as u64, my.len() as u64],
+            })
+            .collect();
+        mirrors.sort_by(|a, b| b.pairs.cmp(&a.pairs).then_with(|| a.hosts.cmp(&b.hosts)));
+        Report {
+            pairs,
+            clusters,
+            mirrors,
+            stats: JobStats::default(),
+        }
+    }
+
+    /// Writes the report as JSON lines: one `pair` per pair, one `cluster` per cluster, one `mirror` per
+    /// host pair, and a `summary` last.
+    pub fn write_jsonl(&self, mut out: impl Write) -> io::Result<()> {
+        for p in &self.pairs {
+            let line = json!({
+                "type": "pair",
+                "a": p.a.url,
+                "b": p.b.url,
+                "distance": p.distance,
+                "jaccard": p.jaccard,
+            });
+            writeln!(out, "{line}")?;
+        }
+        for (i, c) in self.clusters.iter().enumerate() {
+            let hosts: BTreeSet<&str> = c.pages.iter().map(|p| p.host.as_str()).collect();
+            let line = json!({
+                "type": "cluster",
+                "cluster": i,
+                "size": c.pages.len(),
+                "hosts": hosts,
+                "pages": c.pages.iter().map(|p| p.url.as_str()).collect::<Vec<_>>(),
+            });
+            writeln!(out, "{line}")?;
+        }
+        for m in &self.mirrors {
+            let line = json!({
+                "type": "mirror",
+                "hosts": m.hosts,
+                "pairs": m.pairs,
+                "pages": m.pages,
+                "matched": m.matched,
+                "shares": m.shares().map(|s| (s * 1000.0).round() / 1000.0),
+            });
+            writeln!(out, "{line}")?;
+        }
+        let s = &self.stats;
+        let line = json!({
+            "type": "summary",
+            "fingerprints": s.fingerprints,
+            "workers": s.workers,
+            "k": s.k,
+            "tables": s.tables,
+            "key_bits": s.key_bits,
+            "candidates": s.candidates,
+            "rejected_by_minhash": s.rejected_by_minhash,
+            "without_sketches": s.without_sketches,
+            "pairs": self.pairs.len(),
+            "clusters": self.clusters.len(),
+            "mirror_host_pairs": self.mirrors.len(),
+        });
+        writeln!(out, "{line}")?;
+        out.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(gid: u64, url: &str) -> PageRef {
+        let host = url.split('/').nth(2).unwrap_or("").to_string();
+        PageRef {
+            gid,
+            url: url.into(),
+            host,
+        }
+    }
+
+    fn pair(a: PageRef, b: PageRef) -> Pair {
+        Pair {
+            a,
+            b,
+            distance: 1,
+            jaccard: None,
+        }
+    }
+
+    #[test]
+    fn pairs_make_clusters_and_mirror_evidence() {
+        let pairs = vec![
+            pair(page(5, "https://b.test/x"), page(1, "https://a.test/x")),
+            pair(page(2, "https://a.test/y"), page(6, "https://b.test/y")),
+            pair(page(6, "https://b.test/y"), page(7, "https://b.test/y2")),
+            pair(page(3, "https://a.test/z"), page(4, "https://a.test/z2")),
+        ];
+        let hosts: HashMap<String, u64> = [("a.test".to_string(), 10), ("b.test".to_string(), 4)]
+            .into_iter()
+            .collect();
+        let report = Report::build(pairs, &hosts);
+        assert_eq!(
+            report.pairs[0].a.url, "https://a.test/x",
+            "a pair is written in URL order"
+        );
+        let sizes: Vec<usize> = report.clusters.iter().map(|c| c.pages.len()).collect();
+        assert_eq!(sizes, vec![3, 2, 2]);
+        assert_eq!(
+            report.clusters[0]
+                .pages
+                .iter()
+                .map(|p| p.url.as_str())
+                .collect::<Vec<_>>(),
+            vec!["https://a.test/y", "https://b.test/y", "https://b.test/y2"]
+        );
+        assert_eq!(report.mirrors.len(), 1);
+        let m = &report.mirrors[0];
+        assert_eq!(m.hosts, ["a.test".to_string(), "b.test".to_string()]);
+        assert_eq!((m.pairs, m.pages, m.matched), (2, [10, 4], [2, 2]));
+        assert_eq!(m.shares(), [0.2, 0.5]);
+
+        let mut out = Vec::new();
+        report.write_jsonl(&mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let kinds: Vec<String> = text
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["type"].to_string())
+            .collect();
+        assert_eq!(kinds.len(), 4 + 3 + 1 + 1);
+        assert_eq!(kinds.last().unwrap(), "\"summary\"");
+    }
+}
