@@ -346,3 +346,231 @@ fn the_demo_crawls_the_built_in_web_and_writes_its_report() {
     assert!(!refused.status.success());
     assert!(other.join("notes.txt").exists());
 }
+
+/// `simcrawl dedup`'s pairs as (a, b, distance), from its JSON lines.
+fn dedup_pairs(text: &str) -> Vec<(String, String, u64)> {
+    json_lines(text)
+        .iter()
+        .filter(|l| l["type"] == "pair")
+        .map(|l| {
+            (
+                l["a"].as_str().expect("a").to_string(),
+                l["b"].as_str().expect("b").to_string(),
+                l["distance"].as_u64().expect("distance"),
+            )
+        })
+        .collect()
+}
+
+/// Free ports on 127.0.0.1 for a hostfile.
+fn hostfile(dir: &Dir, processes: usize) -> std::path::PathBuf {
+    let listeners: Vec<std::net::TcpListener> = (0..processes)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").expect("a free port"))
+        .collect();
+    let lines: Vec<String> = listeners
+        .iter()
+        .map(|l| format!("127.0.0.1:{}", l.local_addr().expect("bound").port()))
+        .collect();
+    let path = dir.path(&format!("hosts-{processes}"));
+    std::fs::write(&path, lines.join("\n") + "\n").expect("the hostfile is written");
+    path
+}
+
+/// Runs `processes` dedup processes on loopback, process i reading `inputs[i]`, and returns process
+/// 0's output.
+fn dedup_cluster(dir: &Dir, inputs: &[std::path::PathBuf], extra: &[&str]) -> String {
+    let hosts = hostfile(dir, inputs.len());
+    let children: Vec<std::process::Child> = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, input)| {
+            simcrawl()
+                .args(["dedup", "--input"])
+                .arg(input)
+                .args([
+                    "--processes",
+                    &inputs.len().to_string(),
+                    "--process",
+                    &i.to_string(),
+                ])
+                .arg("--hostfile")
+                .arg(&hosts)
+                .args(extra)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("simcrawl dedup starts")
+        })
+        .collect();
+    let outputs: Vec<std::process::Output> = children
+        .into_iter()
+        .map(|c| c.wait_with_output().expect("simcrawl dedup ends"))
+        .collect();
+    for out in &outputs {
+        assert_success(out);
+    }
+    assert!(
+        outputs[1].stdout.is_empty(),
+        "only process 0 writes the result"
+    );
+    String::from_utf8(outputs[0].stdout.clone()).expect("UTF-8 output")
+}
+
+/// Brute force: every pair of `pages` (url, simhash) within k, as (smaller url, larger url, distance).
+fn pairs_within(pages: &[(String, u64)], k: u64) -> Vec<(String, String, u64)> {
+    let mut out = Vec::new();
+    for (i, (ua, a)) in pages.iter().enumerate() {
+        for (ub, b) in &pages[i + 1..] {
+            let distance = u64::from((a ^ b).count_ones());
+            if distance <= k {
+                let (x, y) = if ua < ub { (ua, ub) } else { (ub, ua) };
+                out.push((x.clone(), y.clone(), distance));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn dedup_reads_a_store_and_its_export_alike() {
+    let c = crawled();
+    let store = c.dir.store();
+    let dir = Dir::new();
+    // The crawl skipped what was within its k = 3; the job looks as far as k = 8. Without sketches
+    // (--jaccard 0 keeps every pair) it finds what brute force over the stored fingerprints finds.
+    let pages: Vec<(String, u64)> = c.pages.iter().map(|p| (p.url.clone(), p.simhash)).collect();
+    let expected = pairs_within(&pages, 8);
+    assert!(!expected.is_empty(), "the small web has pairs at k = 8");
+    let from_store = dedup_pairs(&read(&store, &["dedup", "--k", "8", "--jaccard", "0"]));
+    assert_eq!(from_store, expected);
+
+    // The export carries the sketches: split into two files on two processes, MinHash keeps and drops
+    // the same pairs as from the store.
+    let export = read(&store, &["export"]);
+    let lines: Vec<&str> = export.lines().collect();
+    assert!(
+        lines.iter().all(|l| l.contains("\"minhash\":\"")),
+        "every page has a sketch"
+    );
+    let inputs: Vec<std::path::PathBuf> = (0..2)
+        .map(|p| {
+            let path = dir.path(&format!("share-{p}.jsonl"));
+            let share: Vec<&str> = lines.iter().skip(p).step_by(2).copied().collect();
+            std::fs::write(&path, share.join("\n") + "\n").expect("a share is written");
+            path
+        })
+        .collect();
+    let confirmed_text = read(&store, &["dedup", "--k", "8"]);
+    let confirmed = dedup_pairs(&confirmed_text);
+    assert!(confirmed.iter().all(|p| expected.contains(p)));
+    let out = dedup_cluster(&dir, &inputs, &["--k", "8"]);
+    assert_eq!(dedup_pairs(&out), confirmed);
+    let summary = json_lines(&out).pop().expect("a summary");
+    assert_eq!(summary["type"], "summary");
+    assert_eq!(summary["fingerprints"].as_u64(), Some(c.pages.len() as u64));
+    assert_eq!(
+        summary["rejected_by_minhash"].as_u64(),
+        Some((expected.len() - confirmed.len()) as u64)
+    );
+    assert_eq!(summary["without_sketches"].as_u64(), Some(0));
+}
+
+#[test]
+fn dedup_finds_every_pair_within_k_on_threads_and_across_processes() {
+    // 3,000 pages on five hosts; every third is the page before it with 0 to 9 bits flipped.
+    let mut state = 0x5eed_u64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut pages: Vec<(String, u64)> = Vec::new();
+    for i in 0..3_000 {
+        let r = next();
+        let fp = if i % 3 == 2 {
+            (0..r % 10).fold(pages[i - 1].1, |fp, _| fp ^ (1 << (next() % 64)))
+        } else {
+            r
+        };
+        pages.push((format!("https://h{}.test/{i}", i % 5), fp));
+    }
+    let dir = Dir::new();
+    let inputs: Vec<std::path::PathBuf> = (0..3)
+        .map(|p| {
+            let path = dir.path(&format!("planted-{p}.jsonl"));
+            let lines: Vec<String> = pages
+                .iter()
+                .skip(p)
+                .step_by(3)
+                .map(|(url, fp)| format!("{{\"url\":\"{url}\",\"simhash\":\"{fp:016x}\"}}"))
+                .collect();
+            std::fs::write(&path, lines.join("\n") + "\n").expect("a share is written");
+            path
+        })
+        .collect();
+    for k in [3u64, 6] {
+        let expected = pairs_within(&pages, k);
+        assert!(expected.len() > 300, "planted pairs at k = {k}");
+        let k_flag = k.to_string();
+        for processes in [2, 3] {
+            let out = dedup_cluster(&dir, &inputs[..processes], &["--k", &k_flag]);
+            let read_by_them: BTreeSet<String> = (0..pages.len())
+                .filter(|i| i % 3 < processes)
+                .map(|i| pages[i].0.clone())
+                .collect();
+            let expected_here: Vec<_> = expected
+                .iter()
+                .filter(|(a, b, _)| read_by_them.contains(a) && read_by_them.contains(b))
+                .cloned()
+                .collect();
+            assert_eq!(
+                dedup_pairs(&out),
+                expected_here,
+                "k = {k}, {processes} processes"
+            );
+        }
+        let mut threads = simcrawl();
+        threads.args(["dedup", "--workers", "3", "--k", &k_flag]);
+        for input in &inputs {
+            threads.arg("--input").arg(input);
+        }
+        let out = threads.output().expect("simcrawl dedup runs");
+        assert_success(&out);
+        assert_eq!(
+            dedup_pairs(&String::from_utf8_lossy(&out.stdout)),
+            expected,
+            "k = {k}, threads"
+        );
+    }
+}
+
+#[test]
+fn dedup_says_what_is_missing() {
+    let out = simcrawl().args(["dedup"]).output().expect("simcrawl runs");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("nothing to read: give --store DIR"), "{err}");
+    let out = simcrawl()
+        .args(["dedup", "--input", "x.jsonl", "--processes", "2"])
+        .output()
+        .expect("simcrawl runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--processes 2 needs --hostfile FILE"), "{err}");
+    let dir = Dir::new();
+    let bad = dir.path("bad.jsonl");
+    std::fs::write(
+        &bad,
+        "{\"url\":\"https://a.test/\",\"simhash\":\"00000000000000ff\"}\nnot json\n",
+    )
+    .expect("written");
+    let out = simcrawl()
+        .args(["dedup", "--input"])
+        .arg(&bad)
+        .output()
+        .expect("simcrawl runs");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.jsonl line 2: expected ident"), "{err}");
+}

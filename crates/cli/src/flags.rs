@@ -45,6 +45,11 @@ pub enum Command {
         after_help = "Examples:\n  simcrawl clusters --store ./simcrawl-data\n  simcrawl clusters --k 5 --limit 10"
     )]
     Clusters(ClustersArgs),
+    /// Find every near-duplicate pair among the fingerprints of stores or exported JSON lines, as a batch job over threads or processes (Manku et al.'s MapReduce mode, on timely-dataflow): pairs, clusters and mirror evidence as JSON lines.
+    #[command(
+        after_help = "Examples:\n  simcrawl dedup --store ./simcrawl-data > pairs.jsonl\n  simcrawl dedup --input a.jsonl --input b.jsonl --k 4 --workers 2\n  simcrawl dedup --store shard0 --processes 2 --process 0 --hostfile hosts.txt   # and process 1 with its own store\n\nEach process reads the stores and files named on its own command line; its worker threads share them out. Process 0 writes the result."
+    )]
+    Dedup(DedupArgs),
     /// Print the learned rules (mirrors, aliases, parameters, host options, canonical paths) with their evidence.
     #[command(after_help = "Examples:\n  simcrawl mirrors --store ./simcrawl-data")]
     Mirrors(StoreArgs),
@@ -533,6 +538,37 @@ pub struct ClustersArgs {
     /// One JSON object per cluster.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DedupArgs {
+    /// A crawl's store to read the fingerprints and sketches of (repeat for several).
+    #[arg(long = "store", value_name = "DIR")]
+    pub stores: Vec<PathBuf>,
+    /// JSON lines as `simcrawl export` writes them: url, simhash, optional host and minhash (repeat for several; - for standard input).
+    #[arg(long = "input", value_name = "FILE")]
+    pub inputs: Vec<PathBuf>,
+    /// Hamming distance threshold.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=8))]
+    pub k: u32,
+    /// A pair whose pages both have a MinHash sketch is kept only at this Jaccard estimate or above (0 keeps all).
+    #[arg(long, default_value_t = 0.8, value_parser = parse_unit)]
+    pub jaccard: f64,
+    /// Worker threads in this process.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub workers: u32,
+    /// Processes taking part (each started with the same --processes and --hostfile).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub processes: u32,
+    /// This process's index, 0 to --processes - 1; process 0 writes the result.
+    #[arg(long, value_name = "I", default_value_t = 0)]
+    pub process: u32,
+    /// One host:port per line, in process order: where each process listens for the others.
+    #[arg(long, value_name = "FILE")]
+    pub hostfile: Option<PathBuf>,
+    /// Write the JSON lines here instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -99,23 +99,35 @@ struct Counters {
     unconfirmed: u64,
 }
 
-/// Runs the job on this worker with its part. Every worker of the computation calls it; worker 0's
-/// outcome carries the report.
+/// Runs the job on this worker with its part (or the error that loading it met). Every worker of the
+/// computation calls it; worker 0's outcome carries the report. If any worker could not load its part,
+/// every worker returns that error: none is left waiting for the others.
 pub fn run_worker(
     worker: &mut Worker,
-    part: Part,
+    loaded: Result<Part, DistError>,
     config: JobConfig,
 ) -> Result<WorkerOutcome, DistError> {
     let start = Instant::now();
     let index = worker.index();
     let peers = worker.peers();
+    let (part, failure) = match loaded {
+        Ok(part) => (part, None),
+        Err(e) => (Part::new(), Some(e.to_string())),
+    };
     let part = Rc::new(part);
 
-    // 1. Counts and hosts, from every worker to every worker.
-    let gathered = all_gather(worker, (part.len() as u64, part.host_counts()));
-    let total: u64 = gathered.iter().map(|(n, _)| n).sum();
+    // 1. Counts and hosts (or a failure to load), from every worker to every worker.
+    let gathered = all_gather(worker, (part.len() as u64, part.host_counts(), failure));
+    if let Some((w, (_, _, Some(why)))) = gathered.iter().enumerate().find(|(_, g)| g.2.is_some()) {
+        return Err(DistError::Load(if w == index {
+            why.clone()
+        } else {
+            format!("worker {w}: {why}")
+        }));
+    }
+    let total: u64 = gathered.iter().map(|(n, _, _)| n).sum();
     let mut host_pages: HashMap<String, u64> = HashMap::new();
-    for (_, hosts) in &gathered {
+    for (_, hosts, _) in &gathered {
         for (h, n) in hosts {
             *host_pages.entry(h.clone()).or_default() += n;
         }
@@ -318,8 +330,9 @@ pub fn run<L>(
 where
     L: Fn(usize, usize) -> Result<Part, DistError> + Send + Sync + 'static,
 {
-    let guards = timely::execute(config, move |worker| {
-        let part = load(worker.index(), worker.peers())?;
+    let (builders, others) = connect(config.communication)?;
+    let guards = timely::execute::execute_from(builders, others, config.worker, move |worker| {
+        let part = load(worker.index(), worker.peers());
         run_worker(worker, part, job)
     })
     .map_err(DistError::Cluster)?;
@@ -328,6 +341,62 @@ where
         outcomes.push(result.map_err(DistError::Cluster)??);
     }
     Ok(outcomes)
+}
+
+/// Connects the processes of a cluster (or sets up the threads of one process). Timely prints
+/// "awaiting connections" on standard output while it waits for the others; standard output is the
+/// job's result, so those lines go to standard error.
+fn connect(
+    config: timely::CommunicationConfig,
+) -> Result<
+    (
+        Vec<timely::communication::AllocatorBuilder>,
+        Box<dyn std::any::Any + Send>,
+    ),
+    DistError,
+> {
+    let cluster = matches!(config, timely::CommunicationConfig::Cluster { .. });
+    let _redirect = cluster.then(StdoutToStderr::new);
+    config.try_build().map_err(DistError::Cluster)
+}
+
+/// Points the process's standard output at standard error until dropped.
+struct StdoutToStderr {
+    #[cfg(unix)]
+    saved: Option<libc::c_int>,
+}
+
+impl StdoutToStderr {
+    fn new() -> StdoutToStderr {
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        #[cfg(unix)]
+        {
+            // SAFETY: dup and dup2 on the standard descriptors; a failure leaves stdout as it was.
+            let saved = unsafe { libc::dup(1) };
+            if saved < 0 || unsafe { libc::dup2(2, 1) } < 0 {
+                return StdoutToStderr { saved: None };
+            }
+            StdoutToStderr { saved: Some(saved) }
+        }
+        #[cfg(not(unix))]
+        StdoutToStderr {}
+    }
+}
+
+impl Drop for StdoutToStderr {
+    fn drop(&mut self) {
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        #[cfg(unix)]
+        if let Some(saved) = self.saved.take() {
+            // SAFETY: restores the descriptor saved in `new`.
+            unsafe {
+                libc::dup2(saved, 1);
+                libc::close(saved);
+            }
+        }
+    }
 }
 
 /// The chunks of the runs a worker received, as whole runs: grouped by sender, in sequence.
@@ -529,5 +598,25 @@ mod tests {
         assert_eq!(report.stats.candidates, 6);
         assert_eq!(report.stats.rejected_by_minhash, 2);
         assert_eq!(report.stats.without_sketches, 3);
+    }
+
+    #[test]
+    fn a_worker_that_cannot_load_its_part_stops_every_worker_with_its_reason() {
+        let outcomes = run(
+            ClusterSpec::local(3).timely_config(),
+            JobConfig::default(),
+            |worker, _| {
+                if worker == 1 {
+                    Err(DistError::Load("store /x is locked".into()))
+                } else {
+                    Ok(Part::synthetic(vec![1, 2, 3], 1))
+                }
+            },
+        );
+        let err = outcomes.unwrap_err().to_string();
+        assert!(
+            err == "store /x is locked" || err == "worker 1: store /x is locked",
+            "{err}"
+        );
     }
 }

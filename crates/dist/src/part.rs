@@ -39,6 +39,26 @@ pub struct PageIn {
     pub sketch: Option<Sketch>,
 }
 
+impl PageIn {
+    /// A page named by its URL, on the URL's host.
+    pub fn from_url(url: String, simhash: u64, sketch: Option<Sketch>) -> PageIn {
+        PageIn {
+            host: host_of(&url),
+            url,
+            simhash,
+            sketch,
+        }
+    }
+}
+
+/// The host of a URL (empty if it has none).
+pub fn host_of(url: &str) -> String {
+    url::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
 /// The pages one worker holds. Names are kept as columns; a synthetic part (benchmarks) names its pages
 /// by number.
 #[derive(Debug, Default)]
@@ -220,10 +240,7 @@ fn parse_line(line: &str) -> Result<PageIn, String> {
     };
     let host = match l.host {
         Some(h) => h,
-        None => url::Url::parse(&l.url)
-            .ok()
-            .and_then(|u| u.host_str().map(str::to_string))
-            .unwrap_or_default(),
+        None => host_of(&l.url),
     };
     let sketch = match l.minhash {
         None => None,

@@ -472,7 +472,14 @@ pub fn export(args: ExportArgs) -> Result<ExitCode> {
             let index = inspector.pages()?;
             to_stdout(|out| {
                 for record in index.records() {
-                    writeln!(out, "{}", page_json(&record?))?;
+                    let record = record?;
+                    let mut line = page_json(&record);
+                    // The MinHash sketch, for `simcrawl dedup --input` to confirm pairs with.
+                    if let Some(sketch) = index.sketch(record.id)? {
+                        line["minhash"] =
+                            json!(simcrawl_dist::part::encode_hex(&sketch.to_bytes()));
+                    }
+                    writeln!(out, "{line}")?;
                 }
                 Ok(())
             })

@@ -1,6 +1,7 @@
 //! One module per subcommand; `run` dispatches.
 
 mod crawl;
+mod dedup;
 mod inspect;
 mod page;
 mod search;
@@ -18,6 +19,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Skipped(args) => inspect::skipped(args),
         Command::Tune(args) => inspect::tune(args),
         Command::Clusters(args) => inspect::clusters(args),
+        Command::Dedup(args) => dedup::dedup(args),
         Command::Mirrors(args) => inspect::mirrors(args),
         Command::Template(args) => inspect::template(args),
         Command::Stats(args) => inspect::stats(args),

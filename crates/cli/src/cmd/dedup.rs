@@ -1,0 +1,134 @@
+//! `simcrawl dedup`: the batch near-duplicate job over stores and exported JSON lines.
+
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{Result, anyhow};
+use simcrawl_crawl::inspect::Inspector;
+use simcrawl_dist::{ClusterSpec, DistError, JobConfig, PageIn, Part, run};
+
+use crate::flags::DedupArgs;
+
+/// One input of this process.
+#[derive(Debug, Clone)]
+enum Source {
+    Store(PathBuf),
+    Jsonl(PathBuf),
+}
+
+pub fn dedup(args: DedupArgs) -> Result<ExitCode> {
+    let processes = args.processes as usize;
+    let process = args.process as usize;
+    let workers = args.workers as usize;
+    let spec = match (&args.hostfile, processes) {
+        (_, 1) if process == 0 => ClusterSpec::local(workers),
+        (Some(hostfile), _) => ClusterSpec::from_hostfile(hostfile, processes, process, workers)?,
+        (None, _) if processes > 1 => {
+            return Err(anyhow!(
+                "--processes {processes} needs --hostfile FILE: one host:port per process"
+            ));
+        }
+        (None, _) => return Err(anyhow!("--process {process} is not one of 0 to 0")),
+    };
+    let mut sources: Vec<Source> = args.stores.iter().cloned().map(Source::Store).collect();
+    sources.extend(args.inputs.iter().cloned().map(Source::Jsonl));
+    if sources.is_empty() && process == 0 && processes == 1 {
+        return Err(anyhow!(
+            "nothing to read: give --store DIR (a crawl's store) or --input FILE (simcrawl export's JSON lines)"
+        ));
+    }
+    let config = JobConfig {
+        k: args.k,
+        jaccard: args.jaccard,
+    };
+    let first_worker = process * workers;
+    let started = Instant::now();
+    let outcomes = run(spec.timely_config(), config, move |worker, _peers| {
+        // This process's sources, shared out among its own worker threads.
+        let local = worker - first_worker;
+        let mut part = Part::new();
+        for source in sources.iter().skip(local).step_by(workers) {
+            load(source, &mut part)?;
+        }
+        Ok(part)
+    })?;
+    let pages: usize = outcomes.iter().map(|o| o.pages).sum();
+    for o in &outcomes {
+        tracing::info!(
+            worker = o.worker,
+            pages = o.pages,
+            sort_ms = o.sort_time.as_millis() as u64,
+            scan_ms = o.scan_time.as_millis() as u64,
+            entries_sent = o.entries_sent,
+            "worker done"
+        );
+    }
+    let Some(report) = outcomes.into_iter().find_map(|o| o.report) else {
+        eprintln!(
+            "process {process}: {pages} pages in {:.2} s; process 0 writes the result",
+            started.elapsed().as_secs_f64()
+        );
+        return Ok(ExitCode::SUCCESS);
+    };
+    let s = &report.stats;
+    eprintln!(
+        "{} fingerprints on {} workers, k = {}: {} tables ({}-bit keys); {} pairs within k, {} dropped by MinHash; {} pairs, {} clusters, {} host pairs with copies; {:.2} s",
+        s.fingerprints,
+        s.workers,
+        s.k,
+        s.tables,
+        s.key_bits,
+        s.candidates,
+        s.rejected_by_minhash,
+        report.pairs.len(),
+        report.clusters.len(),
+        report.mirrors.len(),
+        started.elapsed().as_secs_f64()
+    );
+    let written = match &args.out {
+        Some(path) => {
+            let file = File::create(path).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+            report.write_jsonl(BufWriter::new(file))
+        }
+        None => report.write_jsonl(BufWriter::new(io::stdout().lock())),
+    };
+    match written {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        other => {
+            other?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// Adds one source's pages to `part`.
+fn load(source: &Source, part: &mut Part) -> Result<(), DistError> {
+    match source {
+        Source::Jsonl(path) if path == Path::new("-") => {
+            part.read_jsonl(io::stdin().lock(), "standard input", 0, 1)
+        }
+        Source::Jsonl(path) => {
+            let name = path.display().to_string();
+            let file = File::open(path).map_err(|error| DistError::Read {
+                source_name: name.clone(),
+                error,
+            })?;
+            part.read_jsonl(BufReader::new(file), &name, 0, 1)
+        }
+        Source::Store(path) => {
+            let fail =
+                |e: &dyn std::fmt::Display| DistError::Load(format!("{}: {e}", path.display()));
+            let inspector = Inspector::open(path).map_err(|e| fail(&e))?;
+            let index = inspector.pages().map_err(|e| fail(&e))?;
+            for record in index.records() {
+                let record = record.map_err(|e| fail(&e))?;
+                let sketch = index.sketch(record.id).map_err(|e| fail(&e))?;
+                part.push(PageIn::from_url(record.url, record.simhash, sketch));
+            }
+            Ok(())
+        }
+    }
+}
