@@ -5,6 +5,7 @@
 //! Build it in release mode: `cargo run --release -p simcrawl-bench -- index --n 1048576 --k 3 --json`.
 
 mod crawl;
+mod dedup;
 mod extract;
 mod fingerprint;
 mod grow;
@@ -49,6 +50,9 @@ enum Command {
     Report(report::Args),
     /// What dedup buys the search index: copies in the top 10, index size, indexing cost.
     Search(search::Args),
+    /// The batch near-duplicate job (simcrawl dedup) on 2^24 planted fingerprints: one process against
+    /// two on loopback, interleaved; time and memory per process.
+    Dedup(dedup::Args),
     /// Cost as the crawl grows: pages/s, CPU per page and RSS at 10 k, 100 k and 1 M pages of the
     /// test web scaled up, served by another process.
     Grow(grow::Args),
@@ -71,5 +75,6 @@ fn main() -> Result<()> {
         Command::Report(args) => report::run(args),
         Command::Search(args) => search::run(args),
         Command::Grow(args) => grow::run(args),
+        Command::Dedup(args) => dedup::run(args),
     }
 }

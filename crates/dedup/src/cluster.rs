@@ -64,14 +64,15 @@ impl UnionFind {
     /// The clusters with at least `min_size` members, each sorted, largest cluster first (ties by
     /// smallest member).
     pub fn clusters(&mut self, min_size: usize) -> Vec<Vec<u32>> {
-        let mut by_root: HashMap<u32, Vec<u32>> = HashMap::new();
-        for x in 0..self.parent.len() as u32 {
-            let root = self.find(x);
-            by_root.entry(root).or_default().push(x);
-        }
+        // (root, member) sorted: each cluster is one run, its members in order.
+        let mut by_root: Vec<(u32, u32)> = (0..self.parent.len() as u32)
+            .map(|x| (self.find(x), x))
+            .collect();
+        by_root.sort_unstable();
         let mut out: Vec<Vec<u32>> = by_root
-            .into_values()
+            .chunk_by(|a, b| a.0 == b.0)
             .filter(|c| c.len() >= min_size.max(1))
+            .map(|c| c.iter().map(|&(_, x)| x).collect())
             .collect();
         out.sort_by(|a, b| b.len().cmp(&a.len()).then(a[0].cmp(&b[0])));
         out

@@ -6,8 +6,9 @@
 //! 2. **Scan.** For table t (the dataflow's time), each worker permutes and sorts its part once, and sends
 //!    the sorted run in chunks to the workers that scan its part with theirs ([`receivers`]). When all
 //!    runs of table t are in, each worker scans its own run alone and against each run it received, and
-//!    emits candidate pairs. The next table starts when the last one is done, so a worker holds one own
-//!    run and the runs it scans at a time.
+//!    emits candidate pairs. Which of two workers scans their pair alternates from table to table. A
+//!    worker sorts table t + 1 while table t is scanned, and waits for table t before t + 2: it holds
+//!    at most two tables' runs.
 //! 3. **Confirm.** A candidate goes to the owner of its first page, who adds the page's URL, host and
 //!    sketch, then to the owner of the second, who compares the sketches (when both pages have one) and
 //!    drops the pair if its Jaccard estimate is below the threshold.
@@ -31,9 +32,12 @@ use timely::dataflow::operators::{Capability, Probe};
 use timely::worker::Worker;
 
 use crate::error::DistError;
-use crate::part::{Part, local, owner};
+use crate::part::{Part, global_id, local, owner};
 use crate::report::{PageRef, Pair, Report};
-use crate::scan::{Candidate, Entry, batch_plan, receivers, scan_cross, scan_self, sorted_run};
+use crate::scan::{
+    Candidate, Entry, KeySummary, batch_plan, receivers, scan_cross, scan_self, senders,
+    sorted_run_into,
+};
 
 /// Entries per message of a sorted run.
 const CHUNK: usize = 1 << 16;
@@ -64,10 +68,14 @@ pub struct WorkerOutcome {
     pub sort_time: Duration,
     /// Time spent scanning runs.
     pub scan_time: Duration,
-    /// Time from the start of the job to its end.
+    /// Time from the moment all workers had met (their counts exchanged) to the end of the job.
     pub wall_time: Duration,
+    /// Time spent waiting for the other workers to start (a cluster's processes connect one by one).
+    pub waited: Duration,
     /// Entries of sorted runs it sent to other workers.
     pub entries_sent: u64,
+    /// Bytes of key summaries it sent.
+    pub summary_bytes: u64,
     /// The report, on worker 0 only.
     pub report: Option<Report>,
 }
@@ -79,7 +87,16 @@ struct RunChunk {
     from: u32,
     to: u32,
     seq: u32,
-    entries: Vec<Entry>,
+    /// (permuted fingerprint, index in the sender's part): 12 bytes an entry on the wire.
+    entries: Vec<(u64, u32)>,
+}
+
+/// A worker's key summary of one table, for a worker that sends it its run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct SummaryMsg {
+    from: u32,
+    to: u32,
+    summary: KeySummary,
 }
 
 /// A candidate with its first page described.
@@ -133,9 +150,14 @@ pub fn run_worker(
         }
     }
     let plan = Rc::new(batch_plan(config.k, total)?);
+    // The workers have all met: the job's own time starts here.
+    let waited = start.elapsed();
+    let start = Instant::now();
 
     // 2-4. The scan dataflow.
     let own_runs: Rc<RefCell<HashMap<u32, Vec<Entry>>>> = Rc::default();
+    // Run buffers scanned and free again: each table's sort reuses one.
+    let pool: Rc<RefCell<Vec<Vec<Entry>>>> = Rc::default();
     let scan_time = Rc::new(Cell::new(Duration::ZERO));
     let counters = Rc::new(RefCell::new(Counters::default()));
     let pairs: Rc<RefCell<Vec<Pair>>> = Rc::default();
@@ -146,6 +168,7 @@ pub fn run_worker(
         let scan_plan = plan.clone();
         let scan_clock = scan_time.clone();
         let scan_counters = counters.clone();
+        let scan_pool = pool.clone();
         let candidates = runs.unary_frontier(
             Exchange::new(|c: &RunChunk| u64::from(c.to)),
             "Scan",
@@ -175,6 +198,7 @@ pub fn run_worker(
                         for run in assemble(chunks) {
                             scan_cross(&own, &run, &scan_plan, t as usize, &mut found);
                         }
+                        scan_pool.borrow_mut().push(own);
                         scan_counters.borrow_mut().candidates += found.len() as u64;
                         scan_clock.set(scan_clock.get() + clock.elapsed());
                         output.session(&cap).give_iterator(found.into_iter());
@@ -259,24 +283,101 @@ pub fn run_worker(
         input
     });
 
+    // The key summaries: for table t, each worker tells the workers that will send it their run which
+    // keys it holds, so that they send only the entries that can meet one of its own.
+    let summaries: Rc<RefCell<HashMap<(u32, u32), KeySummary>>> = Rc::default();
+    let summary_probe = ProbeHandle::new();
+    let mut summary_input = worker.dataflow::<u32, _, _>(|scope| {
+        let (input, stream) = scope.new_input::<SummaryMsg>();
+        let store = summaries.clone();
+        stream
+            .unary::<timely::container::CapacityContainerBuilder<Vec<()>>, _, _, _>(
+                Exchange::new(|m: &SummaryMsg| u64::from(m.to)),
+                "Summaries",
+                move |_cap, _info| {
+                    move |input, _output| {
+                        input.for_each(|cap, data| {
+                            let Some(t) = cap.least().copied() else {
+                                return;
+                            };
+                            let mut store = store.borrow_mut();
+                            for m in data.drain(..) {
+                                store.insert((t, m.from), m.summary);
+                            }
+                        });
+                    }
+                },
+            )
+            .probe_with(&summary_probe);
+        input
+    });
+
     let mut sort_time = Duration::ZERO;
     let mut entries_sent = 0u64;
+    let mut summary_bytes = 0u64;
     let parts_entries = part.entries(index);
-    let targets: Vec<usize> = receivers(index, peers).collect();
+    let mut scratch = Vec::new();
     for (t, table) in plan.tables().iter().enumerate() {
+        let targets: Vec<usize> = receivers(index, peers, t).collect();
         let t = t as u32;
         let clock = Instant::now();
-        let run = sorted_run(&parts_entries, table);
+        let mut run = pool.borrow_mut().pop().unwrap_or_default();
+        sorted_run_into(&parts_entries, table, &mut run, &mut scratch);
         sort_time += clock.elapsed();
+        // This worker's key summary, to the workers that send it their run of this table: they are
+        // sorting it now, and wait for the summary (not for this worker's progress) to filter it.
+        let from: Vec<usize> = senders(index, peers, t as usize).collect();
+        if !from.is_empty() {
+            let summary = KeySummary::of(&run, table);
+            for &s in &from {
+                summary_bytes += summary.len_bytes() as u64;
+                summary_input.send(SummaryMsg {
+                    from: index as u32,
+                    to: s as u32,
+                    summary: summary.clone(),
+                });
+            }
+        }
+        summary_input.advance_to(t + 1);
+        // The receivers' summaries of this table (sent before any sort: here already, or soon).
+        worker.step_or_park_while(None, || {
+            let have = summaries.borrow();
+            targets
+                .iter()
+                .any(|&to| !have.contains_key(&(t, to as u32)))
+        });
         for &to in &targets {
-            for (seq, chunk) in run.chunks(CHUNK).enumerate() {
+            let summary = summaries
+                .borrow_mut()
+                .remove(&(t, to as u32))
+                .expect("waited for above");
+            // The entries that may meet one of the receiver's, in chunks as they are found.
+            let mut chunk: Vec<(u64, u32)> = Vec::with_capacity(CHUNK);
+            let mut seq = 0u32;
+            for &(fp, gid) in &run {
+                if !summary.may_contain(fp) {
+                    continue;
+                }
+                chunk.push((fp, local(gid) as u32));
+                if chunk.len() == CHUNK {
+                    entries_sent += chunk.len() as u64;
+                    input.send(RunChunk {
+                        from: index as u32,
+                        to: to as u32,
+                        seq,
+                        entries: std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK)),
+                    });
+                    seq += 1;
+                }
+            }
+            if !chunk.is_empty() {
+                entries_sent += chunk.len() as u64;
                 input.send(RunChunk {
                     from: index as u32,
                     to: to as u32,
-                    seq: seq as u32,
-                    entries: chunk.to_vec(),
+                    seq,
+                    entries: chunk,
                 });
-                entries_sent += chunk.len() as u64;
             }
         }
         own_runs.borrow_mut().insert(t, run);
@@ -287,10 +388,16 @@ pub fn run_worker(
             entries: Vec::new(),
         });
         input.advance_to(t + 1);
-        worker.step_while(|| probe.less_equal(&t));
+        // Scan what has arrived, without waiting; wait only when three tables are in flight, so
+        // that at most three tables' runs are held.
+        worker.step();
+        if let Some(old) = t.checked_sub(2) {
+            worker.step_or_park_while(None, || probe.less_equal(&old));
+        }
     }
     drop(input);
-    worker.step_while(|| !probe.done());
+    drop(summary_input);
+    worker.step_or_park_while(None, || !probe.done() || !summary_probe.done());
     drop(parts_entries);
 
     // Counters from every worker, for worker 0's report.
@@ -314,7 +421,9 @@ pub fn run_worker(
         sort_time,
         scan_time: scan_time.get(),
         wall_time: start.elapsed(),
+        waited,
         entries_sent,
+        summary_bytes,
         report,
     })
 }
@@ -410,9 +519,12 @@ fn assemble(mut chunks: Vec<RunChunk>) -> Vec<Vec<Entry>> {
             runs.push(Vec::new());
             last = Some(c.from);
         }
-        runs.last_mut()
-            .expect("pushed")
-            .extend_from_slice(&c.entries);
+        let from = c.from as usize;
+        runs.last_mut().expect("pushed").extend(
+            c.entries
+                .iter()
+                .map(|&(fp, i)| (fp, global_id(from, i as usize))),
+        );
     }
     runs
 }
@@ -453,7 +565,7 @@ where
     });
     input.send((index, value));
     drop(input);
-    worker.step_while(|| !probe.done());
+    worker.step_or_park_while(None, || !probe.done());
     let mut all = got.take();
     all.sort_by_key(|(i, _)| *i);
     all.into_iter().map(|(_, v)| v).collect()

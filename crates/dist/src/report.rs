@@ -1,7 +1,7 @@
 //! The job's answer: the pairs, their clusters, the evidence of mirrors between hosts, and counts.
 //! Built by the reducer from the confirmed pairs, without I/O but for writing it as JSON lines.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::io::{self, Write};
 
 use serde::{Deserialize, Serialize};
@@ -101,44 +101,54 @@ impl Report {
                 std::mem::swap(&mut p.a, &mut p.b);
             }
         }
-        pairs.sort_by(|x, y| {
+        pairs.sort_unstable_by(|x, y| {
             (&x.a.url, &x.b.url, x.a.gid, x.b.gid).cmp(&(&y.a.url, &y.b.url, y.a.gid, y.b.gid))
         });
 
-        // Clusters: union-find over the pages in pairs.
-        let mut index_of: HashMap<u64, u32> = HashMap::new();
-        let mut members: Vec<PageRef> = Vec::new();
-        let mut uf = UnionFind::new(0);
-        for p in &pairs {
-            let mut node = |page: &PageRef| {
-                *index_of.entry(page.gid).or_insert_with(|| {
-                    members.push(page.clone());
-                    uf.push()
-                })
-            };
-            let (a, b) = (node(&p.a), node(&p.b));
-            uf.union(a, b);
+        // Clusters: union-find over the pages in pairs. A page is named by (pair, side); sorting
+        // those by global id gives each page one dense index, without hashing or copying names.
+        let side = |r: usize| {
+            if r.is_multiple_of(2) {
+                &pairs[r / 2].a
+            } else {
+                &pairs[r / 2].b
+            }
+        };
+        let mut refs: Vec<(u64, usize)> = (0..pairs.len() * 2).map(|r| (side(r).gid, r)).collect();
+        refs.sort_unstable();
+        let mut node_of = vec![0u32; refs.len()];
+        let mut first_ref: Vec<usize> = Vec::new();
+        for (i, &(gid, r)) in refs.iter().enumerate() {
+            if i == 0 || refs[i - 1].0 != gid {
+                first_ref.push(r);
+            }
+            node_of[r] = (first_ref.len() - 1) as u32;
+        }
+        let mut uf = UnionFind::new(first_ref.len());
+        for i in 0..pairs.len() {
+            uf.union(node_of[2 * i], node_of[2 * i + 1]);
         }
         let mut clusters: Vec<Cluster> = uf
             .clusters(2)
             .into_iter()
             .map(|ids| {
-                let mut pages: Vec<PageRef> =
-                    ids.iter().map(|&m| members[m as usize].clone()).collect();
-                pages.sort_by(|x, y| (&x.url, x.gid).cmp(&(&y.url, y.gid)));
+                let mut pages: Vec<PageRef> = ids
+                    .iter()
+                    .map(|&m| side(first_ref[m as usize]).clone())
+                    .collect();
+                pages.sort_unstable_by(|x, y| (&x.url, x.gid).cmp(&(&y.url, y.gid)));
                 Cluster { pages }
             })
             .collect();
-        clusters.sort_by(|x, y| {
-            y.pages
-                .len()
-                .cmp(&x.pages.len())
-                .then_with(|| x.pages[0].url.cmp(&y.pages[0].url))
+        clusters.sort_unstable_by(|x, y| {
+            y.pages.len().cmp(&x.pages.len()).then_with(|| {
+                (&x.pages[0].url, x.pages[0].gid).cmp(&(&y.pages[0].url, y.pages[0].gid))
+            })
         });
 
         // Mirror evidence: pairs across two hosts.
-        type HostPair = (String, String);
-        let mut across: BTreeMap<HostPair, (u64, BTreeSet<u64>, BTreeSet<u64>)> = BTreeMap::new();
+        type Evidence = (u64, Vec<u64>, Vec<u64>);
+        let mut across: HashMap<(&str, &str), Evidence> = HashMap::new();
         for p in &pairs {
             if p.a.host == p.b.host {
                 continue;
@@ -148,21 +158,26 @@ impl Report {
             } else {
                 (&p.b, &p.a)
             };
-            let entry = across.entry((x.host.clone(), y.host.clone())).or_default();
+            let entry = across.entry((&x.host, &y.host)).or_default();
             entry.0 += 1;
-            entry.1.insert(x.gid);
-            entry.2.insert(y.gid);
+            entry.1.push(x.gid);
+            entry.2.push(y.gid);
         }
+        let distinct = |mut v: Vec<u64>| {
+            v.sort_unstable();
+            v.dedup();
+            v.len() as u64
+        };
         let mut mirrors: Vec<MirrorEvidence> = across
             .into_iter()
             .map(|((x, y), (n, mx, my))| MirrorEvidence {
                 pages: [
-                    host_pages.get(&x).copied().unwrap_or(0),
-                    host_pages.get(&y).copied().unwrap_or(0),
+                    host_pages.get(x).copied().unwrap_or(0),
+                    host_pages.get(y).copied().unwrap_or(0),
                 ],
-                hosts: [x, y],
+                hosts: [x.to_string(), y.to_string()],
                 pairs: n,
-                matched: [mx.len() as u64, my.len() as u64],
+                matched: [distinct(mx), distinct(my)],
             })
             .collect();
         mirrors.sort_by(|a, b| b.pairs.cmp(&a.pairs).then_with(|| a.hosts.cmp(&b.hosts)));

@@ -14,7 +14,6 @@
 
 use serde::{Deserialize, Serialize};
 use simcrawl_dedup::index::TableLayout;
-use simcrawl_dedup::index::radix_sort_by_key;
 use simcrawl_dedup::{DedupError, Plan};
 
 /// One entry of a sorted run: the fingerprint permuted for the run's table, and its global id.
@@ -31,7 +30,7 @@ pub struct Candidate {
     pub distance: u32,
 }
 
-/// Cost of sorting one entry for one table (permute, radix sort, write), in nanoseconds.
+/// Cost of sorting one entry for one table (permute, scatter, sort in cache), in nanoseconds.
 const SORT_NS: f64 = 25.0;
 /// Cost of one candidate comparison inside a key group, in nanoseconds.
 const CANDIDATE_NS: f64 = 1.0;
@@ -64,15 +63,122 @@ pub fn batch_plan(k: u32, n: u64) -> Result<Plan, DedupError> {
     Ok(best.1)
 }
 
-/// `fps` permuted for `table` and sorted: one worker's run for that table. `fps` holds (fingerprint,
-/// global id).
+/// `fps` permuted for `table` and sorted by the table's key: one worker's run for that table. `fps`
+/// holds (fingerprint, global id). Only the key's bits are sorted on: the scans compare every pair
+/// inside a key group anyway.
 pub fn sorted_run(fps: &[(u64, u64)], table: &TableLayout) -> Vec<Entry> {
-    let mut run: Vec<Entry> = fps
-        .iter()
-        .map(|&(fp, id)| (table.permute(fp), id))
-        .collect();
-    radix_sort_by_key(&mut run, |e| e.0);
+    let mut run = Vec::new();
+    sorted_run_into(fps, table, &mut run, &mut Vec::new());
     run
+}
+
+/// [`sorted_run`] into `run`, with `scratch` for the passes: a job reuses both from table to table
+/// (fresh vectors of this size cost more in page faults than the sort itself).
+///
+/// An LSD radix sort on the key's bits only, in digits of at most 13 bits: one pass permutes the
+/// fingerprints and counts every digit, then one scatter per digit (two for the usual 25-bit keys).
+pub fn sorted_run_into(
+    fps: &[(u64, u64)],
+    table: &TableLayout,
+    run: &mut Vec<Entry>,
+    scratch: &mut Vec<Entry>,
+) {
+    let key_bits = table.key_bits.clamp(1, 64);
+    let digits = key_bits.div_ceil(MAX_DIGIT);
+    let width = key_bits.div_ceil(digits);
+    // (shift, mask) of each digit, least significant first.
+    let spans: Vec<(u32, u64)> = (0..digits)
+        .map(|d| {
+            let shift = 64 - key_bits + d * width;
+            let bits = width.min(64 - shift);
+            (shift, (1u64 << bits) - 1)
+        })
+        .collect();
+    let mut counts: Vec<Vec<usize>> = spans
+        .iter()
+        .map(|&(_, m)| vec![0; m as usize + 1])
+        .collect();
+    run.clear();
+    run.extend(fps.iter().map(|&(fp, id)| {
+        let p = table.permute(fp);
+        for (count, &(shift, mask)) in counts.iter_mut().zip(&spans) {
+            count[((p >> shift) & mask) as usize] += 1;
+        }
+        (p, id)
+    }));
+    scratch.clear();
+    scratch.resize(run.len(), (0, 0));
+    for (count, &(shift, mask)) in counts.iter_mut().zip(&spans) {
+        if count.contains(&run.len()) {
+            continue; // every entry has the same digit: the pass would not move anything
+        }
+        let mut sum = 0;
+        for c in count.iter_mut() {
+            let n = *c;
+            *c = sum;
+            sum += n;
+        }
+        for &e in run.iter() {
+            let digit = ((e.0 >> shift) & mask) as usize;
+            scratch[count[digit]] = e;
+            count[digit] += 1;
+        }
+        std::mem::swap(run, scratch);
+    }
+}
+
+/// Widest radix digit of [`sorted_run_into`]: 8,192 counters.
+const MAX_DIGIT: u32 = 13;
+
+/// Widest [`KeySummary`]: 2^26 bits, 8 MiB.
+const SUMMARY_MAX_BITS: u32 = 26;
+
+/// Which keys of a table a worker's part holds, as a bitmap over the keys' leading bits: a worker sends
+/// the worker that scans with it only the entries whose key may be there (a semi-join). A key that is
+/// there is always found; a bit shared by several keys only lets a few entries through for nothing.
+/// At 8 M entries a part and 25-bit keys, about a fifth of a run is sent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeySummary {
+    key_bits: u32,
+    width: u32,
+    words: Vec<u64>,
+}
+
+impl KeySummary {
+    /// The summary of a run of `table` (entries already permuted): about four bits per entry, at
+    /// most 2^26.
+    pub fn of(run: &[Entry], table: &TableLayout) -> KeySummary {
+        let key_bits = table.key_bits.clamp(1, 64);
+        let log = 64 - (run.len().max(1) as u64).leading_zeros();
+        let width = (log + 2).clamp(6, SUMMARY_MAX_BITS).min(key_bits);
+        let mut summary = KeySummary {
+            key_bits,
+            width,
+            words: vec![0; 1 << (width.max(6) - 6)],
+        };
+        for &(permuted, _) in run {
+            let bit = summary.bit(permuted);
+            summary.words[bit >> 6] |= 1 << (bit & 63);
+        }
+        summary
+    }
+
+    #[inline]
+    fn bit(&self, permuted: u64) -> usize {
+        (key(permuted, self.key_bits) >> (self.key_bits - self.width)) as usize
+    }
+
+    /// Whether an entry with this permuted fingerprint may share its key with one of the part's.
+    #[inline]
+    pub fn may_contain(&self, permuted: u64) -> bool {
+        let bit = self.bit(permuted);
+        self.words[bit >> 6] & (1 << (bit & 63)) != 0
+    }
+
+    /// Bytes on the wire, about.
+    pub fn len_bytes(&self) -> usize {
+        self.words.len() * 8
+    }
 }
 
 /// The key of a permuted fingerprint in a table with `key_bits` leading key bits.
@@ -103,21 +209,27 @@ fn check(plan: &Plan, t: usize, x: Entry, y: Entry, out: &mut Vec<Candidate>) {
 
 /// Every candidate pair inside one sorted run of table `t`.
 pub fn scan_self(run: &[Entry], plan: &Plan, t: usize, out: &mut Vec<Candidate>) {
-    let key_bits = plan.tables()[t].key_bits;
-    let mut start = 0;
-    while start < run.len() {
-        let group_key = key(run[start].0, key_bits);
-        let mut end = start + 1;
-        while end < run.len() && key(run[end].0, key_bits) == group_key {
+    // Two entries share the key when their XOR has no bit in the key's place. Most keys are alone in
+    // a run, so the loop only compares neighbours until it finds a group.
+    let shift = 64 - plan.tables()[t].key_bits.clamp(1, 64);
+    let same = |x: u64, y: u64| (x ^ y).checked_shr(shift).unwrap_or(0) == 0;
+    let mut i = 0;
+    while i + 1 < run.len() {
+        if !same(run[i].0, run[i + 1].0) {
+            i += 1;
+            continue;
+        }
+        let mut end = i + 2;
+        while end < run.len() && same(run[i].0, run[end].0) {
             end += 1;
         }
-        let group = &run[start..end];
-        for (i, &x) in group.iter().enumerate() {
-            for &y in &group[i + 1..] {
+        let group = &run[i..end];
+        for (j, &x) in group.iter().enumerate() {
+            for &y in &group[j + 1..] {
                 check(plan, t, x, y, out);
             }
         }
-        start = end;
+        i = end;
     }
 }
 
@@ -159,21 +271,26 @@ pub fn scan_cross(
     }
 }
 
-/// The worker that scans parts `a` and `b` together (`a != b`): the smaller index when their sum is
-/// even, the larger when it is odd. Each worker scans about half of the other parts.
-pub fn handler(a: usize, b: usize) -> usize {
+/// The worker that scans parts `a` and `b` together (`a != b`) for table `t`: the smaller index when
+/// `a + b + t` is even, the larger when it is odd. Each worker scans about half of the other parts, and
+/// the two of a pair take turns from table to table.
+pub fn handler(a: usize, b: usize, t: usize) -> usize {
     let (lo, hi) = if a < b { (a, b) } else { (b, a) };
-    if (lo + hi).is_multiple_of(2) { lo } else { hi }
+    if (lo + hi + t).is_multiple_of(2) {
+        lo
+    } else {
+        hi
+    }
 }
 
-/// The workers that `worker` sends its runs to: those that scan its part with theirs.
-pub fn receivers(worker: usize, peers: usize) -> impl Iterator<Item = usize> {
-    (0..peers).filter(move |&r| r != worker && handler(worker, r) == r)
+/// The workers that `worker` sends its run of table `t` to: those that scan its part with theirs.
+pub fn receivers(worker: usize, peers: usize, t: usize) -> impl Iterator<Item = usize> {
+    (0..peers).filter(move |&r| r != worker && handler(worker, r, t) == r)
 }
 
-/// The workers whose runs `worker` receives.
-pub fn senders(worker: usize, peers: usize) -> impl Iterator<Item = usize> {
-    (0..peers).filter(move |&r| r != worker && handler(worker, r) == worker)
+/// The workers whose runs of table `t` `worker` receives.
+pub fn senders(worker: usize, peers: usize, t: usize) -> impl Iterator<Item = usize> {
+    (0..peers).filter(move |&r| r != worker && handler(worker, r, t) == worker)
 }
 
 #[cfg(test)]
@@ -227,7 +344,7 @@ mod tests {
             let runs: Vec<Vec<Entry>> = parts.iter().map(|p| sorted_run(p, table)).collect();
             for w in 0..peers {
                 scan_self(&runs[w], &plan, t, &mut out);
-                for s in senders(w, peers) {
+                for s in senders(w, peers, t) {
                     scan_cross(&runs[w], &runs[s], &plan, t, &mut out);
                 }
             }
@@ -254,8 +371,52 @@ mod tests {
     }
 
     #[test]
+    fn a_key_summary_never_drops_an_entry_that_shares_a_key() {
+        let plan = batch_plan(3, 1 << 24).unwrap();
+        let table = plan.tables().last().unwrap();
+        let part: Vec<(u64, u64)> = (0..100_000u64).map(|i| (mix(i), i)).collect();
+        let summary = KeySummary::of(&sorted_run(&part, table), table);
+        for &(fp, _) in &part {
+            // Its own entries, and any fingerprint with the same key bits.
+            assert!(summary.may_contain(table.permute(fp)));
+            let same_key = table.unpermute(table.permute(fp) ^ 0xff);
+            assert!(summary.may_contain(table.permute(same_key)));
+        }
+        let others = (1_000_000..1_100_000u64)
+            .filter(|&i| summary.may_contain(table.permute(mix(i))))
+            .count();
+        assert!(
+            others < 30_000,
+            "most other keys are filtered out: {others} of 100000 pass"
+        );
+    }
+
+    #[test]
+    fn runs_are_sorted_by_their_tables_key() {
+        let fps: Vec<(u64, u64)> = (0..50_000u64).map(|i| (mix(i), i)).collect();
+        for k in [0, 3, 8] {
+            let plan = batch_plan(k, 1 << 24).unwrap();
+            for table in plan.tables() {
+                let run = sorted_run(&fps, table);
+                assert_eq!(run.len(), fps.len());
+                assert!(
+                    run.windows(2)
+                        .all(|w| key(w[0].0, table.key_bits) <= key(w[1].0, table.key_bits)),
+                    "k={k}, {table:?}"
+                );
+                let mut ids: Vec<u64> = run.iter().map(|e| e.1).collect();
+                ids.sort_unstable();
+                assert!(
+                    ids.iter().copied().eq(0..50_000),
+                    "a permutation of the entries"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn every_pair_of_parts_is_scanned_by_exactly_one_worker() {
-        for peers in 1..=7 {
+        for (peers, t) in (1..=7).flat_map(|p| [(p, 0), (p, 1)]) {
             for a in 0..peers {
                 for b in 0..peers {
                     if a == b {
@@ -263,20 +424,22 @@ mod tests {
                     }
                     let scanned_by: Vec<usize> = (0..peers)
                         .filter(|&w| {
-                            (w == a && senders(a, peers).any(|s| s == b))
-                                || (w == b && senders(b, peers).any(|s| s == a))
+                            (w == a && senders(a, peers, t).any(|s| s == b))
+                                || (w == b && senders(b, peers, t).any(|s| s == a))
                         })
                         .collect();
                     assert_eq!(
                         scanned_by,
-                        vec![handler(a, b)],
+                        vec![handler(a, b, t)],
                         "peers {peers}, parts {a} {b}"
                     );
                     assert!(
-                        receivers(a, peers).any(|r| r == b) || receivers(b, peers).any(|r| r == a)
+                        receivers(a, peers, t).any(|r| r == b)
+                            || receivers(b, peers, t).any(|r| r == a)
                     );
+                    assert_ne!(handler(a, b, t), handler(a, b, t + 1), "turns");
                 }
-                let load = senders(a, peers).count();
+                let load = senders(a, peers, t).count();
                 assert!(
                     load <= peers / 2,
                     "peers {peers}: worker {a} scans {load} others"
