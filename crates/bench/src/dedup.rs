@@ -204,17 +204,13 @@ fn worker(args: &Args, process: usize) -> Result<()> {
     };
     let (n, every, k) = (args.fingerprints, args.copy_every, args.k);
     let made = Instant::now();
-    let outcomes = run_job(
-        spec.timely_config(),
-        JobConfig { k, jaccard: 0.8 },
-        move |w, peers| {
-            let fps: Vec<u64> = (w as u64..n)
-                .step_by(peers)
-                .map(|i| fingerprint(i, every, k))
-                .collect();
-            Ok(Part::synthetic(fps, 4096))
-        },
-    )?;
+    let outcomes = run_job(&spec, JobConfig { k, jaccard: 0.8 }, move |w, peers| {
+        let fps: Vec<u64> = (w as u64..n)
+            .step_by(peers)
+            .map(|i| fingerprint(i, every, k))
+            .collect();
+        Ok(Part::synthetic(fps, 4096))
+    })?;
     let total_s = made.elapsed().as_secs_f64();
     let o = &outcomes[0];
     let line = json!({

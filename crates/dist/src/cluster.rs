@@ -1,8 +1,22 @@
 //! Which processes take part: the timely configuration from simcrawl's flags.
 
+use std::any::Any;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
 use std::path::Path;
+use std::time::{Duration, Instant};
+
+use timely::communication::Hooks;
+use timely::communication::allocator::zero_copy::initialize::initialize_networking_from_sockets;
+use timely::communication::allocator::{AllocatorBuilder, ProcessBuilder};
 
 use crate::error::DistError;
+
+/// How long a process waits for the others to start and connect.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Pause between attempts to reach a process that is not listening yet.
+const RETRY: Duration = Duration::from_millis(20);
 
 /// The processes of a run and this one's place among them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,21 +89,110 @@ impl ClusterSpec {
         self.addresses.len().max(1)
     }
 
-    /// The timely configuration.
-    pub fn timely_config(&self) -> timely::Config {
+    /// Sets up this process's workers: threads, or for a cluster the connections to every other
+    /// process. Each process listens on its own address and connects to the processes before it,
+    /// retrying every 20 ms (timely's own set-up sleeps a second between attempts, and prints on
+    /// standard output); a process that has not appeared within `timeout` is named in the error.
+    pub fn connect(
+        &self,
+        timeout: Duration,
+    ) -> Result<(Vec<AllocatorBuilder>, Box<dyn Any + Send>), DistError> {
         if self.addresses.len() <= 1 {
-            return timely::Config::process(self.workers);
+            return timely::CommunicationConfig::Process(self.workers)
+                .try_build()
+                .map_err(DistError::Cluster);
         }
-        timely::Config {
-            communication: timely::CommunicationConfig::Cluster {
-                threads: self.workers,
-                process: self.process,
-                addresses: self.addresses.clone(),
-                report: false,
-                zerocopy: false,
-            },
-            worker: timely::WorkerConfig::default(),
+        let sockets = self.sockets(timeout)?;
+        let hooks = Hooks::default();
+        let process_allocators = ProcessBuilder::new_typed_vector(
+            self.workers,
+            hooks.refill.clone(),
+            hooks.spill.clone(),
+        );
+        let (builders, guard) = initialize_networking_from_sockets(
+            process_allocators,
+            sockets,
+            self.process,
+            self.workers,
+            hooks,
+        )
+        .map_err(|e| DistError::Cluster(format!("starting the connections' threads: {e}")))?;
+        Ok((
+            builders.into_iter().map(AllocatorBuilder::Tcp).collect(),
+            Box::new(guard),
+        ))
+    }
+
+    /// One connected socket per other process, in process order (`None` for this one).
+    fn sockets(&self, timeout: Duration) -> Result<Vec<Option<TcpStream>>, DistError> {
+        let me = self.process;
+        let fail = |why: String| DistError::Cluster(format!("process {me}: {why}"));
+        let listener = TcpListener::bind(&self.addresses[me])
+            .map_err(|e| fail(format!("cannot listen on {}: {e}", self.addresses[me])))?;
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| fail(e.to_string()))?;
+        let deadline = Instant::now() + timeout;
+        let mut sockets: Vec<Option<TcpStream>> = (0..self.addresses.len()).map(|_| None).collect();
+        // To each process before this one: connect, and say who is calling.
+        for (j, address) in self.addresses.iter().enumerate().take(me) {
+            let mut stream = loop {
+                match TcpStream::connect(address) {
+                    Ok(stream) => break stream,
+                    Err(e) if Instant::now() >= deadline => {
+                        return Err(fail(format!(
+                            "process {j} at {address} did not answer within {} s ({e}); start every process with the same --processes and --hostfile",
+                            timeout.as_secs()
+                        )));
+                    }
+                    Err(_) => std::thread::sleep(RETRY),
+                }
+            };
+            stream
+                .write_all(&(me as u64).to_le_bytes())
+                .map_err(|e| fail(format!("greeting process {j}: {e}")))?;
+            sockets[j] = Some(stream);
         }
+        // From each process after this one: accept, and read who called.
+        let mut missing = self.addresses.len() - me - 1;
+        while missing > 0 {
+            match listener.accept() {
+                Ok((mut stream, _)) => {
+                    stream
+                        .set_nonblocking(false)
+                        .map_err(|e| fail(e.to_string()))?;
+                    let mut id = [0u8; 8];
+                    stream
+                        .read_exact(&mut id)
+                        .map_err(|e| fail(format!("reading a greeting: {e}")))?;
+                    let j = u64::from_le_bytes(id) as usize;
+                    if j <= me || j >= self.addresses.len() || sockets[j].is_some() {
+                        return Err(fail(format!("a connection said it was process {j}")));
+                    }
+                    sockets[j] = Some(stream);
+                    missing -= 1;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    if Instant::now() >= deadline {
+                        let absent: Vec<String> = (me + 1..self.addresses.len())
+                            .filter(|&j| sockets[j].is_none())
+                            .map(|j| format!("{j} ({})", self.addresses[j]))
+                            .collect();
+                        return Err(fail(format!(
+                            "no connection from process {} within {} s; start every process with the same --processes and --hostfile",
+                            absent.join(", "),
+                            timeout.as_secs()
+                        )));
+                    }
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+                Err(e) => return Err(fail(format!("accepting: {e}"))),
+            }
+        }
+        for stream in sockets.iter().flatten() {
+            stream.set_nodelay(true).map_err(|e| fail(e.to_string()))?;
+        }
+        Ok(sockets)
     }
 }
 
@@ -128,5 +231,28 @@ mod tests {
             "{err}"
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_process_whose_peer_never_comes_names_it() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let spec = ClusterSpec {
+            addresses: vec![format!("127.0.0.1:{port}"), "127.0.0.1:1".into()],
+            process: 0,
+            workers: 1,
+        };
+        let err = spec
+            .connect(Duration::from_millis(100))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("process 0: no connection from process 1 (127.0.0.1:1) within 0 s"),
+            "{err}"
+        );
     }
 }

@@ -31,6 +31,7 @@ use timely::dataflow::operators::vec::{Broadcast, Input};
 use timely::dataflow::operators::{Capability, Probe};
 use timely::worker::Worker;
 
+use crate::cluster::{CONNECT_TIMEOUT, ClusterSpec};
 use crate::error::DistError;
 use crate::part::{Part, global_id, local, owner};
 use crate::report::{PageRef, Pair, Report};
@@ -326,6 +327,8 @@ pub fn run_worker(
         sort_time += clock.elapsed();
         // This worker's key summary, to the workers that send it their run of this table: they are
         // sorting it now, and wait for the summary (not for this worker's progress) to filter it.
+        // (Marking the keys during the sort's first pass, to send it sooner, costs more: the marks
+        // land at random in a bitmap of megabytes; after the sort they are in order.)
         let from: Vec<usize> = senders(index, peers, t as usize).collect();
         if !from.is_empty() {
             let summary = KeySummary::of(&run, table);
@@ -428,84 +431,29 @@ pub fn run_worker(
     })
 }
 
-/// Runs the job on the workers `config` describes (threads of this process, or one process of a
+/// Runs the job on the workers `spec` describes (threads of this process, or one process of a
 /// cluster), each loading its part with `load(worker, peers)`. Returns the outcomes of this process's
 /// workers, in worker order; the first process's first outcome has the report.
-pub fn run<L>(
-    config: timely::Config,
-    job: JobConfig,
-    load: L,
-) -> Result<Vec<WorkerOutcome>, DistError>
+pub fn run<L>(spec: &ClusterSpec, job: JobConfig, load: L) -> Result<Vec<WorkerOutcome>, DistError>
 where
     L: Fn(usize, usize) -> Result<Part, DistError> + Send + Sync + 'static,
 {
-    let (builders, others) = connect(config.communication)?;
-    let guards = timely::execute::execute_from(builders, others, config.worker, move |worker| {
-        let part = load(worker.index(), worker.peers());
-        run_worker(worker, part, job)
-    })
+    let (builders, others) = spec.connect(CONNECT_TIMEOUT)?;
+    let guards = timely::execute::execute_from(
+        builders,
+        others,
+        timely::WorkerConfig::default(),
+        move |worker| {
+            let part = load(worker.index(), worker.peers());
+            run_worker(worker, part, job)
+        },
+    )
     .map_err(DistError::Cluster)?;
     let mut outcomes = Vec::new();
     for result in guards.join() {
         outcomes.push(result.map_err(DistError::Cluster)??);
     }
     Ok(outcomes)
-}
-
-/// Connects the processes of a cluster (or sets up the threads of one process). Timely prints
-/// "awaiting connections" on standard output while it waits for the others; standard output is the
-/// job's result, so those lines go to standard error.
-fn connect(
-    config: timely::CommunicationConfig,
-) -> Result<
-    (
-        Vec<timely::communication::AllocatorBuilder>,
-        Box<dyn std::any::Any + Send>,
-    ),
-    DistError,
-> {
-    let cluster = matches!(config, timely::CommunicationConfig::Cluster { .. });
-    let _redirect = cluster.then(StdoutToStderr::new);
-    config.try_build().map_err(DistError::Cluster)
-}
-
-/// Points the process's standard output at standard error until dropped.
-struct StdoutToStderr {
-    #[cfg(unix)]
-    saved: Option<libc::c_int>,
-}
-
-impl StdoutToStderr {
-    fn new() -> StdoutToStderr {
-        use std::io::Write;
-        let _ = std::io::stdout().flush();
-        #[cfg(unix)]
-        {
-            // SAFETY: dup and dup2 on the standard descriptors; a failure leaves stdout as it was.
-            let saved = unsafe { libc::dup(1) };
-            if saved < 0 || unsafe { libc::dup2(2, 1) } < 0 {
-                return StdoutToStderr { saved: None };
-            }
-            StdoutToStderr { saved: Some(saved) }
-        }
-        #[cfg(not(unix))]
-        StdoutToStderr {}
-    }
-}
-
-impl Drop for StdoutToStderr {
-    fn drop(&mut self) {
-        use std::io::Write;
-        let _ = std::io::stdout().flush();
-        #[cfg(unix)]
-        if let Some(saved) = self.saved.take() {
-            // SAFETY: restores the descriptor saved in `new`.
-            unsafe {
-                libc::dup2(saved, 1);
-                libc::close(saved);
-            }
-        }
-    }
 }
 
 /// The chunks of the runs a worker received, as whole runs: grouped by sender, in sequence.
@@ -574,7 +522,6 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::ClusterSpec;
     use crate::part::PageIn;
     use simcrawl_dedup::{MinHasher, SimHash, SimHashIndex};
 
@@ -605,7 +552,7 @@ mod tests {
     fn job(fps: Vec<u64>, k: u32, workers: usize) -> Report {
         let fps = std::sync::Arc::new(fps);
         let outcomes = run(
-            ClusterSpec::local(workers).timely_config(),
+            &ClusterSpec::local(workers),
             JobConfig { k, jaccard: 0.8 },
             move |worker, peers| {
                 let mut part = Part::new();
@@ -672,7 +619,7 @@ mod tests {
             ("https://d.test/1", None),
         ];
         let outcomes = run(
-            ClusterSpec::local(2).timely_config(),
+            &ClusterSpec::local(2),
             JobConfig { k: 3, jaccard: 0.8 },
             move |worker, peers| {
                 let mut part = Part::new();
@@ -714,17 +661,13 @@ mod tests {
 
     #[test]
     fn a_worker_that_cannot_load_its_part_stops_every_worker_with_its_reason() {
-        let outcomes = run(
-            ClusterSpec::local(3).timely_config(),
-            JobConfig::default(),
-            |worker, _| {
-                if worker == 1 {
-                    Err(DistError::Load("store /x is locked".into()))
-                } else {
-                    Ok(Part::synthetic(vec![1, 2, 3], 1))
-                }
-            },
-        );
+        let outcomes = run(&ClusterSpec::local(3), JobConfig::default(), |worker, _| {
+            if worker == 1 {
+                Err(DistError::Load("store /x is locked".into()))
+            } else {
+                Ok(Part::synthetic(vec![1, 2, 3], 1))
+            }
+        });
         let err = outcomes.unwrap_err().to_string();
         assert!(
             err == "store /x is locked" || err == "worker 1: store /x is locked",

@@ -148,19 +148,30 @@ impl KeySummary {
     /// The summary of a run of `table` (entries already permuted): about four bits per entry, at
     /// most 2^26.
     pub fn of(run: &[Entry], table: &TableLayout) -> KeySummary {
+        let mut summary = KeySummary::empty(run.len(), table);
+        for &(permuted, _) in run {
+            summary.insert(permuted);
+        }
+        summary
+    }
+
+    /// An empty summary sized for a part of `len` entries in `table`.
+    pub fn empty(len: usize, table: &TableLayout) -> KeySummary {
         let key_bits = table.key_bits.clamp(1, 64);
-        let log = 64 - (run.len().max(1) as u64).leading_zeros();
+        let log = 64 - (len.max(1) as u64).leading_zeros();
         let width = (log + 2).clamp(6, SUMMARY_MAX_BITS).min(key_bits);
-        let mut summary = KeySummary {
+        KeySummary {
             key_bits,
             width,
             words: vec![0; 1 << (width.max(6) - 6)],
-        };
-        for &(permuted, _) in run {
-            let bit = summary.bit(permuted);
-            summary.words[bit >> 6] |= 1 << (bit & 63);
         }
-        summary
+    }
+
+    /// Marks the key of a permuted fingerprint.
+    #[inline]
+    pub fn insert(&mut self, permuted: u64) {
+        let bit = self.bit(permuted);
+        self.words[bit >> 6] |= 1 << (bit & 63);
     }
 
     #[inline]

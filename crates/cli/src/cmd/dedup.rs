@@ -46,7 +46,7 @@ pub fn dedup(args: DedupArgs) -> Result<ExitCode> {
     };
     let first_worker = process * workers;
     let started = Instant::now();
-    let outcomes = run(spec.timely_config(), config, move |worker, _peers| {
+    let outcomes = run(&spec, config, move |worker, _peers| {
         // This process's sources, shared out among its own worker threads.
         let local = worker - first_worker;
         let mut part = Part::new();
