@@ -5,7 +5,7 @@
 //! one JSON line: its times and its peak RSS. Reported: the medians of the whole run (start of the
 //! processes to their end) and of the job (connected to done), the speedups, and memory per process.
 
-use crate::proc::peak_rss_bytes;
+use crate::proc::{cpu_seconds, peak_rss_bytes};
 use crate::stats::{median, round3};
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
@@ -151,6 +151,8 @@ pub fn run(args: Args) -> Result<()> {
             "job_s": round3(median(&mut jobs)),
             "sort_s": round3(field("sort_s")),
             "scan_s": round3(field("scan_s")),
+            "cpu_s_per_process": round3(field("cpu_s")),
+            "total_s_per_process": round3(field("total_s")),
             "peak_rss_mib_per_process": round3(median(&mut rss)),
             "max_rss_mib": round3(rss.iter().copied().fold(0.0, f64::max)),
         }));
@@ -227,6 +229,7 @@ fn worker(args: &Args, process: usize) -> Result<()> {
         "candidates": o.report.as_ref().map(|r| r.stats.candidates),
         "tables": o.report.as_ref().map(|r| r.stats.tables),
         "peak_rss_mib": round3(peak_rss_bytes()? as f64 / (1u64 << 20) as f64),
+        "cpu_s": round3(cpu_seconds()),
     });
     let mut out = std::io::stdout().lock();
     writeln!(out, "{line}")?;
