@@ -574,3 +574,55 @@ fn dedup_says_what_is_missing() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("bad.jsonl line 2: expected ident"), "{err}");
 }
+
+#[test]
+fn dedup_stops_with_a_clear_error_when_another_process_dies() {
+    let dir = Dir::new();
+    let hosts = hostfile(&dir, 2);
+    let input = dir.path("pages.jsonl");
+    std::fs::write(
+        &input,
+        "{\"url\":\"https://a.test/\",\"simhash\":\"00000000000000ff\"}\n",
+    )
+    .expect("written");
+    let survivor = simcrawl()
+        .args(["dedup", "--input"])
+        .arg(&input)
+        .args(["--processes", "2", "--process", "0", "--hostfile"])
+        .arg(&hosts)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("process 0 starts");
+    // Process 1 reads its pages from a pipe this test never closes: it connects, then waits.
+    let mut victim = simcrawl()
+        .args([
+            "dedup",
+            "--input",
+            "-",
+            "--processes",
+            "2",
+            "--process",
+            "1",
+            "--hostfile",
+        ])
+        .arg(&hosts)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("process 1 starts");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    victim.kill().expect("process 1 is killed");
+    victim.wait().expect("process 1 ends");
+    let out = survivor.wait_with_output().expect("process 0 ends");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("a connection between the processes broke")
+            && err.contains("start them all again"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "no panic message: {err}");
+    assert!(out.stdout.is_empty());
+}

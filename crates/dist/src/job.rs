@@ -18,9 +18,13 @@
 //! Timely is fail-stop: if a process of the job dies, the others stop with an error, and the job is run
 //! again from the start. It only reads its input, so nothing is lost.
 
+use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -439,21 +443,81 @@ where
     L: Fn(usize, usize) -> Result<Part, DistError> + Send + Sync + 'static,
 {
     let (builders, others) = spec.connect(CONNECT_TIMEOUT)?;
+    // When another process dies, this one's connection threads panic, and so does a worker that
+    // touches their queues. The worker's panic becomes an error here; the connection threads' guard,
+    // which would panic again when dropped, is then forgotten (the process is about to exit).
+    let broken = Arc::new(AtomicBool::new(false));
+    let others: Box<dyn Any + Send> = Box::new(ForgetIfBroken {
+        inner: Some(others),
+        broken: broken.clone(),
+    });
+    let seen_broken = broken.clone();
     let guards = timely::execute::execute_from(
         builders,
         others,
         timely::WorkerConfig::default(),
         move |worker| {
             let part = load(worker.index(), worker.peers());
-            run_worker(worker, part, job)
+            let outcome = catch_unwind(AssertUnwindSafe(|| run_worker(worker, part, job)));
+            outcome.unwrap_or_else(|payload| {
+                broken.store(true, Ordering::SeqCst);
+                // Nothing more can run: drop the dataflows so that timely does not step them again.
+                for id in worker.installed_dataflows() {
+                    worker.drop_dataflow(id);
+                }
+                Err(broken_connection(&panic_text(&payload)))
+            })
         },
     )
     .map_err(DistError::Cluster)?;
     let mut outcomes = Vec::new();
     for result in guards.join() {
-        outcomes.push(result.map_err(DistError::Cluster)??);
+        match result {
+            Ok(outcome) => outcomes.push(outcome?),
+            // A worker thread that panicked after its job (timely's clean-up, on a broken connection).
+            Err(why) if seen_broken.load(Ordering::SeqCst) || why.contains("Any") => {
+                return Err(broken_connection(&why));
+            }
+            Err(why) => return Err(DistError::Cluster(why)),
+        }
     }
     Ok(outcomes)
+}
+
+/// Holds the connection threads' guard, and forgets it instead of dropping it once a connection broke
+/// (its drop joins the threads and panics on theirs).
+struct ForgetIfBroken {
+    inner: Option<Box<dyn Any + Send>>,
+    broken: Arc<AtomicBool>,
+}
+
+impl Drop for ForgetIfBroken {
+    fn drop(&mut self) {
+        if let Some(inner) = self.inner.take()
+            && self.broken.load(Ordering::SeqCst)
+        {
+            std::mem::forget(inner);
+        }
+    }
+}
+
+fn broken_connection(why: &str) -> DistError {
+    let why = if why.contains("poisoned") || why.contains("Any") {
+        String::new()
+    } else {
+        format!(" ({why})")
+    };
+    DistError::Cluster(format!(
+        "a connection between the processes broke{why}: another process stopped or the network failed; every process stops when one does, so start them all again"
+    ))
+}
+
+fn panic_text(payload: &Box<dyn Any + Send>) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a worker stopped".into())
 }
 
 /// The chunks of the runs a worker received, as whole runs: grouped by sender, in sequence.

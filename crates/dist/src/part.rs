@@ -51,12 +51,17 @@ impl PageIn {
     }
 }
 
-/// The host of a URL (empty if it has none).
+/// The host of a URL, with its port when the URL names one (as the crawl names hosts); empty if it has
+/// none.
 pub fn host_of(url: &str) -> String {
-    url::Url::parse(url)
-        .ok()
-        .and_then(|u| u.host_str().map(str::to_string))
-        .unwrap_or_default()
+    let Ok(u) = url::Url::parse(url) else {
+        return String::new();
+    };
+    match (u.host_str(), u.port()) {
+        (Some(host), Some(port)) => format!("{host}:{port}"),
+        (Some(host), None) => host.to_string(),
+        (None, _) => String::new(),
+    }
 }
 
 /// The pages one worker holds. Names are kept as columns; a synthetic part (benchmarks) names its pages
@@ -300,6 +305,7 @@ mod tests {
         assert_eq!((zero.len(), one.len()), (2, 1));
         assert_eq!(zero.fingerprint(0), 0xff);
         assert_eq!(zero.host(1), "a.test");
+        assert_eq!(host_of("http://127.0.0.1:8081/x"), "127.0.0.1:8081");
         assert_eq!(zero.url(1, 0), "https://a.test/3");
         assert_eq!((one.fingerprint(0), one.host(0)), (7, "mirror"));
         assert_eq!(one.sketch(0), Some(&sketch));

@@ -40,6 +40,7 @@ pub fn dedup(args: DedupArgs) -> Result<ExitCode> {
             "nothing to read: give --store DIR (a crawl's store) or --input FILE (simcrawl export's JSON lines)"
         ));
     }
+    quiet_connection_panics();
     let config = JobConfig {
         k: args.k,
         jaccard: args.jaccard,
@@ -74,18 +75,18 @@ pub fn dedup(args: DedupArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     };
     let s = &report.stats;
+    let plural = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     eprintln!(
-        "{} fingerprints on {} workers, k = {}: {} tables ({}-bit keys); {} pairs within k, {} dropped by MinHash; {} pairs, {} clusters, {} host pairs with copies; {:.2} s",
-        s.fingerprints,
-        s.workers,
+        "{} on {}, k = {}: {} ({}-bit keys); {} within k, {} dropped by MinHash; {}, {} with copies; {:.2} s",
+        plural(s.fingerprints, "fingerprint", "fingerprints"),
+        plural(s.workers as u64, "worker", "workers"),
         s.k,
-        s.tables,
+        plural(s.tables as u64, "table", "tables"),
         s.key_bits,
-        s.candidates,
+        plural(s.candidates, "pair", "pairs"),
         s.rejected_by_minhash,
-        report.pairs.len(),
-        report.clusters.len(),
-        report.mirrors.len(),
+        plural(report.clusters.len() as u64, "cluster", "clusters"),
+        plural(report.mirrors.len() as u64, "host pair", "host pairs"),
         started.elapsed().as_secs_f64()
     );
     let written = match &args.out {
@@ -131,4 +132,27 @@ fn load(source: &Source, part: &mut Part) -> Result<(), DistError> {
             Ok(())
         }
     }
+}
+
+/// When another process of the job dies, timely's connection threads here panic ("timely communication
+/// error: ..."), and so does a worker that touches their queues; the job turns that into one error. The
+/// panics themselves are said in one line each, without a backtrace.
+fn quiet_connection_panics() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let thread = std::thread::current();
+        let name = thread.name().unwrap_or("");
+        if !name.starts_with("timely:") {
+            return default(info);
+        }
+        let text = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        if let Some(cause) = text.strip_prefix("timely communication error: ") {
+            eprintln!("simcrawl dedup: a connection to another process broke: {cause}");
+        }
+    }));
 }
