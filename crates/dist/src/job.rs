@@ -545,8 +545,8 @@ fn describe(part: &Part, gid: u64) -> PageRef {
     let i = local(gid);
     PageRef {
         gid,
-        url: part.url(i, gid),
-        host: part.host(i).to_string(),
+        url: part.url(i, gid).into(),
+        host: part.host(i).into(),
     }
 }
 
@@ -659,7 +659,7 @@ mod tests {
                 let got: Vec<(String, String, u32)> = report
                     .pairs
                     .iter()
-                    .map(|p| (p.a.url.clone(), p.b.url.clone(), p.distance))
+                    .map(|p| (p.a.url.to_string(), p.b.url.to_string(), p.distance))
                     .collect();
                 assert_eq!(got, expected, "k={k}, workers={workers}");
                 assert_eq!(report.stats.candidates, expected.len() as u64);
@@ -707,7 +707,7 @@ mod tests {
         let pairs: Vec<(&str, &str, Option<f64>)> = report
             .pairs
             .iter()
-            .map(|p| (p.a.url.as_str(), p.b.url.as_str(), p.jaccard))
+            .map(|p| (&*p.a.url, &*p.b.url, p.jaccard))
             .collect();
         assert_eq!(
             pairs,

@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::io::{self, Write};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -13,10 +14,10 @@ use simcrawl_dedup::UnionFind;
 pub struct PageRef {
     /// Its global id in this run of the job (worker and index; not stable across runs).
     pub gid: u64,
-    /// Its URL.
-    pub url: String,
+    /// Its URL (shared: a page is named by every pair and cluster it is in).
+    pub url: Arc<str>,
     /// Its host.
-    pub host: String,
+    pub host: Arc<str>,
 }
 
 /// Two pages within Hamming distance k, confirmed by MinHash when both have a sketch.
@@ -158,7 +159,7 @@ impl Report {
             } else {
                 (&p.b, &p.a)
             };
-            let entry = across.entry((&x.host, &y.host)).or_default();
+            let entry = across.entry((&*x.host, &*y.host)).or_default();
             entry.0 += 1;
             entry.1.push(x.gid);
             entry.2.push(y.gid);
@@ -203,13 +204,13 @@ impl Report {
             writeln!(out, "{line}")?;
         }
         for (i, c) in self.clusters.iter().enumerate() {
-            let hosts: BTreeSet<&str> = c.pages.iter().map(|p| p.host.as_str()).collect();
+            let hosts: BTreeSet<&str> = c.pages.iter().map(|p| &*p.host).collect();
             let line = json!({
                 "type": "cluster",
                 "cluster": i,
                 "size": c.pages.len(),
                 "hosts": hosts,
-                "pages": c.pages.iter().map(|p| p.url.as_str()).collect::<Vec<_>>(),
+                "pages": c.pages.iter().map(|p| &*p.url).collect::<Vec<_>>(),
             });
             writeln!(out, "{line}")?;
         }
@@ -249,7 +250,7 @@ mod tests {
     use super::*;
 
     fn page(gid: u64, url: &str) -> PageRef {
-        let host = url.split('/').nth(2).unwrap_or("").to_string();
+        let host = url.split('/').nth(2).unwrap_or("").into();
         PageRef {
             gid,
             url: url.into(),
@@ -279,7 +280,7 @@ mod tests {
             .collect();
         let report = Report::build(pairs, &hosts);
         assert_eq!(
-            report.pairs[0].a.url, "https://a.test/x",
+            &*report.pairs[0].a.url, "https://a.test/x",
             "a pair is written in URL order"
         );
         let sizes: Vec<usize> = report.clusters.iter().map(|c| c.pages.len()).collect();
@@ -288,7 +289,7 @@ mod tests {
             report.clusters[0]
                 .pages
                 .iter()
-                .map(|p| p.url.as_str())
+                .map(|p| &*p.url)
                 .collect::<Vec<_>>(),
             vec!["https://a.test/y", "https://b.test/y", "https://b.test/y2"]
         );
