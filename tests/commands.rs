@@ -626,3 +626,60 @@ fn dedup_stops_with_a_clear_error_when_another_process_dies() {
     assert!(!err.contains("panicked"), "no panic message: {err}");
     assert!(out.stdout.is_empty());
 }
+
+#[test]
+fn stats_of_several_stores_add_up() {
+    let c = crawled();
+    let dir = Dir::new();
+    let other = dir.store();
+    assert_success(&crawl(&other, &c.web.web.seeds(), &["--max-pages", "20"]));
+    let one = |store: &Path| -> serde_json::Value {
+        serde_json::from_str(&read(store, &["stats", "--json"])).expect("stats --json is JSON")
+    };
+    let (a, b) = (one(&c.dir.store()), one(&other));
+    let out = simcrawl()
+        .args(["stats", "--json", "--store"])
+        .arg(c.dir.store())
+        .arg("--store")
+        .arg(&other)
+        .output()
+        .expect("simcrawl runs");
+    assert_success(&out);
+    let both: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    for field in [
+        "fetched",
+        "indexed",
+        "indexed_pages",
+        "skipped_total",
+        "excluded_total",
+    ] {
+        let sum = a[field].as_u64().unwrap() + b[field].as_u64().unwrap();
+        assert_eq!(both[field].as_u64(), Some(sum), "{field}");
+    }
+    for (reason, n) in both["skipped"].as_object().expect("skips by reason") {
+        let sum = a["skipped"][reason].as_u64().unwrap() + b["skipped"][reason].as_u64().unwrap();
+        assert_eq!(n.as_u64(), Some(sum), "{reason}");
+    }
+
+    // The skip logs, one after the other, under one limit.
+    let skipped = |stores: &[&Path], extra: &[&str]| -> Vec<serde_json::Value> {
+        let mut cmd = simcrawl();
+        cmd.args(["skipped", "--format", "jsonl"]).args(extra);
+        for store in stores {
+            cmd.arg("--store").arg(store);
+        }
+        let out = cmd.output().expect("simcrawl runs");
+        assert_success(&out);
+        json_lines(&String::from_utf8_lossy(&out.stdout))
+    };
+    let (first, second) = (c.dir.store(), other.clone());
+    let (la, lb) = (skipped(&[&first], &[]), skipped(&[&second], &[]));
+    let together = skipped(&[&first, &second], &[]);
+    assert_eq!(together.len(), la.len() + lb.len());
+    assert_eq!(together[..la.len()], la[..]);
+    let limit = (la.len() + 3).to_string();
+    assert_eq!(
+        skipped(&[&first, &second], &["--limit", &limit]).len(),
+        la.len() + 3
+    );
+}

@@ -459,8 +459,9 @@ pub struct DemoArgs {
 
 #[derive(Debug, Args)]
 pub struct SkippedArgs {
-    #[command(flatten)]
-    pub store: StoreArgs,
+    /// The crawl's store directory; repeat for several (the shards of one crawl, or crawls side by side), listed one after the other.
+    #[arg(long = "store", value_name = "DIR", default_value = "./simcrawl-data")]
+    pub stores: Vec<PathBuf>,
     /// Only this reason (url-variant, redirect-duplicate, exact-duplicate, text-duplicate, near-duplicate, canonical, mirror, learned-rule).
     #[arg(long, value_parser = check_reason)]
     pub reason: Option<String>,
@@ -573,8 +574,9 @@ pub struct DedupArgs {
 
 #[derive(Debug, Args)]
 pub struct StatsArgs {
-    #[command(flatten)]
-    pub store: StoreArgs,
+    /// The crawl's store directory; repeat for several (the shards of one crawl, or crawls side by side): their counts add up.
+    #[arg(long = "store", value_name = "DIR", default_value = "./simcrawl-data")]
+    pub stores: Vec<PathBuf>,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,

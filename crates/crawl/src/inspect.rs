@@ -193,6 +193,44 @@ pub struct CrawlStats {
 }
 
 impl CrawlStats {
+    /// Adds another store's counts to these: the stats of several stores (the shards of one crawl, or
+    /// crawls run side by side) as one. Counts add up; robots.txt counts as ignored if any store
+    /// ignored it.
+    pub fn merge(&mut self, other: &CrawlStats) {
+        fn add<K: PartialEq + Copy>(into: &mut Vec<(K, u64)>, from: &[(K, u64)]) {
+            for &(k, n) in from {
+                match into.iter_mut().find(|(key, _)| *key == k) {
+                    Some((_, count)) => *count += n,
+                    None => into.push((k, n)),
+                }
+            }
+        }
+        self.fetched += other.fetched;
+        self.indexed += other.indexed;
+        self.failed += other.failed;
+        add(&mut self.failed_by, &other.failed_by);
+        self.links_dropped += other.links_dropped;
+        let (t, o) = (&mut self.templates, &other.templates);
+        t.hosts += o.hosts;
+        t.short += o.short;
+        t.distinct += o.distinct;
+        t.requeued += o.requeued;
+        t.refingerprinted += o.refingerprinted;
+        self.redirects.0 += other.redirects.0;
+        self.redirects.1 += other.redirects.1;
+        self.not_html += other.not_html;
+        self.http_errors += other.http_errors;
+        self.noindex += other.noindex;
+        add(&mut self.skipped, &other.skipped);
+        self.skip_log_entries += other.skip_log_entries;
+        add(&mut self.excluded, &other.excluded);
+        add(&mut self.frontier, &other.frontier);
+        self.indexed_pages += other.indexed_pages;
+        self.rules_learned += other.rules_learned;
+        self.rules_revoked += other.rules_revoked;
+        self.robots_ignored |= other.robots_ignored;
+    }
+
     /// All skips, over every reason.
     pub fn skipped_total(&self) -> u64 {
         self.skipped.iter().map(|(_, n)| n).sum()

@@ -48,45 +48,49 @@ pub fn skipped(args: SkippedArgs) -> Result<ExitCode> {
         .map(str::parse::<SkipReason>)
         .transpose()
         .map_err(|e| anyhow!("--reason: {e}"))?;
-    let inspector = open_store(&args.store.store)?;
-    let query = SkipQuery {
-        reason,
-        host: args.host,
-        limit: args.limit,
-    };
-    let in_log = inspector.skip_log_len()?;
+    // Several stores (the shards of one crawl, or crawls side by side) are listed one after the
+    // other, under one --limit.
+    let mut in_log = 0;
+    let mut rows = Vec::new();
+    let mut shown = 0usize;
     to_stdout(|out| {
-        match args.format {
-            Format::Jsonl => {
-                for entry in inspector.skips(&query)? {
-                    let (_, record) = entry?;
-                    writeln!(out, "{}", skip_json(&record))?;
+        if args.format == Format::Csv {
+            writeln!(out, "{}", csv_line(SKIP_COLUMNS))?;
+        }
+        for store in &args.stores {
+            let inspector = open_store(store)?;
+            in_log += inspector.skip_log_len()?;
+            let limit = args.limit.map(|l| l.saturating_sub(shown));
+            if limit == Some(0) {
+                continue;
+            }
+            let query = SkipQuery {
+                reason,
+                host: args.host.clone(),
+                limit,
+            };
+            for entry in inspector.skips(&query)? {
+                let (_, record) = entry?;
+                shown += 1;
+                match args.format {
+                    Format::Jsonl => writeln!(out, "{}", skip_json(&record))?,
+                    Format::Csv => writeln!(out, "{}", csv_line(skip_fields(&record)))?,
+                    Format::Table => rows.push(skip_row(&record)),
                 }
             }
-            Format::Csv => {
-                writeln!(out, "{}", csv_line(SKIP_COLUMNS))?;
-                for entry in inspector.skips(&query)? {
-                    let (_, record) = entry?;
-                    writeln!(out, "{}", csv_line(skip_fields(&record)))?;
+        }
+        if args.format == Format::Table {
+            if !rows.is_empty() {
+                let lines = table(
+                    &["REASON", "URL", "ORIGINAL", "EVIDENCE"],
+                    &rows,
+                    &[false; 4],
+                );
+                for line in lines {
+                    writeln!(out, "{line}")?;
                 }
             }
-            Format::Table => {
-                let rows = inspector
-                    .skips(&query)?
-                    .map(|entry| entry.map(|(_, record)| skip_row(&record)))
-                    .collect::<Result<Vec<_>, _>>()?;
-                if !rows.is_empty() {
-                    let lines = table(
-                        &["REASON", "URL", "ORIGINAL", "EVIDENCE"],
-                        &rows,
-                        &[false; 4],
-                    );
-                    for line in lines {
-                        writeln!(out, "{line}")?;
-                    }
-                }
-                writeln!(out, "{} skipped shown (of {in_log} in the log)", rows.len())?;
-            }
+            writeln!(out, "{} skipped shown (of {in_log} in the log)", rows.len())?;
         }
         Ok(())
     })
@@ -339,8 +343,10 @@ pub fn mirrors(args: StoreArgs) -> Result<ExitCode> {
 }
 
 pub fn stats(args: StatsArgs) -> Result<ExitCode> {
-    let inspector = open_store(&args.store.store)?;
-    let s = inspector.stats()?;
+    let mut s = open_store(&args.stores[0])?.stats()?;
+    for store in &args.stores[1..] {
+        s.merge(&open_store(store)?.stats()?);
+    }
     if args.json {
         let skipped: serde_json::Map<String, Value> = s
             .skipped
