@@ -15,6 +15,7 @@ mod realweb;
 mod report;
 mod rng;
 mod search;
+mod site;
 mod stats;
 mod url;
 
@@ -53,6 +54,9 @@ enum Command {
     /// The batch near-duplicate job (simcrawl dedup) on 2^24 planted fingerprints: one process against
     /// two on loopback, interleaved; time and memory per process.
     Dedup(dedup::Args),
+    /// simcrawl against wget -r on a real site (Boost's documentation) served by nginx on loopback,
+    /// interleaved: wall and CPU medians, their ratio, CPU per page.
+    Site(site::Args),
     /// Cost as the crawl grows: pages/s, CPU per page and RSS at 10 k, 100 k and 1 M pages of the
     /// test web scaled up, served by another process.
     Grow(grow::Args),
@@ -76,5 +80,6 @@ fn main() -> Result<()> {
         Command::Search(args) => search::run(args),
         Command::Grow(args) => grow::run(args),
         Command::Dedup(args) => dedup::run(args),
+        Command::Site(args) => site::run(args),
     }
 }
