@@ -78,16 +78,8 @@ pub fn run(args: Args) -> Result<()> {
         let wget_dir = tempfile::tempdir()?;
         let start = Instant::now();
         let status = std::process::Command::new("wget")
-            .args([
-                "-r",
-                "-l",
-                "inf",
-                "-q",
-                "-e",
-                "robots=off",
-                "--no-parent",
-                "-P",
-            ])
+            .args(crate::site::WGET_MIRROR)
+            .arg("-P")
             .arg(wget_dir.path())
             .arg(&origin)
             .status();

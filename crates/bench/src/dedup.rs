@@ -43,10 +43,9 @@ pub struct Args {
     hostfile: Option<std::path::PathBuf>,
 }
 
-fn mix(mut x: u64) -> u64 {
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
+/// A random-looking value for `x`, the same in every process: splitmix64's first output from seed x.
+fn mix(x: u64) -> u64 {
+    crate::rng::Rng::new(x).next_u64()
 }
 
 /// Fingerprint i: random, or every `copy_every`-th a copy of the one before with up to k bits flipped.

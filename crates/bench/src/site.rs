@@ -11,6 +11,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
+/// `wget -r` as the comparisons run it: the whole site under the seed's directory, quietly, robots.txt
+/// off (simcrawl's crawls of these sites have none to obey either).
+pub const WGET_MIRROR: [&str; 7] = ["-r", "-l", "inf", "-q", "-e", "robots=off", "--no-parent"];
+
 const BOOST_PACKAGE: &str = "libboost1.81-doc";
 const BOOST_ROOT: &str = "/usr/share/doc/libboost1.81-doc";
 
@@ -179,16 +183,8 @@ pub fn run(args: Args) -> Result<()> {
         // wget -r exits with 8 when any link was broken (a 404): its status says nothing here.
         let (w_wall, w_cpu, _) = timed(
             Command::new("wget")
-                .args([
-                    "-r",
-                    "-l",
-                    "inf",
-                    "-q",
-                    "-e",
-                    "robots=off",
-                    "--no-parent",
-                    "-P",
-                ])
+                .args(WGET_MIRROR)
+                .arg("-P")
                 .arg(&wget_dir)
                 .arg(&seed),
         )?;

@@ -587,13 +587,8 @@ where
 mod tests {
     use super::*;
     use crate::part::PageIn;
+    use crate::testutil::mix;
     use simcrawl_dedup::{MinHasher, SimHash, SimHashIndex};
-
-    fn mix(mut x: u64) -> u64 {
-        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        x ^ (x >> 31)
-    }
 
     /// Every third fingerprint is the one before it with 0 to 9 bits flipped.
     fn planted(n: usize) -> Vec<u64> {

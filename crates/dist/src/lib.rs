@@ -51,6 +51,8 @@ pub mod job;
 pub mod part;
 pub mod report;
 pub mod scan;
+#[cfg(test)]
+mod testutil;
 
 pub use cluster::ClusterSpec;
 pub use error::DistError;

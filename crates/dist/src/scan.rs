@@ -307,13 +307,8 @@ pub fn senders(worker: usize, peers: usize, t: usize) -> impl Iterator<Item = us
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testutil::mix;
     use simcrawl_dedup::{SimHash, SimHashIndex};
-
-    fn mix(mut x: u64) -> u64 {
-        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        x ^ (x >> 31)
-    }
 
     /// Random fingerprints, with every fourth one a copy of the one before it at 0 to 9 flipped bits,
     /// and a few exact triples.
