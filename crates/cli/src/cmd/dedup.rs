@@ -122,7 +122,8 @@ fn load(source: &Source, part: &mut Part) -> Result<(), DistError> {
         Source::Store(path) => {
             let fail =
                 |e: &dyn std::fmt::Display| DistError::Load(format!("{}: {e}", path.display()));
-            let inspector = Inspector::open(path).map_err(|e| fail(&e))?;
+            // The store's own errors name its path.
+            let inspector = Inspector::open(path).map_err(|e| DistError::Load(e.to_string()))?;
             let index = inspector.pages().map_err(|e| fail(&e))?;
             for record in index.records() {
                 let record = record.map_err(|e| fail(&e))?;
