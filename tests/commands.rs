@@ -42,11 +42,16 @@ fn crawled() -> &'static Crawled {
     })
 }
 
+/// The turn to open the shared crawl's store: one process at a time.
+fn store_turn() -> std::sync::MutexGuard<'static, ()> {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Runs `simcrawl ARGS --store STORE` and returns its standard output. One at a time: a store
 /// is opened by one process at once (a second is told it is locked).
 fn read(store: &Path, args: &[&str]) -> String {
-    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = store_turn();
     let out = simcrawl()
         .args(args)
         .arg("--store")
@@ -444,6 +449,42 @@ fn dedup_reads_a_store_and_its_export_alike() {
     assert!(!expected.is_empty(), "the small web has pairs at k = 8");
     let from_store = dedup_pairs(&read(&store, &["dedup", "--k", "8", "--jaccard", "0"]));
     assert_eq!(from_store, expected);
+    // One store on two workers: its pages are dealt out to both.
+    let out = {
+        let _turn = store_turn();
+        simcrawl()
+            .args([
+                "dedup",
+                "--k",
+                "8",
+                "--jaccard",
+                "0",
+                "--workers",
+                "2",
+                "-v",
+                "--store",
+            ])
+            .arg(&store)
+            .output()
+            .expect("simcrawl runs")
+    };
+    assert_success(&out);
+    assert_eq!(dedup_pairs(&String::from_utf8_lossy(&out.stdout)), expected);
+    let log = String::from_utf8_lossy(&out.stderr);
+    let half = c.pages.len() / 2;
+    for worker in 0..2 {
+        let line = log
+            .lines()
+            .find(|l| l.contains(&format!("worker done worker={worker} ")))
+            .unwrap_or_else(|| panic!("worker {worker} reports: {log}"));
+        let pages: usize = line
+            .split("pages=")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .expect("a page count");
+        assert!(pages >= half, "{line}");
+    }
 
     // The export carries the sketches: split into two files on two processes, MinHash keeps and drops
     // the same pairs as from the store.
@@ -637,13 +678,16 @@ fn stats_of_several_stores_add_up() {
         serde_json::from_str(&read(store, &["stats", "--json"])).expect("stats --json is JSON")
     };
     let (a, b) = (one(&c.dir.store()), one(&other));
-    let out = simcrawl()
-        .args(["stats", "--json", "--store"])
-        .arg(c.dir.store())
-        .arg("--store")
-        .arg(&other)
-        .output()
-        .expect("simcrawl runs");
+    let out = {
+        let _turn = store_turn();
+        simcrawl()
+            .args(["stats", "--json", "--store"])
+            .arg(c.dir.store())
+            .arg("--store")
+            .arg(&other)
+            .output()
+            .expect("simcrawl runs")
+    };
     assert_success(&out);
     let both: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     for field in [
@@ -668,7 +712,10 @@ fn stats_of_several_stores_add_up() {
         for store in stores {
             cmd.arg("--store").arg(store);
         }
-        let out = cmd.output().expect("simcrawl runs");
+        let out = {
+            let _turn = store_turn();
+            cmd.output().expect("simcrawl runs")
+        };
         assert_success(&out);
         json_lines(&String::from_utf8_lossy(&out.stdout))
     };

@@ -119,10 +119,7 @@ impl Part {
     }
 
     /// Reads pages from JSON lines, keeping line i when `i % peers == worker`: the lines are shared
-    /// among the workers that all read the same file. Each line is an object with `url` and `simhash`
-    /// (16 hexadecimal digits, as `simcrawl export` writes it, or a number), and optionally `host`
-    /// (else the URL's host) and `minhash` (hexadecimal sketch bytes). Blank lines are skipped; a bad
-    /// line is an error naming it.
+    /// among the workers that all read the same file. See [`read_jsonl`] for the format.
     pub fn read_jsonl(
         &mut self,
         reader: impl BufRead,
@@ -131,26 +128,13 @@ impl Part {
         peers: usize,
     ) -> Result<(), DistError> {
         let mut n = 0usize;
-        for (i, line) in reader.lines().enumerate() {
-            let line = line.map_err(|e| DistError::Read {
-                source_name: source.to_string(),
-                error: e,
-            })?;
-            if line.trim().is_empty() {
-                continue;
-            }
+        each_line(reader, source, |line_no, line| {
             n += 1;
-            if (n - 1) % peers != worker {
-                continue;
+            if (n - 1) % peers == worker {
+                self.push(parse_at(line, source, line_no)?);
             }
-            let page = parse_line(&line).map_err(|why| DistError::BadLine {
-                source_name: source.to_string(),
-                line: i + 1,
-                why,
-            })?;
-            self.push(page);
-        }
-        Ok(())
+            Ok(())
+        })
     }
 
     /// The number of pages.
@@ -217,6 +201,47 @@ impl Part {
                 .map(|s| s.values().len() * 4)
                 .sum::<usize>()
     }
+}
+
+/// Reads every page of JSON lines into `pages`. Each line is an object with `url` and `simhash` (16
+/// hexadecimal digits, as `simcrawl export` writes it, or a number), and optionally `host` (else the
+/// URL's host and port) and `minhash` (hexadecimal sketch bytes). Blank lines are skipped; a bad line is
+/// an error naming it.
+pub fn read_jsonl(
+    reader: impl BufRead,
+    source: &str,
+    pages: &mut Vec<PageIn>,
+) -> Result<(), DistError> {
+    each_line(reader, source, |line_no, line| {
+        pages.push(parse_at(line, source, line_no)?);
+        Ok(())
+    })
+}
+
+/// Calls `f` with the number (from 1) and text of each non-blank line.
+fn each_line(
+    reader: impl BufRead,
+    source: &str,
+    mut f: impl FnMut(usize, &str) -> Result<(), DistError>,
+) -> Result<(), DistError> {
+    for (i, line) in reader.lines().enumerate() {
+        let line = line.map_err(|e| DistError::Read {
+            source_name: source.to_string(),
+            error: e,
+        })?;
+        if !line.trim().is_empty() {
+            f(i + 1, &line)?;
+        }
+    }
+    Ok(())
+}
+
+fn parse_at(line: &str, source: &str, line_no: usize) -> Result<PageIn, DistError> {
+    parse_line(line).map_err(|why| DistError::BadLine {
+        source_name: source.to_string(),
+        line: line_no,
+        why,
+    })
 }
 
 #[derive(Deserialize)]

@@ -4,6 +4,7 @@ use std::fs::File;
 use std::io::{self, BufReader, BufWriter};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use anyhow::{Result, anyhow};
@@ -47,12 +48,23 @@ pub fn dedup(args: DedupArgs) -> Result<ExitCode> {
     };
     let first_worker = process * workers;
     let started = Instant::now();
+    // This process's pages are read once, by whichever of its workers comes first, and dealt out
+    // page by page: one large store keeps every worker busy. A failure to read reaches every worker,
+    // which tells the other processes (none is left waiting).
+    let read: Arc<OnceLock<Result<Vec<PageIn>, String>>> = Arc::default();
     let outcomes = run(&spec, config, move |worker, _peers| {
-        // This process's sources, shared out among its own worker threads.
         let local = worker - first_worker;
+        let pages = read.get_or_init(|| {
+            let mut pages = Vec::new();
+            for source in &sources {
+                load(source, &mut pages).map_err(|e| e.to_string())?;
+            }
+            Ok(pages)
+        });
+        let pages = pages.as_ref().map_err(|e| DistError::Load(e.clone()))?;
         let mut part = Part::new();
-        for source in sources.iter().skip(local).step_by(workers) {
-            load(source, &mut part)?;
+        for page in pages.iter().skip(local).step_by(workers) {
+            part.push(page.clone());
         }
         Ok(part)
     })?;
@@ -105,11 +117,11 @@ pub fn dedup(args: DedupArgs) -> Result<ExitCode> {
     }
 }
 
-/// Adds one source's pages to `part`.
-fn load(source: &Source, part: &mut Part) -> Result<(), DistError> {
+/// Adds one source's pages to `pages`.
+fn load(source: &Source, pages: &mut Vec<PageIn>) -> Result<(), DistError> {
     match source {
         Source::Jsonl(path) if path == Path::new("-") => {
-            part.read_jsonl(io::stdin().lock(), "standard input", 0, 1)
+            simcrawl_dist::part::read_jsonl(io::stdin().lock(), "standard input", pages)
         }
         Source::Jsonl(path) => {
             let name = path.display().to_string();
@@ -117,7 +129,7 @@ fn load(source: &Source, part: &mut Part) -> Result<(), DistError> {
                 source_name: name.clone(),
                 error,
             })?;
-            part.read_jsonl(BufReader::new(file), &name, 0, 1)
+            simcrawl_dist::part::read_jsonl(BufReader::new(file), &name, pages)
         }
         Source::Store(path) => {
             let fail =
@@ -128,7 +140,7 @@ fn load(source: &Source, part: &mut Part) -> Result<(), DistError> {
             for record in index.records() {
                 let record = record.map_err(|e| fail(&e))?;
                 let sketch = index.sketch(record.id).map_err(|e| fail(&e))?;
-                part.push(PageIn::from_url(record.url, record.simhash, sketch));
+                pages.push(PageIn::from_url(record.url, record.simhash, sketch));
             }
             Ok(())
         }
