@@ -38,7 +38,7 @@ use timely::worker::Worker;
 use crate::cluster::{CONNECT_TIMEOUT, ClusterSpec};
 use crate::error::DistError;
 use crate::part::{Part, global_id, local, owner};
-use crate::report::{PageRef, Pair, Report};
+use crate::report::{PageRef, Pair, Report, ReportBuilder};
 use crate::scan::{
     Candidate, Entry, KeySummary, batch_plan, receivers, scan_cross, scan_self, senders,
     sorted_run_into,
@@ -165,7 +165,7 @@ pub fn run_worker(
     let pool: Rc<RefCell<Vec<Vec<Entry>>>> = Rc::default();
     let scan_time = Rc::new(Cell::new(Duration::ZERO));
     let counters = Rc::new(RefCell::new(Counters::default()));
-    let pairs: Rc<RefCell<Vec<Pair>>> = Rc::default();
+    let pairs: Rc<RefCell<ReportBuilder>> = Rc::default();
     let probe = ProbeHandle::new();
     let mut input = worker.dataflow::<u32, _, _>(|scope| {
         let (input, runs) = scope.new_input::<RunChunk>();
@@ -280,7 +280,7 @@ pub fn run_worker(
                 "Reduce",
                 move |_cap, _info| {
                     move |input, _output| {
-                        input.for_each(|_cap, data| sink.borrow_mut().append(data));
+                        input.for_each(|_cap, data| sink.borrow_mut().add(data.drain(..)));
                     }
                 },
             )
@@ -411,7 +411,7 @@ pub fn run_worker(
     let all_counters = all_gather(worker, counters.borrow().clone());
     let pages = part.len();
     let report = (index == 0).then(|| {
-        let mut report = Report::build(pairs.take(), &host_pages);
+        let mut report = pairs.take().finish(&host_pages);
         report.stats.fingerprints = total;
         report.stats.workers = peers;
         report.stats.tables = plan.tables().len();

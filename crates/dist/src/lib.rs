@@ -58,5 +58,5 @@ pub use cluster::ClusterSpec;
 pub use error::DistError;
 pub use job::{JobConfig, WorkerOutcome, run, run_worker};
 pub use part::{PageIn, Part};
-pub use report::{Cluster, JobStats, MirrorEvidence, PageRef, Pair, Report};
+pub use report::{Cluster, JobStats, MirrorEvidence, PageRef, Pair, Report, ReportBuilder};
 pub use scan::batch_plan;

@@ -94,14 +94,52 @@ pub struct Report {
     pub stats: JobStats,
 }
 
-impl Report {
-    /// The report of `pairs`; `host_pages` counts each host's pages in the input.
-    pub fn build(mut pairs: Vec<Pair>, host_pages: &HashMap<String, u64>) -> Report {
-        for p in &mut pairs {
+/// Builds a [`Report`] from pairs as they arrive: the reducer adds each batch while the scans go on
+/// (its pages put in URL order, its mirror evidence counted), and [`ReportBuilder::finish`] sorts and
+/// clusters once the last has come.
+#[derive(Debug, Default)]
+pub struct ReportBuilder {
+    pairs: Vec<Pair>,
+    /// Per pair of hosts, in name order.
+    across: HashMap<(Arc<str>, Arc<str>), HostPairTally>,
+}
+
+/// Pairs between two hosts, and the global ids of each host's pages in them.
+type HostPairTally = (u64, Vec<u64>, Vec<u64>);
+
+impl ReportBuilder {
+    /// An empty builder.
+    pub fn new() -> ReportBuilder {
+        ReportBuilder::default()
+    }
+
+    /// Adds pairs.
+    pub fn add(&mut self, pairs: impl IntoIterator<Item = Pair>) {
+        for mut p in pairs {
             if (&p.b.url, p.b.gid) < (&p.a.url, p.a.gid) {
                 std::mem::swap(&mut p.a, &mut p.b);
             }
+            if p.a.host != p.b.host {
+                let (x, y) = if p.a.host < p.b.host {
+                    (&p.a, &p.b)
+                } else {
+                    (&p.b, &p.a)
+                };
+                let entry = self
+                    .across
+                    .entry((x.host.clone(), y.host.clone()))
+                    .or_default();
+                entry.0 += 1;
+                entry.1.push(x.gid);
+                entry.2.push(y.gid);
+            }
+            self.pairs.push(p);
         }
+    }
+
+    /// The report; `host_pages` counts each host's pages in the input.
+    pub fn finish(self, host_pages: &HashMap<String, u64>) -> Report {
+        let ReportBuilder { mut pairs, across } = self;
         pairs.sort_unstable_by(|x, y| {
             (&x.a.url, &x.b.url, x.a.gid, x.b.gid).cmp(&(&y.a.url, &y.b.url, y.a.gid, y.b.gid))
         });
@@ -148,22 +186,6 @@ impl Report {
         });
 
         // Mirror evidence: pairs across two hosts.
-        type Evidence = (u64, Vec<u64>, Vec<u64>);
-        let mut across: HashMap<(&str, &str), Evidence> = HashMap::new();
-        for p in &pairs {
-            if p.a.host == p.b.host {
-                continue;
-            }
-            let (x, y) = if p.a.host < p.b.host {
-                (&p.a, &p.b)
-            } else {
-                (&p.b, &p.a)
-            };
-            let entry = across.entry((&*x.host, &*y.host)).or_default();
-            entry.0 += 1;
-            entry.1.push(x.gid);
-            entry.2.push(y.gid);
-        }
         let distinct = |mut v: Vec<u64>| {
             v.sort_unstable();
             v.dedup();
@@ -173,8 +195,8 @@ impl Report {
             .into_iter()
             .map(|((x, y), (n, mx, my))| MirrorEvidence {
                 pages: [
-                    host_pages.get(x).copied().unwrap_or(0),
-                    host_pages.get(y).copied().unwrap_or(0),
+                    host_pages.get(&*x).copied().unwrap_or(0),
+                    host_pages.get(&*y).copied().unwrap_or(0),
                 ],
                 hosts: [x.to_string(), y.to_string()],
                 pairs: n,
@@ -188,6 +210,15 @@ impl Report {
             mirrors,
             stats: JobStats::default(),
         }
+    }
+}
+
+impl Report {
+    /// The report of `pairs`; `host_pages` counts each host's pages in the input.
+    pub fn build(pairs: Vec<Pair>, host_pages: &HashMap<String, u64>) -> Report {
+        let mut builder = ReportBuilder::new();
+        builder.add(pairs);
+        builder.finish(host_pages)
     }
 
     /// Writes the report as JSON lines: one `pair` per pair, one `cluster` per cluster, one `mirror` per
