@@ -573,12 +573,17 @@ fn dedup_finds_every_pair_within_k_on_threads_and_across_processes() {
             );
         }
         let mut threads = simcrawl();
-        threads.args(["dedup", "--workers", "3", "--k", &k_flag]);
+        threads.args(["dedup", "-q", "--workers", "3", "--k", &k_flag]);
         for input in &inputs {
             threads.arg("--input").arg(input);
         }
         let out = threads.output().expect("simcrawl dedup runs");
         assert_success(&out);
+        assert!(
+            out.stderr.is_empty(),
+            "-q says nothing: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         assert_eq!(
             dedup_pairs(&String::from_utf8_lossy(&out.stdout)),
             expected,

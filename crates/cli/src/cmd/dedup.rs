@@ -79,7 +79,11 @@ pub fn dedup(args: DedupArgs) -> Result<ExitCode> {
             "worker done"
         );
     }
+    let quiet = crate::output::quiet();
     let Some(report) = outcomes.into_iter().find_map(|o| o.report) else {
+        if quiet {
+            return Ok(ExitCode::SUCCESS);
+        }
         eprintln!(
             "process {process}: {pages} pages in {:.2} s; process 0 writes the result",
             started.elapsed().as_secs_f64()
@@ -88,19 +92,21 @@ pub fn dedup(args: DedupArgs) -> Result<ExitCode> {
     };
     let s = &report.stats;
     let plural = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-    eprintln!(
-        "{} on {}, k = {}: {} ({}-bit keys); {} within k, {} dropped by MinHash; {}, {} with copies; {:.2} s",
-        plural(s.fingerprints, "fingerprint", "fingerprints"),
-        plural(s.workers as u64, "worker", "workers"),
-        s.k,
-        plural(s.tables as u64, "table", "tables"),
-        s.key_bits,
-        plural(s.candidates, "pair", "pairs"),
-        s.rejected_by_minhash,
-        plural(report.clusters.len() as u64, "cluster", "clusters"),
-        plural(report.mirrors.len() as u64, "host pair", "host pairs"),
-        started.elapsed().as_secs_f64()
-    );
+    if !quiet {
+        eprintln!(
+            "{} on {}, k = {}: {} ({}-bit keys); {} within k, {} dropped by MinHash; {}, {} with copies; {:.2} s",
+            plural(s.fingerprints, "fingerprint", "fingerprints"),
+            plural(s.workers as u64, "worker", "workers"),
+            s.k,
+            plural(s.tables as u64, "table", "tables"),
+            s.key_bits,
+            plural(s.candidates, "pair", "pairs"),
+            s.rejected_by_minhash,
+            plural(report.clusters.len() as u64, "cluster", "clusters"),
+            plural(report.mirrors.len() as u64, "host pair", "host pairs"),
+            started.elapsed().as_secs_f64()
+        );
+    }
     let written = match &args.out {
         Some(path) => {
             let file = File::create(path).map_err(|e| anyhow!("{}: {e}", path.display()))?;
