@@ -118,25 +118,6 @@ impl Part {
         self.urls.push(page.url.into_boxed_str());
     }
 
-    /// Reads pages from JSON lines, keeping line i when `i % peers == worker`: the lines are shared
-    /// among the workers that all read the same file. See [`read_jsonl`] for the format.
-    pub fn read_jsonl(
-        &mut self,
-        reader: impl BufRead,
-        source: &str,
-        worker: usize,
-        peers: usize,
-    ) -> Result<(), DistError> {
-        let mut n = 0usize;
-        each_line(reader, source, |line_no, line| {
-            n += 1;
-            if (n - 1) % peers == worker {
-                self.push(parse_at(line, source, line_no)?);
-            }
-            Ok(())
-        })
-    }
-
     /// The number of pages.
     pub fn len(&self) -> usize {
         self.fps.len()
@@ -315,34 +296,35 @@ mod tests {
     }
 
     #[test]
-    fn jsonl_lines_are_shared_among_workers_and_parsed() {
+    fn jsonl_lines_are_parsed() {
         let sketch = MinHasher::default().sketch("one two three four five six");
         let text = format!(
             "{{\"url\":\"https://a.test/1\",\"simhash\":\"00000000000000ff\"}}\n\n\
              {{\"url\":\"https://b.test/2\",\"simhash\":7,\"host\":\"mirror\",\"minhash\":\"{}\"}}\n\
-             {{\"url\":\"https://a.test/3\",\"simhash\":\"0000000000000001\"}}\n",
+             {{\"url\":\"https://a.test:8080/3\",\"simhash\":\"0000000000000001\"}}\n",
             encode_hex(&sketch.to_bytes())
         );
-        let mut zero = Part::new();
-        zero.read_jsonl(text.as_bytes(), "in.jsonl", 0, 2).unwrap();
-        let mut one = Part::new();
-        one.read_jsonl(text.as_bytes(), "in.jsonl", 1, 2).unwrap();
-        assert_eq!((zero.len(), one.len()), (2, 1));
-        assert_eq!(zero.fingerprint(0), 0xff);
-        assert_eq!(zero.host(1), "a.test");
+        let mut pages = Vec::new();
+        read_jsonl(text.as_bytes(), "in.jsonl", &mut pages).unwrap();
+        assert_eq!(pages.len(), 3);
+        assert_eq!((pages[0].simhash, pages[0].host.as_str()), (0xff, "a.test"));
+        assert_eq!(pages[0].sketch, None);
+        assert_eq!((pages[1].simhash, pages[1].host.as_str()), (7, "mirror"));
+        assert_eq!(pages[1].sketch.as_ref(), Some(&sketch));
+        assert_eq!(pages[2].host, "a.test:8080", "a host keeps its port");
         assert_eq!(host_of("http://127.0.0.1:8081/x"), "127.0.0.1:8081");
-        assert_eq!(zero.url(1, 0), "https://a.test/3");
-        assert_eq!((one.fingerprint(0), one.host(0)), (7, "mirror"));
-        assert_eq!(one.sketch(0), Some(&sketch));
-        assert_eq!(zero.sketch(0), None);
+        let mut part = Part::new();
+        for page in pages {
+            part.push(page);
+        }
+        assert_eq!(part.url(2, 0), "https://a.test:8080/3");
+        assert_eq!(part.sketch(1), Some(&sketch));
     }
 
     #[test]
     fn a_bad_line_is_named() {
         let text = "{\"url\":\"x\",\"simhash\":\"zz\"}\n";
-        let err = Part::new()
-            .read_jsonl(text.as_bytes(), "in.jsonl", 0, 1)
-            .unwrap_err();
+        let err = read_jsonl(text.as_bytes(), "in.jsonl", &mut Vec::new()).unwrap_err();
         assert_eq!(
             err.to_string(),
             "in.jsonl line 1: simhash \"zz\" is not 16 hexadecimal digits: invalid digit found in string"
