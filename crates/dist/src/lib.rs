@@ -10,7 +10,7 @@
 //!
 //! # Layout
 //! - [`scan`]: the plan, the sorted runs and the merge scans, without I/O: tested against brute force.
-//! - [`part`]: a worker's pages, from JSON lines or pushed one by one.
+//! - [`part`]: a worker's pages, filled one by one; pages read from JSON lines.
 //! - [`job`]: the dataflow.
 //! - [`report`]: pairs to clusters and mirror evidence, and their JSON lines.
 //! - [`cluster`]: the processes of a run, from a hostfile.
