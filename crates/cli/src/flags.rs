@@ -555,7 +555,7 @@ pub struct DedupArgs {
     /// A pair whose pages both have a MinHash sketch is kept only at this Jaccard estimate or above (0 keeps all).
     #[arg(long, default_value_t = 0.8, value_parser = parse_unit)]
     pub jaccard: f64,
-    /// Worker threads in this process.
+    /// Worker threads in this process (the same number in every process of a cluster).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub workers: u32,
     /// Processes taking part (each started with the same --processes and --hostfile).

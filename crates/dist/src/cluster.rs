@@ -123,6 +123,17 @@ impl ClusterSpec {
         ))
     }
 
+    /// An error unless process `j` runs as many workers as this one.
+    fn same_workers(&self, j: usize, workers: u64) -> Result<(), DistError> {
+        if workers == self.workers as u64 {
+            return Ok(());
+        }
+        Err(DistError::Cluster(format!(
+            "process {}: process {j} runs {workers} workers and this one {}: give every process the same --workers",
+            self.process, self.workers
+        )))
+    }
+
     /// One connected socket per other process, in process order (`None` for this one).
     fn sockets(&self, timeout: Duration) -> Result<Vec<Option<TcpStream>>, DistError> {
         let me = self.process;
@@ -148,9 +159,17 @@ impl ClusterSpec {
                     Err(_) => std::thread::sleep(RETRY),
                 }
             };
+            // Say who is calling and with how many workers; hear how many the other runs. Timely
+            // numbers workers process by process, so every process must run as many.
+            let mut greeting = [0u8; 16];
+            greeting[..8].copy_from_slice(&(me as u64).to_le_bytes());
+            greeting[8..].copy_from_slice(&(self.workers as u64).to_le_bytes());
+            let mut theirs = [0u8; 8];
             stream
-                .write_all(&(me as u64).to_le_bytes())
+                .write_all(&greeting)
+                .and_then(|()| stream.read_exact(&mut theirs))
                 .map_err(|e| fail(format!("greeting process {j}: {e}")))?;
+            self.same_workers(j, u64::from_le_bytes(theirs))?;
             sockets[j] = Some(stream);
         }
         // From each process after this one: accept, and read who called.
@@ -161,14 +180,17 @@ impl ClusterSpec {
                     stream
                         .set_nonblocking(false)
                         .map_err(|e| fail(e.to_string()))?;
-                    let mut id = [0u8; 8];
+                    let mut greeting = [0u8; 16];
                     stream
-                        .read_exact(&mut id)
-                        .map_err(|e| fail(format!("reading a greeting: {e}")))?;
-                    let j = u64::from_le_bytes(id) as usize;
+                        .read_exact(&mut greeting)
+                        .and_then(|()| stream.write_all(&(self.workers as u64).to_le_bytes()))
+                        .map_err(|e| fail(format!("greeting a process: {e}")))?;
+                    let j = u64::from_le_bytes(greeting[..8].try_into().expect("8 bytes")) as usize;
                     if j <= me || j >= self.addresses.len() || sockets[j].is_some() {
                         return Err(fail(format!("a connection said it was process {j}")));
                     }
+                    let workers = u64::from_le_bytes(greeting[8..].try_into().expect("8 bytes"));
+                    self.same_workers(j, workers)?;
                     sockets[j] = Some(stream);
                     missing -= 1;
                 }
@@ -231,6 +253,38 @@ mod tests {
             "{err}"
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn processes_with_different_worker_counts_are_refused() {
+        let free: Vec<std::net::TcpListener> = (0..2)
+            .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+            .collect();
+        let addresses: Vec<String> = free
+            .iter()
+            .map(|l| format!("127.0.0.1:{}", l.local_addr().unwrap().port()))
+            .collect();
+        drop(free);
+        let zero = ClusterSpec {
+            addresses: addresses.clone(),
+            process: 0,
+            workers: 2,
+        };
+        let one = ClusterSpec {
+            addresses,
+            process: 1,
+            workers: 1,
+        };
+        let first = std::thread::spawn(move || zero.connect(Duration::from_secs(20)).err());
+        let second = one.connect(Duration::from_secs(20)).err();
+        let first = first.join().unwrap();
+        for err in [first, second] {
+            let err = err.expect("refused").to_string();
+            assert!(
+                err.contains("give every process the same --workers"),
+                "{err}"
+            );
+        }
     }
 
     #[test]

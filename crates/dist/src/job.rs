@@ -6,9 +6,10 @@
 //! 2. **Scan.** For table t (the dataflow's time), each worker permutes and sorts its part once, and sends
 //!    the sorted run in chunks to the workers that scan its part with theirs ([`receivers`]). When all
 //!    runs of table t are in, each worker scans its own run alone and against each run it received, and
-//!    emits candidate pairs. Which of two workers scans their pair alternates from table to table. A
-//!    worker sorts table t + 1 while table t is scanned, and waits for table t before t + 2: it holds
-//!    at most two tables' runs.
+//!    emits candidate pairs. Which of two workers scans their pair alternates from table to table; the
+//!    sender filters its run by the scanner's key summary, which the scanner sends once it has sorted
+//!    the table. A worker goes on to sort table t + 1 while table t is scanned, and waits for table
+//!    t - 2 to be scanned everywhere before it sorts table t + 1: it holds at most three tables' runs.
 //! 3. **Confirm.** A candidate goes to the owner of its first page, who adds the page's URL, host and
 //!    sketch, then to the owner of the second, who compares the sketches (when both pages have one) and
 //!    drops the pair if its Jaccard estimate is below the threshold.
@@ -136,6 +137,16 @@ pub fn run_worker(
         Ok(part) => (part, None),
         Err(e) => (Part::new(), Some(e.to_string())),
     };
+    // Entries travel with their index in the sender's part as 32 bits.
+    let failure = failure.or_else(|| {
+        (part.len() > u32::MAX as usize).then(|| {
+            format!(
+                "{} pages on one worker: at most {} (use more workers or processes)",
+                part.len(),
+                u32::MAX
+            )
+        })
+    });
     let part = Rc::new(part);
 
     // 1. Counts and hosts (or a failure to load), from every worker to every worker.
@@ -346,7 +357,8 @@ pub fn run_worker(
             }
         }
         summary_input.advance_to(t + 1);
-        // The receivers' summaries of this table (sent before any sort: here already, or soon).
+        // The receivers' summaries of this table: each is sent once its worker has sorted the table,
+        // about when this one has, so the wait is short.
         worker.step_or_park_while(None, || {
             let have = summaries.borrow();
             targets
