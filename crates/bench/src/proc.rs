@@ -4,10 +4,19 @@ use anyhow::{Context, Result};
 
 /// User + system CPU time of this process so far, in seconds.
 pub fn cpu_seconds() -> f64 {
+    rusage_seconds(libc::RUSAGE_SELF)
+}
+
+/// User + system CPU time of the child processes waited for so far, in seconds.
+pub fn children_cpu_seconds() -> f64 {
+    rusage_seconds(libc::RUSAGE_CHILDREN)
+}
+
+fn rusage_seconds(who: libc::c_int) -> f64 {
     let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
     // SAFETY: getrusage writes a complete rusage into the pointer it is given, which points to
     // enough zeroed memory for one.
-    let ok = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) } == 0;
+    let ok = unsafe { libc::getrusage(who, usage.as_mut_ptr()) } == 0;
     if !ok {
         return 0.0;
     }

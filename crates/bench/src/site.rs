@@ -4,6 +4,7 @@
 //! wget when missing); `--root DIR --seed PATH` serves another directory. Reported: each tool's median
 //! wall and CPU seconds, the ratio of the medians, simcrawl's CPU per page fetched, and every run.
 
+use crate::proc::children_cpu_seconds;
 use crate::stats::{median, round3};
 use anyhow::{Context, Result, bail};
 use serde_json::json;
@@ -39,7 +40,7 @@ pub struct Args {
 
 /// Wall and CPU seconds of one child process.
 fn timed(cmd: &mut Command) -> Result<(f64, f64, bool)> {
-    let before = children_cpu();
+    let before = children_cpu_seconds();
     let start = Instant::now();
     let status = cmd
         .stdout(Stdio::null())
@@ -48,22 +49,9 @@ fn timed(cmd: &mut Command) -> Result<(f64, f64, bool)> {
         .with_context(|| format!("running {cmd:?}"))?;
     Ok((
         start.elapsed().as_secs_f64(),
-        children_cpu() - before,
+        children_cpu_seconds() - before,
         status.success(),
     ))
-}
-
-/// CPU seconds of the children waited for so far.
-fn children_cpu() -> f64 {
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: getrusage writes a complete rusage into the pointer, which points to zeroed memory for one.
-    if unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, usage.as_mut_ptr()) } != 0 {
-        return 0.0;
-    }
-    // SAFETY: getrusage succeeded.
-    let usage = unsafe { usage.assume_init() };
-    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    secs(usage.ru_utime) + secs(usage.ru_stime)
 }
 
 fn have(tool: &str) -> bool {

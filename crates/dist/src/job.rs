@@ -477,7 +477,7 @@ where
                 for id in worker.installed_dataflows() {
                     worker.drop_dataflow(id);
                 }
-                Err(broken_connection(&panic_text(&payload)))
+                Err(broken_connection(&panic_text(&*payload)))
             })
         },
     )
@@ -514,7 +514,7 @@ impl Drop for ForgetIfBroken {
 }
 
 fn broken_connection(why: &str) -> DistError {
-    let why = if why.contains("poisoned") || why.contains("Any") {
+    let why = if why.is_empty() || why.contains("poisoned") || why.contains("Any") {
         String::new()
     } else {
         format!(" ({why})")
@@ -524,12 +524,13 @@ fn broken_connection(why: &str) -> DistError {
     ))
 }
 
-fn panic_text(payload: &Box<dyn Any + Send>) -> String {
+/// The message of a panic's payload (empty if it is neither a `&str` nor a `String`).
+pub fn panic_text(payload: &(dyn Any + Send)) -> String {
     payload
         .downcast_ref::<&str>()
         .map(|s| s.to_string())
         .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a worker stopped".into())
+        .unwrap_or_default()
 }
 
 /// The chunks of the runs a worker received, as whole runs: grouped by sender, in sequence.

@@ -164,12 +164,7 @@ fn quiet_connection_panics() {
         if !name.starts_with("timely:") {
             return default(info);
         }
-        let text = info
-            .payload()
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| info.payload().downcast_ref::<String>().cloned())
-            .unwrap_or_default();
+        let text = simcrawl_dist::job::panic_text(info.payload());
         if let Some(cause) = text.strip_prefix("timely communication error: ") {
             eprintln!("simcrawl dedup: a connection to another process broke: {cause}");
         }
