@@ -5,7 +5,7 @@
 //! crawl rate over the last stretch before it, the RSS, and RSS per page; with `--svg`, a plot of
 //! both against pages fetched.
 
-use crate::proc::{cpu_seconds, status_bytes};
+use crate::proc::{cpu_seconds, heap_in_use, status_bytes};
 use crate::stats::round3;
 use anyhow::{Context, Result, bail};
 use serde_json::json;
@@ -33,6 +33,9 @@ pub struct Args {
     /// Crawl without the full-text index (its segments are memory-mapped, and count in RSS).
     #[arg(long)]
     no_search_index: bool,
+    /// sled's page cache for the crawl's store, in MiB (the store's default: 128).
+    #[arg(long)]
+    cache_mib: Option<u64>,
     /// Where the crawl's store goes (default: a temporary directory).
     #[arg(long)]
     store: Option<PathBuf>,
@@ -55,6 +58,10 @@ struct Sample {
     indexed: u64,
     cpu_s: f64,
     rss: u64,
+    /// Anonymous resident memory (the RSS without file-backed pages such as mapped segments).
+    anon: u64,
+    /// Heap bytes in use (see [`heap_in_use`]).
+    heap: u64,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -91,6 +98,9 @@ pub fn run(args: Args) -> Result<()> {
     config.frontier.max_in_flight = args.concurrency;
     config.frontier.max_in_flight_per_host = args.per_host;
     config.search_index = !args.no_search_index;
+    if let Some(mib) = args.cache_mib {
+        config.store_options.cache_capacity = mib << 20;
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -122,15 +132,19 @@ pub fn run(args: Args) -> Result<()> {
             indexed: p.indexed,
             cpu_s: cpu_seconds() - cpu0,
             rss: status_bytes("VmRSS").unwrap_or(0),
+            anon: status_bytes("RssAnon").unwrap_or(0),
+            heap: heap_in_use(),
         };
         if sample.secs - last_note >= 30.0 {
             last_note = sample.secs;
             eprintln!(
-                "{:>6.0} s  {} fetched  {} indexed  {:.0} MiB",
+                "{:>6.0} s  {} fetched  {} indexed  {:.0} MiB (anonymous {:.0}, heap in use {:.0})",
                 sample.secs,
                 sample.fetched,
                 sample.indexed,
-                sample.rss as f64 / f64::from(1 << 20)
+                sample.rss as f64 / f64::from(1 << 20),
+                sample.anon as f64 / f64::from(1 << 20),
+                sample.heap as f64 / f64::from(1 << 20)
             );
         }
         samples.push(sample);
@@ -141,6 +155,8 @@ pub fn run(args: Args) -> Result<()> {
         indexed: report.progress.indexed,
         cpu_s: cpu_seconds() - cpu0,
         rss: status_bytes("VmRSS").unwrap_or(0),
+        anon: status_bytes("RssAnon").unwrap_or(0),
+        heap: heap_in_use(),
     });
     drop(server.stdin.take()); // the web stops when its standard input closes
     let _ = server.wait();
@@ -163,10 +179,13 @@ pub fn run(args: Args) -> Result<()> {
             "fetched": s.fetched,
             "indexed": s.indexed,
             "elapsed_s": round3(s.secs),
+            "cpu_s": round3(s.cpu_s),
             "pages_per_s": (pages as f64 / secs).round() as u64,
             "cpu_ms_per_page": round3((s.cpu_s - from.cpu_s) * 1000.0 / pages.max(1) as f64),
             "rss_mib": round3(s.rss as f64 / f64::from(1 << 20)),
             "rss_bytes_per_page": (s.rss as f64 / s.fetched.max(1) as f64).round() as u64,
+            "rss_anon_mib": round3(s.anon as f64 / f64::from(1 << 20)),
+            "heap_mib": round3(s.heap as f64 / f64::from(1 << 20)),
         }));
     }
     let out = json!({
@@ -186,19 +205,29 @@ pub fn run(args: Args) -> Result<()> {
         println!("{out}");
     } else {
         println!(
-            "{:>10} {:>10} {:>10} {:>8} {:>12} {:>9} {:>11}",
-            "mark", "fetched", "indexed", "pages/s", "CPU ms/page", "RSS MiB", "RSS B/page"
+            "{:>10} {:>10} {:>10} {:>8} {:>12} {:>9} {:>11} {:>9} {:>9}",
+            "mark",
+            "fetched",
+            "indexed",
+            "pages/s",
+            "CPU ms/page",
+            "RSS MiB",
+            "RSS B/page",
+            "anon MiB",
+            "heap MiB"
         );
         for r in &rows {
             println!(
-                "{:>10} {:>10} {:>10} {:>8} {:>12} {:>9} {:>11}",
+                "{:>10} {:>10} {:>10} {:>8} {:>12} {:>9} {:>11} {:>9} {:>9}",
                 r["mark"],
                 r["fetched"],
                 r["indexed"],
                 r["pages_per_s"],
                 r["cpu_ms_per_page"],
                 r["rss_mib"],
-                r["rss_bytes_per_page"]
+                r["rss_bytes_per_page"],
+                r["rss_anon_mib"],
+                r["heap_mib"]
             );
         }
         println!(

@@ -66,3 +66,12 @@ pub fn rss_bytes() -> Result<u64> {
 pub fn peak_rss_bytes() -> Result<u64> {
     status_bytes("VmHWM:")
 }
+
+/// Bytes of the heap in use now (glibc's `mallinfo2`: small blocks in use plus mmapped
+/// blocks). Against the RSS it tells the memory the program holds from what the allocator
+/// keeps free and from file-backed pages (tantivy's memory-mapped segments).
+pub fn heap_in_use() -> u64 {
+    // SAFETY: mallinfo2 takes no argument and returns a plain struct by value.
+    let info = unsafe { libc::mallinfo2() };
+    (info.uordblks + info.hblkhd) as u64
+}

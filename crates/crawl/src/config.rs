@@ -49,6 +49,8 @@ pub struct CrawlConfig {
     /// and no rule is learned (URL keys still merge spellings of one URL): to measure what dedup
     /// buys.
     pub dedup: bool,
+    /// The store's options (sled's page cache: `--store-cache`).
+    pub store_options: simcrawl_store::Options,
 }
 
 impl CrawlConfig {
@@ -71,6 +73,7 @@ impl CrawlConfig {
             archive: None,
             search_index: true,
             dedup: true,
+            store_options: simcrawl_store::Options::default(),
         }
     }
 }

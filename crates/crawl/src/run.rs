@@ -95,7 +95,7 @@ pub async fn run(
 ) -> Result<Report, CrawlError> {
     // A bad flag is refused before the store directory is created.
     config.frontier.validate()?;
-    let store = Store::open(&config.store)?;
+    let store = Store::open_with(&config.store, &config.store_options)?;
     let mut core = Core::open(&store, config.clone())?;
     let unclean_resume = store.opened_after_unclean_stop().then(|| {
         let queued = core.frontier.stats().queued;

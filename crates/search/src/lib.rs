@@ -171,6 +171,12 @@ pub struct SearchIndex {
     reader: IndexReader,
     writer: Option<IndexWriter>,
     fields: Fields,
+    /// Pages `0..committed` may be in the index as of the last commit: a page with a higher id is
+    /// not, unless it is in `put_since_commit`, so adding it needs no delete (a delete term is
+    /// looked up in every segment at the commit, a cost that grows with the index).
+    committed: u32,
+    /// Pages at or above `committed` added since the last commit.
+    put_since_commit: std::collections::HashSet<u32>,
 }
 
 impl std::fmt::Debug for SearchIndex {
@@ -237,13 +243,23 @@ impl SearchIndex {
                 path: dir.to_owned(),
                 source: e,
             })?;
-        Ok(SearchIndex {
+        let mut index = SearchIndex {
             dir: dir.to_owned(),
             index,
             reader,
             writer,
             fields: schema().1,
-        })
+            committed: 0,
+            put_since_commit: std::collections::HashSet::new(),
+        };
+        index.committed = index.committed_pages()?;
+        // An index written by a crash-interrupted crawl, or by an older build, may hold entries
+        // above its recorded page count: then every put replaces.
+        let docs = index.len();
+        if docs > u64::from(index.committed) {
+            index.committed = u32::MAX;
+        }
+        Ok(index)
     }
 
     fn err(&self, e: tantivy::TantivyError) -> SearchError {
@@ -281,8 +297,11 @@ impl SearchIndex {
         for copy in page.copies.iter().take(MAX_COPIES) {
             document.add_text(f.copy, copy);
         }
+        let replaces = page.id < self.committed || !self.put_since_commit.insert(page.id);
         let writer = self.writer()?;
-        writer.delete_term(Term::from_field_u64(f.id, u64::from(page.id)));
+        if replaces {
+            writer.delete_term(Term::from_field_u64(f.id, u64::from(page.id)));
+        }
         let result = writer.add_document(document);
         result.map(|_| ()).map_err(|e| self.err(e))
     }
@@ -306,6 +325,12 @@ impl SearchIndex {
         })?;
         prepared.set_payload(&payload);
         prepared.commit().map_err(|e| self.err(e))?;
+        let highest_put = self
+            .put_since_commit
+            .drain()
+            .max()
+            .map_or(0, |id| id.saturating_add(1));
+        self.committed = self.committed.max(pages).max(highest_put);
         self.reader.reload().map_err(|e| self.err(e))
     }
 
@@ -327,6 +352,11 @@ impl SearchIndex {
         let committed = self.committed_pages()?;
         for id in store_pages..committed {
             self.delete(id)?;
+        }
+        // The deletes above come before any later add of those ids, so they remove only the
+        // old entries.
+        if self.committed != u32::MAX {
+            self.committed = committed.min(store_pages);
         }
         Ok(committed.min(store_pages)..store_pages)
     }
@@ -485,6 +515,45 @@ mod tests {
         assert_eq!(index.align(2).expect("align"), 2..2);
         index.commit(2).expect("commit");
         assert_eq!(index.ids().expect("ids"), vec![0, 1]);
+    }
+
+    #[test]
+    fn a_page_put_again_after_a_commit_or_a_reopen_replaces_its_entry() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        {
+            let mut index = SearchIndex::open(dir.path()).expect("open");
+            index.put(&page(0, "http://h/0", "alpha")).expect("put");
+            index.put(&page(1, "http://h/1", "beta")).expect("put");
+            index.commit(2).expect("commit");
+            index
+                .put(&page(1, "http://h/1", "gamma"))
+                .expect("put again");
+            index.put(&page(2, "http://h/2", "delta")).expect("put");
+            index.commit(3).expect("commit");
+            assert_eq!(index.ids().expect("ids"), vec![0, 1, 2]);
+        }
+        let mut index = SearchIndex::open(dir.path()).expect("reopen");
+        assert_eq!(index.align(3).expect("align"), 3..3);
+        index
+            .put(&page(2, "http://h/2", "epsilon"))
+            .expect("put again");
+        index.commit(3).expect("commit");
+        assert_eq!(index.ids().expect("ids"), vec![0, 1, 2]);
+        for gone in ["beta", "delta"] {
+            assert!(index.search(gone, 10).expect("search").is_empty(), "{gone}");
+        }
+        assert_eq!(index.search("epsilon", 10).expect("search")[0].id, 2);
+        drop(index);
+        // The store lost pages 1 and 2, and indexes another page under id 1.
+        let mut index = SearchIndex::open(dir.path()).expect("reopen");
+        assert_eq!(index.align(1).expect("align"), 1..1);
+        index.put(&page(1, "http://h/1b", "zeta")).expect("put");
+        index.commit(2).expect("commit");
+        assert_eq!(index.ids().expect("ids"), vec![0, 1]);
+        for gone in ["gamma", "epsilon"] {
+            assert!(index.search(gone, 10).expect("search").is_empty(), "{gone}");
+        }
+        assert_eq!(index.search("zeta", 10).expect("search")[0].id, 1);
     }
 
     #[test]

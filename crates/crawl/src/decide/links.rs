@@ -103,7 +103,7 @@ impl Core {
             _ => return Ok(()), // exclusions are counted by the frontier
         };
         // Most links are spellings met before: answered from memory, without a store write.
-        if self.known_spellings.contains(&spelling)
+        if self.known_spellings.contains(&(spelling as u64))
             || !self.variants.insert_if_absent(&spelling, &())?
         {
             self.remember_spelling(spelling);
