@@ -1,8 +1,8 @@
 //! Keeping the full-text index ([`simcrawl_search::SearchIndex`], `<store>/index/`) in step with
 //! the store: a page indexed in the store is put in the search index, a copy skipped against it
-//! is added to its entry, and the index is committed at each checkpoint, after the store's flush.
-//! At open, a crash's difference is repaired from the store: a page is in the search index if and
-//! only if the store indexed it.
+//! is added beside it (a document of its own), and the index is committed at each checkpoint,
+//! after the store's flush. At open, a crash's difference is repaired from the store: a page is in
+//! the search index if and only if the store indexed it, and its copies are the store's.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -27,22 +27,37 @@ type Copies = (u64, String);
 pub(crate) struct SearchSync {
     index: SearchIndex,
     copies: Tree<u32, Copies>,
-    /// Pages whose entry must be written again at the next checkpoint (new copies).
+    /// Pages to write at the next checkpoint.
     dirty: BTreeSet<u32>,
 }
 
 impl SearchSync {
-    /// Opens `<store>/index/` and repairs what a crash left different from the store. After an
-    /// unclean stop the entries of pages with copies are written again too (their copies may
-    /// have been committed to the store and not to the index).
+    /// Opens `<store>/index/` and repairs what a crash left different from the store. When the
+    /// stop was unclean, or the index does not count as many copies as the store, the copies are
+    /// added again from the store (some may have been committed to the store and not to the
+    /// index). An index of another layout (an older build's) is built again from the store.
     pub(crate) fn open(
         store: &Store,
         store_dir: &Path,
         pages: &PageIndex,
         unclean: bool,
     ) -> Result<SearchSync, CrawlError> {
-        let index = SearchIndex::open(&simcrawl_search::index_dir(store_dir))?;
+        let dir = simcrawl_search::index_dir(store_dir);
         let copies: Tree<u32, Copies> = store.tree(layout::COPIES_TREE)?;
+        let index = match SearchIndex::open(&dir) {
+            Err(simcrawl_search::SearchError::OtherLayout(_)) => {
+                tracing::warn!(
+                    index = %dir.display(),
+                    pages = pages.len(),
+                    "the search index was built by another version: building it again from the store"
+                );
+                remove_index(&dir)?;
+                let mut index = SearchIndex::open(&dir)?;
+                fill(&mut index, &copies, pages, |_, _| {})?;
+                index
+            }
+            other => other?,
+        };
         let mut sync = SearchSync {
             index,
             copies,
@@ -54,15 +69,19 @@ impl SearchSync {
         for id in missing {
             sync.dirty.insert(id);
         }
-        if unclean {
-            for item in sync.copies.iter() {
-                let (id, _) = item?;
-                if id < store_pages {
-                    sync.dirty.insert(id);
-                }
+        let mut store_copies = 0;
+        for item in sync.copies.iter() {
+            let (id, (n, _)) = item?;
+            if id < store_pages {
+                store_copies += n;
             }
         }
-        if !sync.dirty.is_empty() || sync.index.committed_pages()? != store_pages {
+        let copies_again = unclean || store_copies != sync.index.copy_count();
+        if copies_again {
+            sync.index.delete_copies()?;
+            add_copies(&mut sync.index, &sync.copies, store_pages)?;
+        }
+        if copies_again || !sync.dirty.is_empty() || sync.index.committed_pages()? != store_pages {
             if repaired > 0 {
                 tracing::info!(
                     pages = repaired,
@@ -83,6 +102,7 @@ impl SearchSync {
     pub(crate) fn copy(&mut self, original: u32, url: &str) -> Result<(), CrawlError> {
         let (mut n, mut urls) = self.copies.get(&original)?.unwrap_or_default();
         n += 1;
+        // Past the URLs kept, only the count changes.
         if (n as usize) <= MAX_COPIES {
             if !urls.is_empty() {
                 urls.push('\n');
@@ -90,7 +110,7 @@ impl SearchSync {
             urls.push_str(url);
         }
         self.copies.insert(&original, &(n, urls))?;
-        self.dirty.insert(original);
+        self.index.add_copy(original, n, Some(url))?;
         Ok(())
     }
 
@@ -99,7 +119,7 @@ impl SearchSync {
     pub(crate) fn checkpoint(&mut self, pages: &PageIndex) -> Result<(), CrawlError> {
         for id in std::mem::take(&mut self.dirty) {
             if let Some(record) = pages.get(id)? {
-                put(&mut self.index, &self.copies, &record)?;
+                put(&mut self.index, &record)?;
             }
         }
         self.index
@@ -108,14 +128,8 @@ impl SearchSync {
     }
 }
 
-/// Writes one page's entry, with its copies.
-fn put(
-    index: &mut SearchIndex,
-    copies: &Tree<u32, Copies>,
-    record: &PageRecord,
-) -> Result<(), CrawlError> {
-    let (total, urls) = copies.get(&record.id)?.unwrap_or_default();
-    let urls: Vec<String> = urls.lines().map(str::to_owned).collect();
+/// Writes one page's entry.
+fn put(index: &mut SearchIndex, record: &PageRecord) -> Result<(), CrawlError> {
     let host = url::Url::parse(&record.url)
         .map(|u| crate::learn::authority(&u))
         .unwrap_or_default();
@@ -127,9 +141,61 @@ fn put(
         host: &host,
         time_ms: record.time_ms,
         simhash: record.simhash,
-        copies: &urls,
-        copies_total: total,
     })?;
+    Ok(())
+}
+
+/// Adds the copies the store has of pages `0..pages`.
+fn add_copies(
+    index: &mut SearchIndex,
+    copies: &Tree<u32, Copies>,
+    pages: u32,
+) -> Result<(), CrawlError> {
+    for item in copies.iter() {
+        let (id, (total, urls)) = item?;
+        if id >= pages {
+            continue;
+        }
+        let mut urls = urls.lines();
+        for seq in 1..=total {
+            index.add_copy(id, seq, urls.next())?;
+        }
+    }
+    Ok(())
+}
+
+/// Puts every page of the store in a new index, with its copies, and commits.
+fn fill(
+    index: &mut SearchIndex,
+    copies: &Tree<u32, Copies>,
+    pages: &PageIndex,
+    mut progress: impl FnMut(u64, u64),
+) -> Result<u64, CrawlError> {
+    let total = pages.len() as u64;
+    let mut done = 0;
+    for record in pages.records() {
+        put(index, &record?)?;
+        done += 1;
+        if done % 256 == 0 {
+            progress(done, total);
+        }
+    }
+    let count = u32::try_from(pages.len()).unwrap_or(u32::MAX);
+    add_copies(index, copies, count)?;
+    index.commit(count)?;
+    progress(done, total);
+    Ok(done)
+}
+
+fn remove_index(dir: &Path) -> Result<(), CrawlError> {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).map_err(|e| {
+            CrawlError::Search(format!(
+                "cannot remove the old index {}: {e}",
+                dir.display()
+            ))
+        })?;
+    }
     Ok(())
 }
 
@@ -138,30 +204,12 @@ fn put(
 pub fn rebuild(
     store: &Store,
     store_dir: &Path,
-    mut progress: impl FnMut(u64, u64),
+    progress: impl FnMut(u64, u64),
 ) -> Result<u64, CrawlError> {
     let dir = simcrawl_search::index_dir(store_dir);
-    if dir.exists() {
-        std::fs::remove_dir_all(&dir).map_err(|e| {
-            CrawlError::Search(format!(
-                "cannot remove the old index {}: {e}",
-                dir.display()
-            ))
-        })?;
-    }
+    remove_index(&dir)?;
     let pages = PageIndex::open(store, 0, 0.0)?;
     let copies: Tree<u32, Copies> = store.tree(layout::COPIES_TREE)?;
     let mut index = SearchIndex::open(&dir)?;
-    let total = pages.len() as u64;
-    let mut done = 0;
-    for record in pages.records() {
-        put(&mut index, &copies, &record?)?;
-        done += 1;
-        if done % 256 == 0 {
-            progress(done, total);
-        }
-    }
-    index.commit(u32::try_from(pages.len()).unwrap_or(u32::MAX))?;
-    progress(done, total);
-    Ok(done)
+    fill(&mut index, &copies, &pages, progress)
 }

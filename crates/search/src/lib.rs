@@ -8,12 +8,16 @@
 //! the store lost ([`SearchIndex::align`]): a page is in the search index if and only if the
 //! store indexed it. Reading needs no lock: `simcrawl search` works while a crawl runs.
 //!
+//! A copy skipped against a page is a small document of its own ([`SearchIndex::add_copy`]), not
+//! a field of the page's: a page's entry is written once, however many copies it gets later (a
+//! crawl skips more copies than it keeps pages, and writing the page again for each, with its
+//! text, was most of the index's work). A search gathers each hit's copies by the page's id.
+//!
 //! ```
 //! use simcrawl_search::{PageDoc, SearchIndex};
 //!
 //! let dir = tempfile::tempdir().unwrap();
 //! let mut index = SearchIndex::open(dir.path()).unwrap();
-//! let copies = vec!["http://mirror.example/tides.html".to_owned()];
 //! index.put(&PageDoc {
 //!     id: 0,
 //!     url: "http://example.org/tides.html",
@@ -22,21 +26,22 @@
 //!     host: "example.org",
 //!     time_ms: 0,
 //!     simhash: 0xb95d143c92a8cf37,
-//!     copies: &copies,
-//!     copies_total: 1,
 //! }).unwrap();
+//! index.add_copy(0, 1, Some("http://mirror.example/tides.html")).unwrap();
 //! index.commit(1).unwrap();
 //! let hits = index.search("tide gauge", 10).unwrap();
 //! assert_eq!(hits[0].url, "http://example.org/tides.html");
-//! assert_eq!(hits[0].copies, copies);
+//! assert_eq!(hits[0].copies, ["http://mirror.example/tides.html"]);
+//! assert_eq!(hits[0].copies_total, 1);
 //! assert!(hits[0].snippet.contains("[tide]"));
 //! ```
 
 use std::path::{Path, PathBuf};
 
-use tantivy::collector::TopDocs;
+use tantivy::collector::{Count, TopDocs};
 use tantivy::directory::MmapDirectory;
-use tantivy::query::QueryParser;
+use tantivy::query::{QueryParser, TermQuery};
+use tantivy::schema::IndexRecordOption;
 use tantivy::schema::{FAST, Field, INDEXED, STORED, STRING, Schema, TEXT, Value};
 use tantivy::snippet::SnippetGenerator;
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term, doc};
@@ -44,7 +49,7 @@ use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Te
 /// The directory of the search index inside a store directory.
 pub const INDEX_DIR_NAME: &str = "index";
 
-/// Copy URLs kept per page in the index (the total is kept too).
+/// Copy URLs kept per page in the index: later copies are counted, without their URL.
 pub const MAX_COPIES: usize = 100;
 
 /// The search index's directory for the store in `store_dir`.
@@ -83,6 +88,11 @@ pub enum SearchError {
     /// There is no index in the directory (read-only open).
     #[error("no search index in {0}: run `simcrawl index --store DIR` to build it from the store")]
     Missing(PathBuf),
+    /// The index was written by a build with another layout of its documents.
+    #[error(
+        "the search index in {0} was built by another version of simcrawl: run `simcrawl index --store DIR` to build it again from the store"
+    )]
+    OtherLayout(PathBuf),
 }
 
 /// A page as the index holds it.
@@ -102,10 +112,6 @@ pub struct PageDoc<'a> {
     pub time_ms: u64,
     /// Its SimHash.
     pub simhash: u64,
-    /// URLs of copies skipped against it (the first [`MAX_COPIES`]).
-    pub copies: &'a [String],
-    /// How many copies were skipped against it.
-    pub copies_total: u64,
 }
 
 /// One search result.
@@ -143,9 +149,19 @@ struct Fields {
     host: Field,
     time: Field,
     simhash: Field,
+    /// "page" or "copy".
+    kind: Field,
+    /// A copy's page id.
+    copy_of: Field,
+    /// A copy's number among its page's copies (1, 2, ...).
+    copy_seq: Field,
+    /// A copy's URL (the first [`MAX_COPIES`] of a page's).
     copy: Field,
-    copies_total: Field,
 }
+
+/// The values of the `kind` field.
+const PAGE: &str = "page";
+const COPY: &str = "copy";
 
 fn schema() -> (Schema, Fields) {
     let mut b = Schema::builder();
@@ -158,8 +174,10 @@ fn schema() -> (Schema, Fields) {
         host: b.add_text_field("host", STRING | STORED),
         time: b.add_u64_field("time_ms", STORED),
         simhash: b.add_u64_field("simhash", STORED),
+        kind: b.add_text_field("kind", STRING),
+        copy_of: b.add_u64_field("copy_of", INDEXED),
+        copy_seq: b.add_u64_field("copy_seq", FAST),
         copy: b.add_text_field("copy", STRING | STORED),
-        copies_total: b.add_u64_field("copies_total", STORED),
     };
     (b.build(), fields)
 }
@@ -227,7 +245,10 @@ impl SearchIndex {
             path: dir.to_owned(),
             source: e.into(),
         })?;
-        Index::open_or_create(directory, schema().0).map_err(err)
+        Index::open_or_create(directory, schema().0).map_err(|e| match e {
+            tantivy::TantivyError::SchemaError(_) => SearchError::OtherLayout(dir.to_owned()),
+            e => err(e),
+        })
     }
 
     fn with_index(
@@ -283,7 +304,7 @@ impl SearchIndex {
     /// searches after the next [`commit`](SearchIndex::commit).
     pub fn put(&mut self, page: &PageDoc<'_>) -> Result<(), SearchError> {
         let f = self.fields;
-        let mut document = doc!(
+        let document = doc!(
             f.id => u64::from(page.id),
             f.url => page.url,
             f.url_text => page.url,
@@ -292,11 +313,8 @@ impl SearchIndex {
             f.host => page.host,
             f.time => page.time_ms,
             f.simhash => page.simhash,
-            f.copies_total => page.copies_total,
+            f.kind => PAGE,
         );
-        for copy in page.copies.iter().take(MAX_COPIES) {
-            document.add_text(f.copy, copy);
-        }
         let replaces = page.id < self.committed || !self.put_since_commit.insert(page.id);
         let writer = self.writer()?;
         if replaces {
@@ -306,11 +324,53 @@ impl SearchIndex {
         result.map(|_| ()).map_err(|e| self.err(e))
     }
 
-    /// Removes page `id`.
+    /// Removes page `id` and its copies.
     pub fn delete(&mut self, id: u32) -> Result<(), SearchError> {
         let f = self.fields;
+        let writer = self.writer()?;
+        writer.delete_term(Term::from_field_u64(f.id, u64::from(id)));
+        writer.delete_term(Term::from_field_u64(f.copy_of, u64::from(id)));
+        Ok(())
+    }
+
+    /// Adds copy number `seq` (1, 2, ...) skipped against page `original`; its URL is kept for
+    /// the first [`MAX_COPIES`]. Visible after the next [`commit`](SearchIndex::commit).
+    pub fn add_copy(
+        &mut self,
+        original: u32,
+        seq: u64,
+        url: Option<&str>,
+    ) -> Result<(), SearchError> {
+        let f = self.fields;
+        let mut document = doc!(
+            f.kind => COPY,
+            f.copy_of => u64::from(original),
+            f.copy_seq => seq,
+        );
+        if let Some(url) = url.filter(|_| seq <= MAX_COPIES as u64) {
+            document.add_text(f.copy, url);
+        }
+        let result = self.writer()?.add_document(document);
+        result.map(|_| ()).map_err(|e| self.err(e))
+    }
+
+    /// Copies in the index (as of the last commit).
+    pub fn copy_count(&self) -> u64 {
+        let query = TermQuery::new(
+            Term::from_field_text(self.fields.kind, COPY),
+            IndexRecordOption::Basic,
+        );
+        self.reader
+            .searcher()
+            .search(&query, &Count)
+            .map_or(0, |n| n as u64)
+    }
+
+    /// Removes every copy (to add them again from the store after a crash).
+    pub fn delete_copies(&mut self) -> Result<(), SearchError> {
+        let f = self.fields;
         self.writer()?
-            .delete_term(Term::from_field_u64(f.id, u64::from(id)));
+            .delete_term(Term::from_field_text(f.kind, COPY));
         Ok(())
     }
 
@@ -361,9 +421,16 @@ impl SearchIndex {
         Ok(committed.min(store_pages)..store_pages)
     }
 
-    /// Documents in the index (as of the last commit).
+    /// Pages in the index (as of the last commit).
     pub fn len(&self) -> u64 {
-        self.reader.searcher().num_docs()
+        let query = TermQuery::new(
+            Term::from_field_text(self.fields.kind, PAGE),
+            IndexRecordOption::Basic,
+        );
+        self.reader
+            .searcher()
+            .search(&query, &Count)
+            .map_or(0, |n| n as u64)
     }
 
     /// Whether the index holds no page.
@@ -376,7 +443,14 @@ impl SearchIndex {
         let searcher = self.reader.searcher();
         let mut ids = Vec::new();
         for segment in searcher.segment_readers() {
-            let column = segment.fast_fields().u64("id").map_err(|e| self.err(e))?;
+            // A segment of copies alone has no page id column.
+            let Some(column) = segment
+                .fast_fields()
+                .column_opt::<u64>("id")
+                .map_err(|e| self.err(e))?
+            else {
+                continue;
+            };
             for doc in segment.doc_ids_alive() {
                 if let Some(id) = column.first(doc) {
                     ids.push(id as u32);
@@ -421,6 +495,8 @@ impl SearchIndex {
             };
             let mut snippet = snippets.snippet_from_doc(&document);
             snippet.set_snippet_prefix_postfix("[", "]");
+            let id = number(f.id) as u32;
+            let (copies, copies_total) = self.copies_of(&searcher, id)?;
             let passage = if snippet.fragment().is_empty() {
                 text(f.text).chars().take(200).collect()
             } else {
@@ -428,21 +504,49 @@ impl SearchIndex {
             };
             hits.push(Hit {
                 score,
-                id: number(f.id) as u32,
+                id,
                 url: text(f.url),
                 title: text(f.title),
                 host: text(f.host),
                 time_ms: number(f.time),
                 simhash: number(f.simhash),
                 snippet: passage.split_whitespace().collect::<Vec<_>>().join(" "),
-                copies: document
-                    .get_all(f.copy)
-                    .filter_map(|v| v.as_str().map(str::to_owned))
-                    .collect(),
-                copies_total: number(f.copies_total),
+                copies,
+                copies_total,
             });
         }
         Ok(hits)
+    }
+
+    /// The URLs of the first [`MAX_COPIES`] copies of page `id`, in the order they were
+    /// skipped, and how many copies it has (as of the last commit).
+    pub fn copies(&self, id: u32) -> Result<(Vec<String>, u64), SearchError> {
+        self.copies_of(&self.reader.searcher(), id)
+    }
+
+    fn copies_of(
+        &self,
+        searcher: &tantivy::Searcher,
+        id: u32,
+    ) -> Result<(Vec<String>, u64), SearchError> {
+        let f = self.fields;
+        let query = TermQuery::new(
+            Term::from_field_u64(f.copy_of, u64::from(id)),
+            IndexRecordOption::Basic,
+        );
+        let first = TopDocs::with_limit(MAX_COPIES)
+            .order_by_fast_field::<u64>("copy_seq", tantivy::Order::Asc);
+        let (total, first) = searcher
+            .search(&query, &(Count, first))
+            .map_err(|e| self.err(e))?;
+        let mut urls = Vec::with_capacity(first.len());
+        for (_, address) in first {
+            let document: TantivyDocument = searcher.doc(address).map_err(|e| self.err(e))?;
+            if let Some(url) = document.get_first(f.copy).and_then(|v| v.as_str()) {
+                urls.push(url.to_owned());
+            }
+        }
+        Ok((urls, total as u64))
     }
 }
 
@@ -468,8 +572,6 @@ mod tests {
             host: "h",
             time_ms: 0,
             simhash: 0,
-            copies: &[],
-            copies_total: 0,
         }
     }
 
@@ -554,6 +656,60 @@ mod tests {
             assert!(index.search(gone, 10).expect("search").is_empty(), "{gone}");
         }
         assert_eq!(index.search("zeta", 10).expect("search")[0].id, 1);
+    }
+
+    #[test]
+    fn copies_are_listed_in_order_counted_past_the_cap_and_go_with_their_page() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut index = SearchIndex::open(dir.path()).expect("open");
+        index.put(&page(0, "http://h/a", "alpha")).expect("put");
+        index
+            .put(&page(1, "http://h/b", "alpha beta"))
+            .expect("put");
+        let total = MAX_COPIES as u64 + 5;
+        for seq in 1..=total {
+            index
+                .add_copy(0, seq, Some(&format!("http://m/a{seq}")))
+                .expect("copy");
+        }
+        index.commit(2).expect("commit");
+        // A later commit of more copies: one page, its copies in two segments.
+        index.add_copy(1, 1, Some("http://m/b")).expect("copy");
+        index.commit(2).expect("commit");
+        assert_eq!(index.len(), 2, "copies are not pages");
+        assert_eq!(index.ids().expect("ids"), vec![0, 1]);
+        let hits = index.search("alpha", 10).expect("search");
+        let a = hits.iter().find(|h| h.id == 0).expect("page 0");
+        assert_eq!(a.copies_total, total);
+        let expected: Vec<String> = (1..=MAX_COPIES).map(|i| format!("http://m/a{i}")).collect();
+        assert_eq!(a.copies, expected);
+        let b = hits.iter().find(|h| h.id == 1).expect("page 1");
+        assert_eq!(
+            (b.copies.as_slice(), b.copies_total),
+            (&["http://m/b".to_owned()][..], 1)
+        );
+        // A copy's URL is no search hit.
+        assert!(index.search("a3", 10).expect("search").is_empty());
+        // Page 1 goes, with its copy; then every copy goes.
+        index.delete(1).expect("delete");
+        index.commit(1).expect("commit");
+        assert_eq!(index.ids().expect("ids"), vec![0]);
+        index.delete_copies().expect("delete copies");
+        index.commit(1).expect("commit");
+        let hits = index.search("alpha", 10).expect("search");
+        assert_eq!((hits.len(), hits[0].copies_total), (1, 0));
+    }
+
+    #[test]
+    fn an_index_of_another_layout_is_named_as_such() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut b = Schema::builder();
+        b.add_u64_field("id", INDEXED | STORED | FAST);
+        let directory = MmapDirectory::open(dir.path()).expect("directory");
+        Index::open_or_create(directory, b.build()).expect("an older index");
+        let err = SearchIndex::open(dir.path()).expect_err("another layout");
+        assert!(matches!(err, SearchError::OtherLayout(_)), "{err}");
+        assert!(err.to_string().contains("simcrawl index"), "{err}");
     }
 
     #[test]
