@@ -27,6 +27,9 @@ fn config(
     config.follow_duplicate_links = flags.follow_duplicate_links;
     config.dedup = !flags.no_dedup;
     config.search_index = !flags.no_search_index;
+    if let Some(bytes) = flags.store_cache {
+        config.store_options.cache_capacity = bytes;
+    }
     config.max_links_per_page = flags.max_links_per_page as usize;
     config.learn.min_evidence = flags.min_evidence;
     config.learn.min_agreement = flags.min_agreement;
