@@ -356,14 +356,7 @@ impl SearchIndex {
 
     /// Copies in the index (as of the last commit).
     pub fn copy_count(&self) -> u64 {
-        let query = TermQuery::new(
-            Term::from_field_text(self.fields.kind, COPY),
-            IndexRecordOption::Basic,
-        );
-        self.reader
-            .searcher()
-            .search(&query, &Count)
-            .map_or(0, |n| n as u64)
+        self.count_kind(COPY)
     }
 
     /// Removes every copy (to add them again from the store after a crash).
@@ -423,8 +416,13 @@ impl SearchIndex {
 
     /// Pages in the index (as of the last commit).
     pub fn len(&self) -> u64 {
+        self.count_kind(PAGE)
+    }
+
+    /// Documents of one kind (as of the last commit).
+    fn count_kind(&self, kind: &str) -> u64 {
         let query = TermQuery::new(
-            Term::from_field_text(self.fields.kind, PAGE),
+            Term::from_field_text(self.fields.kind, kind),
             IndexRecordOption::Basic,
         );
         self.reader
