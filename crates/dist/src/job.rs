@@ -498,9 +498,18 @@ where
 
 /// Holds the connection threads' guard, and forgets it instead of dropping it once a connection broke
 /// (its drop joins the threads and panics on theirs).
-struct ForgetIfBroken {
+pub(crate) struct ForgetIfBroken {
     inner: Option<Box<dyn Any + Send>>,
     broken: Arc<AtomicBool>,
+}
+
+impl ForgetIfBroken {
+    pub(crate) fn new(inner: Box<dyn Any + Send>, broken: Arc<AtomicBool>) -> ForgetIfBroken {
+        ForgetIfBroken {
+            inner: Some(inner),
+            broken,
+        }
+    }
 }
 
 impl Drop for ForgetIfBroken {
@@ -513,7 +522,7 @@ impl Drop for ForgetIfBroken {
     }
 }
 
-fn broken_connection(why: &str) -> DistError {
+pub(crate) fn broken_connection(why: &str) -> DistError {
     let why = if why.is_empty() || why.contains("poisoned") || why.contains("Any") {
         String::new()
     } else {

@@ -14,6 +14,7 @@
 //! - [`job`]: the dataflow.
 //! - [`report`]: pairs to clusters and mirror evidence, and their JSON lines.
 //! - [`cluster`]: the processes of a run, from a hostfile.
+//! - [`mesh`]: rounds of messages between the processes of a sharded crawl ([`Mesh`]).
 //!
 //! # Example
 //! ```
@@ -48,6 +49,7 @@
 pub mod cluster;
 pub mod error;
 pub mod job;
+pub mod mesh;
 pub mod part;
 pub mod report;
 pub mod scan;
@@ -57,6 +59,7 @@ mod testutil;
 pub use cluster::ClusterSpec;
 pub use error::DistError;
 pub use job::{JobConfig, WorkerOutcome, run, run_worker};
+pub use mesh::{Mesh, Round};
 pub use part::{PageIn, Part};
 pub use report::{Cluster, JobStats, MirrorEvidence, PageRef, Pair, Report, ReportBuilder};
 pub use scan::batch_plan;

@@ -128,6 +128,14 @@ pub enum Admission {
         /// The canonical key's 128-bit hash, shared with the known URL.
         key_hash: u128,
     },
+    /// A URL of a site another process of a sharded crawl owns ([`FrontierConfig::shard`](crate::FrontierConfig::shard)):
+    /// its key is now in the seen set, and its owner queues it.
+    Elsewhere {
+        /// The canonical key's 128-bit hash.
+        key_hash: u128,
+        /// Whether the key was seen before.
+        seen: bool,
+    },
     /// Outside the crawl's scope.
     OutOfScope(ScopeReason),
     /// Refused by a trap guard.
@@ -166,6 +174,7 @@ impl Admission {
         match self {
             Admission::Queued { .. } => "queued",
             Admission::Seen { .. } => "seen",
+            Admission::Elsewhere { .. } => "elsewhere",
             Admission::OutOfScope(_) => "out-of-scope",
             Admission::Trap(_) => "trap",
             Admission::TooDeep { .. } => "too-deep",
@@ -183,6 +192,7 @@ impl fmt::Display for Admission {
             Admission::Seen { key_hash } => {
                 write!(f, "variant of a known URL (key {key_hash:032x})")
             }
+            Admission::Elsewhere { .. } => write!(f, "another process's site"),
             Admission::OutOfScope(reason) => write!(f, "out of scope: {reason}"),
             Admission::Trap(trap) => write!(f, "trap: {trap}"),
             Admission::TooDeep { depth, max } => write!(f, "depth {depth} is over the limit {max}"),

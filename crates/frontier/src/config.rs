@@ -179,6 +179,10 @@ pub struct FrontierConfig {
     /// [`checkpoint`](crate::Frontier::checkpoint). Default 65,536 (about as often as the store commits
     /// the queues on its own): after a crash, a host's budget counts may lag by that many changes.
     pub write_every: u32,
+    /// In a crawl split over several processes, this process's share: URLs of other processes'
+    /// sites are only added to the seen set ([`Admission::Elsewhere`](crate::Admission::Elsewhere)).
+    /// Default `None`: every site is this process's.
+    pub shard: Option<crate::Shard>,
 }
 
 impl Default for FrontierConfig {
@@ -208,6 +212,7 @@ impl Default for FrontierConfig {
             max_attempts: 3,
             max_idle_hosts: 10_000,
             write_every: 65_536,
+            shard: None,
         }
     }
 }

@@ -111,6 +111,7 @@ mod lease;
 mod records;
 pub mod robots;
 mod scope;
+pub mod shard;
 pub mod sitemap;
 mod stats;
 mod traps;
@@ -130,6 +131,7 @@ pub use robots::{
     RobotsRules, TextingRobots,
 };
 pub use scope::registrable_domain;
+pub use shard::Shard;
 pub use sitemap::{ParsedSitemap, SitemapIssues, SitemapKind, parse_sitemap};
 pub use stats::{FrontierStats, ParkedHost};
 pub use tokio::time::Instant;

@@ -104,6 +104,20 @@ impl Frontier {
             }
         }
         let key_hash = candidate.key.hash128();
+        if let Some(shard) = self.config.shard
+            && !shard.owns(fetch.as_url())
+        {
+            // Every process sees every page's links in the same order, so each keeps the same
+            // seen set; only the owner queues.
+            let seen = match self.seen.probe(key_hash) {
+                Probe::Member => true,
+                Probe::Absent(absent) => {
+                    self.seen.insert_absent(absent);
+                    false
+                }
+            };
+            return Ok(self.refuse(Admission::Elsewhere { key_hash, seen }));
+        }
         if !seed
             && let Some(max) = self.config.max_depth
             && depth > max
@@ -154,6 +168,7 @@ impl Frontier {
         let counter = match &admission {
             Admission::Queued { .. } => Counter::AdmittedQueued,
             Admission::Seen { .. } => Counter::AdmittedSeen,
+            Admission::Elsewhere { .. } => Counter::AdmittedElsewhere,
             Admission::OutOfScope(ScopeReason::OtherHost { .. }) => Counter::OutOfScopeHost,
             Admission::OutOfScope(ScopeReason::OtherDomain { .. }) => Counter::OutOfScopeDomain,
             Admission::OutOfScope(ScopeReason::NotIncluded) => Counter::OutOfScopeNotIncluded,

@@ -1,0 +1,300 @@
+//! Rounds of messages between the processes of a sharded crawl: in each round every process
+//! contributes one message, and every process receives all of them, in process order. The
+//! crawl's processes apply what a round brought in that order, so that each makes the decisions
+//! the others make (see simcrawl-crawl's `shard` module).
+//!
+//! The rounds run on timely-dataflow: a worker thread per process, a broadcast, and the
+//! progress tracker saying when a round is complete everywhere. Timely is fail-stop: when a
+//! process dies, the others' connections break, and [`Mesh::recv`] returns an error that says so.
+
+use std::cell::RefCell;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use timely::dataflow::ProbeHandle;
+use timely::dataflow::channels::pact::Pipeline;
+use timely::dataflow::operators::Probe;
+use timely::dataflow::operators::generic::Operator;
+use timely::dataflow::operators::vec::{Broadcast, Input};
+
+use crate::ClusterSpec;
+use crate::cluster::CONNECT_TIMEOUT;
+use crate::error::DistError;
+use crate::job::{broken_connection, panic_text};
+
+/// What a round brought: every process's message, in process order.
+pub type Round = Vec<Vec<u8>>;
+
+/// This process's end of the rounds (see the module documentation).
+pub struct Mesh {
+    outbox: Option<Sender<Vec<u8>>>,
+    inbox: Receiver<Result<Round, DistError>>,
+    thread: Option<JoinHandle<()>>,
+    processes: usize,
+    process: usize,
+    broken: Arc<AtomicBool>,
+}
+
+impl Mesh {
+    /// Connects to the other processes of `spec` (waiting up to two minutes for them to start)
+    /// and starts the rounds' thread. One worker per process: the rounds carry little CPU work.
+    pub fn start(spec: &ClusterSpec) -> Result<Mesh, DistError> {
+        let spec = ClusterSpec {
+            workers: 1,
+            ..spec.clone()
+        };
+        let (builders, others) = spec.connect(CONNECT_TIMEOUT)?;
+        let (outbox, requests) = channel::<Vec<u8>>();
+        let (replies, inbox) = channel::<Result<Round, DistError>>();
+        let requests = Arc::new(Mutex::new(requests));
+        let replies = Arc::new(Mutex::new(replies));
+        let broken = Arc::new(AtomicBool::new(false));
+        let worker_broken = broken.clone();
+        let worker_replies = replies.clone();
+        let others: Box<dyn std::any::Any + Send> =
+            Box::new(crate::job::ForgetIfBroken::new(others, broken.clone()));
+        let thread = std::thread::Builder::new()
+            .name("simcrawl-mesh".into())
+            .spawn(move || {
+                let guards = timely::execute::execute_from(
+                    builders,
+                    others,
+                    timely::WorkerConfig::default(),
+                    move |worker| {
+                        let requests = requests.lock().unwrap_or_else(|p| p.into_inner());
+                        let replies = worker_replies.clone();
+                        let ran =
+                            catch_unwind(AssertUnwindSafe(|| rounds(worker, &requests, &replies)));
+                        if let Err(payload) = ran {
+                            worker_broken.store(true, Ordering::SeqCst);
+                            for id in worker.installed_dataflows() {
+                                worker.drop_dataflow(id);
+                            }
+                            let why = broken_connection(&panic_text(&*payload));
+                            let _ = replies
+                                .lock()
+                                .unwrap_or_else(|p| p.into_inner())
+                                .send(Err(why));
+                        }
+                    },
+                );
+                match guards {
+                    Ok(guards) => {
+                        for result in guards.join() {
+                            if let Err(why) = result {
+                                let _ = replies
+                                    .lock()
+                                    .unwrap_or_else(|p| p.into_inner())
+                                    .send(Err(broken_connection(&why)));
+                            }
+                        }
+                    }
+                    Err(why) => {
+                        let _ = replies
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .send(Err(DistError::Cluster(why)));
+                    }
+                }
+            })
+            .map_err(|e| DistError::Cluster(format!("starting the rounds' thread: {e}")))?;
+        Ok(Mesh {
+            outbox: Some(outbox),
+            inbox,
+            thread: Some(thread),
+            processes: spec.processes(),
+            process: spec.process,
+            broken,
+        })
+    }
+
+    /// How many processes take part.
+    pub fn processes(&self) -> usize {
+        self.processes
+    }
+
+    /// This process's index.
+    pub fn process(&self) -> usize {
+        self.process
+    }
+
+    /// Contributes this process's message to the next round. Every process must contribute to
+    /// every round (an empty message is a message) before [`recv`](Mesh::recv) returns it.
+    pub fn send(&self, message: Vec<u8>) -> Result<(), DistError> {
+        let stopped = || DistError::Cluster("the rounds' thread stopped".into());
+        self.outbox
+            .as_ref()
+            .ok_or_else(stopped)?
+            .send(message)
+            .map_err(|_| stopped())
+    }
+
+    /// Waits for the round last sent to complete everywhere, up to `timeout`: `Ok(None)` if it
+    /// has not yet.
+    pub fn recv(&self, timeout: Duration) -> Result<Option<Round>, DistError> {
+        match self.inbox.recv_timeout(timeout) {
+            Ok(round) => round.map(Some),
+            Err(RecvTimeoutError::Timeout) => Ok(None),
+            Err(RecvTimeoutError::Disconnected) => Err(broken_connection("")),
+        }
+    }
+
+    /// Ends the rounds: call it on every process after the same round (a process that stops
+    /// earlier breaks the others' connections). Waits for the worker to finish.
+    pub fn finish(mut self) -> Result<(), DistError> {
+        self.outbox = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+        if self.broken.load(Ordering::SeqCst) {
+            return Err(broken_connection(""));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Mesh {
+    fn drop(&mut self) {
+        // A mesh dropped without `finish` (an error on the way out) does not wait for peers that
+        // may never answer: its thread is left to the process's exit.
+        self.outbox = None;
+        self.thread.take();
+    }
+}
+
+/// A message received: its round, its process, itself.
+type Stamped = (u64, usize, Vec<u8>);
+
+/// The worker's loop: one round per message from the process, until the process hangs up.
+fn rounds(
+    worker: &mut timely::worker::Worker,
+    requests: &Receiver<Vec<u8>>,
+    replies: &Mutex<Sender<Result<Round, DistError>>>,
+) {
+    // (round, process, message) as they arrive.
+    let got: Rc<RefCell<Vec<Stamped>>> = Rc::default();
+    let probe = ProbeHandle::new();
+    let sink = got.clone();
+    let me = worker.index();
+    let peers = worker.peers();
+    let mut input = worker.dataflow::<u64, _, _>(|scope| {
+        let (input, stream) = scope.new_input::<(usize, Vec<u8>)>();
+        stream
+            .broadcast()
+            .unary::<timely::container::CapacityContainerBuilder<Vec<()>>, _, _, _>(
+                Pipeline,
+                "Round",
+                move |_cap, _info| {
+                    move |input, _output| {
+                        input.for_each(|cap, data| {
+                            let Some(&time) = cap.least() else {
+                                return;
+                            };
+                            let mut got = sink.borrow_mut();
+                            got.extend(data.drain(..).map(|(p, m)| (time, p, m)));
+                        });
+                    }
+                },
+            )
+            .probe_with(&probe);
+        input
+    });
+    let mut round: u64 = 0;
+    while let Ok(message) = requests.recv() {
+        input.send((me, message));
+        round += 1;
+        input.advance_to(round);
+        while probe.less_than(&round) {
+            worker.step_or_park(Some(Duration::from_millis(50)));
+        }
+        let mut messages: Vec<(usize, Vec<u8>)> = Vec::with_capacity(peers);
+        got.borrow_mut().retain_mut(|(time, p, m)| {
+            if *time + 1 == round {
+                messages.push((*p, std::mem::take(m)));
+                false
+            } else {
+                true
+            }
+        });
+        messages.sort_by_key(|(p, _)| *p);
+        let round_messages: Round = messages.into_iter().map(|(_, m)| m).collect();
+        let sent = replies
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .send(Ok(round_messages));
+        if sent.is_err() {
+            break;
+        }
+    }
+    drop(input);
+    while !probe.done() {
+        worker.step_or_park(Some(Duration::from_millis(50)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cluster(n: usize) -> Vec<ClusterSpec> {
+        let free: Vec<std::net::TcpListener> = (0..n)
+            .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+            .collect();
+        let addresses: Vec<String> = free
+            .iter()
+            .map(|l| l.local_addr().unwrap().to_string())
+            .collect();
+        drop(free);
+        (0..n)
+            .map(|process| ClusterSpec {
+                addresses: addresses.clone(),
+                process,
+                workers: 1,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_process_gets_every_message_in_process_order() {
+        let handles: Vec<_> = cluster(3)
+            .into_iter()
+            .map(|spec| {
+                std::thread::spawn(move || {
+                    let mesh = Mesh::start(&spec).unwrap();
+                    let mut rounds = Vec::new();
+                    for r in 0..20u8 {
+                        // Process 1 says nothing in odd rounds.
+                        let message = if spec.process == 1 && r % 2 == 1 {
+                            Vec::new()
+                        } else {
+                            vec![spec.process as u8, r]
+                        };
+                        mesh.send(message).unwrap();
+                        let round = loop {
+                            if let Some(round) = mesh.recv(Duration::from_secs(1)).unwrap() {
+                                break round;
+                            }
+                        };
+                        rounds.push(round);
+                    }
+                    mesh.finish().unwrap();
+                    rounds
+                })
+            })
+            .collect();
+        let results: Vec<Vec<Round>> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        for rounds in &results {
+            assert_eq!(rounds, &results[0]);
+        }
+        for (r, round) in results[0].iter().enumerate() {
+            let r = r as u8;
+            let one = if r % 2 == 1 { vec![] } else { vec![1, r] };
+            assert_eq!(round, &vec![vec![0, r], one, vec![2, r]]);
+        }
+    }
+}

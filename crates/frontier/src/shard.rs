@@ -1,0 +1,126 @@
+//! Which process of a sharded crawl owns a URL: the hosts are split between the processes by a
+//! jump consistent hash (Lamping and Veach) of their registrable domain, so that every host of one
+//! site, and so its politeness and its robots.txt, stays with one process, and adding a process
+//! moves only a `1/n` share of the sites.
+
+use std::net::{Ipv4Addr, Ipv6Addr};
+use url::Url;
+use xxhash_rust::xxh3::xxh3_64;
+
+/// One process's share of a crawl split over `count` processes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    index: u32,
+    count: u32,
+}
+
+impl Shard {
+    /// Process `index` of `count`; `None` unless `index < count`.
+    pub fn new(index: u32, count: u32) -> Option<Shard> {
+        (index < count).then_some(Shard { index, count })
+    }
+
+    /// This process's index.
+    pub fn index(&self) -> u32 {
+        self.index
+    }
+
+    /// How many processes share the crawl.
+    pub fn count(&self) -> u32 {
+        self.count
+    }
+
+    /// Whether this process owns `url`'s site.
+    pub fn owns(&self, url: &Url) -> bool {
+        self.count <= 1 || self.owner(url) == self.index
+    }
+
+    /// The process that owns `url`'s site.
+    pub fn owner(&self, url: &Url) -> u32 {
+        jump_hash(xxh3_64(site_key(url).as_bytes()), self.count)
+    }
+}
+
+/// What a URL's owner is chosen by: its registrable domain (`docs.example.co.uk` and
+/// `www.example.co.uk` are one site), or for an IP address or a one-label name (`localhost`) the
+/// address and port, since servers on one address but different ports are different sites.
+pub fn site_key(url: &Url) -> String {
+    let host = url.host_str().unwrap_or_default();
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    if bare.parse::<Ipv4Addr>().is_ok() || bare.parse::<Ipv6Addr>().is_ok() || !host.contains('.') {
+        return format!("{host}:{}", url.port_or_known_default().unwrap_or(0));
+    }
+    crate::registrable_domain(host).to_ascii_lowercase()
+}
+
+/// Lamping and Veach's jump consistent hash: the bucket in `0..buckets` of `key`; going from `n`
+/// to `n + 1` buckets moves a `1/(n+1)` share of the keys, all into the new bucket.
+pub fn jump_hash(mut key: u64, buckets: u32) -> u32 {
+    let mut b: i64 = -1;
+    let mut j: i64 = 0;
+    while j < i64::from(buckets) {
+        b = j;
+        key = key.wrapping_mul(2_862_933_555_777_941_757).wrapping_add(1);
+        j = ((b + 1) as f64 * ((1u64 << 31) as f64 / ((key >> 33) + 1) as f64)) as i64;
+    }
+    b.max(0) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(s: &str) -> Url {
+        Url::parse(s).unwrap()
+    }
+
+    #[test]
+    fn one_site_one_owner() {
+        let shard = Shard::new(0, 5).unwrap();
+        let a = shard.owner(&url("https://docs.example.co.uk/a"));
+        assert_eq!(shard.owner(&url("http://www.example.co.uk/b?x=1")), a);
+        assert_eq!(shard.owner(&url("https://EXAMPLE.co.uk/")), a);
+        assert_eq!(site_key(&url("http://127.0.0.1:8080/x")), "127.0.0.1:8080");
+        assert_eq!(site_key(&url("http://[::1]/x")), "[::1]:80");
+        assert_eq!(site_key(&url("http://localhost:9/x")), "localhost:9");
+    }
+
+    #[test]
+    fn jump_hash_is_balanced_and_moves_little() {
+        let keys: Vec<u64> = (0..30_000u64).map(|i| xxh3_64(&i.to_le_bytes())).collect();
+        for n in [2u32, 3, 7] {
+            let mut counts = vec![0usize; n as usize];
+            for &k in &keys {
+                counts[jump_hash(k, n) as usize] += 1;
+            }
+            let expected = keys.len() / n as usize;
+            for c in counts {
+                assert!(
+                    c.abs_diff(expected) < expected / 10,
+                    "{n}: {c} vs {expected}"
+                );
+            }
+            // From n to n + 1 buckets a key stays or moves to the new bucket.
+            for &k in &keys {
+                let (before, after) = (jump_hash(k, n), jump_hash(k, n + 1));
+                assert!(after == before || after == n);
+            }
+        }
+        assert_eq!(jump_hash(42, 1), 0);
+        assert_eq!(jump_hash(42, 0), 0);
+    }
+
+    #[test]
+    fn a_shard_is_one_of_count() {
+        assert!(Shard::new(2, 2).is_none());
+        let all: Vec<Shard> = (0..3).map(|i| Shard::new(i, 3).unwrap()).collect();
+        for s in [
+            "http://a.test/",
+            "http://127.0.0.1:1/",
+            "http://b.example.org/x",
+        ] {
+            let u = url(s);
+            assert_eq!(all.iter().filter(|sh| sh.owns(&u)).count(), 1);
+        }
+    }
+}
