@@ -137,7 +137,7 @@ fn a_crawl_of_the_test_web_skips_copies_and_never_a_distinct_page() {
 
 /// No distinct page is ever skipped: every skip points at the same document, or is an edited version
 /// and its original (either way round: a mirror's copies may be indexed before the origin's).
-fn assert_no_distinct_page_skipped(manifest: &Manifest, skipped: &[SkipRecord]) {
+pub(crate) fn assert_no_distinct_page_skipped(manifest: &Manifest, skipped: &[SkipRecord]) {
     let near: BTreeSet<(DocId, DocId)> = manifest
         .near_duplicates()
         .iter()

@@ -14,4 +14,5 @@ mod report;
 mod resume;
 mod revoke;
 mod search;
+mod sharded;
 mod warc;

@@ -258,6 +258,20 @@ pub struct CrawlArgs {
     pub crawl: CrawlFlags,
     #[command(flatten)]
     pub canon: CanonFlags,
+    /// Processes sharing the crawl, each with its own --store, the same seeds and flags, and the same --processes and --hostfile; each fetches the sites that fall to it, and all decide every page as one process would.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024), help_heading = "More than one machine")]
+    pub processes: u32,
+    /// This process's index, 0 to --processes - 1.
+    #[arg(
+        long,
+        value_name = "I",
+        default_value_t = 0,
+        help_heading = "More than one machine"
+    )]
+    pub process: u32,
+    /// One host:port per line, in process order: where each process listens for the others.
+    #[arg(long, value_name = "FILE", help_heading = "More than one machine")]
+    pub hostfile: Option<PathBuf>,
 }
 
 /// Flags shared by `crawl` and `demo`.

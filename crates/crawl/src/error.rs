@@ -61,4 +61,8 @@ pub enum CrawlError {
     /// A configuration value is unusable; the message names it.
     #[error("{0}")]
     Config(String),
+    /// The processes of a sharded crawl lost each other, or one sent what this one cannot read;
+    /// the message says what to do.
+    #[error("{0}")]
+    Shard(String),
 }

@@ -20,6 +20,18 @@ pub const HOST_CLASSES_TREE: &str = "host_classes";
 /// The copies skipped against each indexed page, for the search index: `Tree<u32 (page id), (u64
 /// (how many), String (the first 100 URLs, one per line))>`.
 pub const COPIES_TREE: &str = "copies";
+/// The pages of a sharded crawl indexed here for the other processes (they hold them as their
+/// own): `Tree<u32 (page id), ()>`. The reports leave them out.
+pub const FOREIGN_PAGES_TREE: &str = "foreign_pages";
+/// In [`CRAWL_META_TREE`]: this process's share of a sharded crawl, `(index, count)` as two
+/// big-endian `u32`s (absent: the crawl is one process's).
+pub const SHARD_KEY: &str = "shard";
+/// In [`CRAWL_META_TREE`], for a sharded crawl: the last round received, written before it is
+/// applied (its number, big-endian `u64`, then the round's messages as the rounds gave them).
+pub const ROUND_LOG_KEY: &str = "round_log";
+/// In [`CRAWL_META_TREE`], for a sharded crawl: the last round applied and on disk (big-endian
+/// `u64`).
+pub const ROUND_APPLIED_KEY: &str = "round_applied";
 /// In [`CRAWL_META_TREE`]: the learned rules in `simcrawl-url`'s byte form.
 pub const LEARNED_RULES_KEY: &str = "learned_rules";
 

@@ -25,6 +25,8 @@
 //!   while crawling: [`template::HostTemplates`].
 //! - [`learn`]: mirror, alias, parameter, host-option and canonical path rules from duplicate
 //!   evidence, and when to verify them: [`learn::Learner`].
+//! - [`shard`]: a crawl split over several processes: the events they send each other and their
+//!   replay ([`decide::Core::replay`]).
 //! - [`error`]: the crawl errors, [`CrawlError`].
 //!
 //! # Example
@@ -63,6 +65,7 @@ pub mod progress;
 pub mod rules;
 pub mod run;
 pub mod search;
+pub mod shard;
 pub mod skiplog;
 pub mod template;
 pub mod tune;
@@ -79,6 +82,6 @@ pub use failures::FailureRecord;
 pub use page::{Analyzer, PageAnalysis};
 pub use pages::{PageIndex, PageRecord, PairVerdict, Verdict, compare_pages};
 pub use progress::{Progress, Report};
-pub use run::run;
+pub use run::{Rounds, run, run_sharded};
 pub use simcrawl_extract::{BoilerplateRule, Document, DropReason, Dropped, Extraction};
 pub use skiplog::{SkipReason, SkipRecord};

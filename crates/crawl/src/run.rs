@@ -83,7 +83,24 @@ struct Driver {
     search: Option<crate::search::SearchSync>,
     output: Option<std::io::BufWriter<std::fs::File>>,
     fetched_before: u64,
+    /// A sharded crawl's rounds.
+    shard: Option<ShardState>,
 }
+
+/// The rounds between the processes of a sharded crawl (see [`crate::shard`]): simcrawl-dist's
+/// `Mesh` over timely, or anything else that gives every process every process's message of a
+/// round, in process order.
+pub trait Rounds: Send + 'static {
+    /// Contributes this process's message to the next round.
+    fn send(&mut self, message: Vec<u8>) -> Result<(), CrawlError>;
+    /// The last round sent, once every process sent its message (`None` after `timeout`).
+    fn recv(&mut self, timeout: Duration) -> Result<Option<Vec<Vec<u8>>>, CrawlError>;
+    /// Ends the rounds, after the same round on every process.
+    fn finish(self: Box<Self>) -> Result<(), CrawlError>;
+}
+
+/// A process's messages are sent at most this often: the pages fetched meanwhile go together.
+const ROUND_GAP: Duration = Duration::from_millis(10);
 
 /// Runs a crawl until the frontier is empty, a budget is reached or `shutdown` completes (then the
 /// fetches in flight finish, the store is flushed and the report is returned). `on_progress` is called
@@ -91,11 +108,40 @@ struct Driver {
 pub async fn run(
     config: CrawlConfig,
     shutdown: impl Future<Output = ()>,
+    on_progress: impl FnMut(&Progress),
+) -> Result<Report, CrawlError> {
+    run_with(config, None, shutdown, on_progress).await
+}
+
+/// Runs this process's share of a crawl split over several processes
+/// ([`CrawlConfig::frontier`]'s `shard`), exchanging what it fetched with the others through
+/// `rounds` (see [`crate::shard`]). Every process stops after the same round: when all are idle,
+/// or when one is asked to stop. A process that dies breaks the others' rounds: they stop with
+/// [`CrawlError::Shard`], and the same commands again resume every process.
+pub async fn run_sharded(
+    config: CrawlConfig,
+    rounds: Box<dyn Rounds>,
+    shutdown: impl Future<Output = ()>,
+    on_progress: impl FnMut(&Progress),
+) -> Result<Report, CrawlError> {
+    if config.frontier.shard.is_none() {
+        return Err(CrawlError::Config(
+            "a sharded crawl needs this process's shard".into(),
+        ));
+    }
+    run_with(config, Some(rounds), shutdown, on_progress).await
+}
+
+async fn run_with(
+    config: CrawlConfig,
+    rounds: Option<Box<dyn Rounds>>,
+    shutdown: impl Future<Output = ()>,
     mut on_progress: impl FnMut(&Progress),
 ) -> Result<Report, CrawlError> {
     // A bad flag is refused before the store directory is created.
     config.frontier.validate()?;
     let store = Store::open_with(&config.store, &config.store_options)?;
+    check_shard(&store, &config)?;
     let mut core = Core::open(&store, config.clone())?;
     let unclean_resume = store.opened_after_unclean_stop().then(|| {
         let queued = core.frontier.stats().queued;
@@ -147,10 +193,166 @@ pub async fn run(
         search,
         output,
         fetched_before,
+        shard: rounds.map(ShardState::new),
     };
     let mut report = driver.run_loop(shutdown, &mut on_progress).await?;
     report.unclean_resume = unclean_resume;
     Ok(report)
+}
+
+/// Records this process's share of a sharded crawl in its store, or refuses a store written as
+/// another share (its sites and its replayed pages would not be this share's).
+fn check_shard(store: &Store, config: &CrawlConfig) -> Result<(), CrawlError> {
+    let meta: Tree<String, Vec<u8>> = store.tree(layout::CRAWL_META_TREE)?;
+    let key = layout::SHARD_KEY.to_string();
+    let want: Vec<u8> = config
+        .frontier
+        .shard
+        .map(|s| [s.index().to_be_bytes(), s.count().to_be_bytes()].concat())
+        .unwrap_or_default();
+    let describe = |b: &[u8]| match (b.get(..4), b.get(4..8)) {
+        (Some(i), Some(n)) => format!(
+            "process {} of {}",
+            u32::from_be_bytes(i.try_into().unwrap_or_default()),
+            u32::from_be_bytes(n.try_into().unwrap_or_default())
+        ),
+        _ => "a crawl of one process".to_owned(),
+    };
+    match meta.get(&key)? {
+        Some(had) if had != want => Err(CrawlError::Config(format!(
+            "the store {} holds {}, and this is {}: give each process its own store, with the same --processes and --process as before",
+            config.store.display(),
+            describe(&had),
+            describe(&want)
+        ))),
+        Some(_) => Ok(()),
+        None => {
+            // A store with pages and no share is a crawl of one process.
+            let fresh = store.counters().get(layout::counters::FETCHED)? == 0;
+            if !fresh && !want.is_empty() {
+                return Err(CrawlError::Config(format!(
+                    "the store {} holds a crawl of one process: a sharded crawl starts with new stores",
+                    config.store.display()
+                )));
+            }
+            meta.insert(&key, &want)?;
+            Ok(())
+        }
+    }
+}
+
+/// A sharded crawl's side of the rounds: the pump thread that talks to the other processes, and
+/// this process's pages waiting for their round.
+struct ShardState {
+    /// Messages to the pump.
+    out: Option<std::sync::mpsc::Sender<Vec<u8>>>,
+    /// Rounds from the pump.
+    rounds: mpsc::UnboundedReceiver<Result<Vec<Vec<u8>>, CrawlError>>,
+    pump: Option<std::thread::JoinHandle<Result<(), CrawlError>>>,
+    /// Pages fetched since the last message, with what applying them needs.
+    held: Vec<Held>,
+    /// The pages of the message in the round under way.
+    sent: Vec<Held>,
+    /// Their events, for the next message.
+    events: Vec<Vec<u8>>,
+    /// A round is under way.
+    waiting: bool,
+    last_sent: std::time::Instant,
+    /// This process asks every process to stop.
+    stop: bool,
+    /// Bytes sent in messages, for the report.
+    bytes_sent: u64,
+    rounds_done: u64,
+    /// The number of the next round, counted over the whole crawl (every session).
+    next_round: u64,
+}
+
+/// One of this process's fetches, decided when its round comes.
+struct Held {
+    lease: Lease,
+    result: PageResult,
+    verifying: Option<crate::learn::Rule>,
+    exchange: Option<Box<Exchange>>,
+}
+
+impl ShardState {
+    fn new(mut rounds: Box<dyn Rounds>) -> ShardState {
+        let (out, requests) = std::sync::mpsc::channel::<Vec<u8>>();
+        let (replies, inbox) = mpsc::unbounded_channel();
+        let pump = std::thread::Builder::new()
+            .name("simcrawl-rounds".into())
+            .spawn(move || {
+                while let Ok(message) = requests.recv() {
+                    rounds.send(message)?;
+                    loop {
+                        match rounds.recv(Duration::from_millis(200)) {
+                            Ok(Some(round)) => {
+                                if replies.send(Ok(round)).is_err() {
+                                    return Ok(());
+                                }
+                                break;
+                            }
+                            Ok(None) => {
+                                if replies.is_closed() {
+                                    return Ok(());
+                                }
+                            }
+                            Err(e) => {
+                                let _ = replies.send(Err(e));
+                                return Ok(());
+                            }
+                        }
+                    }
+                }
+                rounds.finish()
+            })
+            .ok();
+        ShardState {
+            out: Some(out),
+            rounds: inbox,
+            pump,
+            held: Vec::new(),
+            sent: Vec::new(),
+            events: Vec::new(),
+            waiting: false,
+            last_sent: std::time::Instant::now(),
+            stop: false,
+            bytes_sent: 0,
+            rounds_done: 0,
+            next_round: 0,
+        }
+    }
+
+    /// Sends this process's message for the next round.
+    fn send(&mut self, idle: bool) -> Result<(), CrawlError> {
+        let message = crate::shard::Message {
+            status: crate::shard::Status {
+                idle: idle && self.held.is_empty(),
+                stop: self.stop,
+            },
+            events: std::mem::take(&mut self.events),
+        }
+        .encode();
+        self.bytes_sent += message.len() as u64;
+        self.sent = std::mem::take(&mut self.held);
+        self.waiting = true;
+        self.last_sent = std::time::Instant::now();
+        self.out
+            .as_ref()
+            .ok_or_else(|| CrawlError::Shard("the rounds stopped".into()))?
+            .send(message)
+            .map_err(|_| CrawlError::Shard("the rounds' thread stopped".into()))
+    }
+
+    /// Ends the rounds (every process ends after the same round) and waits for the pump.
+    fn finish(&mut self) -> Result<(), CrawlError> {
+        self.out = None;
+        match self.pump.take().map(|p| p.join()) {
+            Some(Ok(result)) => result,
+            Some(Err(_)) => Err(CrawlError::Shard("the rounds' thread panicked".into())),
+            None => Ok(()),
+        }
+    }
 }
 
 /// The fields of the archive's `warcinfo` records.
@@ -197,6 +399,9 @@ impl Driver {
         let mut urgent = false;
         // The seeds are durable before anything is fetched.
         self.checkpoint()?;
+        if self.shard.is_some() {
+            self.catch_up().await?;
+        }
         let mut last_checkpoint = std::time::Instant::now();
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -242,11 +447,38 @@ impl Driver {
                     }
                 }
             }
-            if (done || stopping) && in_flight == 0 {
+            if let Some(shard) = self.shard.as_mut() {
+                // The processes stop together, after a round that says so.
+                shard.stop |= stopping;
+                if !shard.waiting && shard.last_sent.elapsed() >= ROUND_GAP {
+                    shard.send(done && in_flight == 0)?;
+                }
+            } else if (done || stopping) && in_flight == 0 {
                 break;
             }
+            let next_send = self
+                .shard
+                .as_ref()
+                .filter(|s| !s.waiting)
+                .map(|s| s.last_sent + ROUND_GAP);
             let sleep_until = wake.unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
             tokio::select! {
+                round = next_round(&mut self.shard) => {
+                    match self.apply_round(round) {
+                        Ok(RoundEnd::Continue) => {}
+                        Ok(RoundEnd::Done) => break,
+                        Ok(RoundEnd::Stop) => {
+                            interrupted = true;
+                            break;
+                        }
+                        Err(e) => {
+                            // What this process decided is kept: the same commands resume it.
+                            let _ = self.checkpoint();
+                            return Err(e);
+                        }
+                    }
+                }
+                _ = tokio::time::sleep_until(tokio::time::Instant::from_std(next_send.unwrap_or_else(std::time::Instant::now))), if next_send.is_some() => {}
                 event = rx.recv(), if in_flight > 0 => {
                     if let Some(event) = event {
                         if event.ends_request() {
@@ -316,6 +548,14 @@ impl Driver {
             }
         }
         self.checkpoint()?;
+        if let Some(shard) = self.shard.as_mut() {
+            tracing::info!(
+                rounds = shard.rounds_done,
+                bytes_sent = shard.bytes_sent,
+                "this process's share of the crawl is done"
+            );
+            shard.finish()?;
+        }
         self.core.progress.elapsed = start.elapsed();
         let stats = self.core.frontier.stats();
         self.core.progress.queued = stats.queued;
@@ -326,7 +566,7 @@ impl Driver {
         let (learned, revoked) = self.core.book.history();
         Ok(Report {
             progress: self.core.progress.clone(),
-            indexed_total: self.core.pages.len() as u64,
+            indexed_total: self.core.own_pages() as u64,
             rules_learned: learned.to_vec(),
             rules_revoked: revoked.to_vec(),
             robots_ignored: self.core.config.frontier.robots
@@ -340,6 +580,166 @@ impl Driver {
                 .as_ref()
                 .map(|a| (a.dir().to_owned(), a.stats, a.repairs.clone())),
         })
+    }
+
+    /// Applies a round: every process's pages, in process order, this process's own decided as
+    /// a one-process crawl decides them, the others' replayed.
+    fn apply_round(
+        &mut self,
+        round: Option<Result<Vec<Vec<u8>>, CrawlError>>,
+    ) -> Result<RoundEnd, CrawlError> {
+        let round = round.unwrap_or_else(|| Err(CrawlError::Shard(BROKEN.into())))?;
+        let number = self.shard.as_ref().map_or(0, |s| s.next_round);
+        // Logged before it is applied: the store keeps a prefix of its writes, so a process
+        // killed while applying it finds it here, and one that never received it gets it from
+        // one that did (`catch_up`).
+        let mut log = number.to_be_bytes().to_vec();
+        log.extend_from_slice(&crate::shard::encode_round(&round));
+        self.crawl_meta
+            .insert(&layout::ROUND_LOG_KEY.to_string(), &log)?;
+        let messages = round
+            .iter()
+            .map(|m| crate::shard::Message::decode(m))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| CrawlError::Shard(format!("a message of another process: {e}")))?;
+        let me = self
+            .core
+            .config
+            .frontier
+            .shard
+            .map_or(0, |s| s.index() as usize);
+        let Some(shard) = self.shard.as_mut() else {
+            return Ok(RoundEnd::Continue);
+        };
+        shard.waiting = false;
+        shard.rounds_done += 1;
+        shard.next_round = number + 1;
+        let mut mine = Some(std::mem::take(&mut shard.sent));
+        for (process, message) in messages.iter().enumerate() {
+            if process == me {
+                for held in mine.take().unwrap_or_default() {
+                    let mut result = held.result;
+                    self.core.completed_verifying(
+                        held.lease,
+                        &mut result,
+                        held.verifying,
+                        Now::system(),
+                    )?;
+                    self.after(Some(&result), held.exchange)?;
+                }
+            } else {
+                for event in &message.events {
+                    self.core.replay(event, Now::system())?;
+                }
+            }
+        }
+        if messages.iter().any(|m| !m.events.is_empty()) {
+            self.round_durable(number)?;
+        }
+        Ok(if crate::shard::Message::any_stop(&messages) {
+            RoundEnd::Stop
+        } else if crate::shard::Message::all_idle(&messages) {
+            RoundEnd::Done
+        } else {
+            RoundEnd::Continue
+        })
+    }
+
+    /// Puts round `number`, applied, on disk before this process sends its next message: a round
+    /// completes only when every process has sent, so when anyone receives round `n + 1`, every
+    /// process has round `n` on disk.
+    fn round_durable(&mut self, number: u64) -> Result<(), CrawlError> {
+        self.core.checkpoint()?;
+        self.crawl_meta.insert(
+            &layout::LEARNED_RULES_KEY.to_string(),
+            &self.core.book.rules_bytes(),
+        )?;
+        self.crawl_meta.insert(
+            &layout::ROUND_APPLIED_KEY.to_string(),
+            &number.to_be_bytes().to_vec(),
+        )?;
+        self.store.flush()?;
+        Ok(())
+    }
+
+    /// The first round of a session: every process says which round it applied last, and one that
+    /// is a round behind (killed before it applied it) applies it now, from the log of one that
+    /// received it. Every process then counts the rounds from the same number.
+    async fn catch_up(&mut self) -> Result<(), CrawlError> {
+        let applied = self
+            .crawl_meta
+            .get(&layout::ROUND_APPLIED_KEY.to_string())?
+            .and_then(|b| Some(u64::from_be_bytes(b.get(..8)?.try_into().ok()?)));
+        let logged = match self.crawl_meta.get(&layout::ROUND_LOG_KEY.to_string())? {
+            Some(bytes) if bytes.len() >= 8 => {
+                let number = u64::from_be_bytes(bytes[..8].try_into().unwrap_or_default());
+                let messages = crate::shard::decode_round(&bytes[8..])
+                    .map_err(|e| CrawlError::Shard(format!("the store's round log: {e}")))?;
+                Some((number, messages))
+            }
+            _ => None,
+        };
+        let hello = crate::shard::Hello { applied, logged }.encode();
+        let Some(shard) = self.shard.as_mut() else {
+            return Ok(());
+        };
+        let out = shard
+            .out
+            .as_ref()
+            .ok_or_else(|| CrawlError::Shard(BROKEN.into()))?;
+        out.send(hello)
+            .map_err(|_| CrawlError::Shard(BROKEN.into()))?;
+        shard.waiting = true;
+        let round = next_round(&mut self.shard)
+            .await
+            .unwrap_or_else(|| Err(CrawlError::Shard(BROKEN.into())))?;
+        let hellos = round
+            .iter()
+            .map(|h| crate::shard::Hello::decode(h))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| CrawlError::Shard(format!("another process's hello: {e}")))?;
+        let latest = hellos
+            .iter()
+            .filter_map(|h| h.logged.as_ref())
+            .max_by_key(|(n, _)| *n)
+            .cloned();
+        let me = self
+            .core
+            .config
+            .frontier
+            .shard
+            .map_or(0, |s| s.index() as usize);
+        let mut next = applied.map_or(0, |a| a + 1);
+        if let Some((number, messages)) = latest
+            && applied.is_none_or(|a| a < number)
+        {
+            tracing::warn!(
+                round = number,
+                "this process stopped before it applied the last round: applying it now"
+            );
+            let messages = messages
+                .iter()
+                .map(|m| crate::shard::Message::decode(m))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| CrawlError::Shard(format!("a logged round: {e}")))?;
+            for (process, message) in messages.iter().enumerate() {
+                for event in &message.events {
+                    if process == me {
+                        self.core.replay_own(event, Now::system())?;
+                        self.after(None, None)?;
+                    } else {
+                        self.core.replay(event, Now::system())?;
+                    }
+                }
+            }
+            self.round_durable(number)?;
+            next = number + 1;
+        }
+        if let Some(shard) = self.shard.as_mut() {
+            shard.waiting = false;
+            shard.next_round = next;
+        }
+        Ok(())
     }
 
     fn checkpoint(&mut self) -> Result<(), CrawlError> {
@@ -525,6 +925,25 @@ impl Driver {
             }
             Event::Page(lease, result) => {
                 let mut result = *result;
+                if let Some(shard) = self.shard.as_mut()
+                    && matches!(result, PageResult::Done(_) | PageResult::Redirected { .. })
+                {
+                    // Decided when its round comes, in the same order on every process.
+                    let verifying = self.core.book.take_verifying(lease.key_hash);
+                    if let Some(event) =
+                        crate::shard::encode_event(&lease, &result, verifying.as_ref())
+                    {
+                        let exchange = result.take_exchange();
+                        shard.events.push(event);
+                        shard.held.push(Held {
+                            lease,
+                            result,
+                            verifying,
+                            exchange,
+                        });
+                        return Ok(());
+                    }
+                }
                 let exchange = result.take_exchange();
                 self.core.completed(lease, &mut result, now)?;
                 self.after(Some(&result), exchange)?;
@@ -609,6 +1028,25 @@ impl Driver {
             path: self.core.config.output.clone().unwrap_or_default(),
             source: e,
         })
+    }
+}
+
+/// What a sharded crawl does after a round.
+enum RoundEnd {
+    Continue,
+    /// Every process was idle and nothing was sent: the crawl is over.
+    Done,
+    /// A process asked every process to stop.
+    Stop,
+}
+
+const BROKEN: &str = "the rounds between the processes stopped: another process stopped or the network failed; every process stops when one does, so start them all again with the same commands to resume";
+
+/// The next round of a sharded crawl (never, for a crawl of one process).
+async fn next_round(shard: &mut Option<ShardState>) -> Option<Result<Vec<Vec<u8>>, CrawlError>> {
+    match shard {
+        Some(s) if s.waiting => s.rounds.recv().await,
+        _ => std::future::pending().await,
     }
 }
 

@@ -80,7 +80,8 @@ pub enum ViaKind {
 }
 
 impl ViaKind {
-    pub(crate) fn to_byte(self) -> u8 {
+    /// Its byte in stored records.
+    pub fn to_byte(self) -> u8 {
         match self {
             ViaKind::Seed => 0,
             ViaKind::Link => 1,
@@ -93,7 +94,8 @@ impl ViaKind {
         }
     }
 
-    pub(crate) fn from_byte(byte: u8) -> Option<ViaKind> {
+    /// The kind of a stored byte.
+    pub fn from_byte(byte: u8) -> Option<ViaKind> {
         Some(match byte {
             0 => ViaKind::Seed,
             1 => ViaKind::Link,

@@ -299,15 +299,78 @@ pub fn crawl(args: CrawlArgs) -> Result<ExitCode> {
         Some(&args.canon),
         1.0,
     )?;
+    let mut config = config;
+    let rounds = sharding(&args, &mut config)?;
     let rt = runtime()?;
     let (printer, bar) = progress_printer();
-    let report = rt.block_on(simcrawl_crawl::run(config, ctrl_c(), printer));
+    let report = match rounds {
+        Some(rounds) => rt.block_on(simcrawl_crawl::run_sharded(
+            config,
+            rounds,
+            ctrl_c(),
+            printer,
+        )),
+        None => rt.block_on(simcrawl_crawl::run(config, ctrl_c(), printer)),
+    };
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
     let report = report?;
     print_report(&report);
     Ok(exit_code(&report))
+}
+
+/// The rounds between the processes of a sharded crawl (`--processes N --process I --hostfile F`),
+/// connected; `None` for a crawl of one process.
+fn sharding(
+    args: &CrawlArgs,
+    config: &mut CrawlConfig,
+) -> Result<Option<Box<dyn simcrawl_crawl::Rounds>>> {
+    let (processes, process) = (args.processes, args.process);
+    if processes == 1 && process == 0 && args.hostfile.is_none() {
+        return Ok(None);
+    }
+    let Some(hostfile) = &args.hostfile else {
+        bail!("--processes {processes} needs --hostfile FILE: one host:port per process");
+    };
+    let spec = simcrawl_dist::ClusterSpec::from_hostfile(
+        hostfile,
+        processes as usize,
+        process as usize,
+        1,
+    )?;
+    config.frontier.shard = simcrawl_frontier::Shard::new(process, processes);
+    super::dedup::quiet_connection_panics("crawl");
+    eprintln!(
+        "process {process} of {processes}: waiting for the others at {}",
+        spec.addresses.join(", ")
+    );
+    let mesh = simcrawl_dist::Mesh::start(&spec)?;
+    Ok(Some(Box::new(MeshRounds(mesh))))
+}
+
+/// simcrawl-dist's rounds over timely, for the crawl.
+struct MeshRounds(simcrawl_dist::Mesh);
+
+impl simcrawl_crawl::Rounds for MeshRounds {
+    fn send(&mut self, message: Vec<u8>) -> Result<(), simcrawl_crawl::CrawlError> {
+        self.0.send(message).map_err(shard_error)
+    }
+
+    fn recv(
+        &mut self,
+        timeout: Duration,
+    ) -> Result<Option<Vec<Vec<u8>>>, simcrawl_crawl::CrawlError> {
+        self.0.recv(timeout).map_err(shard_error)
+    }
+
+    fn finish(self: Box<Self>) -> Result<(), simcrawl_crawl::CrawlError> {
+        self.0.finish().map_err(shard_error)
+    }
+}
+
+fn shard_error(e: simcrawl_dist::DistError) -> simcrawl_crawl::CrawlError {
+    simcrawl_crawl::CrawlError::Shard(e.to_string())
 }
 
 /// The file that marks a store as made by `simcrawl demo`.

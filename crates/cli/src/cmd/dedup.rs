@@ -41,7 +41,7 @@ pub fn dedup(args: DedupArgs) -> Result<ExitCode> {
             "nothing to read: give --store DIR (a crawl's store) or --input FILE (simcrawl export's JSON lines)"
         ));
     }
-    quiet_connection_panics();
+    quiet_connection_panics("dedup");
     let config = JobConfig {
         k: args.k,
         jaccard: args.jaccard,
@@ -156,7 +156,9 @@ fn load(source: &Source, pages: &mut Vec<PageIn>) -> Result<(), DistError> {
 /// When another process of the job dies, timely's connection threads here panic ("timely communication
 /// error: ..."), and so does a worker that touches their queues; the job turns that into one error. The
 /// panics themselves are said in one line each, without a backtrace.
-fn quiet_connection_panics() {
+/// Prints a broken connection between the processes as one line naming `command`, instead of
+/// timely's panic messages.
+pub(crate) fn quiet_connection_panics(command: &'static str) {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         let thread = std::thread::current();
@@ -166,7 +168,7 @@ fn quiet_connection_panics() {
         }
         let text = simcrawl_dist::job::panic_text(info.payload());
         if let Some(cause) = text.strip_prefix("timely communication error: ") {
-            eprintln!("simcrawl dedup: a connection to another process broke: {cause}");
+            eprintln!("simcrawl {command}: a connection to another process broke: {cause}");
         }
     }));
 }

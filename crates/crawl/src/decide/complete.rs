@@ -18,6 +18,18 @@ impl Core {
         now: Now,
     ) -> Result<(), CrawlError> {
         let verifying = self.book.take_verifying(lease.key_hash);
+        self.completed_verifying(lease, result, verifying, now)
+    }
+
+    /// [`completed`](Core::completed), for a lease known to verify `verifying` (a sharded crawl
+    /// takes it when the page is sent to the other processes).
+    pub fn completed_verifying(
+        &mut self,
+        lease: Lease,
+        result: &mut PageResult,
+        verifying: Option<crate::learn::Rule>,
+        now: Now,
+    ) -> Result<(), CrawlError> {
         if !matches!(result, PageResult::Redirected { .. }) {
             self.redirect_hops.remove(&lease.key_hash);
         }
@@ -31,19 +43,49 @@ impl Core {
                 tracing::warn!("{e}");
                 self.failure(&lease, "analysis", e.clone(), false, now)?
             }
-            PageResult::Redirected { to, hops, seen, .. } => {
-                self.count_fetch()?;
-                self.redirected(&lease, to, hops, *seen, now)?;
-                Completion::Fetched
-            }
-            PageResult::Done(page) => {
-                self.count_fetch()?;
-                self.page(&lease, page, verifying, now)?;
+            PageResult::Redirected { .. } | PageResult::Done(_) => {
+                self.response(&lease, result, verifying, now)?;
                 Completion::Fetched
             }
         };
         self.frontier.complete(lease, completion, now.at)?;
         Ok(())
+    }
+
+    /// Another process's page or redirect, replayed (see [`crate::shard`]): decided as a response
+    /// of this process's is, without a lease of this frontier to complete.
+    pub(crate) fn replay_result(
+        &mut self,
+        lease: &Lease,
+        result: &mut PageResult,
+        verifying: Option<crate::learn::Rule>,
+        now: Now,
+    ) -> Result<(), CrawlError> {
+        if !matches!(result, PageResult::Redirected { .. }) {
+            self.redirect_hops.remove(&lease.key_hash);
+        }
+        self.response(lease, result, verifying, now)
+    }
+
+    /// A fetch that brought a response: a redirect or a page.
+    fn response(
+        &mut self,
+        lease: &Lease,
+        result: &mut PageResult,
+        verifying: Option<crate::learn::Rule>,
+        now: Now,
+    ) -> Result<(), CrawlError> {
+        match result {
+            PageResult::Redirected { to, hops, seen, .. } => {
+                self.count_fetch()?;
+                self.redirected(lease, to, hops, *seen, now)
+            }
+            PageResult::Done(page) => {
+                self.count_fetch()?;
+                self.page(lease, page, verifying, now)
+            }
+            PageResult::Failed(_) | PageResult::Broken(_) => Ok(()),
+        }
     }
 
     /// A fetch with no response: logged, and retried when it may succeed next time.
@@ -130,13 +172,15 @@ impl Core {
         };
         match self.frontier.admit(&candidate, lease.depth, via)? {
             Admission::Queued { key_hash } => {
-                self.counters.add(counters::REDIRECTS_QUEUED, 1)?;
+                self.count(counters::REDIRECTS_QUEUED, 1)?;
                 self.redirect_hops.insert(key_hash, hops);
                 Ok(true)
             }
-            Admission::Seen { .. } => Ok(false),
+            Admission::Seen { .. } | Admission::Elsewhere { seen: true, .. } => Ok(false),
+            // Another process's site: its owner queues it, replaying this redirect.
+            Admission::Elsewhere { seen: false, .. } => Ok(true),
             other => {
-                self.counters.add(counters::REDIRECTS_EXCLUDED, 1)?;
+                self.count(counters::REDIRECTS_EXCLUDED, 1)?;
                 tracing::info!(from = %lease.url, to = %to, why = other.name(), "redirect target not fetched");
                 Ok(true)
             }
@@ -152,14 +196,16 @@ impl Core {
         will_retry: bool,
         now: Now,
     ) -> Result<(), CrawlError> {
+        if self.foreign {
+            return Ok(());
+        }
         if will_retry {
             self.progress.retried += 1;
         } else {
             self.progress.failed += 1;
         }
-        self.counters.add(counters::FAILED, 1)?;
-        self.counters
-            .add(&format!("{}{reason}", counters::FAILED_PREFIX), 1)?;
+        self.count(counters::FAILED, 1)?;
+        self.count(&format!("{}{reason}", counters::FAILED_PREFIX), 1)?;
         self.failures.append(&crate::FailureRecord {
             time_ms: now.unix_ms,
             url: lease.url.to_string(),
@@ -173,8 +219,11 @@ impl Core {
     }
 
     fn count_fetch(&mut self) -> Result<(), CrawlError> {
+        if self.foreign {
+            return Ok(());
+        }
         self.progress.fetched += 1;
-        self.counters.add(counters::FETCHED, 1)?;
+        self.count(counters::FETCHED, 1)?;
         Ok(())
     }
 }

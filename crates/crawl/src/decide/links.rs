@@ -30,6 +30,22 @@ impl Core {
         keyed_with: &Arc<Canonicalizer>,
         now: Now,
     ) -> Result<(), CrawlError> {
+        // The links of another process's page that fall to this process are this process's
+        // own: logged and counted here (see `crate::shard`).
+        let foreign = std::mem::replace(&mut self.foreign, false);
+        let admitted = self.admit_links_inner(lease, links, plain_keys, keyed_with, now);
+        self.foreign = foreign;
+        admitted
+    }
+
+    fn admit_links_inner(
+        &mut self,
+        lease: &Lease,
+        links: &[Candidate],
+        plain_keys: &[Option<u128>],
+        keyed_with: &Arc<Canonicalizer>,
+        now: Now,
+    ) -> Result<(), CrawlError> {
         let rekey = !Arc::ptr_eq(keyed_with, self.book.canon());
         // The own keys made with the analysis hold for the rules it was made with.
         let plain_known = !rekey && plain_keys.len() == links.len();

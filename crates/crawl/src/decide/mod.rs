@@ -124,6 +124,15 @@ pub struct Core {
     fingerprints: crate::page::Analyzer,
     pub(crate) progress: Progress,
     effects: Vec<Effect>,
+    /// Replaying another process's page (a sharded crawl): the decisions are made as they are
+    /// there, so that this process knows what that one knows, but nothing is logged, counted or
+    /// left for the driver here.
+    pub(crate) foreign: bool,
+    /// Pages indexed for other processes (a sharded crawl): in the page index, not this
+    /// process's.
+    foreign_pages: Tree<u32, ()>,
+    /// How many pages `foreign_pages` holds.
+    foreign_count: usize,
 }
 
 impl Core {
@@ -148,6 +157,8 @@ impl Core {
             };
             classes.insert(host, class);
         }
+        let foreign_pages: Tree<u32, ()> = store.tree(layout::FOREIGN_PAGES_TREE)?;
+        let foreign_count = foreign_pages.len()?;
         Ok(Core {
             seen: frontier.seen_set(),
             frontier,
@@ -165,6 +176,9 @@ impl Core {
             fingerprints: crate::page::Analyzer::default(),
             progress: Progress::default(),
             effects: Vec::new(),
+            foreign: false,
+            foreign_pages,
+            foreign_count,
             config,
         })
     }
@@ -199,6 +213,12 @@ impl Core {
         }
         self.templates
             .fingerprint_set(&crate::learn::authority(url))
+    }
+
+    /// Pages indexed as this process's own (in a sharded crawl the index also holds the other
+    /// processes' pages).
+    pub fn own_pages(&self) -> usize {
+        self.pages.len().saturating_sub(self.foreign_count)
     }
 
     /// What the driver must do after the last calls (see [`Effect`]), in order.
@@ -239,8 +259,20 @@ impl Core {
         Ok(())
     }
 
-    /// Records a skip: counted, logged, and left for the driver ([`Effect::Skipped`]).
+    /// Adds `n` to the counter `name` (not for another process's page).
+    fn count(&self, name: &str, n: i64) -> Result<(), CrawlError> {
+        if !self.foreign {
+            self.counters.add(name, n)?;
+        }
+        Ok(())
+    }
+
+    /// Records a skip: counted, logged, and left for the driver ([`Effect::Skipped`]). Another
+    /// process's skip is its own to record.
     fn skip(&mut self, record: SkipRecord) -> Result<(), CrawlError> {
+        if self.foreign {
+            return Ok(());
+        }
         *self.progress.skipped.entry(record.reason).or_default() += 1;
         self.counters.add(
             &format!("{}{}", counters::SKIPPED_PREFIX, record.reason.as_str()),

@@ -50,7 +50,7 @@ impl Core {
         if page.final_key.key.hash128() != lease.key_hash {
             self.frontier.mark_seen(&page.final_key)?;
         }
-        if let Some(delay) = page.retry_after {
+        if let Some(delay) = page.retry_after.filter(|_| !self.foreign) {
             // A server may ask for any delay (Retry-After: 1e23); the host waits at most
             // MAX_HOST_DEFERRAL, and the addition cannot overflow.
             let until = now
@@ -60,16 +60,15 @@ impl Core {
             self.frontier.defer_host(&lease.host, until)?;
         }
         if page.status >= 400 {
-            self.counters.add(counters::HTTP_ERRORS, 1)?;
+            self.count(counters::HTTP_ERRORS, 1)?;
             return Ok(());
         }
         if page.links_dropped > 0 {
-            self.counters
-                .add(counters::LINKS_DROPPED, page.links_dropped as i64)?;
+            self.count(counters::LINKS_DROPPED, page.links_dropped as i64)?;
             tracing::warn!(url = %page.final_url, dropped = page.links_dropped, "links past --max-links-per-page not followed");
         }
         if page.not_html {
-            self.counters.add(counters::NOT_HTML, 1)?;
+            self.count(counters::NOT_HTML, 1)?;
             return Ok(());
         }
         if self.config.dedup
@@ -110,7 +109,7 @@ impl Core {
             && template_words > 0
             && analysis.words.saturating_sub(template_words) < MIN_MAIN_WORDS
         {
-            self.counters.add(counters::SHORT_BY_TEMPLATE, 1)?;
+            self.count(counters::SHORT_BY_TEMPLATE, 1)?;
             let mut short = analysis.clone();
             short.short = true;
             as_short = short;
@@ -131,7 +130,7 @@ impl Core {
             } = verdict
             && !self.agrees_without_template(&host, analysis, original)?
         {
-            self.counters.add(counters::DISTINCT_BY_TEMPLATE, 1)?;
+            self.count(counters::DISTINCT_BY_TEMPLATE, 1)?;
             verdict = Verdict::Unique;
         }
         let short = analysis.short;
@@ -220,8 +219,7 @@ impl Core {
                 made += 1;
             }
         }
-        self.counters
-            .add(counters::REFINGERPRINTED_BY_TEMPLATE, made)?;
+        self.count(counters::REFINGERPRINTED_BY_TEMPLATE, made)?;
         Ok(())
     }
 
@@ -265,7 +263,7 @@ impl Core {
     ) -> Result<(), CrawlError> {
         let follow = !analysis.document.meta_robots.nofollow;
         if analysis.document.meta_robots.noindex {
-            self.counters.add(counters::NOINDEX, 1)?;
+            self.count(counters::NOINDEX, 1)?;
         } else {
             let final_url = redact(&page.final_url);
             let id = self.pages.insert(
@@ -276,6 +274,10 @@ impl Core {
                 analysis,
             )?;
             self.pages.add_key(lease.key_hash, id)?;
+            if self.foreign {
+                self.foreign_pages.insert(&id, &())?;
+                self.foreign_count += 1;
+            }
             if self.config.dedup {
                 self.templates.note_indexed(
                     &crate::learn::authority(&page.final_url),
@@ -287,13 +289,15 @@ impl Core {
             for key in [page.final_key.key.hash128(), lease.key_hash] {
                 self.deferred_verification(key)?;
             }
-            self.progress.indexed += 1;
-            self.counters.add(counters::INDEXED, 1)?;
-            self.effects.push(Effect::Indexed {
-                id,
-                url: final_url,
-                depth: lease.depth,
-            });
+            if !self.foreign {
+                self.progress.indexed += 1;
+                self.count(counters::INDEXED, 1)?;
+                self.effects.push(Effect::Indexed {
+                    id,
+                    url: final_url,
+                    depth: lease.depth,
+                });
+            }
             // A short page that failed the stricter test of a short text is no evidence against
             // a mirror: its copy may differ only in a few words of noise. Without dedup
             // (--no-dedup) nothing is learned.

@@ -72,8 +72,7 @@ impl Core {
                 requeued += i64::from(queued);
             }
         }
-        self.counters
-            .add(counters::REQUEUED_BY_TEMPLATE, requeued)?;
+        self.count(counters::REQUEUED_BY_TEMPLATE, requeued)?;
         Ok(())
     }
 
@@ -124,7 +123,7 @@ impl Core {
                 requeued += 1;
             }
         }
-        self.counters.add(
+        self.count(
             counters::REQUEUED,
             i64::try_from(requeued).unwrap_or(i64::MAX),
         )?;

@@ -1,0 +1,233 @@
+//! A crawl split over two and three processes (`--processes N --process I --hostfile F`) against the
+//! built-in test web: the same pages indexed and the same skips by reason as one process, and a
+//! process killed mid-crawl stops the others, after which the same commands resume every shard.
+
+use crate::util::{Dir, Web, assert_success, crawl, simcrawl};
+use simcrawl_crawl::layout::{FOREIGN_PAGES_TREE, SKIP_LOG};
+use simcrawl_crawl::{PageIndex, SkipRecord};
+use simcrawl_store::{Log, Store, Tree};
+use simcrawl_testsite::{DocId, Manifest};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Output, Stdio};
+
+/// A hostfile with `n` free loopback ports.
+fn hostfile(dir: &Dir, n: usize) -> PathBuf {
+    let free: Vec<std::net::TcpListener> = (0..n)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").expect("a free port"))
+        .collect();
+    let text: String = free
+        .iter()
+        .map(|l| format!("{}\n", l.local_addr().expect("an address")))
+        .collect();
+    let path = dir.path("hosts.txt");
+    std::fs::write(&path, text).expect("the hostfile is written");
+    path
+}
+
+/// Starts process `i` of `n`, into `<dir>/shard<i>`, with `extra` flags (by default no delay and
+/// eight fetches at a time).
+fn start(dir: &Dir, hosts: &Path, n: usize, i: usize, seeds: &[String], extra: &[&str]) -> Child {
+    simcrawl()
+        .arg("crawl")
+        .arg("--store")
+        .arg(dir.path(&format!("shard{i}")))
+        .args(if extra.is_empty() {
+            &["--delay", "0", "--concurrency", "8"][..]
+        } else {
+            extra
+        })
+        .arg("--processes")
+        .arg(n.to_string())
+        .arg("--process")
+        .arg(i.to_string())
+        .arg("--hostfile")
+        .arg(hosts)
+        .args(seeds)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("simcrawl starts")
+}
+
+fn sharded_crawl(dir: &Dir, hosts: &Path, n: usize, seeds: &[String]) -> Vec<Output> {
+    let children: Vec<Child> = (0..n)
+        .map(|i| start(dir, hosts, n, i, seeds, &[]))
+        .collect();
+    children
+        .into_iter()
+        .map(|c| c.wait_with_output().expect("simcrawl ends"))
+        .collect()
+}
+
+/// What a crawl kept and skipped, over its stores: the documents indexed (each once), the skips
+/// by reason, and the skip records.
+#[derive(Debug)]
+struct Outcome {
+    docs: BTreeMap<DocId, usize>,
+    reasons: BTreeMap<String, usize>,
+    skips: Vec<SkipRecord>,
+}
+
+impl Outcome {
+    /// Skips of content copies (exact, text, near, canonical), and of URLs known before a fetch
+    /// (variants, redirects to a known URL, mirror and other learned rules). Which copy of a page
+    /// is the original is the order of the fetches: an origin page indexed first makes its
+    /// mirror's copy an `exact-duplicate`, the mirror's page first makes the origin's a
+    /// `text-duplicate`, and a rule learned sooner or later moves skips between `mirror` and the
+    /// content reasons. One process's own runs differ by a few skips that way.
+    fn by_kind(&self) -> (usize, usize) {
+        let content = [
+            "exact-duplicate",
+            "text-duplicate",
+            "near-duplicate",
+            "canonical",
+        ];
+        let sum = |f: &dyn Fn(&str) -> bool| -> usize {
+            self.reasons
+                .iter()
+                .filter(|(r, _)| f(r))
+                .map(|(_, n)| n)
+                .sum()
+        };
+        (
+            sum(&|r| content.contains(&r)),
+            sum(&|r| !content.contains(&r)),
+        )
+    }
+}
+
+/// Whether `a` is within a fifth of `b` (and a few).
+fn close(a: usize, b: usize) -> bool {
+    a.abs_diff(b) <= 3 + b / 5
+}
+
+fn outcome(manifest: &Manifest, stores: &[PathBuf]) -> Outcome {
+    let mut docs: BTreeMap<DocId, usize> = BTreeMap::new();
+    let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
+    let mut skips = Vec::new();
+    for path in stores {
+        let store = Store::open(path).expect("the store opens after the crawl");
+        let foreign: Tree<u32, ()> = store.tree(FOREIGN_PAGES_TREE).expect("a tree");
+        let foreign: BTreeSet<u32> = foreign
+            .iter()
+            .map(|r| r.expect("a readable id").0)
+            .collect();
+        let index = PageIndex::open(&store, 3, 0.8).expect("the page index opens");
+        for page in index.records() {
+            let page = page.expect("a readable page");
+            if foreign.contains(&page.id) {
+                continue;
+            }
+            let doc = manifest
+                .document_of(&page.url)
+                .unwrap_or_else(|| panic!("indexed a URL the web does not serve: {}", page.url));
+            *docs.entry(doc).or_default() += 1;
+        }
+        let log: Log<SkipRecord> = store.log(SKIP_LOG).expect("the skip log opens");
+        for entry in log.iter_from(0) {
+            let (_, skip) = entry.expect("a readable skip");
+            *reasons.entry(skip.reason.as_str().to_owned()).or_default() += 1;
+            skips.push(skip);
+        }
+    }
+    Outcome {
+        docs,
+        reasons,
+        skips,
+    }
+}
+
+#[test]
+fn two_and_three_processes_index_and_skip_what_one_does() {
+    let web = Web::small();
+    let manifest = web.web.manifest();
+    let seeds = web.web.seeds();
+    let dir = Dir::new();
+    let out = crawl(&dir.store(), &seeds, &[]);
+    assert_success(&out);
+    let one = outcome(manifest, &[dir.store()]);
+    assert!(one.docs.len() > 50, "{one:?}");
+    for n in [2usize, 3] {
+        let dir = Dir::new();
+        let hosts = hostfile(&dir, n);
+        let outputs = sharded_crawl(&dir, &hosts, n, &seeds);
+        for out in &outputs {
+            assert_success(out);
+        }
+        let stores: Vec<PathBuf> = (0..n).map(|i| dir.path(&format!("shard{i}"))).collect();
+        let many = outcome(manifest, &stores);
+        for (doc, times) in &many.docs {
+            assert_eq!(
+                *times, 1,
+                "{n} processes indexed document {doc:?} {times} times"
+            );
+        }
+        assert_eq!(
+            many.docs.keys().collect::<Vec<_>>(),
+            one.docs.keys().collect::<Vec<_>>(),
+            "{n} processes indexed other documents than one"
+        );
+        crate::crawl_web::assert_no_distinct_page_skipped(manifest, &many.skips);
+        let (theirs, ours) = (many.by_kind(), one.by_kind());
+        assert!(
+            close(theirs.0, ours.0) && close(theirs.1, ours.1),
+            "{n} processes skipped otherwise than one: {:?} against {:?}",
+            many.reasons,
+            one.reasons
+        );
+    }
+}
+
+#[test]
+fn a_process_killed_stops_the_others_and_the_same_commands_resume_every_shard() {
+    let web = Web::small();
+    let manifest = web.web.manifest();
+    let seeds = web.web.seeds();
+    let one_dir = Dir::new();
+    assert_success(&crawl(&one_dir.store(), &seeds, &[]));
+    let one = outcome(manifest, &[one_dir.store()]);
+
+    let dir = Dir::new();
+    let hosts = hostfile(&dir, 2);
+    let slow = ["--delay", "0.02", "--concurrency", "2"];
+    let before = web.web.request_log().total();
+    let mut survivor = start(&dir, &hosts, 2, 0, &seeds, &slow);
+    let mut victim = start(&dir, &hosts, 2, 1, &seeds, &slow);
+    crate::util::wait_for_requests(&web, before, 40);
+    assert!(
+        victim.try_wait().expect("its state").is_none(),
+        "the crawl ended before the kill; slow it down"
+    );
+    victim.kill().expect("SIGKILL");
+    let _ = victim.wait();
+    let status = survivor.wait().expect("the other process ends");
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(
+        survivor.stderr.as_mut().expect("its standard error"),
+        &mut stderr,
+    )
+    .expect("readable");
+    assert!(!status.success(), "the other process went on alone");
+    assert!(
+        stderr.contains("start them all again"),
+        "the other process did not say what to do: {stderr}"
+    );
+
+    // The same commands again: every shard resumes, and the crawl ends as one process's did.
+    let outputs = sharded_crawl(&dir, &hosts, 2, &seeds);
+    for out in &outputs {
+        assert_success(out);
+    }
+    let stores: Vec<PathBuf> = (0..2).map(|i| dir.path(&format!("shard{i}"))).collect();
+    let resumed = outcome(manifest, &stores);
+    for (doc, times) in &resumed.docs {
+        assert_eq!(*times, 1, "document {doc:?} indexed {times} times");
+    }
+    assert_eq!(
+        resumed.docs.keys().collect::<Vec<_>>(),
+        one.docs.keys().collect::<Vec<_>>(),
+        "the resumed crawl indexed other documents than one process"
+    );
+    crate::crawl_web::assert_no_distinct_page_skipped(manifest, &resumed.skips);
+}
