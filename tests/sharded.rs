@@ -3,11 +3,11 @@
 //! process killed mid-crawl stops the others, after which the same commands resume every shard.
 
 use crate::util::{Dir, Web, assert_success, crawl, simcrawl};
-use simcrawl_crawl::layout::{FOREIGN_PAGES_TREE, SKIP_LOG};
+use simcrawl_crawl::layout::SKIP_LOG;
 use simcrawl_crawl::{PageIndex, SkipRecord};
-use simcrawl_store::{Log, Store, Tree};
+use simcrawl_store::{Log, Store};
 use simcrawl_testsite::{DocId, Manifest};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Output, Stdio};
 
@@ -97,9 +97,9 @@ impl Outcome {
     }
 }
 
-/// Whether `a` is within a fifth of `b` (and a few).
-fn close(a: usize, b: usize) -> bool {
-    a.abs_diff(b) <= 3 + b / 5
+/// Whether `a` is within `1/share` of `b` (and a few).
+fn close(a: usize, b: usize, share: usize) -> bool {
+    a.abs_diff(b) <= 3 + b / share
 }
 
 fn outcome(manifest: &Manifest, stores: &[PathBuf]) -> Outcome {
@@ -108,17 +108,10 @@ fn outcome(manifest: &Manifest, stores: &[PathBuf]) -> Outcome {
     let mut skips = Vec::new();
     for path in stores {
         let store = Store::open(path).expect("the store opens after the crawl");
-        let foreign: Tree<u32, ()> = store.tree(FOREIGN_PAGES_TREE).expect("a tree");
-        let foreign: BTreeSet<u32> = foreign
-            .iter()
-            .map(|r| r.expect("a readable id").0)
-            .collect();
         let index = PageIndex::open(&store, 3, 0.8).expect("the page index opens");
-        for page in index.records() {
+        // Each process's store also holds the others' pages, which their stores report.
+        for page in index.own_records() {
             let page = page.expect("a readable page");
-            if foreign.contains(&page.id) {
-                continue;
-            }
             let doc = manifest
                 .document_of(&page.url)
                 .unwrap_or_else(|| panic!("indexed a URL the web does not serve: {}", page.url));
@@ -171,7 +164,9 @@ fn two_and_three_processes_index_and_skip_what_one_does() {
         crate::crawl_web::assert_no_distinct_page_skipped(manifest, &many.skips);
         let (theirs, ours) = (many.by_kind(), one.by_kind());
         assert!(
-            close(theirs.0, ours.0) && close(theirs.1, ours.1),
+            // Content copies move with the order of the fetches more than the rest: a process
+            // fetches its mirror's pages while the evidence for the mirror rule is on its way.
+            close(theirs.0, ours.0, 2) && close(theirs.1, ours.1, 5),
             "{n} processes skipped otherwise than one: {:?} against {:?}",
             many.reasons,
             one.reasons

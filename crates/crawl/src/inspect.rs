@@ -485,7 +485,7 @@ impl Inspector {
                 .map(|&(name, counter)| (name, frontier.get(counter)))
                 .collect(),
             frontier: frontier.iter().collect(),
-            indexed_pages: self.pages()?.len(),
+            indexed_pages: self.pages()?.own_len(),
             rules_learned: c.get(counters::RULES_LEARNED)?,
             rules_revoked: c.get(counters::RULES_REVOKED)?,
             robots_ignored: c.get(counters::ROBOTS_IGNORED)? > 0

@@ -213,6 +213,11 @@ pub struct PageIndex {
     simhash: SimHashIndex,
     jaccard: f64,
     next_id: u32,
+    /// In a sharded crawl's store, the pages indexed for the other processes (see
+    /// [`crate::shard`]): in the index, so that every process decides as the others, but their
+    /// own stores report them.
+    foreign: Tree<u32, ()>,
+    foreign_ids: std::collections::HashSet<u32>,
 }
 
 impl PageIndex {
@@ -234,7 +239,12 @@ impl PageIndex {
             simhash: SimHashIndex::new(k, 1 << 20)?,
             jaccard,
             next_id: 0,
+            foreign: store.tree(crate::layout::FOREIGN_PAGES_TREE)?,
+            foreign_ids: Default::default(),
         };
+        for item in index.foreign.iter() {
+            index.foreign_ids.insert(item?.0);
+        }
         if let Some((id, record)) = index.pages.last()? {
             index.next_id = id + 1;
             if index.fingerprints.get(&id)?.is_none() {
@@ -253,6 +263,30 @@ impl PageIndex {
     /// The number of indexed pages.
     pub fn len(&self) -> usize {
         self.next_id as usize
+    }
+
+    /// The number of pages this store holds as its own (all but a sharded crawl's pages of the
+    /// other processes).
+    pub fn own_len(&self) -> usize {
+        self.len().saturating_sub(self.foreign_ids.len())
+    }
+
+    /// Whether page `id` is another process's (a sharded crawl).
+    pub fn is_foreign(&self, id: u32) -> bool {
+        self.foreign_ids.contains(&id)
+    }
+
+    /// Marks page `id` as another process's.
+    pub fn mark_foreign(&mut self, id: u32) -> Result<(), CrawlError> {
+        self.foreign.insert(&id, &())?;
+        self.foreign_ids.insert(id);
+        Ok(())
+    }
+
+    /// The records of this store's own pages, in id order (see [`own_len`](Self::own_len)).
+    pub fn own_records(&self) -> impl Iterator<Item = Result<PageRecord, CrawlError>> + '_ {
+        self.records()
+            .filter(|r| !matches!(r, Ok(page) if self.foreign_ids.contains(&page.id)))
     }
 
     /// Whether nothing is indexed yet.

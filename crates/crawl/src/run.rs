@@ -981,6 +981,7 @@ impl Driver {
                     if self.search.is_some()
                         && let Some(original) = record.original.as_deref()
                         && let Some(id) = self.core.original_id(original)?
+                        && !self.core.pages.is_foreign(id)
                         && let Some(search) = self.search.as_mut()
                     {
                         search.copy(id, &record.url)?;

@@ -66,7 +66,8 @@ impl SearchSync {
         let store_pages = u32::try_from(pages.len()).unwrap_or(u32::MAX);
         let missing = sync.index.align(store_pages)?;
         let repaired = missing.len();
-        for id in missing {
+        // A sharded crawl's pages of the other processes are theirs to search.
+        for id in missing.into_iter().filter(|id| !pages.is_foreign(*id)) {
             sync.dirty.insert(id);
         }
         let mut store_copies = 0;
@@ -173,7 +174,7 @@ fn fill(
 ) -> Result<u64, CrawlError> {
     let total = pages.len() as u64;
     let mut done = 0;
-    for record in pages.records() {
+    for record in pages.own_records() {
         put(index, &record?)?;
         done += 1;
         if done % 256 == 0 {

@@ -143,7 +143,7 @@ fn load(source: &Source, pages: &mut Vec<PageIn>) -> Result<(), DistError> {
             // The store's own errors name its path.
             let inspector = Inspector::open(path).map_err(|e| DistError::Load(e.to_string()))?;
             let index = inspector.pages().map_err(|e| fail(&e))?;
-            for record in index.records() {
+            for record in index.own_records() {
                 let record = record.map_err(|e| fail(&e))?;
                 let sketch = index.sketch(record.id).map_err(|e| fail(&e))?;
                 pages.push(PageIn::from_url(record.url, record.simhash, sketch));

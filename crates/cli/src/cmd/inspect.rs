@@ -477,7 +477,7 @@ pub fn export(args: ExportArgs) -> Result<ExitCode> {
         ExportFormat::Jsonl => {
             let index = inspector.pages()?;
             to_stdout(|out| {
-                for record in index.records() {
+                for record in index.own_records() {
                     let record = record?;
                     let mut line = page_json(&record);
                     // The MinHash sketch, for `simcrawl dedup --input` to confirm pairs with.
@@ -495,7 +495,7 @@ pub fn export(args: ExportArgs) -> Result<ExitCode> {
             let action =
                 |id: u32| json!({"index": {"_index": args.es_index, "_id": id.to_string()}});
             to_stdout(|out| {
-                for record in index.records() {
+                for record in index.own_records() {
                     let record = record?;
                     writeln!(out, "{}", action(record.id))?;
                     writeln!(out, "{}", page_json(&record))?;

@@ -128,11 +128,6 @@ pub struct Core {
     /// there, so that this process knows what that one knows, but nothing is logged, counted or
     /// left for the driver here.
     pub(crate) foreign: bool,
-    /// Pages indexed for other processes (a sharded crawl): in the page index, not this
-    /// process's.
-    foreign_pages: Tree<u32, ()>,
-    /// How many pages `foreign_pages` holds.
-    foreign_count: usize,
 }
 
 impl Core {
@@ -157,8 +152,6 @@ impl Core {
             };
             classes.insert(host, class);
         }
-        let foreign_pages: Tree<u32, ()> = store.tree(layout::FOREIGN_PAGES_TREE)?;
-        let foreign_count = foreign_pages.len()?;
         Ok(Core {
             seen: frontier.seen_set(),
             frontier,
@@ -177,8 +170,6 @@ impl Core {
             progress: Progress::default(),
             effects: Vec::new(),
             foreign: false,
-            foreign_pages,
-            foreign_count,
             config,
         })
     }
@@ -218,7 +209,7 @@ impl Core {
     /// Pages indexed as this process's own (in a sharded crawl the index also holds the other
     /// processes' pages).
     pub fn own_pages(&self) -> usize {
-        self.pages.len().saturating_sub(self.foreign_count)
+        self.pages.own_len()
     }
 
     /// What the driver must do after the last calls (see [`Effect`]), in order.

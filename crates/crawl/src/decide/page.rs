@@ -275,8 +275,7 @@ impl Core {
             )?;
             self.pages.add_key(lease.key_hash, id)?;
             if self.foreign {
-                self.foreign_pages.insert(&id, &())?;
-                self.foreign_count += 1;
+                self.pages.mark_foreign(id)?;
             }
             if self.config.dedup {
                 self.templates.note_indexed(
