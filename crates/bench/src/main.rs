@@ -15,6 +15,7 @@ mod realweb;
 mod report;
 mod rng;
 mod search;
+mod shard;
 mod site;
 mod stats;
 mod url;
@@ -60,6 +61,9 @@ enum Command {
     /// Cost as the crawl grows: pages/s, CPU per page and RSS at 10 k, 100 k and 1 M pages of the
     /// test web scaled up, served by another process.
     Grow(grow::Args),
+    /// The sharded crawl (crawl --processes N) against one process on the test web, interleaved:
+    /// wall time, CPU per page, memory per process, bytes sent per page.
+    Shard(shard::Args),
 }
 
 fn main() -> Result<()> {
@@ -71,6 +75,7 @@ fn main() -> Result<()> {
     }
     match cli.command {
         Command::Index(args) => index::run(args),
+        Command::Shard(args) => shard::run(args),
         Command::Fingerprint(args) => fingerprint::run(args),
         Command::Url(args) => url::run(args),
         Command::Extract(args) => extract::run(args),

@@ -81,7 +81,7 @@ pub use error::CrawlError;
 pub use failures::FailureRecord;
 pub use page::{Analyzer, PageAnalysis};
 pub use pages::{PageIndex, PageRecord, PairVerdict, Verdict, compare_pages};
-pub use progress::{Progress, Report};
+pub use progress::{Progress, Report, ShardReport};
 pub use run::{Rounds, run, run_sharded};
 pub use simcrawl_extract::{BoilerplateRule, Document, DropReason, Dropped, Extraction};
 pub use skiplog::{SkipReason, SkipRecord};

@@ -68,6 +68,23 @@ pub struct Report {
         crate::archive::ArchiveStats,
         Vec<simcrawl_warc::Repair>,
     )>,
+    /// A sharded crawl's rounds: this process's share ([`ShardReport`]).
+    pub shard: Option<ShardReport>,
+}
+
+/// What a process of a sharded crawl exchanged with the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShardReport {
+    /// This process's index.
+    pub process: u32,
+    /// Processes in the crawl.
+    pub processes: u32,
+    /// Rounds this run.
+    pub rounds: u64,
+    /// Bytes of this process's messages (each goes to every other process).
+    pub bytes_sent: u64,
+    /// Pages and redirects of the other processes replayed here.
+    pub replayed: u64,
 }
 
 impl Report {

@@ -263,6 +263,8 @@ struct ShardState {
     /// Bytes sent in messages, for the report.
     bytes_sent: u64,
     rounds_done: u64,
+    /// The other processes' events replayed.
+    replayed: u64,
     /// The number of the next round, counted over the whole crawl (every session).
     next_round: u64,
 }
@@ -319,6 +321,7 @@ impl ShardState {
             stop: false,
             bytes_sent: 0,
             rounds_done: 0,
+            replayed: 0,
             next_round: 0,
         }
     }
@@ -549,11 +552,6 @@ impl Driver {
         }
         self.checkpoint()?;
         if let Some(shard) = self.shard.as_mut() {
-            tracing::info!(
-                rounds = shard.rounds_done,
-                bytes_sent = shard.bytes_sent,
-                "this process's share of the crawl is done"
-            );
             shard.finish()?;
         }
         self.core.progress.elapsed = start.elapsed();
@@ -579,6 +577,17 @@ impl Driver {
                 .archive
                 .as_ref()
                 .map(|a| (a.dir().to_owned(), a.stats, a.repairs.clone())),
+            shard: self
+                .shard
+                .as_ref()
+                .zip(self.core.config.frontier.shard)
+                .map(|(state, shard)| crate::progress::ShardReport {
+                    process: shard.index(),
+                    processes: shard.count(),
+                    rounds: state.rounds_done,
+                    bytes_sent: state.bytes_sent,
+                    replayed: state.replayed,
+                }),
         })
     }
 
@@ -630,6 +639,9 @@ impl Driver {
             } else {
                 for event in &message.events {
                     self.core.replay(event, Now::system())?;
+                }
+                if let Some(shard) = self.shard.as_mut() {
+                    shard.replayed += message.events.len() as u64;
                 }
             }
         }

@@ -270,6 +270,18 @@ fn print_report(report: &Report) {
             );
         }
     }
+    if let Some(shard) = &report.shard {
+        let per_page = shard.bytes_sent as f64 / p.fetched.max(1) as f64;
+        println!(
+            "  processes       this is {} of {}: {} rounds, {} of this process's pages and redirects sent to the others ({:.1} KB sent per page fetched here), {} of theirs replayed",
+            shard.process,
+            shard.processes,
+            shard.rounds,
+            p.fetched,
+            per_page / 1000.0,
+            shard.replayed
+        );
+    }
     if let Some((pages, queued)) = report.unclean_resume {
         println!(
             "  resumed         after an unclean stop (crash or kill): the store held {pages} indexed pages and {queued} queued URLs from its last commit"
