@@ -93,13 +93,19 @@ pub fn run(args: Args) -> Result<()> {
             let dir = temp.path().join(format!("run-{round}-{n}"));
             std::fs::create_dir_all(&dir)?;
             let crawl = crawl(&simcrawl, &dir, n, &seeds, args.concurrency)?;
+            let per_process: Vec<String> = crawl
+                .parts
+                .iter()
+                .map(|p| format!("{} pages in {:.2} s CPU", p.fetched, p.cpu_s))
+                .collect();
             eprintln!(
-                "round {round}: {n} process(es): {:.2} s, {} fetched, {} indexed, {:.3} ms CPU per page, {:.1} KB sent per page",
+                "round {round}: {n} process(es): {:.2} s, {} fetched, {} indexed, {:.3} ms CPU per page, {:.1} KB sent per page ({})",
                 crawl.wall_s,
                 crawl.fetched(),
                 crawl.indexed(),
                 crawl.cpu_ms_per_page(),
-                crawl.kb_per_page()
+                crawl.kb_per_page(),
+                per_process.join("; ")
             );
             runs.push(crawl);
             let _ = std::fs::remove_dir_all(&dir);

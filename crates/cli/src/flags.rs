@@ -470,6 +470,9 @@ pub struct DemoArgs {
     /// Skipped entries shown per reason.
     #[arg(long, default_value_t = 3)]
     pub show: usize,
+    /// Crawl with this many processes on this machine (`crawl --processes`), each with its own store in --store (process-0, process-1, ...).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub processes: u32,
     #[command(flatten)]
     pub crawl: CrawlFlags,
 }

@@ -26,11 +26,10 @@ pub const FOREIGN_PAGES_TREE: &str = "foreign_pages";
 /// In [`CRAWL_META_TREE`]: this process's share of a sharded crawl, `(index, count)` as two
 /// big-endian `u32`s (absent: the crawl is one process's).
 pub const SHARD_KEY: &str = "shard";
-/// In [`CRAWL_META_TREE`], for a sharded crawl: the last round received, written before it is
-/// applied (its number, big-endian `u64`, then the round's messages as the rounds gave them).
-pub const ROUND_LOG_KEY: &str = "round_log";
-/// In [`CRAWL_META_TREE`], for a sharded crawl: the last round applied and on disk (big-endian
-/// `u64`).
+/// The rounds of a sharded crawl received lately, each written before it is applied:
+/// `Tree<u64 (round number), Vec<u8> (its messages, as `shard::encode_round` wrote them)>`.
+pub const ROUND_LOG_TREE: &str = "round_log";
+/// In [`CRAWL_META_TREE`], for a sharded crawl: the last round applied (big-endian `u64`).
 pub const ROUND_APPLIED_KEY: &str = "round_applied";
 /// In [`CRAWL_META_TREE`]: the learned rules in `simcrawl-url`'s byte form.
 pub const LEARNED_RULES_KEY: &str = "learned_rules";

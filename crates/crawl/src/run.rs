@@ -77,6 +77,8 @@ struct Driver {
     fetcher: Fetcher,
     analyzer: Arc<Analyzer>,
     crawl_meta: Tree<String, Vec<u8>>,
+    /// A sharded crawl's last rounds ([`layout::ROUND_LOG_TREE`]).
+    round_log: Tree<u64, Vec<u8>>,
     /// The web archive (`--warc`).
     archive: Option<Archive>,
     /// The full-text index (`<store>/index/`).
@@ -101,6 +103,13 @@ pub trait Rounds: Send + 'static {
 
 /// A process's messages are sent at most this often: the pages fetched meanwhile go together.
 const ROUND_GAP: Duration = Duration::from_millis(10);
+
+/// A sharded crawl puts what it applied on disk every this many rounds (about half a second).
+const DURABLE_EVERY: u64 = 32;
+
+/// The rounds a sharded crawl's store keeps in its log: enough for a process a flush behind to
+/// catch up from any other.
+const ROUND_LOG_WINDOW: u64 = 3 * DURABLE_EVERY;
 
 /// Runs a crawl until the frontier is empty, a budget is reached or `shutdown` completes (then the
 /// fetches in flight finish, the store is flushed and the report is returned). `on_progress` is called
@@ -186,6 +195,7 @@ async fn run_with(
     let mut driver = Driver {
         core,
         crawl_meta: store.tree(layout::CRAWL_META_TREE)?,
+        round_log: store.tree(layout::ROUND_LOG_TREE)?,
         store,
         fetcher,
         analyzer: Arc::new(Analyzer::default()),
@@ -602,10 +612,11 @@ impl Driver {
         // Logged before it is applied: the store keeps a prefix of its writes, so a process
         // killed while applying it finds it here, and one that never received it gets it from
         // one that did (`catch_up`).
-        let mut log = number.to_be_bytes().to_vec();
-        log.extend_from_slice(&crate::shard::encode_round(&round));
-        self.crawl_meta
-            .insert(&layout::ROUND_LOG_KEY.to_string(), &log)?;
+        self.round_log
+            .insert(&number, &crate::shard::encode_round(&round))?;
+        if let Some(old) = number.checked_sub(ROUND_LOG_WINDOW) {
+            self.round_log.remove(&old)?;
+        }
         let messages = round
             .iter()
             .map(|m| crate::shard::Message::decode(m))
@@ -645,8 +656,12 @@ impl Driver {
                 }
             }
         }
-        if messages.iter().any(|m| !m.events.is_empty()) {
-            self.round_durable(number)?;
+        self.crawl_meta.insert(
+            &layout::ROUND_APPLIED_KEY.to_string(),
+            &number.to_be_bytes().to_vec(),
+        )?;
+        if number.is_multiple_of(DURABLE_EVERY) {
+            self.round_durable()?;
         }
         Ok(if crate::shard::Message::any_stop(&messages) {
             RoundEnd::Stop
@@ -657,18 +672,15 @@ impl Driver {
         })
     }
 
-    /// Puts round `number`, applied, on disk before this process sends its next message: a round
-    /// completes only when every process has sent, so when anyone receives round `n + 1`, every
-    /// process has round `n` on disk.
-    fn round_durable(&mut self, number: u64) -> Result<(), CrawlError> {
+    /// Puts the rounds applied on disk, every [`DURABLE_EVERY`] rounds (every process at the same
+    /// rounds) and before its next message: a round completes only when every process has sent,
+    /// so when anyone receives round `n`, every process has the rounds up to `n - DURABLE_EVERY - 1`
+    /// on disk, and the last [`ROUND_LOG_WINDOW`] rounds received are in every log.
+    fn round_durable(&mut self) -> Result<(), CrawlError> {
         self.core.checkpoint()?;
         self.crawl_meta.insert(
             &layout::LEARNED_RULES_KEY.to_string(),
             &self.core.book.rules_bytes(),
-        )?;
-        self.crawl_meta.insert(
-            &layout::ROUND_APPLIED_KEY.to_string(),
-            &number.to_be_bytes().to_vec(),
         )?;
         self.store.flush()?;
         Ok(())
@@ -682,15 +694,13 @@ impl Driver {
             .crawl_meta
             .get(&layout::ROUND_APPLIED_KEY.to_string())?
             .and_then(|b| Some(u64::from_be_bytes(b.get(..8)?.try_into().ok()?)));
-        let logged = match self.crawl_meta.get(&layout::ROUND_LOG_KEY.to_string())? {
-            Some(bytes) if bytes.len() >= 8 => {
-                let number = u64::from_be_bytes(bytes[..8].try_into().unwrap_or_default());
-                let messages = crate::shard::decode_round(&bytes[8..])
-                    .map_err(|e| CrawlError::Shard(format!("the store's round log: {e}")))?;
-                Some((number, messages))
-            }
-            _ => None,
-        };
+        let mut logged = Vec::new();
+        for item in self.round_log.iter() {
+            let (number, bytes) = item?;
+            let messages = crate::shard::decode_round(&bytes)
+                .map_err(|e| CrawlError::Shard(format!("the store's round log: {e}")))?;
+            logged.push((number, messages));
+        }
         let hello = crate::shard::Hello { applied, logged }.encode();
         let Some(shard) = self.shard.as_mut() else {
             return Ok(());
@@ -710,11 +720,13 @@ impl Driver {
             .map(|h| crate::shard::Hello::decode(h))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| CrawlError::Shard(format!("another process's hello: {e}")))?;
-        let latest = hellos
-            .iter()
-            .filter_map(|h| h.logged.as_ref())
-            .max_by_key(|(n, _)| *n)
-            .cloned();
+        // Every process received the same rounds: any log that has a round has all of it.
+        let mut rounds: std::collections::BTreeMap<u64, &Vec<Vec<u8>>> = Default::default();
+        for hello in &hellos {
+            for (number, messages) in &hello.logged {
+                rounds.entry(*number).or_insert(messages);
+            }
+        }
         let me = self
             .core
             .config
@@ -722,30 +734,43 @@ impl Driver {
             .shard
             .map_or(0, |s| s.index() as usize);
         let mut next = applied.map_or(0, |a| a + 1);
-        if let Some((number, messages)) = latest
-            && applied.is_none_or(|a| a < number)
+        let last = rounds.keys().next_back().copied();
+        if let Some(last) = last
+            && next <= last
         {
             tracing::warn!(
-                round = number,
-                "this process stopped before it applied the last round: applying it now"
+                from = next,
+                to = last,
+                "this process stopped before it applied the last rounds: applying them now"
             );
-            let messages = messages
-                .iter()
-                .map(|m| crate::shard::Message::decode(m))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| CrawlError::Shard(format!("a logged round: {e}")))?;
-            for (process, message) in messages.iter().enumerate() {
-                for event in &message.events {
-                    if process == me {
-                        self.core.replay_own(event, Now::system())?;
-                        self.after(None, None)?;
-                    } else {
-                        self.core.replay(event, Now::system())?;
+            for number in next..=last {
+                let Some(messages) = rounds.get(&number) else {
+                    return Err(CrawlError::Shard(format!(
+                        "round {number} is in no process's log: the stores are from different crawls, or a store was restored from an older copy; start the crawl again with new stores"
+                    )));
+                };
+                let messages = messages
+                    .iter()
+                    .map(|m| crate::shard::Message::decode(m))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| CrawlError::Shard(format!("a logged round: {e}")))?;
+                for (process, message) in messages.iter().enumerate() {
+                    for event in &message.events {
+                        if process == me {
+                            self.core.replay_own(event, Now::system())?;
+                            self.after(None, None)?;
+                        } else {
+                            self.core.replay(event, Now::system())?;
+                        }
                     }
                 }
+                self.crawl_meta.insert(
+                    &layout::ROUND_APPLIED_KEY.to_string(),
+                    &number.to_be_bytes().to_vec(),
+                )?;
             }
-            self.round_durable(number)?;
-            next = number + 1;
+            self.round_durable()?;
+            next = last + 1;
         }
         if let Some(shard) = self.shard.as_mut() {
             shard.waiting = false;
@@ -946,6 +971,9 @@ impl Driver {
                         crate::shard::encode_event(&lease, &result, verifying.as_ref())
                     {
                         let exchange = result.take_exchange();
+                        // No request any more: the host's next page and the other hosts' go on
+                        // while this one waits for its round.
+                        let _ = self.core.frontier.hold(&lease);
                         shard.events.push(event);
                         shard.held.push(Held {
                             lease,

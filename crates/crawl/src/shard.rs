@@ -405,13 +405,13 @@ fn decode_analysis(r: &mut Reader<'_>, url: &Url) -> Result<PageAnalysis, CodecE
 }
 
 /// A process's first message of a session: where it stands in the rounds of the crawl, so that a
-/// process that stopped before it applied the last round (a kill) catches up from one that did.
+/// process that stopped before it applied the last rounds (a kill) catches up from one that did.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Hello {
-    /// The last round it applied and put on disk.
+    /// The last round it applied.
     pub applied: Option<u64>,
-    /// The last round it received, with its messages.
-    pub logged: Option<(u64, Vec<Vec<u8>>)>,
+    /// The last rounds it received, with their messages, in order.
+    pub logged: Vec<(u64, Vec<Vec<u8>>)>,
 }
 
 impl Hello {
@@ -420,10 +420,10 @@ impl Hello {
         let mut out = vec![WIRE_VERSION];
         write_element(&self.applied.is_some(), &mut out);
         write_element(&self.applied.unwrap_or(0), &mut out);
-        write_element(&self.logged.is_some(), &mut out);
-        if let Some((round, messages)) = &self.logged {
+        write_element(&(self.logged.len() as u64), &mut out);
+        for (round, messages) in &self.logged {
             write_element(round, &mut out);
-            out.extend_from_slice(&encode_round(messages));
+            write_bytes_element(&encode_round(messages), &mut out);
         }
         out
     }
@@ -439,12 +439,14 @@ impl Hello {
         }
         let has_applied: bool = r.element()?;
         let applied: u64 = r.element()?;
-        let logged = if r.element::<bool>()? {
+        let n: u64 = r.element()?;
+        let mut logged = Vec::new();
+        for _ in 0..n {
             let round: u64 = r.element()?;
-            Some((round, decode_round(r.rest())?))
-        } else {
-            None
-        };
+            let bytes: Vec<u8> = r.element()?;
+            logged.push((round, decode_round(&bytes)?));
+        }
+        r.finish()?;
         Ok(Hello {
             applied: has_applied.then_some(applied),
             logged,

@@ -170,6 +170,46 @@ impl Drop for Mesh {
 /// A message received: its round, its process, itself.
 type Stamped = (u64, usize, Vec<u8>);
 
+/// A message on the wire: serde writes a `Vec<u8>` as a sequence, one call per byte; this is one
+/// byte string.
+#[derive(Clone, Debug)]
+struct Bytes(Vec<u8>);
+
+impl serde::Serialize for Bytes {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_bytes(&self.0)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Bytes {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Bytes, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Bytes;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a byte string")
+            }
+            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Bytes, E> {
+                Ok(Bytes(v.to_vec()))
+            }
+            fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<Bytes, E> {
+                Ok(Bytes(v))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Bytes, A::Error> {
+                let mut v = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+                while let Some(b) = seq.next_element()? {
+                    v.push(b);
+                }
+                Ok(Bytes(v))
+            }
+        }
+        deserializer.deserialize_byte_buf(Visitor)
+    }
+}
+
 /// The worker's loop: one round per message from the process, until the process hangs up.
 fn rounds(
     worker: &mut timely::worker::Worker,
@@ -183,7 +223,7 @@ fn rounds(
     let me = worker.index();
     let peers = worker.peers();
     let mut input = worker.dataflow::<u64, _, _>(|scope| {
-        let (input, stream) = scope.new_input::<(usize, Vec<u8>)>();
+        let (input, stream) = scope.new_input::<(usize, Bytes)>();
         stream
             .broadcast()
             .unary::<timely::container::CapacityContainerBuilder<Vec<()>>, _, _, _>(
@@ -196,7 +236,7 @@ fn rounds(
                                 return;
                             };
                             let mut got = sink.borrow_mut();
-                            got.extend(data.drain(..).map(|(p, m)| (time, p, m)));
+                            got.extend(data.drain(..).map(|(p, m)| (time, p, m.0)));
                         });
                     }
                 },
@@ -206,7 +246,7 @@ fn rounds(
     });
     let mut round: u64 = 0;
     while let Ok(message) = requests.recv() {
-        input.send((me, message));
+        input.send((me, Bytes(message)));
         round += 1;
         input.advance_to(round);
         while probe.less_than(&round) {

@@ -50,6 +50,9 @@ pub(crate) struct HostState {
     /// Leased items whose response has arrived ([`Frontier::answered`](crate::Frontier::answered)):
     /// still leased, no longer a request to the host.
     pub(crate) answered: Vec<(u32, u64)>,
+    /// Leased items answered and analysed whose decision waits for something else (a sharded
+    /// crawl's round: [`Frontier::hold`](crate::Frontier::hold)): no request, and not ahead.
+    pub(crate) held: Vec<(u32, u64)>,
     /// robots.txt requests out for this host's origins.
     pub(crate) robots_in_flight: u32,
     /// Whether the head waits for a robots.txt answer.
@@ -79,6 +82,7 @@ impl HostState {
             head: None,
             leased: Vec::new(),
             answered: Vec::new(),
+            held: Vec::new(),
             robots_in_flight: 0,
             waiting_for_robots: false,
             next_due: None,
@@ -103,7 +107,13 @@ impl HostState {
     /// every page fetched ahead of what the caller has processed is a page fetched before the
     /// evidence of the last (a mirror rule learned later).
     pub(crate) fn in_flight(&self, ahead: u32) -> u32 {
-        let open = self.leased.len() - self.answered.len().min(ahead as usize);
+        // A host's first pages are where its rules are learned: there, one held page at a time.
+        let held = if self.session_handouts >= crate::RUN_AHEAD_AFTER {
+            self.held.len()
+        } else {
+            self.held.len().min(1)
+        };
+        let open = self.leased.len() - held - self.answered.len().min(ahead as usize);
         u32::try_from(open).unwrap_or(u32::MAX) + self.robots_in_flight
     }
 

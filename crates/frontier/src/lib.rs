@@ -40,6 +40,7 @@
 //! - `lease`: [`Next`], [`Lease`], [`Completion`].
 //! - `host`: the in-memory per-host state, the ready heap, the idle list.
 //! - `scope`, `traps`: the pure checks; [`registrable_domain`].
+//! - [`shard`]: which process of a sharded crawl owns a site ([`Shard`], jump consistent hash).
 //! - [`robots`]: the caller protocol, what each answer means, [`RobotsParser`] and its
 //!   `texting_robots` implementation.
 //! - [`sitemap`]: [`parse_sitemap`] and its tolerant XML scanner.

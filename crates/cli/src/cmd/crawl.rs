@@ -353,10 +353,12 @@ fn sharding(
     )?;
     config.frontier.shard = simcrawl_frontier::Shard::new(process, processes);
     super::dedup::quiet_connection_panics("crawl");
-    eprintln!(
-        "process {process} of {processes}: waiting for the others at {}",
-        spec.addresses.join(", ")
-    );
+    if !crate::output::quiet() {
+        eprintln!(
+            "process {process} of {processes}: waiting for the others at {}",
+            spec.addresses.join(", ")
+        );
+    }
     let mesh = simcrawl_dist::Mesh::start(&spec)?;
     Ok(Some(Box::new(MeshRounds(mesh))))
 }
@@ -436,6 +438,11 @@ pub fn demo(args: DemoArgs) -> Result<ExitCode> {
             "the demo web (simcrawl-testsite), served on 127.0.0.1:\n{}",
             web.manifest().summary()
         );
+        if args.processes > 1 {
+            let ended = sharded_demo(&store, &web.seeds(), &args);
+            web.shutdown().await;
+            return ended.map(|()| None);
+        }
         let config = config(&store, web.seeds(), &args.crawl, None, 0.0)?;
         let (printer, bar) = progress_printer();
         let report = simcrawl_crawl::run(config, ctrl_c(), printer).await;
@@ -443,8 +450,19 @@ pub fn demo(args: DemoArgs) -> Result<ExitCode> {
             bar.finish_and_clear();
         }
         web.shutdown().await;
-        anyhow::Ok(report?)
+        anyhow::Ok(Some(report?))
     })?;
+    let Some(report) = report else {
+        let stores: Vec<String> = (0..args.processes)
+            .map(|i| format!("--store {}", store.join(format!("process-{i}")).display()))
+            .collect();
+        println!(
+            "\nthe stores are in {}; inspect them together with:\n  simcrawl stats {1}\n  simcrawl skipped {1}",
+            store.display(),
+            stores.join(" ")
+        );
+        return Ok(ExitCode::SUCCESS);
+    };
     print_report(&report);
     let report_path = store.join("report.html");
     {
@@ -464,6 +482,59 @@ pub fn demo(args: DemoArgs) -> Result<ExitCode> {
         );
     }
     Ok(exit_code(&report))
+}
+
+/// `simcrawl demo --processes N`: the demo web crawled by N processes of this program on this
+/// machine (`crawl --processes N --process I --hostfile F`), each with its store in `store`.
+fn sharded_demo(store: &Path, seeds: &[String], args: &DemoArgs) -> Result<()> {
+    let n = args.processes;
+    let ports = (0..n)
+        .map(|_| {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+            Ok(format!("127.0.0.1:{}\n", listener.local_addr()?.port()))
+        })
+        .collect::<std::io::Result<String>>()
+        .context("cannot find free ports on 127.0.0.1")?;
+    let hostfile = store.join("hosts.txt");
+    std::fs::write(&hostfile, ports)
+        .with_context(|| format!("cannot write {}", hostfile.display()))?;
+    let exe = std::env::current_exe().context("cannot find this program's path")?;
+    println!(
+        "\n{n} processes crawl it, each the sites that fall to it (hostfile {}):",
+        hostfile.display()
+    );
+    let children = (0..n)
+        .map(|i| {
+            let mut cmd = std::process::Command::new(&exe);
+            cmd.arg("-q")
+                .arg("crawl")
+                .arg("--store")
+                .arg(store.join(format!("process-{i}")))
+                .args(["--delay", "0", "--k", &args.crawl.k.to_string()])
+                .args(["--jaccard", &args.crawl.jaccard.to_string()])
+                .args(["--processes", &n.to_string(), "--process", &i.to_string()])
+                .arg("--hostfile")
+                .arg(&hostfile)
+                .args(seeds)
+                .stdout(std::process::Stdio::piped());
+            cmd.spawn().context("cannot start a crawl process")
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut failed = 0;
+    for (i, child) in children.into_iter().enumerate() {
+        let out = child.wait_with_output().context("a crawl process")?;
+        println!(
+            "\nprocess {i}:\n{}",
+            String::from_utf8_lossy(&out.stdout).trim_end()
+        );
+        if !out.status.success() {
+            failed += 1;
+        }
+    }
+    if failed > 0 {
+        bail!("{failed} of the {n} crawl processes failed");
+    }
+    Ok(())
 }
 
 /// The first `n` skip records of each reason.

@@ -51,6 +51,23 @@ impl Frontier {
         Ok(())
     }
 
+    /// The caller is done with `lease`'s response but decides it later (a sharded crawl waits for
+    /// the round that carries it to every process): like an [`answered`](Frontier::answered) lease
+    /// it is no request, and it does not count against the pages a host may run ahead nor against
+    /// the requests in flight. It keeps its URL until [`complete`](Frontier::complete).
+    pub fn hold(&mut self, lease: &Lease) -> Result<(), FrontierError> {
+        let (id, position) = self.lease_slot(lease)?;
+        let host = self.hosts.get_mut(id);
+        let slot = host.leased[position];
+        if !host.held.contains(&slot) {
+            host.held.push(slot);
+            host.answered.retain(|a| *a != slot);
+            self.in_flight -= 1;
+            self.reschedule(id);
+        }
+        Ok(())
+    }
+
     /// The host of a lease this frontier handed out and that is still outstanding, and the
     /// lease's position in the host's list.
     pub(super) fn lease_slot(&self, lease: &Lease) -> Result<(u32, usize), FrontierError> {
@@ -87,7 +104,11 @@ impl Frontier {
         let host = self.hosts.get_mut(id);
         let slot = host.leased.swap_remove(position);
         host.answered.retain(|a| *a != slot);
-        self.in_flight -= 1;
+        let held = host.held.len();
+        host.held.retain(|a| *a != slot);
+        if host.held.len() == held {
+            self.in_flight -= 1;
+        }
         let key = (lease.host.as_str(), lease.depth);
         let delay = self.delay_of(id);
         match completion {
@@ -139,7 +160,7 @@ impl Frontier {
                 host.remove_item(lease.depth);
                 // No request was made: the host is due as it was before this lease, unless a
                 // request of another lease is still out.
-                if host.leased.len() == host.answered.len() {
+                if host.leased.len() == host.answered.len() + host.held.len() {
                     host.next_due = lease.id.due_before;
                 }
                 self.count(Counter::SkippedAtLease);
