@@ -642,8 +642,9 @@ pub enum SearchFormat {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    #[command(flatten)]
-    pub store: StoreArgs,
+    /// The crawl's store directory; repeat for the stores of a sharded crawl's processes: one report of the whole crawl.
+    #[arg(long = "store", value_name = "DIR", default_value = "./simcrawl-data")]
+    pub stores: Vec<PathBuf>,
     /// The HTML file to write.
     #[arg(long, value_name = "FILE", default_value = "report.html")]
     pub out: PathBuf,

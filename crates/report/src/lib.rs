@@ -72,6 +72,9 @@ pub enum ReportError {
     /// Reading the crawl's store failed.
     #[error(transparent)]
     Crawl(#[from] CrawlError),
+    /// No store was given.
+    #[error("no store to report on")]
+    NoStore,
 }
 
 /// Everything the page shows, read from the store.
@@ -90,25 +93,42 @@ pub(crate) struct ReportData {
     pub(crate) failures: Vec<FailureRecord>,
 }
 
-/// Reads what the report needs from a crawl's store.
-fn gather(inspector: &Inspector, options: &ReportOptions) -> Result<ReportData, ReportError> {
-    let stats = inspector.stats()?;
-    let rules = inspector.rules()?;
-    let clusters = inspector.clusters(options.k, Some(options.clusters))?;
-    let tune = inspector.tune(options.pairs_per_distance, 8)?;
+/// Reads what the report needs from a crawl's stores: one, or the stores of the processes of a
+/// sharded crawl (their counts, skips and failures add up; each holds the whole crawl's page
+/// index and rules, so the clusters and the k chart come from the first, and a rule's skips are
+/// the sum of every store's).
+fn gather(inspectors: &[Inspector], options: &ReportOptions) -> Result<ReportData, ReportError> {
+    let Some((first, others)) = inspectors.split_first() else {
+        return Err(ReportError::NoStore);
+    };
+    let mut stats = first.stats()?;
+    let mut rules = first.rules()?;
+    for other in others {
+        stats.merge(&other.stats()?);
+        for theirs in other.rules()? {
+            match rules.iter_mut().find(|r| r.rule == theirs.rule) {
+                Some(ours) => ours.skipped += theirs.skipped,
+                None => rules.push(theirs),
+            }
+        }
+    }
+    let clusters = first.clusters(options.k, Some(options.clusters))?;
+    let tune = first.tune(options.pairs_per_distance, 8)?;
     let mut hosts: HashMap<String, BTreeMap<SkipReason, u64>> = HashMap::new();
     let mut samples: BTreeMap<SkipReason, (Vec<SkipRecord>, u64)> = BTreeMap::new();
-    for entry in inspector.skips(&SkipQuery::default())? {
-        let (_, record) = entry?;
-        *hosts
-            .entry(record.host.clone())
-            .or_default()
-            .entry(record.reason)
-            .or_default() += 1;
-        let (list, count) = samples.entry(record.reason).or_default();
-        *count += 1;
-        if list.len() < options.skips_per_reason {
-            list.push(record);
+    for inspector in inspectors {
+        for entry in inspector.skips(&SkipQuery::default())? {
+            let (_, record) = entry?;
+            *hosts
+                .entry(record.host.clone())
+                .or_default()
+                .entry(record.reason)
+                .or_default() += 1;
+            let (list, count) = samples.entry(record.reason).or_default();
+            *count += 1;
+            if list.len() < options.skips_per_reason {
+                list.push(record);
+            }
         }
     }
     let hosts_total = hosts.len();
@@ -121,7 +141,11 @@ fn gather(inspector: &Inspector, options: &ReportOptions) -> Result<ReportData, 
         .collect();
     by_host.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
     by_host.truncate(options.hosts);
-    let failures = inspector.failures(Some(options.skips_per_reason))?;
+    let mut failures = Vec::new();
+    for inspector in inspectors {
+        let room = options.skips_per_reason.saturating_sub(failures.len());
+        failures.extend(inspector.failures(Some(room))?);
+    }
     Ok(ReportData {
         options: options.clone(),
         stats,
@@ -137,6 +161,15 @@ fn gather(inspector: &Inspector, options: &ReportOptions) -> Result<ReportData, 
 
 /// The report of the crawl in `inspector`'s store, as one HTML document.
 pub fn render(inspector: &Inspector, options: &ReportOptions) -> Result<String, ReportError> {
-    let data = gather(inspector, options)?;
+    render_stores(std::slice::from_ref(inspector), options)
+}
+
+/// The report of a crawl kept in several stores (the processes of a sharded crawl), as one HTML
+/// document.
+pub fn render_stores(
+    inspectors: &[Inspector],
+    options: &ReportOptions,
+) -> Result<String, ReportError> {
+    let data = gather(inspectors, options)?;
     Ok(html::page(&data))
 }

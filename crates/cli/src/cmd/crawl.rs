@@ -468,7 +468,13 @@ pub fn demo(args: DemoArgs) -> Result<ExitCode> {
     {
         let inspector = simcrawl_crawl::inspect::Inspector::open(&store)?;
         show_skips(&inspector, args.show)?;
-        super::inspect::write_report(&inspector, &store, &report_path, args.crawl.k, 200)?;
+        super::inspect::write_report(
+            std::slice::from_ref(&inspector),
+            &store.display().to_string(),
+            &report_path,
+            args.crawl.k,
+            200,
+        )?;
     }
     println!(
         "\nthe report: {}\n\nthe store is in {}; inspect it with:\n  simcrawl skipped --store {1}\n  simcrawl tune --store {1}\n  simcrawl mirrors --store {1}",

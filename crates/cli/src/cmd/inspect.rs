@@ -527,16 +527,31 @@ pub fn export(args: ExportArgs) -> Result<ExitCode> {
 
 /// `simcrawl report`: the crawl's HTML report.
 pub fn report(args: ReportArgs) -> Result<ExitCode> {
-    let inspector = open_store(&args.store.store)?;
-    write_report(&inspector, &args.store.store, &args.out, args.k, args.skips)?;
+    let inspectors = args
+        .stores
+        .iter()
+        .map(|s| open_store(s))
+        .collect::<Result<Vec<_>>>()?;
+    let names: Vec<String> = args
+        .stores
+        .iter()
+        .map(|s| s.display().to_string())
+        .collect();
+    write_report(
+        &inspectors,
+        &names.join(" + "),
+        &args.out,
+        args.k,
+        args.skips,
+    )?;
     println!("{}", args.out.display());
     Ok(ExitCode::SUCCESS)
 }
 
-/// Renders the report of the crawl in `inspector` into `out`.
+/// Renders the report of the crawl in `inspectors` (one store, or a sharded crawl's) into `out`.
 pub fn write_report(
-    inspector: &Inspector,
-    store: &std::path::Path,
+    inspectors: &[Inspector],
+    stores: &str,
     out: &std::path::Path,
     k: u32,
     skips: usize,
@@ -544,10 +559,10 @@ pub fn write_report(
     let options = simcrawl_report::ReportOptions {
         k,
         skips_per_reason: skips,
-        title: format!("simcrawl report: {}", store.display()),
+        title: format!("simcrawl report: {stores}"),
         ..simcrawl_report::ReportOptions::default()
     };
-    let html = simcrawl_report::render(inspector, &options)?;
+    let html = simcrawl_report::render_stores(inspectors, &options)?;
     std::fs::write(out, html)
         .map_err(|e| anyhow!("cannot write the report to {}: {e}", out.display()))?;
     Ok(())

@@ -136,7 +136,8 @@ impl Core {
     pub fn open(store: &Store, config: CrawlConfig) -> Result<Core, CrawlError> {
         let frontier = Frontier::open(store, config.frontier.clone())?;
         let pages = PageIndex::open(store, config.k, config.jaccard)?;
-        let book = RuleBook::open(store, config.canon, config.learn.clone())?;
+        let mut book = RuleBook::open(store, config.canon, config.learn.clone())?;
+        book.count_rules(config.frontier.shard.is_none_or(|s| s.index() == 0));
         let counters = store.counters();
         if config.frontier.robots == simcrawl_frontier::RobotsPolicy::Ignore {
             counters.set(counters::ROBOTS_IGNORED, 1)?;

@@ -62,11 +62,19 @@ pub struct RuleBook {
     skips: HashMap<Rule, u64>,
     records: Tree<String, RuleRecord>,
     counters: Counters,
+    /// Whether this store counts the rules learned and revoked (in a sharded crawl every process
+    /// learns every rule, and process 0 counts them, so that the stores' counts add up).
+    counts_rules: bool,
     learned: Vec<String>,
     revoked: Vec<String>,
 }
 
 impl RuleBook {
+    /// Whether this store counts the rules learned and revoked (see `counts_rules`).
+    pub fn count_rules(&mut self, counts: bool) {
+        self.counts_rules = counts;
+    }
+
     /// Opens the rule book of `store`: the rules in force and the learned rules' canonical form as
     /// the last checkpoint left them.
     pub fn open(
@@ -108,6 +116,7 @@ impl RuleBook {
             skips: HashMap::new(),
             records,
             counters: store.counters(),
+            counts_rules: true,
             learned: Vec::new(),
             revoked: Vec::new(),
         })
@@ -351,7 +360,9 @@ impl RuleBook {
             example,
         };
         self.records.insert(&rule.to_string(), &record)?;
-        self.counters.add(counters::RULES_LEARNED, 1)?;
+        if self.counts_rules {
+            self.counters.add(counters::RULES_LEARNED, 1)?;
+        }
         self.learned.push(rule.to_string());
         tracing::info!("learned {rule}");
         Ok(true)
@@ -410,7 +421,9 @@ impl RuleBook {
             record.evidence = self.learner.evidence(rule);
             self.records.insert(&name, &record)?;
         }
-        self.counters.add(counters::RULES_REVOKED, 1)?;
+        if self.counts_rules {
+            self.counters.add(counters::RULES_REVOKED, 1)?;
+        }
         Ok(Revoked {
             rule: rule.clone(),
             learned_ms,
