@@ -967,9 +967,12 @@ impl Driver {
                 {
                     // Decided when its round comes, in the same order on every process.
                     let verifying = self.core.book.take_verifying(lease.key_hash);
-                    if let Some(event) =
-                        crate::shard::encode_event(&lease, &result, verifying.as_ref())
-                    {
+                    if let Some(event) = crate::shard::encode_event(
+                        &lease,
+                        &result,
+                        verifying.as_ref(),
+                        self.core.config.frontier.shard,
+                    ) {
                         let exchange = result.take_exchange();
                         // No request any more: the host's next page and the other hosts' go on
                         // while this one waits for its round.

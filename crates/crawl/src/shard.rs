@@ -19,6 +19,7 @@
 //! process concludes the same round that the crawl is over (every process idle, and the round
 //! brought nothing) or stopping (one was asked to stop).
 
+use crate::decide::fetched::ReplayedLink;
 use crate::decide::{Core, FetchedPage, Now, PageResult};
 use crate::error::CrawlError;
 use crate::learn::Rule;
@@ -26,8 +27,9 @@ use crate::page::PageAnalysis;
 use simcrawl_dedup::{Digest128, SimHash, Sketch};
 use simcrawl_extract::{Document, Extraction, FallbackReason, MainVia, MetaRobots};
 use simcrawl_fetch::AddressClass;
-use simcrawl_frontier::{Lease, ViaKind};
+use simcrawl_frontier::{Lease, Shard, ViaKind};
 use simcrawl_store::codec::{CodecError, Reader, write_bytes_element, write_element};
+use simcrawl_url::Canonicalizer;
 use std::sync::Arc;
 use url::Url;
 
@@ -96,6 +98,12 @@ impl Message {
     }
 }
 
+/// A digest of the learned rules a canonicaliser applies: two processes with the same digest key
+/// every URL alike.
+fn rules_digest(canon: &Canonicalizer) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(&canon.rules().to_bytes())
+}
+
 fn put_str(s: &str, out: &mut Vec<u8>) {
     write_bytes_element(s.as_bytes(), out);
 }
@@ -139,6 +147,7 @@ pub fn encode_event(
     lease: &Lease,
     result: &PageResult,
     verifying: Option<&Rule>,
+    shard: Option<Shard>,
 ) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(1024);
     put_str(lease.url.as_str(), &mut out);
@@ -163,13 +172,13 @@ pub fn encode_event(
         }
         PageResult::Done(page) => {
             write_element(&2u8, &mut out);
-            encode_page(page, &mut out);
+            encode_page(page, shard, &mut out);
         }
     }
     Some(out)
 }
 
-fn encode_page(page: &FetchedPage, out: &mut Vec<u8>) {
+fn encode_page(page: &FetchedPage, shard: Option<Shard>, out: &mut Vec<u8>) {
     put_str(page.final_url.as_str(), out);
     put_hops(&page.hops, out);
     write_element(&page.status, out);
@@ -182,9 +191,15 @@ fn encode_page(page: &FetchedPage, out: &mut Vec<u8>) {
     write_element(&page.not_html, out);
     write_element(&(page.links_dropped as u64), out);
     put_opt(page.canonical.as_ref().map(|c| c.fetch.as_str()), out);
+    // The links' keys as this process made them, with the rules it made them with: a process
+    // with the same rules takes the keys of the links of others' sites as they are (most links
+    // of a page are of its own site, and parsing them again was most of a replay's cost).
+    write_element(&rules_digest(&page.canon), out);
     write_element(&(page.links.len() as u32), out);
     for link in &page.links {
         put_str(link.fetch.as_str(), out);
+        write_element(&link.key.hash128(), out);
+        write_element(&shard.map_or(0, |s| s.owner(link.fetch.as_url())), out);
     }
     write_element(&page.analysis.is_some(), out);
     if let Some(a) = &page.analysis {
@@ -208,7 +223,7 @@ fn encode_analysis(a: &PageAnalysis, out: &mut Vec<u8>) {
     write_element(&d.meta_robots.noarchive, out);
     write_element(&a.body_digest.0, out);
     put_str(&a.body_sha256, out);
-    put_str(&a.text, out);
+    // The normalised text is not sent: no decision reads it (its digest and fingerprints are).
     write_element(&a.text_digest.0, out);
     write_element(&a.simhash.0, out);
     write_bytes_element(&a.sketch.to_bytes(), out);
@@ -294,11 +309,19 @@ fn decode_page(r: &mut Reader<'_>, core: &Core) -> Result<FetchedPage, CodecErro
     let not_html: bool = r.element()?;
     let links_dropped = r.element::<u64>()? as usize;
     let canonical = get_opt(r)?.and_then(|c| canon.canonicalize(&c, None).ok());
+    let same_rules = r.element::<u64>()? == rules_digest(&canon);
+    let me = core.config.frontier.shard.map_or(0, |s| s.index());
     let n: u32 = r.element()?;
     let mut links = Vec::with_capacity(n as usize);
+    let mut replayed_links = Vec::with_capacity(n as usize);
     for _ in 0..n {
         let link: String = r.element()?;
-        if let Ok(candidate) = canon.canonicalize(&link, None) {
+        let key_hash: u128 = r.element()?;
+        let owner: u32 = r.element()?;
+        if same_rules && owner != me {
+            replayed_links.push(ReplayedLink::Elsewhere(key_hash));
+        } else if let Ok(candidate) = canon.canonicalize(&link, None) {
+            replayed_links.push(ReplayedLink::Own(links.len()));
             links.push(candidate);
         }
     }
@@ -323,6 +346,7 @@ fn decode_page(r: &mut Reader<'_>, core: &Core) -> Result<FetchedPage, CodecErro
         canon,
         plain: None,
         not_html,
+        replayed_links,
     })
 }
 
@@ -366,7 +390,7 @@ fn decode_analysis(r: &mut Reader<'_>, url: &Url) -> Result<PageAnalysis, CodecE
     };
     let body_digest = Digest128(r.element()?);
     let body_sha256: String = r.element()?;
-    let text: String = r.element()?;
+    let text = String::new();
     let text_digest = Digest128(r.element()?);
     let simhash = SimHash(r.element()?);
     let sketch_bytes: Vec<u8> = r.element()?;
@@ -501,5 +525,68 @@ impl Core {
         let replayed = self.replay_result(&lease, &mut result, verifying, now);
         self.foreign = false;
         replayed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_hellos_and_rounds_come_back_as_they_went() {
+        let message = Message {
+            status: Status {
+                idle: true,
+                stop: false,
+            },
+            events: vec![vec![1, 2, 3], Vec::new(), vec![0; 300]],
+        };
+        assert_eq!(Message::decode(&message.encode()).unwrap(), message);
+        let round = vec![message.encode(), Message::default().encode()];
+        assert_eq!(decode_round(&encode_round(&round)).unwrap(), round);
+        let hello = Hello {
+            applied: Some(41),
+            logged: vec![(41, round.clone()), (42, round)],
+        };
+        assert_eq!(Hello::decode(&hello.encode()).unwrap(), hello);
+        assert_eq!(
+            Hello::decode(&Hello::default().encode()).unwrap(),
+            Hello::default()
+        );
+    }
+
+    #[test]
+    fn the_round_ends_when_all_are_idle_and_silent_or_one_stops() {
+        let idle = Message {
+            status: Status {
+                idle: true,
+                stop: false,
+            },
+            events: Vec::new(),
+        };
+        let busy = Message {
+            events: vec![vec![7]],
+            ..idle.clone()
+        };
+        assert!(Message::all_idle(&[idle.clone(), idle.clone()]));
+        assert!(!Message::all_idle(&[idle.clone(), busy.clone()]));
+        assert!(!Message::any_stop(&[idle.clone(), busy]));
+        let stop = Message {
+            status: Status {
+                idle: false,
+                stop: true,
+            },
+            events: Vec::new(),
+        };
+        assert!(Message::any_stop(&[idle, stop]));
+    }
+
+    #[test]
+    fn another_wire_version_is_refused_by_name() {
+        let mut bytes = Message::default().encode();
+        bytes[0] = 99;
+        let err = Message::decode(&bytes).unwrap_err().to_string();
+        assert!(err.contains("run the same simcrawl everywhere"), "{err}");
+        assert!(Message::decode(&bytes[..1]).is_err());
     }
 }

@@ -78,6 +78,19 @@ pub struct FetchedPage {
     pub(crate) plain: Option<Arc<Canonicalizer>>,
     /// The body was not HTML.
     pub not_html: bool,
+    /// For another process's page replayed here (a sharded crawl): its links in order, each one
+    /// of `links` (a link of this process's sites) or the key hash of a link of another process's
+    /// site, which only enters the seen set. Empty: `links` in order.
+    pub(crate) replayed_links: Vec<ReplayedLink>,
+}
+
+/// A link of a replayed page (see [`FetchedPage::replayed_links`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReplayedLink {
+    /// `links[i]`.
+    Own(usize),
+    /// Another process's site: the link's key hash, as the page's owner made it.
+    Elsewhere(u128),
 }
 
 /// The CPU work of one fetched page: extraction, fingerprints and link keys. Fails only if the final
@@ -152,6 +165,7 @@ impl FetchedPage {
             canon: Arc::clone(canon),
             plain: None,
             not_html: false,
+            replayed_links: Vec::new(),
         }
     }
 

@@ -38,6 +38,46 @@ impl Core {
         admitted
     }
 
+    /// Offers a replayed page's links ([`FetchedPage::replayed_links`](super::FetchedPage)):
+    /// this process's as [`admit_links`](Core::admit_links) does, the others' key hashes to the
+    /// seen set only.
+    pub(crate) fn admit_replayed_links(
+        &mut self,
+        lease: &Lease,
+        page: &super::FetchedPage,
+        now: Now,
+    ) -> Result<(), CrawlError> {
+        if page.replayed_links.is_empty() {
+            return self.admit_links(lease, &page.links, &page.plain_keys, &page.canon, now);
+        }
+        let foreign = std::mem::replace(&mut self.foreign, false);
+        let mut admitted = Ok(());
+        for link in &page.replayed_links {
+            admitted = match *link {
+                super::fetched::ReplayedLink::Own(i) => match page.links.get(i) {
+                    Some(candidate) => self.admit_link_keyed(
+                        candidate,
+                        PlainKey::Unknown,
+                        lease.depth + 1,
+                        lease.url.as_str(),
+                        now,
+                    ),
+                    None => Ok(()),
+                },
+                super::fetched::ReplayedLink::Elsewhere(key_hash) => self
+                    .frontier
+                    .elsewhere(key_hash)
+                    .map(|_| ())
+                    .map_err(CrawlError::from),
+            };
+            if admitted.is_err() {
+                break;
+            }
+        }
+        self.foreign = foreign;
+        admitted
+    }
+
     fn admit_links_inner(
         &mut self,
         lease: &Lease,

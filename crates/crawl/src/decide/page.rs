@@ -339,7 +339,7 @@ impl Core {
             }
         }
         if follow {
-            self.admit_links(lease, &page.links, &page.plain_keys, &page.canon, now)?;
+            self.admit_replayed_links(lease, page, now)?;
         }
         Ok(())
     }
@@ -367,7 +367,7 @@ impl Core {
             // may have come before its links were offered. Offering them again is harmless (the
             // seen set refuses the known ones).
             if follow {
-                self.admit_links(lease, &page.links, &page.plain_keys, &page.canon, now)?;
+                self.admit_replayed_links(lease, page, now)?;
             }
             return Ok(());
         }
@@ -429,7 +429,7 @@ impl Core {
         let mirror_known = self.book.covers(&page.final_url);
         let may_add_links = cross_host || reason != SkipReason::ExactDuplicate;
         if follow && (self.config.follow_duplicate_links || (may_add_links && !mirror_known)) {
-            self.admit_links(lease, &page.links, &page.plain_keys, &page.canon, now)?;
+            self.admit_replayed_links(lease, page, now)?;
         }
         Ok(())
     }

@@ -28,6 +28,8 @@ struct Sim {
     /// URLs fetched, in order.
     fetched: Vec<String>,
     effects: Vec<Effect>,
+    /// When recording, every page and redirect as a sharded crawl sends it to the others.
+    events: Option<Vec<Vec<u8>>>,
 }
 
 fn config(seeds: &[&str], learn: LearnConfig) -> CrawlConfig {
@@ -59,6 +61,7 @@ impl Sim {
             },
             fetched: Vec::new(),
             effects: Vec::new(),
+            events: None,
         }
     }
 
@@ -85,8 +88,15 @@ impl Sim {
                 continue;
             }
             let mut result = self.fetch(&lease);
+            let verifying = self.core.book.take_verifying(lease.key_hash);
+            if let Some(events) = self.events.as_mut()
+                && let Some(event) =
+                    crate::shard::encode_event(&lease, &result, verifying.as_ref(), None)
+            {
+                events.push(event);
+            }
             self.core
-                .completed(lease, &mut result, self.now)
+                .completed_verifying(lease, &mut result, verifying, self.now)
                 .expect("the page is decided");
             self.effects.extend(self.core.take_effects());
         }
@@ -965,4 +975,47 @@ fn stubs_that_share_their_hosts_boilerplate_are_distinct_once_the_template_is_le
         .get(counters::REFINGERPRINTED_BY_TEMPLATE)
         .unwrap();
     assert!(made_again > 0);
+}
+
+#[test]
+fn a_process_that_replays_anothers_pages_holds_the_same_index_and_rules_and_logs_nothing() {
+    let learn = LearnConfig {
+        verify_every: 0,
+        ..LearnConfig::default()
+    };
+    let mut sim = Sim::new(
+        &["http://o.test/"],
+        learn.clone(),
+        origin_and_mirror(30, 30),
+    );
+    sim.events = Some(Vec::new());
+    crawl_origin_then(&mut sim, "http://m.test/");
+    assert_eq!(sim.rules(), ["mirror m.test -> o.test"]);
+
+    // Process 1 of 2, sent every page (the events name process 0 as every link's owner).
+    let store = Store::temporary().expect("a temporary store");
+    let mut replica_config = config(&["http://o.test/"], learn);
+    replica_config.frontier.shard = simcrawl_frontier::Shard::new(1, 2);
+    let mut replica = Core::open(&store, replica_config).expect("the core opens");
+    replica.admit_seeds().expect("the seeds are admitted");
+    for event in sim.events.take().unwrap_or_default() {
+        replica.replay(&event, sim.now).expect("replayed");
+    }
+    let mut learned = replica.book.history().0.to_vec();
+    learned.sort();
+    assert_eq!(learned, sim.rules());
+    let mut ours: Vec<String> = replica
+        .pages
+        .records()
+        .map(|r| r.expect("a record").url)
+        .collect();
+    let mut theirs = sim.indexed();
+    ours.sort();
+    theirs.sort();
+    assert_eq!(ours, theirs);
+    // Every page is the other process's: none is this one's, and nothing is logged here.
+    assert_eq!(replica.own_pages(), 0);
+    assert!(replica.take_effects().is_empty());
+    assert_eq!(replica.skips.last_id().expect("the skip log"), None);
+    assert_eq!(replica.progress.indexed, 0);
 }
