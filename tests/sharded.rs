@@ -256,7 +256,25 @@ fn a_process_killed_stops_the_others_and_the_same_commands_resume_every_shard() 
     let stores: Vec<PathBuf> = (0..2).map(|i| dir.path(&format!("shard{i}"))).collect();
     let resumed = outcome(manifest, &stores);
     for (doc, times) in &resumed.docs {
-        assert_eq!(*times, 1, "document {doc:?} indexed {times} times");
+        if *times != 1 {
+            let mut urls = Vec::new();
+            for (i, path) in stores.iter().enumerate() {
+                let store = Store::open(path).expect("the store opens");
+                let index = PageIndex::open(&store, 3, 0.8).expect("the page index opens");
+                for page in index.records() {
+                    let page = page.expect("a page");
+                    if manifest.document_of(&page.url) == Some(*doc) {
+                        urls.push(format!(
+                            "store {i} id {} {} foreign {}",
+                            page.id,
+                            page.url,
+                            index.is_foreign(page.id)
+                        ));
+                    }
+                }
+            }
+            panic!("document {doc:?} indexed {times} times: {urls:#?}");
+        }
     }
     assert_eq!(
         resumed.docs.keys().collect::<Vec<_>>(),
@@ -264,4 +282,31 @@ fn a_process_killed_stops_the_others_and_the_same_commands_resume_every_shard() 
         "the resumed crawl indexed other documents than one process"
     );
     crate::crawl_web::assert_no_distinct_page_skipped(manifest, &resumed.skips);
+}
+
+#[test]
+fn processes_with_other_flags_are_refused_by_name() {
+    let web = Web::small();
+    let seeds = web.web.seeds();
+    let dir = Dir::new();
+    let hosts = hostfile(&dir, 2);
+    let a = start(&dir, &hosts, 2, 0, &seeds, &[]);
+    let b = start(
+        &dir,
+        &hosts,
+        2,
+        1,
+        &seeds,
+        &["--delay", "0", "--concurrency", "8", "--k", "5"],
+    );
+    for child in [a, b] {
+        let out = child.wait_with_output().expect("simcrawl ends");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{stderr}");
+        assert!(
+            stderr.contains("every process of a crawl needs the same seeds and the same flags"),
+            "{stderr}"
+        );
+    }
+    assert_eq!(web.web.request_log().total(), 0, "nothing is fetched");
 }

@@ -251,6 +251,18 @@ impl PageIndex {
                 index.write_secondary(&record, None, None)?;
             }
         }
+        // A page is marked another process's before it is written (a sharded crawl): a mark past
+        // the last page is one whose page a crash took back, and its id goes to the next page.
+        let stale: Vec<u32> = index
+            .foreign_ids
+            .iter()
+            .copied()
+            .filter(|id| *id >= index.next_id)
+            .collect();
+        for id in stale {
+            index.foreign.remove(&id)?;
+            index.foreign_ids.remove(&id);
+        }
         let mut entries = Vec::with_capacity(index.next_id as usize);
         for item in index.fingerprints.iter() {
             let (id, fp) = item?;
@@ -716,6 +728,37 @@ mod tests {
             index.check(&other, None, "h.example").unwrap(),
             Verdict::Unique
         );
+    }
+
+    #[test]
+    fn another_process_s_pages_are_left_out_of_the_own_ones_and_a_mark_without_its_page_is_dropped()
+    {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let store = Store::open(dir.path()).unwrap();
+            let mut index = PageIndex::open(&store, 3, 0.8).unwrap();
+            index
+                .insert("http://a.test/1", 1, 0, 0, &analyse(&article(1, 300), ""))
+                .unwrap();
+            index.mark_foreign(1).unwrap();
+            index
+                .insert("http://b.test/1", 2, 0, 0, &analyse(&article(2, 300), ""))
+                .unwrap();
+            assert_eq!((index.len(), index.own_len()), (2, 1));
+            let own: Vec<String> = index.own_records().map(|r| r.unwrap().url).collect();
+            assert_eq!(own, ["http://a.test/1"]);
+            // A crash between the mark of page 2 and its record.
+            index.mark_foreign(2).unwrap();
+            store.flush().unwrap();
+        }
+        let store = Store::open(dir.path()).unwrap();
+        let mut index = PageIndex::open(&store, 3, 0.8).unwrap();
+        assert!(index.is_foreign(1) && !index.is_foreign(2));
+        let id = index
+            .insert("http://a.test/2", 3, 0, 0, &analyse(&article(3, 300), ""))
+            .unwrap();
+        assert_eq!(id, 2);
+        assert_eq!(index.own_len(), 2);
     }
 
     #[test]

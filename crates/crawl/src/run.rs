@@ -701,7 +701,13 @@ impl Driver {
                 .map_err(|e| CrawlError::Shard(format!("the store's round log: {e}")))?;
             logged.push((number, messages));
         }
-        let hello = crate::shard::Hello { applied, logged }.encode();
+        let config = crate::shard::config_digest(&self.core.config);
+        let hello = crate::shard::Hello {
+            config,
+            applied,
+            logged,
+        }
+        .encode();
         let Some(shard) = self.shard.as_mut() else {
             return Ok(());
         };
@@ -720,6 +726,18 @@ impl Driver {
             .map(|h| crate::shard::Hello::decode(h))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| CrawlError::Shard(format!("another process's hello: {e}")))?;
+        let differ: Vec<String> = hellos
+            .iter()
+            .enumerate()
+            .filter(|(_, h)| h.config != config)
+            .map(|(i, _)| i.to_string())
+            .collect();
+        if !differ.is_empty() {
+            return Err(CrawlError::Shard(format!(
+                "process {} run(s) with other seeds or flags than this one: every process of a crawl needs the same seeds and the same flags, all but --store and --process (a resumed crawl: all with its seeds, or all without)",
+                differ.join(", ")
+            )));
+        }
         // Every process received the same rounds: any log that has a round has all of it.
         let mut rounds: std::collections::BTreeMap<u64, &Vec<Vec<u8>>> = Default::default();
         for hello in &hellos {

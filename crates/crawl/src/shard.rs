@@ -432,6 +432,9 @@ fn decode_analysis(r: &mut Reader<'_>, url: &Url) -> Result<PageAnalysis, CodecE
 /// process that stopped before it applied the last rounds (a kill) catches up from one that did.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Hello {
+    /// A digest of what its decisions depend on ([`config_digest`]): processes that disagree
+    /// would not decide alike.
+    pub config: u64,
     /// The last round it applied.
     pub applied: Option<u64>,
     /// The last rounds it received, with their messages, in order.
@@ -442,6 +445,7 @@ impl Hello {
     /// The hello's bytes.
     pub fn encode(&self) -> Vec<u8> {
         let mut out = vec![WIRE_VERSION];
+        write_element(&self.config, &mut out);
         write_element(&self.applied.is_some(), &mut out);
         write_element(&self.applied.unwrap_or(0), &mut out);
         write_element(&(self.logged.len() as u64), &mut out);
@@ -461,6 +465,7 @@ impl Hello {
                 "wire version {version}, this process speaks {WIRE_VERSION}: run the same simcrawl everywhere"
             )));
         }
+        let config: u64 = r.element()?;
         let has_applied: bool = r.element()?;
         let applied: u64 = r.element()?;
         let n: u64 = r.element()?;
@@ -472,10 +477,37 @@ impl Hello {
         }
         r.finish()?;
         Ok(Hello {
+            config,
             applied: has_applied.then_some(applied),
             logged,
         })
     }
+}
+
+/// A digest of what a process's decisions depend on: the seeds, the near-duplicate threshold and
+/// MinHash check, the URL normalisation, the learning thresholds, which links are followed, the
+/// scope, the trap guards, the depth limit and the number of processes. Every process of a crawl
+/// must have the same.
+pub fn config_digest(config: &crate::CrawlConfig) -> u64 {
+    let f = &config.frontier;
+    let what = format!(
+        "{:?}|{}|{}|{:?}|{:?}|{}|{}|{}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
+        config.seeds,
+        config.k,
+        config.jaccard,
+        config.canon,
+        config.learn,
+        config.follow_duplicate_links,
+        config.max_links_per_page,
+        config.dedup,
+        f.scope,
+        f.include,
+        f.exclude,
+        f.traps,
+        f.max_depth,
+        f.shard.map(|s| s.count()),
+    );
+    xxhash_rust::xxh3::xxh3_64(what.as_bytes())
 }
 
 /// A round's messages as one byte string (for the round log).
@@ -545,6 +577,7 @@ mod tests {
         let round = vec![message.encode(), Message::default().encode()];
         assert_eq!(decode_round(&encode_round(&round)).unwrap(), round);
         let hello = Hello {
+            config: 7,
             applied: Some(41),
             logged: vec![(41, round.clone()), (42, round)],
         };

@@ -266,6 +266,11 @@ impl Core {
             self.count(counters::NOINDEX, 1)?;
         } else {
             let final_url = redact(&page.final_url);
+            if self.foreign {
+                // Marked before it is written: after a crash, a page of another process is never
+                // found in the store as this one's.
+                self.pages.mark_foreign(self.pages.len() as u32)?;
+            }
             let id = self.pages.insert(
                 &final_url,
                 page.final_key.key.hash128(),
@@ -274,9 +279,6 @@ impl Core {
                 analysis,
             )?;
             self.pages.add_key(lease.key_hash, id)?;
-            if self.foreign {
-                self.pages.mark_foreign(id)?;
-            }
             if self.config.dedup {
                 self.templates.note_indexed(
                     &crate::learn::authority(&page.final_url),
