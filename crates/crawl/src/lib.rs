@@ -82,6 +82,6 @@ pub use failures::FailureRecord;
 pub use page::{Analyzer, PageAnalysis};
 pub use pages::{PageIndex, PageRecord, PairVerdict, Verdict, compare_pages};
 pub use progress::{Progress, Report, ShardReport};
-pub use run::{Rounds, run, run_sharded};
+pub use run::{Rounds, check_shard_store, run, run_sharded};
 pub use simcrawl_extract::{BoilerplateRule, Document, DropReason, Dropped, Extraction};
 pub use skiplog::{SkipReason, SkipRecord};

@@ -210,6 +210,17 @@ async fn run_with(
     Ok(report)
 }
 
+/// Checks, before a sharded crawl connects to the other processes, that `config.store` can be
+/// this process's: a new store, or one written as the same share ([`CrawlConfig::frontier`]'s
+/// `shard`). A store of another share, or of a crawl of one process, is refused with what to do.
+pub fn check_shard_store(config: &CrawlConfig) -> Result<(), CrawlError> {
+    config.frontier.validate()?;
+    let store = Store::open_with(&config.store, &config.store_options)?;
+    check_shard(&store, config)?;
+    store.flush()?;
+    Ok(())
+}
+
 /// Records this process's share of a sharded crawl in its store, or refuses a store written as
 /// another share (its sites and its replayed pages would not be this share's).
 fn check_shard(store: &Store, config: &CrawlConfig) -> Result<(), CrawlError> {

@@ -352,6 +352,8 @@ fn sharding(
         1,
     )?;
     config.frontier.shard = simcrawl_frontier::Shard::new(process, processes);
+    // A wrong store is refused before the others are waited for.
+    simcrawl_crawl::check_shard_store(config)?;
     super::dedup::quiet_connection_panics("crawl");
     if !crate::output::quiet() {
         eprintln!(
