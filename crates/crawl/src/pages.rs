@@ -211,6 +211,11 @@ pub struct PageIndex {
     text_digests: Tree<u128, u32>,
     keys: Tree<u128, u32>,
     simhash: SimHashIndex,
+    /// The whole pages' SimHashes of the short pages (`short_full`): a short page's main text
+    /// is no evidence, so its copies are also looked for by the whole page (one copy's main text
+    /// can be a block of ads where the other's is a table of contents).
+    short_full: Tree<u32, u64>,
+    short_full_index: SimHashIndex,
     jaccard: f64,
     next_id: u32,
     /// In a sharded crawl's store, the pages indexed for the other processes (see
@@ -237,6 +242,8 @@ impl PageIndex {
             text_digests: store.tree("text_digests")?,
             keys: store.tree("page_keys")?,
             simhash: SimHashIndex::new(k, 1 << 20)?,
+            short_full: store.tree("short_full")?,
+            short_full_index: SimHashIndex::new(k, 1 << 10)?,
             jaccard,
             next_id: 0,
             foreign: store.tree(crate::layout::FOREIGN_PAGES_TREE)?,
@@ -269,6 +276,14 @@ impl PageIndex {
             entries.push((SimHash(fp), id));
         }
         index.simhash = SimHashIndex::build(k, entries)?;
+        let mut short = Vec::new();
+        for item in index.short_full.iter() {
+            let (id, fp) = item?;
+            if id < index.next_id {
+                short.push((SimHash(fp), id));
+            }
+        }
+        index.short_full_index = SimHashIndex::build(k, short)?;
         Ok(index)
     }
 
@@ -406,6 +421,22 @@ impl PageIndex {
                 });
             }
         }
+        if page.short && page.full_words > 0 {
+            // A short main text is no evidence either way: the copy of a short page is found by
+            // its whole page (the same title, and the whole pages within k: `agrees`).
+            let mut matches = self.short_full_index.query(page.full_simhash);
+            matches.sort_by_key(|m| (m.distance, m.id));
+            for m in matches {
+                if self.agrees(page, m.id, host, canonical.is_some())? {
+                    return Ok(Verdict::Duplicate {
+                        reason: SkipReason::NearDuplicate,
+                        original: m.id,
+                        distance: Some(m.distance),
+                        jaccard: None,
+                    });
+                }
+            }
+        }
         Ok(Verdict::Unique)
     }
 
@@ -496,6 +527,9 @@ impl PageIndex {
         self.write_secondary(&record, Some(&page.sketch), Some(key_hash))?;
         self.next_id += 1;
         self.simhash.insert(page.simhash, id);
+        if page.short && page.full_words > 0 {
+            self.short_full_index.insert(page.full_simhash, id);
+        }
         Ok(id)
     }
 
@@ -553,6 +587,9 @@ impl PageIndex {
             .insert_if_absent(&record.body_digest, &id)?;
         self.text_digests
             .insert_if_absent(&record.text_digest, &id)?;
+        if record.short && record.full_words > 0 {
+            self.short_full.insert(&id, &record.full_simhash)?;
+        }
         // The fingerprint last: its presence marks the page complete.
         self.fingerprints.insert(&id, &record.simhash)?;
         Ok(())
@@ -617,6 +654,53 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn a_short_page_s_copy_is_found_by_its_whole_page_when_the_main_blocks_differ() {
+        // A table of contents: links, and a short introduction. Its copy on another host carries
+        // a promotion that outweighs the introduction, so the two main texts have nothing in
+        // common; the whole pages are the same but for the promotion.
+        let toc: String = article(7, 400)
+            .split_whitespace()
+            .enumerate()
+            .map(|(i, w)| format!("<li><a href=\"/p{i}.html\">{w}</a></li>"))
+            .collect();
+        let page = |title: &str, extra: &str, url: &str| {
+            let html = format!(
+                "<html><head><title>{title}</title></head><body><div><ul>{toc}</ul></div><div id=\"content\"><p>{}</p></div>{extra}</body></html>",
+                article(8, 10)
+            );
+            Analyzer::default().analyze_html(
+                html.as_bytes(),
+                &html,
+                &Url::parse(url).unwrap(),
+                None,
+            )
+        };
+        let (_dir, mut index) = open_index();
+        let a = page("Contents", "", "http://a.example/contents.html");
+        assert!(a.short, "{:?}", a.document.extraction);
+        index
+            .insert("http://a.example/contents.html", 1, 0, 0, &a)
+            .unwrap();
+        let promo = format!("<section><p>{}</p></section>", article(9, 20));
+        let b = page("Contents", &promo, "http://b.example/contents.html");
+        assert!(b.short);
+        assert_ne!(b.document.main_text, a.document.main_text);
+        assert!(b.simhash.distance(a.simhash) > 3);
+        assert!(matches!(
+            index.check(&b, None, "b.example").unwrap(),
+            Verdict::Duplicate {
+                reason: SkipReason::NearDuplicate,
+                original: 0,
+                jaccard: None,
+                ..
+            }
+        ));
+        // Another title: another page, whatever the rest.
+        let c = page("Index", &promo, "http://b.example/index.html");
+        assert_eq!(index.check(&c, None, "b.example").unwrap(), Verdict::Unique);
     }
 
     #[test]
