@@ -71,13 +71,7 @@ pub fn run(args: Args) -> Result<()> {
     for round in 0..args.runs {
         for &processes in &args.processes {
             let hostfile = temp.path().join(format!("hosts-{round}-{processes}"));
-            let ports: Vec<String> = (0..processes)
-                .map(|_| {
-                    let l = std::net::TcpListener::bind("127.0.0.1:0")?;
-                    Ok(format!("127.0.0.1:{}", l.local_addr()?.port()))
-                })
-                .collect::<std::io::Result<_>>()?;
-            std::fs::write(&hostfile, ports.join("\n") + "\n")?;
+            crate::proc::write_hostfile(&hostfile, processes)?;
             let start = Instant::now();
             let children: Vec<_> = (0..processes)
                 .map(|p| {

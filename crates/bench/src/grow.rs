@@ -64,6 +64,25 @@ struct Sample {
     heap: u64,
 }
 
+/// The test web with `articles` articles, served by another process (this binary with
+/// `grow --serve`), and its seeds. The web stops when the child's standard input is closed.
+pub fn spawn_web(articles: usize) -> Result<(std::process::Child, Vec<String>)> {
+    let exe = std::env::current_exe().context("this benchmark's own path")?;
+    let mut server = Command::new(exe)
+        .args(["grow", "--serve", "--articles", &articles.to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .context("starting the web's process")?;
+    let mut line = String::new();
+    BufReader::new(server.stdout.take().context("the web's standard output")?)
+        .read_line(&mut line)
+        .context("reading the web's seeds")?;
+    let seeds: Vec<String> = serde_json::from_str(line.trim())
+        .with_context(|| format!("the web's seeds, not {line:?}"))?;
+    Ok((server, seeds))
+}
+
 pub fn run(args: Args) -> Result<()> {
     if args.serve {
         return serve(args.articles);
@@ -71,22 +90,9 @@ pub fn run(args: Args) -> Result<()> {
     let Some(&last) = args.marks.iter().max() else {
         bail!("--marks names no mark");
     };
-    // The web, in its own process: this binary with --serve.
-    let exe = std::env::current_exe().context("this benchmark's own path")?;
-    let mut server = Command::new(exe)
-        .args(["grow", "--serve", "--articles", &args.articles.to_string()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .context("starting the web's process")?;
     let generate_start = Instant::now();
-    let mut line = String::new();
-    BufReader::new(server.stdout.take().context("the web's standard output")?)
-        .read_line(&mut line)
-        .context("reading the web's seeds")?;
+    let (mut server, seeds) = spawn_web(args.articles)?;
     let generate_s = generate_start.elapsed().as_secs_f64();
-    let seeds: Vec<String> = serde_json::from_str(line.trim())
-        .with_context(|| format!("the web's seeds, not {line:?}"))?;
 
     let temp = tempfile::tempdir().context("a temporary store directory")?;
     let store = args

@@ -75,3 +75,28 @@ pub fn heap_in_use() -> u64 {
     let info = unsafe { libc::mallinfo2() };
     (info.uordblks + info.hblkhd) as u64
 }
+
+/// The `simcrawl` binary next to this one (`cargo build --release` builds both).
+pub fn simcrawl_bin() -> Result<std::path::PathBuf> {
+    let exe = std::env::current_exe().context("the bench's own path")?;
+    let bin = exe.with_file_name("simcrawl");
+    if !bin.is_file() {
+        anyhow::bail!(
+            "{} not found: run `cargo build --release` first",
+            bin.display()
+        );
+    }
+    Ok(bin)
+}
+
+/// Writes a hostfile of `n` free ports on 127.0.0.1 (one `host:port` per line) to `path`.
+pub fn write_hostfile(path: &std::path::Path, n: usize) -> Result<()> {
+    let ports: Vec<String> = (0..n)
+        .map(|_| {
+            let l = std::net::TcpListener::bind("127.0.0.1:0")?;
+            Ok(format!("127.0.0.1:{}", l.local_addr()?.port()))
+        })
+        .collect::<std::io::Result<_>>()?;
+    std::fs::write(path, ports.join("\n") + "\n")?;
+    Ok(())
+}

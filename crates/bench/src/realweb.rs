@@ -63,19 +63,6 @@ fn config(args: &Args) -> Result<RealWebConfig> {
     })
 }
 
-/// The `simcrawl` binary next to this one (`cargo build --release` builds both).
-fn simcrawl_bin() -> Result<PathBuf> {
-    let exe = std::env::current_exe().context("the bench's own path")?;
-    let bin = exe.with_file_name("simcrawl");
-    if !bin.is_file() {
-        bail!(
-            "{} not found: run `cargo build --release` first",
-            bin.display()
-        );
-    }
-    Ok(bin)
-}
-
 fn run_to_file(cmd: &mut Command, out: &Path) -> Result<()> {
     let output = cmd.output().with_context(|| format!("running {cmd:?}"))?;
     if !output.status.success() {
@@ -106,7 +93,7 @@ pub fn run(args: Args) -> Result<()> {
         }
         return Ok(());
     }
-    let bin = simcrawl_bin()?;
+    let bin = crate::proc::simcrawl_bin()?;
     let truth = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/realweb_truth.py");
     for run in 1..=args.runs {
         let dir = args.out.join(format!("run-{run}"));

@@ -7,7 +7,6 @@
 use crate::stats::{median, round3};
 use anyhow::{Context, Result, bail};
 use serde_json::json;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Instant;
@@ -72,20 +71,8 @@ impl CrawlRun {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let simcrawl = simcrawl_bin()?;
-    let exe = std::env::current_exe().context("this benchmark's own path")?;
-    let mut server = Command::new(exe)
-        .args(["grow", "--serve", "--articles", &args.articles.to_string()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .context("starting the web's process")?;
-    let mut line = String::new();
-    BufReader::new(server.stdout.take().context("the web's standard output")?)
-        .read_line(&mut line)
-        .context("reading the web's seeds")?;
-    let seeds: Vec<String> = serde_json::from_str(line.trim())
-        .with_context(|| format!("the web's seeds, not {line:?}"))?;
+    let simcrawl = crate::proc::simcrawl_bin()?;
+    let (mut server, seeds) = crate::grow::spawn_web(args.articles)?;
     let temp = tempfile::tempdir().context("a temporary directory")?;
     let mut runs: Vec<CrawlRun> = Vec::new();
     for round in 0..args.runs {
@@ -183,13 +170,7 @@ fn crawl(
     concurrency: u32,
 ) -> Result<CrawlRun> {
     let hostfile = dir.join("hosts");
-    let ports: Vec<String> = (0..n)
-        .map(|_| {
-            let l = std::net::TcpListener::bind("127.0.0.1:0")?;
-            Ok(format!("127.0.0.1:{}", l.local_addr()?.port()))
-        })
-        .collect::<std::io::Result<_>>()?;
-    std::fs::write(&hostfile, ports.join("\n") + "\n")?;
+    crate::proc::write_hostfile(&hostfile, n)?;
     let start = Instant::now();
     let mut children: Vec<(Child, PathBuf)> = Vec::new();
     for i in 0..n {
@@ -270,17 +251,4 @@ fn wait4(child: Child) -> Result<(bool, f64, u64)> {
         secs(usage.ru_utime) + secs(usage.ru_stime),
         usage.ru_maxrss as u64 * 1024,
     ))
-}
-
-/// The `simcrawl` binary next to this one (`cargo build --release` builds both).
-fn simcrawl_bin() -> Result<PathBuf> {
-    let exe = std::env::current_exe().context("the bench's own path")?;
-    let bin = exe.with_file_name("simcrawl");
-    if !bin.is_file() {
-        bail!(
-            "{} not found: run `cargo build --release` first",
-            bin.display()
-        );
-    }
-    Ok(bin)
 }

@@ -667,10 +667,7 @@ impl Driver {
                 }
             }
         }
-        self.crawl_meta.insert(
-            &layout::ROUND_APPLIED_KEY.to_string(),
-            &number.to_be_bytes().to_vec(),
-        )?;
+        self.note_applied(number)?;
         if number.is_multiple_of(DURABLE_EVERY) {
             self.round_durable()?;
         }
@@ -683,17 +680,34 @@ impl Driver {
         })
     }
 
+    /// Records round `number` as applied (on disk with the store's next flush, after the round's
+    /// own writes: sled keeps a prefix of them).
+    fn note_applied(&mut self, number: u64) -> Result<(), CrawlError> {
+        self.crawl_meta.insert(
+            &layout::ROUND_APPLIED_KEY.to_string(),
+            &number.to_be_bytes().to_vec(),
+        )?;
+        Ok(())
+    }
+
     /// Puts the rounds applied on disk, every [`DURABLE_EVERY`] rounds (every process at the same
     /// rounds) and before its next message: a round completes only when every process has sent,
     /// so when anyone receives round `n`, every process has the rounds up to `n - DURABLE_EVERY - 1`
     /// on disk, and the last [`ROUND_LOG_WINDOW`] rounds received are in every log.
     fn round_durable(&mut self) -> Result<(), CrawlError> {
+        self.save_decisions()?;
+        self.store.flush()?;
+        Ok(())
+    }
+
+    /// Writes what the core holds in memory to the store: the frontier's queues, the rules'
+    /// counts and the learned rules' canonical form.
+    fn save_decisions(&mut self) -> Result<(), CrawlError> {
         self.core.checkpoint()?;
         self.crawl_meta.insert(
             &layout::LEARNED_RULES_KEY.to_string(),
             &self.core.book.rules_bytes(),
         )?;
-        self.store.flush()?;
         Ok(())
     }
 
@@ -793,10 +807,7 @@ impl Driver {
                         }
                     }
                 }
-                self.crawl_meta.insert(
-                    &layout::ROUND_APPLIED_KEY.to_string(),
-                    &number.to_be_bytes().to_vec(),
-                )?;
+                self.note_applied(number)?;
             }
             self.round_durable()?;
             next = last + 1;
@@ -809,11 +820,7 @@ impl Driver {
     }
 
     fn checkpoint(&mut self) -> Result<(), CrawlError> {
-        self.core.checkpoint()?;
-        self.crawl_meta.insert(
-            &layout::LEARNED_RULES_KEY.to_string(),
-            &self.core.book.rules_bytes(),
-        )?;
+        self.save_decisions()?;
         if let Some(out) = self.output.as_mut() {
             out.flush().map_err(|e| CrawlError::Output {
                 path: self.core.config.output.clone().unwrap_or_default(),

@@ -68,12 +68,7 @@ impl Message {
     /// A message from its bytes.
     pub fn decode(bytes: &[u8]) -> Result<Message, CodecError> {
         let mut r = Reader::new::<Message>(bytes);
-        let version: u8 = r.element()?;
-        if version != WIRE_VERSION {
-            return Err(CodecError::invalid::<Message>(format!(
-                "wire version {version}, this process speaks {WIRE_VERSION}: run the same simcrawl everywhere"
-            )));
-        }
+        check_version::<Message>(&mut r)?;
         let status = Status {
             idle: r.element()?,
             stop: r.element()?,
@@ -96,6 +91,17 @@ impl Message {
     pub fn any_stop(round: &[Message]) -> bool {
         round.iter().any(|m| m.status.stop)
     }
+}
+
+/// Reads the wire version a message starts with: another is an error that says what to do.
+fn check_version<T>(r: &mut Reader<'_>) -> Result<(), CodecError> {
+    let version: u8 = r.element()?;
+    if version != WIRE_VERSION {
+        return Err(CodecError::invalid::<T>(format!(
+            "wire version {version}, this process speaks {WIRE_VERSION}: run the same simcrawl everywhere"
+        )));
+    }
+    Ok(())
 }
 
 /// A digest of the learned rules a canonicaliser applies: two processes with the same digest key
@@ -459,12 +465,7 @@ impl Hello {
     /// A hello from its bytes.
     pub fn decode(bytes: &[u8]) -> Result<Hello, CodecError> {
         let mut r = Reader::new::<Hello>(bytes);
-        let version: u8 = r.element()?;
-        if version != WIRE_VERSION {
-            return Err(CodecError::invalid::<Hello>(format!(
-                "wire version {version}, this process speaks {WIRE_VERSION}: run the same simcrawl everywhere"
-            )));
-        }
+        check_version::<Hello>(&mut r)?;
         let config: u64 = r.element()?;
         let has_applied: bool = r.element()?;
         let applied: u64 = r.element()?;

@@ -30,9 +30,7 @@ impl Core {
         verifying: Option<crate::learn::Rule>,
         now: Now,
     ) -> Result<(), CrawlError> {
-        if !matches!(result, PageResult::Redirected { .. }) {
-            self.redirect_hops.remove(&lease.key_hash);
-        }
+        self.end_redirect_chain(&lease, result);
         let completion = match result {
             PageResult::Failed(e) => {
                 tracing::debug!("{e}");
@@ -61,10 +59,15 @@ impl Core {
         verifying: Option<crate::learn::Rule>,
         now: Now,
     ) -> Result<(), CrawlError> {
+        self.end_redirect_chain(lease, result);
+        self.response(lease, result, verifying, now)
+    }
+
+    /// A chain of redirects through the frontier ends at a fetch that was not redirected.
+    fn end_redirect_chain(&mut self, lease: &Lease, result: &PageResult) {
         if !matches!(result, PageResult::Redirected { .. }) {
             self.redirect_hops.remove(&lease.key_hash);
         }
-        self.response(lease, result, verifying, now)
     }
 
     /// A fetch that brought a response: a redirect or a page.

@@ -30,10 +30,17 @@ impl Core {
         keyed_with: &Arc<Canonicalizer>,
         now: Now,
     ) -> Result<(), CrawlError> {
-        // The links of another process's page that fall to this process are this process's
-        // own: logged and counted here (see `crate::shard`).
+        self.as_own(|core| core.admit_links_inner(lease, links, plain_keys, keyed_with, now))
+    }
+
+    /// Runs `admit` as this process's own work: the links of another process's page that fall
+    /// to this process are this process's links, logged and counted here (see `crate::shard`).
+    fn as_own(
+        &mut self,
+        admit: impl FnOnce(&mut Core) -> Result<(), CrawlError>,
+    ) -> Result<(), CrawlError> {
         let foreign = std::mem::replace(&mut self.foreign, false);
-        let admitted = self.admit_links_inner(lease, links, plain_keys, keyed_with, now);
+        let admitted = admit(self);
         self.foreign = foreign;
         admitted
     }
@@ -50,32 +57,27 @@ impl Core {
         if page.replayed_links.is_empty() {
             return self.admit_links(lease, &page.links, &page.plain_keys, &page.canon, now);
         }
-        let foreign = std::mem::replace(&mut self.foreign, false);
-        let mut admitted = Ok(());
-        for link in &page.replayed_links {
-            admitted = match *link {
-                super::fetched::ReplayedLink::Own(i) => match page.links.get(i) {
-                    Some(candidate) => self.admit_link_keyed(
-                        candidate,
-                        PlainKey::Unknown,
-                        lease.depth + 1,
-                        lease.url.as_str(),
-                        now,
-                    ),
-                    None => Ok(()),
-                },
-                super::fetched::ReplayedLink::Elsewhere(key_hash) => self
-                    .frontier
-                    .elsewhere(key_hash)
-                    .map(|_| ())
-                    .map_err(CrawlError::from),
-            };
-            if admitted.is_err() {
-                break;
+        self.as_own(|core| {
+            for link in &page.replayed_links {
+                match *link {
+                    super::fetched::ReplayedLink::Own(i) => {
+                        if let Some(candidate) = page.links.get(i) {
+                            core.admit_link_keyed(
+                                candidate,
+                                PlainKey::Unknown,
+                                lease.depth + 1,
+                                lease.url.as_str(),
+                                now,
+                            )?;
+                        }
+                    }
+                    super::fetched::ReplayedLink::Elsewhere(key_hash) => {
+                        core.frontier.elsewhere(key_hash)?;
+                    }
+                }
             }
-        }
-        self.foreign = foreign;
-        admitted
+            Ok(())
+        })
     }
 
     fn admit_links_inner(
