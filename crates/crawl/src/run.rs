@@ -1008,6 +1008,7 @@ impl Driver {
                         &result,
                         verifying.as_ref(),
                         self.core.config.frontier.shard,
+                        &|link| self.core.frontier.refuses_link(link),
                     ) {
                         let exchange = result.take_exchange();
                         // No request any more: the host's next page and the other hosts' go on

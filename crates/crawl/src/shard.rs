@@ -148,12 +148,14 @@ fn get_hops(r: &mut Reader<'_>) -> Result<Vec<(Url, Url)>, CodecError> {
 }
 
 /// The wire form of a fetch that brought a page or a redirect (`None` for a failure, which
-/// changes nothing the others know). `verifying`: the rule the fetch verifies.
+/// changes nothing the others know). `verifying`: the rule the fetch verifies; `refuses`: whether
+/// the frontier's trap guards or scope refuse a link ([`simcrawl_frontier::Frontier::refuses_link`]).
 pub fn encode_event(
     lease: &Lease,
     result: &PageResult,
     verifying: Option<&Rule>,
     shard: Option<Shard>,
+    refuses: &dyn Fn(&simcrawl_url::Candidate) -> bool,
 ) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(1024);
     put_str(lease.url.as_str(), &mut out);
@@ -178,13 +180,18 @@ pub fn encode_event(
         }
         PageResult::Done(page) => {
             write_element(&2u8, &mut out);
-            encode_page(page, shard, &mut out);
+            encode_page(page, shard, refuses, &mut out);
         }
     }
     Some(out)
 }
 
-fn encode_page(page: &FetchedPage, shard: Option<Shard>, out: &mut Vec<u8>) {
+fn encode_page(
+    page: &FetchedPage,
+    shard: Option<Shard>,
+    refuses: &dyn Fn(&simcrawl_url::Candidate) -> bool,
+    out: &mut Vec<u8>,
+) {
     put_str(page.final_url.as_str(), out);
     put_hops(&page.hops, out);
     write_element(&page.status, out);
@@ -206,6 +213,7 @@ fn encode_page(page: &FetchedPage, shard: Option<Shard>, out: &mut Vec<u8>) {
         put_str(link.fetch.as_str(), out);
         write_element(&link.key.hash128(), out);
         write_element(&shard.map_or(0, |s| s.owner(link.fetch.as_url())), out);
+        write_element(&refuses(link), out);
     }
     write_element(&page.analysis.is_some(), out);
     if let Some(a) = &page.analysis {
@@ -324,8 +332,12 @@ fn decode_page(r: &mut Reader<'_>, core: &Core) -> Result<FetchedPage, CodecErro
         let link: String = r.element()?;
         let key_hash: u128 = r.element()?;
         let owner: u32 = r.element()?;
+        let refused: bool = r.element()?;
         if same_rules && owner != me {
-            replayed_links.push(ReplayedLink::Elsewhere(key_hash));
+            // Refused (a trap, out of scope): nobody's seen set takes it.
+            if !refused {
+                replayed_links.push(ReplayedLink::Elsewhere(key_hash));
+            }
         } else if let Ok(candidate) = canon.canonicalize(&link, None) {
             replayed_links.push(ReplayedLink::Own(links.len()));
             links.push(candidate);

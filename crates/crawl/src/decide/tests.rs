@@ -91,7 +91,9 @@ impl Sim {
             let verifying = self.core.book.take_verifying(lease.key_hash);
             if let Some(events) = self.events.as_mut()
                 && let Some(event) =
-                    crate::shard::encode_event(&lease, &result, verifying.as_ref(), None)
+                    crate::shard::encode_event(&lease, &result, verifying.as_ref(), None, &|link| {
+                        self.core.frontier.refuses_link(link)
+                    })
             {
                 events.push(event);
             }

@@ -72,6 +72,21 @@ impl Frontier {
         Ok(admission)
     }
 
+    /// Whether a link would be refused by the trap guards or the scope, the checks
+    /// [`admit`](Frontier::admit) makes before it looks at the seen set or a URL's site: what a
+    /// sharded crawl's process tells the others with a link of their sites, so that they add its
+    /// key to their seen sets exactly when the link's owner would.
+    pub fn refuses_link(&self, candidate: &Candidate) -> bool {
+        let fetch = &candidate.fetch;
+        let text = fetch.as_str();
+        traps::check(fetch.as_url(), text, &self.config.traps).is_some()
+            || self
+                .scope
+                .check_host(fetch.host_str())
+                .and_then(|()| self.scope.check_patterns(text))
+                .is_err()
+    }
+
     pub(super) fn admit_inner(
         &mut self,
         candidate: &Candidate,
