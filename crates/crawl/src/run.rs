@@ -104,6 +104,10 @@ pub trait Rounds: Send + 'static {
 /// A process's messages are sent at most this often: the pages fetched meanwhile go together.
 const ROUND_GAP: Duration = Duration::from_millis(10);
 
+/// A sharded crawl's pages fetched and analysed, waiting for their round, at most: past this the
+/// process fetches no more until a round is applied (a page held is a few tens of KB).
+const MAX_WAITING_PAGES: usize = 1024;
+
 /// A sharded crawl puts what it applied on disk every this many rounds (about half a second).
 const DURABLE_EVERY: u64 = 32;
 
@@ -435,11 +439,24 @@ impl Driver {
             let mut done = false;
             if !stopping {
                 loop {
+                    // A sharded crawl's pages waiting for their round are fetched too.
+                    let waiting = self
+                        .shard
+                        .as_ref()
+                        .map_or(0, |s| s.held.len() + s.sent.len());
                     if let Some(max) = self.core.config.max_fetches
-                        && self.fetched_before + self.core.progress.fetched + u64::from(in_flight)
+                        && self.fetched_before
+                            + self.core.progress.fetched
+                            + u64::from(in_flight)
+                            + waiting as u64
                             >= max
                     {
                         stopping = true;
+                        break;
+                    }
+                    // While the rounds lag (a slower process), at most so many pages wait in
+                    // memory: the fetching waits instead.
+                    if waiting >= MAX_WAITING_PAGES {
                         break;
                     }
                     match self.core.frontier.next_ready(Instant::now())? {
