@@ -212,8 +212,12 @@ fn encode_page(
     for link in &page.links {
         put_str(link.fetch.as_str(), out);
         write_element(&link.key.hash128(), out);
-        write_element(&shard.map_or(0, |s| s.owner(link.fetch.as_url())), out);
-        write_element(&refuses(link), out);
+        let owner = shard.map_or(0, |s| s.owner(link.fetch.as_url()));
+        write_element(&owner, out);
+        // Refused (a trap, out of scope), or keyed by a rule as another site's URL: no other
+        // process's seen set takes it (see `Frontier::admit`).
+        let refused = refuses(link) || shard.is_some_and(|s| s.owner_of_key(&link.key) != owner);
+        write_element(&refused, out);
     }
     write_element(&page.analysis.is_some(), out);
     if let Some(a) = &page.analysis {

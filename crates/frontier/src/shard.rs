@@ -3,6 +3,7 @@
 //! site, and so its politeness and its robots.txt, stays with one process, and adding a process
 //! moves only a `1/n` share of the sites.
 
+use simcrawl_url::CanonicalKey;
 use std::net::{Ipv4Addr, Ipv6Addr};
 use url::Url;
 use xxhash_rust::xxh3::xxh3_64;
@@ -39,16 +40,35 @@ impl Shard {
     pub fn owner(&self, url: &Url) -> u32 {
         jump_hash(xxh3_64(site_key(url).as_bytes()), self.count)
     }
+
+    /// The process that owns the site of a canonical key. A learned rule can give a URL the key
+    /// of another site's URL (a mirror's page the key of its original): that URL is fetched by
+    /// its own site's process, and only that site's process may count the key as queued.
+    pub fn owner_of_key(&self, key: &CanonicalKey) -> u32 {
+        let default = if key.as_str().starts_with("https:") {
+            443
+        } else {
+            80
+        };
+        let site = site_of(key.host(), key.port().unwrap_or(default));
+        jump_hash(xxh3_64(site.as_bytes()), self.count)
+    }
 }
 
 /// What a URL's owner is chosen by: its registrable domain (`docs.example.co.uk` and
 /// `www.example.co.uk` are one site), or for an IP address or a one-label name (`localhost`) the
 /// address and port, since servers on one address but different ports are different sites.
 pub fn site_key(url: &Url) -> String {
-    let host = url.host_str().unwrap_or_default();
+    site_of(
+        url.host_str().unwrap_or_default(),
+        url.port_or_known_default().unwrap_or(0),
+    )
+}
+
+fn site_of(host: &str, port: u16) -> String {
     let bare = host.trim_start_matches('[').trim_end_matches(']');
     if bare.parse::<Ipv4Addr>().is_ok() || bare.parse::<Ipv6Addr>().is_ok() || !host.contains('.') {
-        return format!("{host}:{}", url.port_or_known_default().unwrap_or(0));
+        return format!("{host}:{port}");
     }
     crate::registrable_domain(host).to_ascii_lowercase()
 }
@@ -83,6 +103,16 @@ mod tests {
         assert_eq!(site_key(&url("http://127.0.0.1:8080/x")), "127.0.0.1:8080");
         assert_eq!(site_key(&url("http://[::1]/x")), "[::1]:80");
         assert_eq!(site_key(&url("http://localhost:9/x")), "localhost:9");
+        let canon = simcrawl_url::Canonicalizer::default();
+        for u in [
+            "http://127.0.0.1:8080/a?b=1",
+            "http://127.0.0.1/a",
+            "https://docs.example.co.uk/x",
+            "http://[::1]:9/",
+        ] {
+            let key = canon.canonicalize(u, None).unwrap().key;
+            assert_eq!(shard.owner_of_key(&key), shard.owner(&url(u)), "{u}");
+        }
     }
 
     #[test]

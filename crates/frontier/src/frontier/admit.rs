@@ -123,11 +123,17 @@ impl Frontier {
             && !shard.owns(fetch.as_url())
         {
             // Every process sees every page's links in the same order, so each keeps the same
-            // seen set; only the owner queues.
+            // seen set; only the owner queues. A key a learned rule took from another site (a
+            // mirror's URL keyed as its original's) is left to that site's process: were it
+            // seen here, this process would take its own URL with that key for queued elsewhere,
+            // the link's owner its link for queued here, and nobody would fetch either.
+            let same_site = shard.owner_of_key(&candidate.key) == shard.owner(fetch.as_url());
             let seen = match self.seen.probe(key_hash) {
                 Probe::Member => true,
                 Probe::Absent(absent) => {
-                    self.seen.insert_absent(absent);
+                    if same_site {
+                        self.seen.insert_absent(absent);
+                    }
                     false
                 }
             };
