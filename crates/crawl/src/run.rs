@@ -310,7 +310,11 @@ impl ShardState {
             .name("simcrawl-rounds".into())
             .spawn(move || {
                 while let Ok(message) = requests.recv() {
-                    rounds.send(message)?;
+                    if let Err(e) = rounds.send(message) {
+                        // Said to the driver, which is waiting for this round.
+                        let _ = replies.send(Err(e));
+                        return Ok(());
+                    }
                     loop {
                         match rounds.recv(Duration::from_millis(200)) {
                             Ok(Some(round)) => {
@@ -645,17 +649,8 @@ impl Driver {
         if let Some(old) = number.checked_sub(ROUND_LOG_WINDOW) {
             self.round_log.remove(&old)?;
         }
-        let messages = round
-            .iter()
-            .map(|m| crate::shard::Message::decode(m))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| CrawlError::Shard(format!("a message of another process: {e}")))?;
-        let me = self
-            .core
-            .config
-            .frontier
-            .shard
-            .map_or(0, |s| s.index() as usize);
+        let messages = crate::shard::Message::decode_all(&round, "a message of another process")?;
+        let me = self.core.shard_index();
         let Some(shard) = self.shard.as_mut() else {
             return Ok(RoundEnd::Continue);
         };
@@ -787,12 +782,7 @@ impl Driver {
                 rounds.entry(*number).or_insert(messages);
             }
         }
-        let me = self
-            .core
-            .config
-            .frontier
-            .shard
-            .map_or(0, |s| s.index() as usize);
+        let me = self.core.shard_index();
         let mut next = applied.map_or(0, |a| a + 1);
         let last = rounds.keys().next_back().copied();
         if let Some(last) = last
@@ -809,11 +799,7 @@ impl Driver {
                         "round {number} is in no process's log: the stores are from different crawls, or a store was restored from an older copy; start the crawl again with new stores"
                     )));
                 };
-                let messages = messages
-                    .iter()
-                    .map(|m| crate::shard::Message::decode(m))
-                    .collect::<Result<Vec<_>, _>>()
-                    .map_err(|e| CrawlError::Shard(format!("a logged round: {e}")))?;
+                let messages = crate::shard::Message::decode_all(messages, "a logged round")?;
                 for (process, message) in messages.iter().enumerate() {
                     for event in &message.events {
                         if process == me {

@@ -82,6 +82,15 @@ impl Message {
         Ok(Message { status, events })
     }
 
+    /// A round's messages (`what` names them in the error).
+    pub fn decode_all(round: &[Vec<u8>], what: &str) -> Result<Vec<Message>, CrawlError> {
+        round
+            .iter()
+            .map(|m| Message::decode(m))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| CrawlError::Shard(format!("{what}: {e}")))
+    }
+
     /// Whether the round's messages end the crawl: every process idle and nothing sent.
     pub fn all_idle(round: &[Message]) -> bool {
         round.iter().all(|m| m.status.idle && m.events.is_empty())
@@ -328,7 +337,7 @@ fn decode_page(r: &mut Reader<'_>, core: &Core) -> Result<FetchedPage, CodecErro
     let links_dropped = r.element::<u64>()? as usize;
     let canonical = get_opt(r)?.and_then(|c| canon.canonicalize(&c, None).ok());
     let same_rules = r.element::<u64>()? == rules_digest(&canon);
-    let me = core.config.frontier.shard.map_or(0, |s| s.index());
+    let me = core.shard_index() as u32;
     let n: u32 = r.element()?;
     let mut links = Vec::with_capacity(n as usize);
     let mut replayed_links = Vec::with_capacity(n as usize);
@@ -549,6 +558,11 @@ pub fn decode_round(bytes: &[u8]) -> Result<Vec<Vec<u8>>, CodecError> {
 }
 
 impl Core {
+    /// This process's index in a sharded crawl (0 for a crawl of one process).
+    pub fn shard_index(&self) -> usize {
+        self.config.frontier.shard.map_or(0, |s| s.index() as usize)
+    }
+
     /// Applies this process's own page or redirect from a round it had sent but not applied when
     /// it stopped (see [`Hello`]): recorded as its own, without a lease (the frontier hands the
     /// URL out again, and the page is then recognised as decided).
