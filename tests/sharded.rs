@@ -333,3 +333,89 @@ fn a_store_of_another_share_is_refused_before_connecting() {
         "{stderr}"
     );
 }
+
+/// The documents of the real-page slice indexed in `stores` (a manual's file: `manual:path`), with
+/// how many times each.
+fn real_documents(
+    web: &simcrawl_testsite::RunningRealWeb,
+    stores: &[PathBuf],
+) -> BTreeMap<String, usize> {
+    let hosts: Vec<(String, String)> = web
+        .config()
+        .hosts
+        .iter()
+        .filter_map(|h| Some((web.url(&h.name, "")?, h.manual.clone()?)))
+        .collect();
+    let mut docs = BTreeMap::new();
+    for path in stores {
+        let store = Store::open(path).expect("the store opens after the crawl");
+        let index = PageIndex::open(&store, 3, 0.8).expect("the page index opens");
+        for page in index.own_records() {
+            let page = page.expect("a readable page");
+            let url = page.url.split(['?', '#']).next().unwrap_or(&page.url);
+            if let Some(doc) = hosts.iter().find_map(|(base, manual)| {
+                url.strip_prefix(base.as_str())
+                    .map(|rel| format!("{manual}:{}", rel.trim_start_matches('/')))
+            }) {
+                *docs.entry(doc).or_default() += 1;
+            }
+        }
+    }
+    docs
+}
+
+#[test]
+fn on_real_pages_two_processes_index_the_documents_one_does() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let slice = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/realweb");
+    let config = simcrawl_testsite::RealWebConfig::slice(&slice).expect("the checked-in slice");
+    let web = rt
+        .block_on(config.serve())
+        .expect("the real-page web starts");
+    let seeds = vec![web.seed()];
+    let scope = ["--scope", "any", "--include", r"^http://127\.0\.0\.1:"];
+    let dir = Dir::new();
+    assert_success(&crawl(&dir.store(), &seeds, &scope));
+    let one = real_documents(&web, &[dir.store()]);
+    assert!(one.len() > 30, "{one:?}");
+    let hosts = hostfile(&dir, 2);
+    let flags: Vec<&str> = ["--delay", "0", "--concurrency", "8"]
+        .into_iter()
+        .chain(scope)
+        .collect();
+    let children: Vec<Child> = (0..2)
+        .map(|i| start(&dir, &hosts, 2, i, &seeds, &flags))
+        .collect();
+    for child in children {
+        assert_success(&child.wait_with_output().expect("simcrawl ends"));
+    }
+    let stores: Vec<PathBuf> = (0..2).map(|i| dir.path(&format!("shard{i}"))).collect();
+    let two = real_documents(&web, &stores);
+    for (doc, times) in &two {
+        assert_eq!(*times, 1, "{doc} indexed {times} times");
+    }
+    // Clang 15's and 16's manuals share files that did not change between the versions: which of
+    // the two copies is kept is the order of the fetches. A file is counted by its path in the
+    // manual, whichever version kept it; a file the versions changed counts twice in both.
+    let by_file = |docs: &BTreeMap<String, usize>| {
+        let mut files: BTreeMap<String, usize> = BTreeMap::new();
+        for (doc, n) in docs {
+            let file = doc
+                .strip_prefix("clang15:")
+                .or_else(|| doc.strip_prefix("clang16:"))
+                .map_or_else(|| doc.clone(), |f| format!("clang:{f}"));
+            *files.entry(file).or_default() += n;
+        }
+        files
+    };
+    assert_eq!(
+        by_file(&two),
+        by_file(&one),
+        "two processes indexed other files of the real pages than one"
+    );
+    rt.block_on(web.shutdown());
+}
