@@ -50,6 +50,15 @@ pub struct Args {
     /// tokenizer built the same tree (`parser_check` in the output; an error if any differ).
     #[arg(long)]
     check_parser: bool,
+    /// Also time the crawl's whole analysis of a page (`Analyzer::analyze_html`: extraction,
+    /// normalisation, digests, SimHash, MinHash, template lines), as CPU milliseconds per page
+    /// (`analyse_cpu_ms_per_page`), interleaved with the extraction alone.
+    #[arg(long)]
+    analyse: bool,
+    /// Write every page's analysis (normalised text, digests, fingerprints, line keys; one line
+    /// per page in corpus order) to this file, so that a change can be checked to decide alike.
+    #[arg(long)]
+    dump_analysis: Option<PathBuf>,
 }
 
 /// `true` for a file name ending in `.html`, in any case (`.html` alone too, which
@@ -137,7 +146,8 @@ pub fn run(args: Args) -> Result<()> {
         .context("page URLs")?;
     let extractor = Extractor::default();
     let mb = bytes as f64 / (1 << 20) as f64;
-    let (mut rates, mut cpu_rates) = (Vec::new(), Vec::new());
+    let analyzer = Analyzer::default();
+    let (mut rates, mut cpu_rates, mut analyse_ms) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..args.reps.max(1) {
         let start = Instant::now();
         let cpu_start = thread_cpu_seconds();
@@ -146,6 +156,39 @@ pub fn run(args: Args) -> Result<()> {
         }
         rates.push(mb / start.elapsed().as_secs_f64());
         cpu_rates.push(mb / (thread_cpu_seconds() - cpu_start).max(1e-9));
+        if args.analyse {
+            let cpu_start = thread_cpu_seconds();
+            for ((_, html), url) in pages.iter().zip(&urls) {
+                black_box(analyzer.analyze_html(html.as_bytes(), black_box(html), url, None));
+            }
+            analyse_ms
+                .push((thread_cpu_seconds() - cpu_start) * 1000.0 / pages.len().max(1) as f64);
+        }
+    }
+    if let Some(path) = &args.dump_analysis {
+        let mut out = std::io::BufWriter::new(
+            std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?,
+        );
+        for ((_, html), url) in pages.iter().zip(&urls) {
+            let a = analyzer.analyze_html(html.as_bytes(), html, url, None);
+            writeln!(
+                out,
+                "{url} {:?} {:?} {} {:?} {:?} {} {:?} {} {} {:?} {:?} {:?}",
+                a.body_digest,
+                a.text_digest,
+                a.body_sha256,
+                a.simhash,
+                a.full_simhash,
+                a.full_words,
+                a.sketch,
+                a.words,
+                a.short,
+                a.title_key,
+                a.lines,
+                a.text,
+            )?;
+        }
+        out.flush()?;
     }
 
     // What the extraction gave, outside the timed loop.
@@ -182,6 +225,13 @@ pub fn run(args: Args) -> Result<()> {
         "fallback": fallback,
         "mean_words": round3(words as f64 / pages.len().max(1) as f64),
     });
+    if args.analyse {
+        out["analyse_cpu_ms_per_page"] = json!(round3(median(&mut analyse_ms)));
+        out["extract_cpu_ms_per_page"] = json!(round3(
+            bytes as f64 / (1 << 20) as f64 / median(&mut cpu_rates) * 1000.0
+                / pages.len().max(1) as f64
+        ));
+    }
     if let Some(dir) = &args.dir {
         out["dir"] = json!(dir.display().to_string());
     }

@@ -76,6 +76,25 @@ impl Canonicalizer {
         Ok(Candidate { fetch, key })
     }
 
+    /// [`canonicalize`](Self::canonicalize) for a URL already parsed (an extracted link): the
+    /// same candidate, without serialising and parsing the URL again.
+    ///
+    /// ```
+    /// use simcrawl_url::{Canonicalizer, Url};
+    ///
+    /// let canon = Canonicalizer::default();
+    /// let url = Url::parse("http://Example.com/a/./b?utm_source=x#top")?;
+    /// let candidate = canon.canonicalize_url(&url)?;
+    /// assert_eq!(candidate, canon.canonicalize(url.as_str(), None)?);
+    /// assert_eq!(candidate.fetch.as_str(), "http://example.com/a/b?utm_source=x");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn canonicalize_url(&self, url: &Url) -> Result<Candidate, UrlError> {
+        let fetch = FetchUrl::from_parsed(url.clone(), url.as_str())?;
+        let key = self.key_of(&fetch);
+        Ok(Candidate { fetch, key })
+    }
+
     /// The key of a URL already parsed.
     pub fn key_of(&self, fetch: &FetchUrl) -> CanonicalKey {
         self.build(fetch.as_url(), &mut Silent, None)

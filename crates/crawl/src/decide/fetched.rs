@@ -181,25 +181,19 @@ impl FetchedPage {
             .document
             .canonical
             .as_ref()
-            .and_then(|c| self.canon.canonicalize(c.url.as_str(), None).ok());
+            .and_then(|c| self.canon.canonicalize_url(&c.url).ok());
         let links = &analysis.document.links;
         self.links_dropped = links.len().saturating_sub(max_links);
         self.links = links
             .iter()
             .take(max_links)
-            .filter_map(|l| self.canon.canonicalize(l.url.as_str(), None).ok())
+            .filter_map(|l| self.canon.canonicalize_url(&l.url).ok())
             .collect();
         if let Some(plain) = &self.plain {
             self.plain_keys = self
                 .links
                 .iter()
-                .map(|c| {
-                    plain
-                        .canonicalize(c.fetch.as_str(), None)
-                        .ok()
-                        .map(|p| p.key.hash128())
-                        .filter(|h| *h != c.key.hash128())
-                })
+                .map(|c| Some(plain.key_of(&c.fetch).hash128()).filter(|h| *h != c.key.hash128()))
                 .collect();
         }
         self.analysis = Some(analysis);
