@@ -5,7 +5,9 @@ use crate::template::TemplateSet;
 use simcrawl_dedup::{
     Digest128, FeatureOptions, MinHasher, SimHash, SimHasher, Sketch, sha256_hex,
 };
-use simcrawl_extract::{Document, ExtractOptions, Extractor, NormalizeOptions, normalize_text};
+use simcrawl_extract::{
+    Document, ExtractOptions, Extractor, NormalizeOptions, normalize_lines, normalize_text,
+};
 use url::Url;
 
 /// Everything the exact and near-duplicate checks need from one page.
@@ -167,7 +169,24 @@ impl Analyzer {
     }
 
     fn finish(&self, body: &[u8], document: Document) -> PageAnalysis {
-        let text = normalize_text(&document.main_text, self.normalize);
+        // The text and its lines in one pass, when the lines' normalisation is the text's.
+        let (text, lines) = if self.normalize == NormalizeOptions::FINGERPRINT {
+            let mut lines = Vec::new();
+            let mut seen = std::collections::HashSet::new();
+            let text = normalize_lines(&document.main_text, self.normalize, |line| {
+                if let Some(key) = crate::template::line_key(line)
+                    && seen.insert(key.hash)
+                {
+                    lines.push(key);
+                }
+            });
+            (text, lines)
+        } else {
+            (
+                normalize_text(&document.main_text, self.normalize),
+                crate::template::line_keys(&document.main_text),
+            )
+        };
         let words = text.split_whitespace().count();
         let full = normalize_text(&document.full_text, self.normalize);
         let short = !document.extraction.is_main();
@@ -188,7 +207,7 @@ impl Analyzer {
             template_version: 0,
             words,
             text,
-            lines: crate::template::line_keys(&document.main_text),
+            lines,
             document,
         }
     }

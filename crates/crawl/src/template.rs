@@ -203,6 +203,16 @@ pub fn line_keys(main_text: &str) -> Vec<LineKey> {
         .collect()
 }
 
+/// The key of one line normalised for fingerprints (`None` for a line without words), as
+/// [`line_keys`] counts it.
+pub fn line_key(normalised: &str) -> Option<LineKey> {
+    let words = normalised.split_whitespace().count();
+    (words > 0).then(|| LineKey {
+        hash: xxh3_64(normalised.as_bytes()),
+        words: u32::try_from(words).unwrap_or(u32::MAX),
+    })
+}
+
 /// The lines of a main text, normalised as for fingerprints, with their words; empty lines and
 /// repeats within the page left out.
 fn lines(main_text: &str) -> Vec<(u64, u32, String)> {

@@ -110,6 +110,122 @@ pub fn normalize_text(text: &str, options: NormalizeOptions) -> String {
     out
 }
 
+/// [`normalize_text`] of `text`, and of each of its lines ([`str::lines`]) as `normalize_text`
+/// of that line alone would give it, in one pass over the text: `line` is called with each
+/// line's normalisation, in order (empty lines too). What the crawl needs for a page's main
+/// text: the text to fingerprint, and the lines that host templates count.
+///
+/// ```
+/// use simcrawl_extract::{normalize_lines, normalize_text, NormalizeOptions};
+///
+/// let text = "Released 12\nMarch 2024, at 10:32.\n\nIt's DONE!";
+/// let mut lines = Vec::new();
+/// let whole = normalize_lines(text, NormalizeOptions::FINGERPRINT, |l| lines.push(l.to_owned()));
+/// assert_eq!(whole, normalize_text(text, NormalizeOptions::FINGERPRINT));
+/// assert_eq!(whole, "released march at its done");
+/// // Alone, the first line keeps its 12: no month follows it there.
+/// assert_eq!(lines, ["released 12", "march at", "", "its done"]);
+/// ```
+pub fn normalize_lines(
+    text: &str,
+    options: NormalizeOptions,
+    mut line: impl FnMut(&str),
+) -> String {
+    /// One token: its normalised content in `contents`, its line, and whether the whole text's
+    /// rule and its line's rule drop it.
+    struct Token {
+        content: std::ops::Range<usize>,
+        line: usize,
+        month: bool,
+        date_part: bool,
+        drop_whole: bool,
+        drop_line: bool,
+    }
+    let mut contents = String::with_capacity(text.len());
+    let mut tokens: Vec<Token> = Vec::new();
+    let mut line_count = 0;
+    for (index, text_line) in text.lines().enumerate() {
+        line_count = index + 1;
+        for token in Tokens(text_line) {
+            let mut start = contents.len();
+            let mut gap = true;
+            normalize_token(token, options, &mut contents, &mut gap);
+            // The space that separates it from the token before is not part of its content.
+            if contents.as_bytes().get(start) == Some(&b' ') {
+                start += 1;
+            }
+            let noise = options.strip_noise_numbers && is_noise_number(token);
+            let (month, date_part) = if options.strip_noise_numbers {
+                (is_month(token), is_date_part(token))
+            } else {
+                (false, false)
+            };
+            tokens.push(Token {
+                content: start..contents.len(),
+                line: index,
+                month,
+                date_part,
+                drop_whole: noise,
+                drop_line: noise,
+            });
+        }
+    }
+    // The month rule: a date part just before a month, or one or two after it, is dropped; in
+    // the whole text across lines, in a line only within it.
+    for i in 0..tokens.len() {
+        if !tokens[i].month {
+            continue;
+        }
+        for j in [i.wrapping_sub(1), i + 1, i + 2] {
+            if j >= tokens.len() || !tokens[j].date_part {
+                continue;
+            }
+            tokens[j].drop_whole = true;
+            if tokens[j].line == tokens[i].line {
+                tokens[j].drop_line = true;
+            }
+        }
+    }
+    let mut whole = String::with_capacity(contents.len());
+    let mut scratch = String::new();
+    let mut next = 0;
+    for index in 0..line_count {
+        let first = next;
+        while next < tokens.len() && tokens[next].line == index {
+            next += 1;
+        }
+        let line_tokens = &tokens[first..next];
+        let line_start = whole.len() + usize::from(!whole.is_empty());
+        let mut line_end = line_start;
+        for token in line_tokens
+            .iter()
+            .filter(|t| !t.drop_whole && !t.content.is_empty())
+        {
+            if !whole.is_empty() {
+                whole.push(' ');
+            }
+            whole.push_str(&contents[token.content.clone()]);
+            line_end = whole.len();
+        }
+        if line_tokens.iter().all(|t| t.drop_whole == t.drop_line) {
+            line(whole.get(line_start..line_end).unwrap_or(""));
+        } else {
+            scratch.clear();
+            for token in line_tokens
+                .iter()
+                .filter(|t| !t.drop_line && !t.content.is_empty())
+            {
+                if !scratch.is_empty() {
+                    scratch.push(' ');
+                }
+                scratch.push_str(&contents[token.content.clone()]);
+            }
+            line(&scratch);
+        }
+    }
+    whole
+}
+
 /// The white-space-free tokens of a text, split at Unicode white space as
 /// `str::split(char::is_whitespace)` does, empty ones left out; ASCII bytes are classified
 /// without decoding.
@@ -580,6 +696,22 @@ mod tests {
                 strip_punctuation,
             };
             prop_assert_eq!(normalize_text(&text, options), reference(&text, options));
+        }
+
+        #[test]
+        fn lines_match_each_line_alone(
+            lines in prop::collection::vec(tricky_text(), 0..6),
+            crlf: bool,
+            lowercase: bool,
+            strip_noise_numbers: bool,
+        ) {
+            let options = NormalizeOptions { lowercase, strip_noise_numbers, ..NormalizeOptions::FINGERPRINT };
+            let text = lines.join(if crlf { "\r\n" } else { "\n" });
+            let mut got = Vec::new();
+            let whole = normalize_lines(&text, options, |l| got.push(l.to_owned()));
+            prop_assert_eq!(whole, normalize_text(&text, options));
+            let want: Vec<String> = text.lines().map(|l| normalize_text(l, options)).collect();
+            prop_assert_eq!(got, want);
         }
 
         #[test]
