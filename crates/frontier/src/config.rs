@@ -176,8 +176,8 @@ pub struct FrontierConfig {
     /// are dropped (their durable record stays in the store). Default 10,000.
     pub max_idle_hosts: usize,
     /// Counters and host records are written to the store every this many changes, and at every
-    /// [`checkpoint`](crate::Frontier::checkpoint). Default 65,536 (about as often as the store commits
-    /// the queues on its own): after a crash, a host's budget counts may lag by that many changes.
+    /// [`checkpoint`](crate::Frontier::checkpoint). Default 65,536: after a crash, a host's budget
+    /// counts may lag by that many changes.
     pub write_every: u32,
     /// In a crawl split over several processes, this process's share: URLs of other processes'
     /// sites are only added to the seen set ([`Admission::Elsewhere`](crate::Admission::Elsewhere)).

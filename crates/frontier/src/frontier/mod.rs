@@ -51,7 +51,7 @@ pub const RUN_AHEAD_AFTER: u32 = 64;
 /// # Durability
 ///
 /// The queues and the seen set are written behind by the store: changes are kept in memory and
-/// committed together, in one sled transaction, every 65,536 pushes or 262,144 removals, and at each
+/// committed together, in one sled transaction, every 8,192 pushes or 262,144 removals, and at each
 /// [`checkpoint`](Frontier::checkpoint) (see [`Queues`]). After a crash they are exactly as the
 /// last commit left them: a URL is in the seen set only if it is queued or was fetched, and a
 /// completed lease is removed only with the links admitted before it. The robots.txt cache and
