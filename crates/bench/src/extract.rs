@@ -7,7 +7,9 @@
 //! a Debian documentation package); the pairs are then not judged. `--dump FILE` writes every
 //! `Document` (`{:?}`), one per page, so that a change to the extractor can be checked to give the
 //! same output on the same corpus. `--check-parser` checks that the fast tokenizer builds the same
-//! tree as html5ever's on every page of the corpus.
+//! tree as html5ever's on every page of the corpus. `--analyse` also times the crawl's whole analysis
+//! of a page (extraction, normalisation, digests, fingerprints, template lines) in CPU ms per page, and
+//! `--dump-analysis FILE` writes it, so that a speed-up can be checked to decide exactly as before.
 
 use crate::proc::thread_cpu_seconds;
 use crate::stats::{median, round3};
