@@ -45,6 +45,11 @@ pub struct PageAnalysis {
     /// The main text's lines as the host templates count them (hash and words), computed with
     /// the rest of the analysis, off the crawl's coordinator.
     pub lines: Vec<crate::template::LineKey>,
+    /// The normalised text of each of `lines`, in order, joined by `\n` (a normalised line has
+    /// none): what a host's template keeps of a line it meets again, so that the coordinator need
+    /// not normalise the main text a second time. Empty when not known (a page replayed from
+    /// another process); the templates then make the lines again.
+    pub line_texts: String,
 }
 
 /// Turns pages into [`PageAnalysis`] values. Cheap to clone and share between threads.
@@ -170,21 +175,27 @@ impl Analyzer {
 
     fn finish(&self, body: &[u8], document: Document) -> PageAnalysis {
         // The text and its lines in one pass, when the lines' normalisation is the text's.
-        let (text, lines) = if self.normalize == NormalizeOptions::FINGERPRINT {
+        let (text, lines, line_texts) = if self.normalize == NormalizeOptions::FINGERPRINT {
             let mut lines = Vec::new();
+            let mut line_texts = String::new();
             let mut seen = std::collections::HashSet::new();
             let text = normalize_lines(&document.main_text, self.normalize, |line| {
                 if let Some(key) = crate::template::line_key(line)
                     && seen.insert(key.hash)
                 {
+                    if !lines.is_empty() {
+                        line_texts.push('\n');
+                    }
+                    line_texts.push_str(line);
                     lines.push(key);
                 }
             });
-            (text, lines)
+            (text, lines, line_texts)
         } else {
             (
                 normalize_text(&document.main_text, self.normalize),
                 crate::template::line_keys(&document.main_text),
+                String::new(),
             )
         };
         let words = text.split_whitespace().count();
@@ -208,6 +219,7 @@ impl Analyzer {
             words,
             text,
             lines,
+            line_texts,
             document,
         }
     }

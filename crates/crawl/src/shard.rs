@@ -456,6 +456,7 @@ fn decode_analysis(r: &mut Reader<'_>, url: &Url) -> Result<PageAnalysis, CodecE
         short,
         title_key,
         lines,
+        line_texts: String::new(),
     })
 }
 

@@ -258,15 +258,18 @@ impl HostTemplates {
     /// what changed: pages judged before against lines that turn out to be the host's template
     /// may be judged again, and fingerprints made without the template before are stale.
     pub fn observe(&mut self, host: &str, main_text: &str) -> Result<Observed, CrawlError> {
-        self.observe_lines(host, &line_keys(main_text), main_text)
+        self.observe_lines(host, &line_keys(main_text), "", main_text)
     }
 
     /// [`HostTemplates::observe`] with the page's line keys computed already ([`line_keys`] of
-    /// `main_text`).
+    /// `main_text`), and their normalised texts joined by `\n` when known
+    /// ([`PageAnalysis::line_texts`](crate::PageAnalysis::line_texts); empty: made again from
+    /// `main_text` if a line's text is needed).
     pub fn observe_lines(
         &mut self,
         host: &str,
         keys: &[LineKey],
+        line_texts: &str,
         main_text: &str,
     ) -> Result<Observed, CrawlError> {
         let entry = self.host(host)?;
@@ -276,20 +279,30 @@ impl HostTemplates {
         let before = entry.template_hashes();
         entry.pages += 1;
         let mut texts: Option<HashMap<u64, String>> = None;
-        for &LineKey { hash, words } in keys {
+        let known: Vec<&str> = if line_texts.is_empty() {
+            Vec::new()
+        } else {
+            line_texts.split('\n').collect()
+        };
+        let known = (known.len() == keys.len()).then_some(known);
+        for (index, &LineKey { hash, words }) in keys.iter().enumerate() {
             let room = entry.lines.len() < MAX_LINES;
             match entry.lines.get_mut(&hash) {
                 Some(line) => {
                     line.pages += 1;
                     if line.text.is_none() {
                         // A line met a second time: its text, for `simcrawl template`.
-                        let texts = texts.get_or_insert_with(|| {
-                            lines(main_text)
-                                .into_iter()
-                                .map(|(h, _, t)| (h, t))
-                                .collect()
-                        });
-                        line.text = texts.remove(&hash);
+                        line.text = match &known {
+                            Some(known) => Some(known[index].to_owned()),
+                            None => texts
+                                .get_or_insert_with(|| {
+                                    lines(main_text)
+                                        .into_iter()
+                                        .map(|(h, _, t)| (h, t))
+                                        .collect()
+                                })
+                                .remove(&hash),
+                        };
                     }
                 }
                 None if room => {
@@ -587,6 +600,41 @@ mod tests {
             3
         );
         assert_eq!(t.template_words("other", "Site tagline here").unwrap(), 0);
+    }
+
+    #[test]
+    fn line_texts_from_the_analysis_learn_what_the_main_text_does() {
+        let analyzer = crate::page::Analyzer::default();
+        let url = url::Url::parse("http://127.0.0.1/p").unwrap();
+        let store = Store::temporary().unwrap();
+        let (mut given, mut remade) = (
+            HostTemplates::open(&store).unwrap(),
+            HostTemplates::open(&store).unwrap(),
+        );
+        for i in 0..8 {
+            let html = format!(
+                "<html><body><p>Menu: Home, Docs, 12 March 2024</p><p>Page {i} says its own \
+                 words, in a sentence of some length.</p><p>Menu: Home, Docs, 12 March 2024</p>\
+                 <p>Released 12</p><p>March 2024 at 10:32.</p></body></html>"
+            );
+            let a = analyzer.analyze_html(html.as_bytes(), &html, &url, None);
+            assert!(!a.line_texts.is_empty());
+            let main = &a.document.main_text;
+            given
+                .observe_lines("h", &a.lines, &a.line_texts, main)
+                .unwrap();
+            remade.observe_lines("h", &a.lines, "", main).unwrap();
+        }
+        let template = given.template("h").unwrap();
+        assert_eq!(template, remade.template("h").unwrap());
+        assert!(
+            template
+                .lines
+                .iter()
+                .any(|l| l.text == "menu home docs march")
+                && template.lines.iter().any(|l| l.text == "released 12"),
+            "{template:?}"
+        );
     }
 
     #[test]

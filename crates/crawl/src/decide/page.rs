@@ -160,8 +160,12 @@ impl Core {
                         ..
                     }
             ) {
-            self.templates
-                .observe_lines(&host, &analysis.lines, &analysis.document.main_text)?
+            self.templates.observe_lines(
+                &host,
+                &analysis.lines,
+                &analysis.line_texts,
+                &analysis.document.main_text,
+            )?
         } else {
             Default::default()
         };
