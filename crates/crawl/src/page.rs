@@ -170,7 +170,7 @@ impl Analyzer {
         let text = template
             .and_then(|t| t.strip(main_text))
             .unwrap_or_else(|| normalize_text(main_text, self.normalize));
-        (self.simhash.fingerprint(&text), self.minhash.sketch(&text))
+        self.simhash.fingerprint_and_sketch(&self.minhash, &text)
     }
 
     fn finish(&self, body: &[u8], document: Document) -> PageAnalysis {
@@ -201,6 +201,7 @@ impl Analyzer {
         let words = text.split_whitespace().count();
         let full = normalize_text(&document.full_text, self.normalize);
         let short = !document.extraction.is_main();
+        let (simhash, sketch) = self.simhash.fingerprint_and_sketch(&self.minhash, &text);
         PageAnalysis {
             full_simhash: self.simhash.fingerprint(&full),
             full_words: full.split_whitespace().count(),
@@ -213,8 +214,8 @@ impl Analyzer {
             body_digest: Digest128::of_bytes(body),
             body_sha256: sha256_hex(body),
             text_digest: Digest128::of_text(&text),
-            simhash: self.simhash.fingerprint(&text),
-            sketch: self.minhash.sketch(&text),
+            simhash,
+            sketch,
             template_version: 0,
             words,
             text,

@@ -172,6 +172,52 @@ impl Features {
         }
     }
 
+    /// [`for_each`](Self::for_each) for word features, also calling `word` with the hash of every
+    /// word it keeps, in the same pass: what lets two hashers that split words alike share it.
+    pub(crate) fn for_each_with_words(
+        &self,
+        text: &str,
+        mut emit: impl FnMut(u64),
+        mut word: impl FnMut(u64),
+    ) {
+        debug_assert!(self.options.char_shingle.is_none());
+        let n = self.options.word_ngram;
+        let mut ring = [0u64; MAX_WORD_NGRAM];
+        let mut seen = 0usize;
+        self.words(text, &mut |h, _| {
+            word(h);
+            if n == 1 {
+                emit(h);
+                return;
+            }
+            ring[seen % n] = h;
+            seen += 1;
+            if seen >= n {
+                emit(combine(&ring[..n], seen % n));
+            }
+        });
+        // A text shorter than one shingle still has one feature: all its words.
+        if n > 1 && seen > 0 && seen < n {
+            emit(combine(&ring[..seen], 0));
+        }
+    }
+
+    /// Whether the word whose hash is `h` is one of this extractor's stop words.
+    pub(crate) fn is_stop(&self, h: u64) -> bool {
+        self.stop.as_ref().is_some_and(|stop| stop.contains(h))
+    }
+
+    /// Whether `other` splits a text into the same words with the same hashes (case, punctuation
+    /// and digits alike; word features both).
+    pub(crate) fn splits_like(&self, other: &Features) -> bool {
+        let (a, b) = (&self.options, &other.options);
+        a.char_shingle.is_none()
+            && b.char_shingle.is_none()
+            && a.lowercase == b.lowercase
+            && a.strip_punctuation == b.strip_punctuation
+            && a.strip_digits == b.strip_digits
+    }
+
     /// Collects the features of `text` as (hash, text) pairs, for explanations. Slow; not for the crawl.
     pub fn collect_with_text(&self, text: &str) -> Vec<(u64, String)> {
         let mut out = Vec::new();

@@ -94,7 +94,7 @@ impl MinHasher {
         self.sketch_folded(&folded)
     }
 
-    fn sketch_folded(&self, xs: &[u32]) -> Sketch {
+    pub(crate) fn sketch_folded(&self, xs: &[u32]) -> Sketch {
         let mut mins = vec![u32::MAX; self.b.len()];
         update_dispatch(&mut mins, &self.a_lo, &self.a_hi, &self.b, xs);
         Sketch {
@@ -116,7 +116,7 @@ impl Default for MinHasher {
 }
 
 #[inline]
-fn fold(h: u64) -> u32 {
+pub(crate) fn fold(h: u64) -> u32 {
     (h ^ (h >> 32)) as u32
 }
 

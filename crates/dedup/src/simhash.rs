@@ -180,6 +180,45 @@ impl SimHasher {
         counter.finish()
     }
 
+    /// `(self.fingerprint(text), minhasher.sketch(text))`, in one pass over the text's words when
+    /// the two hashers split words alike (the crawl's do: single words without stop words for
+    /// SimHash, 3-word shingles of every word for MinHash), else in two.
+    ///
+    /// ```
+    /// use simcrawl_dedup::{MinHasher, SimHasher};
+    ///
+    /// let (simhasher, minhasher) = (SimHasher::default(), MinHasher::default());
+    /// let text = "a tide table lists the times and heights of high and low water";
+    /// let (simhash, sketch) = simhasher.fingerprint_and_sketch(&minhasher, text);
+    /// assert_eq!(simhash, simhasher.fingerprint(text));
+    /// assert_eq!(sketch, minhasher.sketch(text));
+    /// ```
+    pub fn fingerprint_and_sketch(
+        &self,
+        minhasher: &crate::MinHasher,
+        text: &str,
+    ) -> (SimHash, crate::Sketch) {
+        let words = minhasher.features();
+        let one_pass = self.features.options().word_ngram == 1
+            && !words.options().stop_words
+            && self.features.splits_like(words);
+        if !one_pass {
+            return (self.fingerprint(text), minhasher.sketch(text));
+        }
+        let mut counter = BitCounter::default();
+        let mut folded = Vec::with_capacity(text.len() / 6);
+        words.for_each_with_words(
+            text,
+            |shingle| folded.push(crate::minhash::fold(shingle)),
+            |word| {
+                if !self.features.is_stop(word) {
+                    counter.add(word);
+                }
+            },
+        );
+        (counter.finish(), minhasher.sketch_folded(&folded))
+    }
+
     /// The fingerprint of a text together with its feature count.
     pub fn fingerprint_counted(&self, text: &str) -> (SimHash, u64) {
         let mut counter = BitCounter::default();
@@ -286,5 +325,57 @@ mod tests {
     fn featureless_text_is_zero() {
         assert_eq!(SimHasher::default().fingerprint(""), SimHash(0));
         assert_eq!(SimHasher::default().fingerprint("the and 42"), SimHash(0));
+    }
+
+    mod one_pass {
+        use super::*;
+        use crate::{FeatureOptions, MinHasher};
+        use proptest::prelude::*;
+
+        fn keep_digits(options: FeatureOptions) -> FeatureOptions {
+            FeatureOptions {
+                strip_digits: false,
+                ..options
+            }
+        }
+
+        proptest! {
+            #[test]
+            fn one_pass_gives_both_fingerprints(
+                words in prop::collection::vec(
+                    prop::sample::select(vec![
+                        "the", "and", "of", "Tide", "table", "x86_64", "2.2.25", "don't",
+                        "Straße", "東京", "e\u{301}t\u{e9}", "42", "-", "a", "\n", "  ",
+                    ]),
+                    0..30,
+                ),
+                text in any::<String>(),
+                digits: bool,
+            ) {
+                let (simhasher, minhasher) = if digits {
+                    (
+                        SimHasher::new(keep_digits(FeatureOptions::simhash())).unwrap(),
+                        MinHasher::new(64, keep_digits(FeatureOptions::minhash()), 7).unwrap(),
+                    )
+                } else {
+                    (SimHasher::default(), MinHasher::default())
+                };
+                for text in [words.join(" "), text] {
+                    let (simhash, sketch) = simhasher.fingerprint_and_sketch(&minhasher, &text);
+                    prop_assert_eq!(simhash, simhasher.fingerprint(&text));
+                    prop_assert_eq!(sketch, minhasher.sketch(&text));
+                }
+            }
+        }
+
+        #[test]
+        fn hashers_that_split_words_otherwise_take_two_passes() {
+            let simhasher = SimHasher::default();
+            let minhasher = MinHasher::new(64, keep_digits(FeatureOptions::minhash()), 7).unwrap();
+            let text = "Django 2.2.25 fixes 3 bugs in the ORM";
+            let (simhash, sketch) = simhasher.fingerprint_and_sketch(&minhasher, text);
+            assert_eq!(simhash, simhasher.fingerprint(text));
+            assert_eq!(sketch, minhasher.sketch(text));
+        }
     }
 }
