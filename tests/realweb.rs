@@ -4,12 +4,10 @@
 //! against; the expected outcomes come from the files (same file, same document), not from
 //! simcrawl.
 
-use crate::util::{Dir, assert_success, crawl, indexed, skips};
+use crate::util::{Dir, RealWeb, assert_success, crawl, indexed, skips};
 use simcrawl_crawl::inspect::Inspector;
 use simcrawl_crawl::learn::{MirrorRule, Rule};
 use simcrawl_crawl::{PageRecord, SkipRecord};
-use simcrawl_testsite::{RealWebConfig, RunningRealWeb};
-use std::path::Path;
 use std::sync::OnceLock;
 
 /// The hosts that serve the origin's pages (with parameters, a prefix, noise).
@@ -17,27 +15,17 @@ const COPIES: [&str; 6] = ["origin", "exact", "prefix", "noisy", "tracking", "se
 
 /// The slice served once, crawled once; every test reads the result.
 struct Crawled {
-    web: RunningRealWeb,
+    web: RealWeb,
     pages: Vec<PageRecord>,
     skips: Vec<SkipRecord>,
     rules: Vec<(Rule, bool)>,
     _dir: Dir,
-    _rt: tokio::runtime::Runtime,
 }
 
 fn crawled() -> &'static Crawled {
     static CRAWLED: OnceLock<Crawled> = OnceLock::new();
     CRAWLED.get_or_init(|| {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("a tokio runtime");
-        let slice = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/realweb");
-        let config = RealWebConfig::slice(&slice).expect("the checked-in slice");
-        let web = rt
-            .block_on(config.serve())
-            .expect("the real-page web starts");
+        let web = RealWeb::slice();
         let dir = Dir::new();
         let out = crawl(
             &dir.store(),
@@ -60,7 +48,6 @@ fn crawled() -> &'static Crawled {
             skips,
             rules,
             _dir: dir,
-            _rt: rt,
         }
     })
 }

@@ -2,7 +2,7 @@
 //! built-in test web: the same pages indexed and the same skips by reason as one process, and a
 //! process killed mid-crawl stops the others, after which the same commands resume every shard.
 
-use crate::util::{Dir, Web, assert_success, crawl, simcrawl};
+use crate::util::{Dir, RealWeb, Web, assert_success, crawl, simcrawl};
 use simcrawl_crawl::layout::SKIP_LOG;
 use simcrawl_crawl::{PageIndex, SkipRecord};
 use simcrawl_store::{Log, Store};
@@ -366,16 +366,7 @@ fn real_documents(
 
 #[test]
 fn on_real_pages_two_processes_index_the_documents_one_does() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a tokio runtime");
-    let slice = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/realweb");
-    let config = simcrawl_testsite::RealWebConfig::slice(&slice).expect("the checked-in slice");
-    let web = rt
-        .block_on(config.serve())
-        .expect("the real-page web starts");
+    let web = RealWeb::slice();
     let seeds = vec![web.seed()];
     let scope = ["--scope", "any", "--include", r"^http://127\.0\.0\.1:"];
     let dir = Dir::new();
@@ -417,5 +408,5 @@ fn on_real_pages_two_processes_index_the_documents_one_does() {
         by_file(&one),
         "two processes indexed other files of the real pages than one"
     );
-    rt.block_on(web.shutdown());
+    web.shutdown();
 }

@@ -4,7 +4,7 @@
 use simcrawl_crawl::layout::SKIP_LOG;
 use simcrawl_crawl::{PageIndex, PageRecord, SkipRecord};
 use simcrawl_store::{Log, Store};
-use simcrawl_testsite::{RunningWeb, TestWeb, TestWebConfig};
+use simcrawl_testsite::{RealWebConfig, RunningRealWeb, RunningWeb, TestWeb, TestWebConfig};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
@@ -37,6 +37,43 @@ impl Web {
     /// The small web: about 60 origin pages and every kind of host.
     pub fn small() -> Web {
         Web::start(TestWebConfig::small())
+    }
+}
+
+/// The checked-in slice of the real-page web (`tests/realweb`) served on 127.0.0.1 for the
+/// lifetime of the value; derefs to the running web.
+pub struct RealWeb {
+    pub web: RunningRealWeb,
+    // Declared last: dropped after the web, whose servers run on it.
+    rt: tokio::runtime::Runtime,
+}
+
+impl RealWeb {
+    pub fn slice() -> RealWeb {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("a tokio runtime");
+        let slice = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/realweb");
+        let config = RealWebConfig::slice(&slice).expect("the checked-in slice");
+        let web = rt
+            .block_on(config.serve())
+            .expect("the real-page web starts");
+        RealWeb { web, rt }
+    }
+
+    /// Stops the servers and waits for them.
+    pub fn shutdown(self) {
+        self.rt.block_on(self.web.shutdown());
+    }
+}
+
+impl std::ops::Deref for RealWeb {
+    type Target = RunningRealWeb;
+
+    fn deref(&self) -> &RunningRealWeb {
+        &self.web
     }
 }
 

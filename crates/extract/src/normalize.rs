@@ -201,10 +201,7 @@ pub fn normalize_lines(
             .iter()
             .filter(|t| !t.drop_whole && !t.content.is_empty())
         {
-            if !whole.is_empty() {
-                whole.push(' ');
-            }
-            whole.push_str(&contents[token.content.clone()]);
+            push_word(&mut whole, &contents[token.content.clone()]);
             line_end = whole.len();
         }
         if line_tokens.iter().all(|t| t.drop_whole == t.drop_line) {
@@ -215,15 +212,20 @@ pub fn normalize_lines(
                 .iter()
                 .filter(|t| !t.drop_line && !t.content.is_empty())
             {
-                if !scratch.is_empty() {
-                    scratch.push(' ');
-                }
-                scratch.push_str(&contents[token.content.clone()]);
+                push_word(&mut scratch, &contents[token.content.clone()]);
             }
             line(&scratch);
         }
     }
     whole
+}
+
+/// Appends `word` to `out`, after a space unless `out` is empty.
+fn push_word(out: &mut String, word: &str) {
+    if !out.is_empty() {
+        out.push(' ');
+    }
+    out.push_str(word);
 }
 
 /// The white-space-free tokens of a text, split at Unicode white space as
