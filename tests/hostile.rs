@@ -59,6 +59,49 @@ fn status(code: &str, extra: &str) -> String {
     format!("HTTP/1.1 {code}\r\n{extra}Content-Length: 0\r\nConnection: close\r\n\r\n")
 }
 
+/// A site crawled alone without a delay gets one request at a time, also past its first pages,
+/// where its next request is handed out while the last is open and waits for its answer: a
+/// server that takes its time over every answer never has two of the crawl's requests at once,
+/// and every page is fetched once.
+#[test]
+fn a_slow_site_crawled_without_a_delay_has_one_request_at_a_time() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    const PAGES: usize = 150;
+    let open = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let (counted_open, counted_most) = (Arc::clone(&open), Arc::clone(&most));
+    let (base, log) = serve(move |path| {
+        let now = counted_open.fetch_add(1, Ordering::SeqCst) + 1;
+        counted_most.fetch_max(now, Ordering::SeqCst);
+        thread::sleep(std::time::Duration::from_millis(2));
+        let answer = match path.strip_prefix("/p/").and_then(|n| n.parse::<usize>().ok()) {
+            Some(n) if n < PAGES => {
+                // Distinct words on every page, and links to the next three.
+                let words: String = (0..60)
+                    .map(|i| format!("w{}x{} ", (n * 7919 + i * 104_729) % 100_003, i))
+                    .collect();
+                let links: String = (n + 1..(n + 4).min(PAGES))
+                    .map(|m| format!("<a href=\"/p/{m}\">page {m}</a> "))
+                    .collect();
+                html(&format!("<title>Page {n}</title><p>{words}</p><p>{links}</p>"))
+            }
+            _ => status("404 Not Found", ""),
+        };
+        counted_open.fetch_sub(1, Ordering::SeqCst);
+        answer
+    });
+    let dir = Dir::new();
+    let out = crawl(&dir.store(), &[format!("{base}/p/0")], &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let requests = log.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    for n in 0..PAGES {
+        let path = format!("/p/{n}");
+        let times = requests.iter().filter(|p| **p == path).count();
+        assert_eq!(times, 1, "{path} fetched {times} times");
+    }
+    assert_eq!(most.load(Ordering::SeqCst), 1, "requests at once to the site");
+}
+
 /// A `Retry-After` of 10^23 seconds overflowed the clock (`now + delay`: "overflow when adding
 /// duration to instant"); the host now waits at most 10 minutes, and the next run of the store
 /// resumes without a panic too.

@@ -33,6 +33,11 @@ pub struct Args {
     /// The simcrawl binary (default: the one beside this benchmark).
     #[arg(long)]
     simcrawl: Option<PathBuf>,
+    /// Where wget's copy and simcrawl's store are written (default: the system's temporary
+    /// directory). Both write there; a tmpfs such as /dev/shm takes the disk out of the comparison
+    /// (wget creates a file per page, simcrawl appends to its store's log).
+    #[arg(long, value_name = "DIR")]
+    work_dir: Option<PathBuf>,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
@@ -163,7 +168,11 @@ pub fn run(args: Args) -> Result<()> {
         regex_escape(under)
     );
     eprintln!("site {seed}; simcrawl {}", simcrawl.display());
-    let work = tempfile::tempdir()?;
+    let work = match &args.work_dir {
+        Some(dir) => tempfile::tempdir_in(dir)
+            .with_context(|| format!("making a directory in {}", dir.display()))?,
+        None => tempfile::tempdir()?,
+    };
     let mut rows = Vec::new();
     let mut fetched = 0u64;
     for round in 0..args.runs {
@@ -225,6 +234,7 @@ pub fn run(args: Args) -> Result<()> {
     let summary = json!({
         "site": seed,
         "runs": args.runs,
+        "work_dir": work.path().parent().map(|p| p.display().to_string()),
         "pages_fetched": fetched,
         "wget_wall_s": round3(w_wall),
         "wget_cpu_s": round3(w_cpu),

@@ -28,7 +28,7 @@ use std::future::Future;
 use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::mpsc;
+use tokio::sync::{Semaphore, mpsc};
 use url::Url;
 
 /// A finished fetch, with the CPU work already done.
@@ -87,6 +87,11 @@ struct Driver {
     fetched_before: u64,
     /// A sharded crawl's rounds.
     shard: Option<ShardState>,
+    /// Each host's requests in flight, at most the frontier's `max_in_flight_per_host`: a page or
+    /// sitemap lease handed out while the host's last request is still open (the frontier's
+    /// `max_waiting_per_host`) waits here and goes out the moment that response has arrived.
+    /// A host's gate lives while some request of it does.
+    gates: std::collections::HashMap<String, Arc<Semaphore>>,
 }
 
 /// The rounds between the processes of a sharded crawl (see [`crate::shard`]): simcrawl-dist's
@@ -153,6 +158,11 @@ async fn run_with(
 ) -> Result<Report, CrawlError> {
     // A bad flag is refused before the store directory is created.
     config.frontier.validate()?;
+    let mut config = config;
+    // A site crawled alone without a delay: its next lease is handed out while its request is
+    // open, and waits at the host's gate (`Driver::gates`), so the next request leaves as soon as
+    // the answer is in rather than when the coordinator is next free.
+    config.frontier.max_waiting_per_host = 1;
     let store = Store::open_with(&config.store, &config.store_options)?;
     check_shard(&store, &config)?;
     let mut core = Core::open(&store, config.clone())?;
@@ -208,6 +218,7 @@ async fn run_with(
         output,
         fetched_before,
         shard: rounds.map(ShardState::new),
+        gates: std::collections::HashMap::new(),
     };
     let mut report = driver.run_loop(shutdown, &mut on_progress).await?;
     report.unclean_resume = unclean_resume;
@@ -863,9 +874,12 @@ impl Driver {
         let seen = self.core.seen.clone();
         let options = self.fetch_options(&lease);
         let max_links = self.core.config.max_links_per_page;
+        let gate = self.gate(&lease.host);
         tokio::spawn(async move {
             let own_key = lease.key_hash;
             let mut stopped_at: Option<(Url, bool)> = None;
+            // The gate is never closed: a permit always comes.
+            let permit = gate.acquire_owned().await.ok();
             // Every hop stops the fetch: its target is either known (a redirect-duplicate) or
             // handed to the frontier, which checks it as it checks a link.
             let result = fetcher
@@ -878,6 +892,8 @@ impl Driver {
                     HopDecision::Stop
                 })
                 .await;
+            // The response is in: the host's next request may leave.
+            drop(permit);
             let page = match result {
                 Err(e) => PageResult::Failed(e),
                 Ok(fetched) => {
@@ -933,6 +949,28 @@ impl Driver {
         Ok(())
     }
 
+    /// Host `host`'s gate (see [`Driver::gates`]), made when it has no request in flight.
+    fn gate(&mut self, host: &str) -> Arc<Semaphore> {
+        if let Some(gate) = self.gates.get(host) {
+            return Arc::clone(gate);
+        }
+        let permits = self.core.config.frontier.max_in_flight_per_host as usize;
+        let gate = Arc::new(Semaphore::new(permits.max(1)));
+        self.gates.insert(host.to_owned(), Arc::clone(&gate));
+        gate
+    }
+
+    /// Forgets host `host`'s gate when no request of it holds it any more.
+    fn release_gate(&mut self, host: &str) {
+        if self
+            .gates
+            .get(host)
+            .is_some_and(|gate| Arc::strong_count(gate) == 1)
+        {
+            self.gates.remove(host);
+        }
+    }
+
     fn spawn_robots(&self, request: RobotsRequest, tx: mpsc::Sender<Event>) {
         let fetcher = self.fetcher.clone();
         // The frontier retries robots.txt on its own schedule (--robots-retry, --robots-attempts):
@@ -951,20 +989,27 @@ impl Driver {
         });
     }
 
-    fn spawn_sitemap(&self, lease: Lease, tx: mpsc::Sender<Event>) {
+    fn spawn_sitemap(&mut self, lease: Lease, tx: mpsc::Sender<Event>) {
         let fetcher = self.fetcher.clone();
         let options = FetchOptions::seed().with_non_html(NonHtml::Keep);
+        let gate = self.gate(&lease.host);
         tokio::spawn(async move {
+            let permit = gate.acquire_owned().await.ok();
             let result = fetcher
                 .fetch(lease.url.as_str(), &options)
                 .await
                 .map(|f| (f.status, body_bytes(&f.body)));
+            drop(permit);
             let _ = tx.send(Event::Sitemap(lease, result)).await;
         });
     }
 
     fn handle(&mut self, event: Event) -> Result<(), CrawlError> {
         let now = Now::system();
+        if let Event::Page(lease, _) | Event::Sitemap(lease, _) = &event {
+            // Its request gave up the gate before the event was sent.
+            self.release_gate(&lease.host);
+        }
         match event {
             Event::Robots(request, result) => {
                 let outcome = match &result {

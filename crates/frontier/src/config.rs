@@ -123,6 +123,15 @@ pub struct FrontierConfig {
     /// of the ones in analysis is fetched before their evidence (a mirror rule learned from
     /// them), so it is kept small. Default 4.
     pub max_answered_ahead: u32,
+    /// Leases of a host handed out beyond [`max_in_flight_per_host`](Self::max_in_flight_per_host)
+    /// whose requests wait for the host's responses: the caller sends one when a response of the
+    /// host has arrived, so the next request to a site leaves as soon as the last answer is in,
+    /// without waiting for the caller to ask the frontier again (never more requests at once to
+    /// the host). Only for a host without delay that runs ahead (see
+    /// [`max_answered_ahead`](Self::max_answered_ahead)). A caller that sets it must hold each
+    /// page and sitemap request to the host's limit itself (simcrawl's crawl does, with a gate per
+    /// host). Default 0.
+    pub max_waiting_per_host: u32,
     /// Most requests in flight over all hosts. Default 64.
     pub max_in_flight: u32,
     /// Largest robots.txt `Crawl-delay` honoured. A host asking for more is parked: its URLs stay
@@ -192,6 +201,7 @@ impl Default for FrontierConfig {
             delay: Duration::from_secs(1),
             max_in_flight_per_host: 1,
             max_answered_ahead: 4,
+            max_waiting_per_host: 0,
             max_in_flight: 64,
             crawl_delay_cap: Duration::from_secs(30),
             crash_suspects_per_host: 1024,

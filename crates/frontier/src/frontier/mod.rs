@@ -351,11 +351,23 @@ impl Frontier {
         }
     }
 
+    /// How many leases host `id` may have in flight: [`FrontierConfig::max_in_flight_per_host`],
+    /// and [`FrontierConfig::max_waiting_per_host`] more that wait for its answers while it runs
+    /// ahead (`ahead` above one) without a delay.
+    fn lease_limit(&self, id: u32, ahead: u32) -> u32 {
+        let limit = self.config.max_in_flight_per_host;
+        if ahead > 1 && self.delay_of(id).is_zero() && self.hosts.get(id).robots_in_flight == 0 {
+            limit.saturating_add(self.config.max_waiting_per_host)
+        } else {
+            limit
+        }
+    }
+
     /// Puts the host on the ready heap if it can hand something out, takes it off otherwise, and
     /// lists it as idle when it has nothing queued and nothing in flight.
     fn reschedule(&mut self, id: u32) {
-        let limit = self.config.max_in_flight_per_host;
         let ahead = self.answered_ahead(id);
+        let limit = self.lease_limit(id, ahead);
         let host = self.hosts.get(id);
         if host.queued() == 0 && host.in_flight(ahead) == 0 {
             self.hosts.unschedule(id);

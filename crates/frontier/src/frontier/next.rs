@@ -95,10 +95,11 @@ impl Frontier {
         exclusions: &mut u32,
     ) -> Result<Option<Next>, FrontierError> {
         let ahead = self.answered_ahead(id);
+        let limit = self.lease_limit(id, ahead);
         let host = self.hosts.get(id);
         if host.record.parked_delay_ms != 0
             || !host.has_unleased()
-            || host.in_flight(ahead) >= self.config.max_in_flight_per_host
+            || host.in_flight(ahead) >= limit
         {
             self.reschedule(id);
             return Ok(None);

@@ -447,6 +447,79 @@ async fn a_host_runs_at_most_max_answered_ahead_pages_ahead() {
     }
 }
 
+/// With `max_waiting_per_host`, a host alone at work and without a delay, past its first pages,
+/// has its next lease handed out while its request is open (the caller holds it until the answer
+/// comes): one such lease, never during the first pages, never with a delay, and never more pages
+/// ahead of the caller than `max_answered_ahead` allows.
+#[tokio::test(start_paused = true)]
+async fn a_waiting_lease_goes_out_only_for_a_host_alone_without_delay_past_its_first_pages() {
+    let warmup = simcrawl_frontier::RUN_AHEAD_AFTER as usize;
+    for delay in [Duration::ZERO, Duration::from_millis(10)] {
+        let store = store();
+        let mut f = open(
+            &store,
+            FrontierConfig {
+                delay,
+                max_answered_ahead: 2,
+                max_waiting_per_host: 1,
+                ..config()
+            },
+        );
+        admit_pages(&mut f, "a.test", warmup + 10);
+        let mut now = Instant::now();
+        for i in 0..warmup {
+            let lease = expect_fetch(&mut f, now);
+            // The page after the first ones may wait behind the last of them.
+            if i + 1 < warmup {
+                assert!(
+                    !matches!(f.next_ready(now).must("next"), Next::Fetch(_)),
+                    "one lease at a time in the first pages (delay {delay:?})"
+                );
+            }
+            f.answered(&lease, now).must("answered");
+            f.complete(lease, Completion::Fetched, now).must("complete");
+            now += delay;
+        }
+        let open_one = expect_fetch(&mut f, now);
+        let waiting = f.next_ready(now).must("next");
+        if delay.is_zero() {
+            let Next::Fetch(waiting) = waiting else {
+                panic!("a waiting lease without a delay: {waiting:?}");
+            };
+            assert!(
+                !matches!(f.next_ready(now).must("next"), Next::Fetch(_)),
+                "one waiting lease"
+            );
+            // Each answer lets one more lease out, until two answered pages wait for the caller.
+            f.answered(&open_one, now).must("answered");
+            let third = expect_fetch(&mut f, now);
+            f.answered(&waiting, now).must("answered");
+            let fourth = expect_fetch(&mut f, now);
+            assert!(
+                !matches!(f.next_ready(now).must("next"), Next::Fetch(_)),
+                "two answered, one open, one waiting: no more"
+            );
+            f.answered(&third, now).must("answered");
+            assert!(
+                !matches!(f.next_ready(now).must("next"), Next::Fetch(_)),
+                "three answered pages are one past max_answered_ahead"
+            );
+            f.complete(open_one, Completion::Fetched, now).must("complete");
+            let fifth = expect_fetch(&mut f, now);
+            for lease in [waiting, third, fourth, fifth] {
+                f.complete(lease, Completion::Fetched, now).must("complete");
+            }
+        } else {
+            assert!(
+                !matches!(waiting, Next::Fetch(_)),
+                "no waiting lease with a delay: {waiting:?}"
+            );
+            f.answered(&open_one, now).must("answered");
+            f.complete(open_one, Completion::Fetched, now).must("complete");
+        }
+    }
+}
+
 /// With other hosts at work, a host runs one page ahead whatever `max_answered_ahead` says: the
 /// other hosts keep the caller busy.
 #[tokio::test(start_paused = true)]
