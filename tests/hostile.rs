@@ -74,7 +74,10 @@ fn a_slow_site_crawled_without_a_delay_has_one_request_at_a_time() {
         let now = counted_open.fetch_add(1, Ordering::SeqCst) + 1;
         counted_most.fetch_max(now, Ordering::SeqCst);
         thread::sleep(std::time::Duration::from_millis(2));
-        let answer = match path.strip_prefix("/p/").and_then(|n| n.parse::<usize>().ok()) {
+        let answer = match path
+            .strip_prefix("/p/")
+            .and_then(|n| n.parse::<usize>().ok())
+        {
             Some(n) if n < PAGES => {
                 // Distinct words on every page, and links to the next three.
                 let words: String = (0..60)
@@ -83,7 +86,9 @@ fn a_slow_site_crawled_without_a_delay_has_one_request_at_a_time() {
                 let links: String = (n + 1..(n + 4).min(PAGES))
                     .map(|m| format!("<a href=\"/p/{m}\">page {m}</a> "))
                     .collect();
-                html(&format!("<title>Page {n}</title><p>{words}</p><p>{links}</p>"))
+                html(&format!(
+                    "<title>Page {n}</title><p>{words}</p><p>{links}</p>"
+                ))
             }
             _ => status("404 Not Found", ""),
         };
@@ -92,14 +97,22 @@ fn a_slow_site_crawled_without_a_delay_has_one_request_at_a_time() {
     });
     let dir = Dir::new();
     let out = crawl(&dir.store(), &[format!("{base}/p/0")], &[]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let requests = log.lock().unwrap_or_else(|e| e.into_inner()).clone();
     for n in 0..PAGES {
         let path = format!("/p/{n}");
         let times = requests.iter().filter(|p| **p == path).count();
         assert_eq!(times, 1, "{path} fetched {times} times");
     }
-    assert_eq!(most.load(Ordering::SeqCst), 1, "requests at once to the site");
+    assert_eq!(
+        most.load(Ordering::SeqCst),
+        1,
+        "requests at once to the site"
+    );
 }
 
 /// A `Retry-After` of 10^23 seconds overflowed the clock (`now + delay`: "overflow when adding

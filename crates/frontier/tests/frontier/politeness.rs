@@ -504,7 +504,8 @@ async fn a_waiting_lease_goes_out_only_for_a_host_alone_without_delay_past_its_f
                 !matches!(f.next_ready(now).must("next"), Next::Fetch(_)),
                 "three answered pages are one past max_answered_ahead"
             );
-            f.complete(open_one, Completion::Fetched, now).must("complete");
+            f.complete(open_one, Completion::Fetched, now)
+                .must("complete");
             let fifth = expect_fetch(&mut f, now);
             for lease in [waiting, third, fourth, fifth] {
                 f.complete(lease, Completion::Fetched, now).must("complete");
@@ -515,7 +516,8 @@ async fn a_waiting_lease_goes_out_only_for_a_host_alone_without_delay_past_its_f
                 "no waiting lease with a delay: {waiting:?}"
             );
             f.answered(&open_one, now).must("answered");
-            f.complete(open_one, Completion::Fetched, now).must("complete");
+            f.complete(open_one, Completion::Fetched, now)
+                .must("complete");
         }
     }
 }
