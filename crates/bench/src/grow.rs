@@ -33,7 +33,7 @@ pub struct Args {
     /// Crawl without the full-text index (its segments are memory-mapped, and count in RSS).
     #[arg(long)]
     no_search_index: bool,
-    /// sled's page cache for the crawl's store, in MiB (the store's default: 128).
+    /// sled's page cache for the crawl's store, in MiB (the store's default: 32).
     #[arg(long)]
     cache_mib: Option<u64>,
     /// Where the crawl's store goes (default: a temporary directory).

@@ -46,9 +46,9 @@ pub struct Args {
     /// every URL on another host than the previous one (the worst case for the store).
     #[arg(long, default_value_t = 20)]
     links_per_page: u64,
-    /// sled's page cache, in MiB (the store's default is 128).
-    #[arg(long, default_value_t = 128)]
-    cache_mib: u64,
+    /// sled's page cache, in MiB (default: the store's, 32).
+    #[arg(long)]
+    cache_mib: Option<u64>,
     /// Where the temporary stores go.
     #[arg(long, default_value = "/tmp")]
     dir: PathBuf,
@@ -243,7 +243,9 @@ fn frontier_memory(args: &Args) -> Result<serde_json::Value> {
     let dir = tempdir(&args.dir, "memory")?;
     let rss_start = rss_bytes()?;
     let mut options = simcrawl_store::Options::default();
-    options.cache_capacity = args.cache_mib << 20;
+    if let Some(mib) = args.cache_mib {
+        options.cache_capacity = mib << 20;
+    }
     let store = Store::open_with(&dir, &options).context("opening the memory store")?;
     let mut frontier = Frontier::open(&store, bench_config())?;
     let canon = Canonicalizer::default();

@@ -394,7 +394,7 @@ pub struct CrawlFlags {
     /// Do not keep the full-text index <store>/index/ (`simcrawl index` builds it later).
     #[arg(long, help_heading = "Output")]
     pub no_search_index: bool,
-    /// Memory for the store's cache of its on-disk trees (bytes; K, M and G suffixes; default 128 MiB). A target, not a cap: less memory, more reads from disk.
+    /// Memory for the store's cache of its on-disk trees (bytes; K, M and G suffixes; default 32 MiB). A target, not a cap: more memory, fewer reads from disk.
     #[arg(long, value_name = "SIZE", value_parser = parse_size, help_heading = "Output")]
     pub store_cache: Option<u64>,
     /// Size at which a WARC file is closed and the next begun (bytes; K, M and G suffixes).

@@ -43,7 +43,9 @@ const SLED_LOCK_WAIT: Duration = Duration::from_secs(30);
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Options {
-    /// Size of sled's page cache in bytes. Default 128 MiB.
+    /// Size of sled's page cache in bytes. Default 32 MiB: with 10 million URLs queued over 100,000
+    /// hosts the frontier then holds about 263 MiB (345 with 128 MiB), and a crawl of 200,000 pages
+    /// 194 MiB (305), for 5–9% more CPU per page from reads the operating system's cache answers.
     ///
     /// This is a target, not a cap: sled's memory use overshoots it, by a lot with large write
     /// batches, which is why this crate offers single-key writes and no batch API. Leave room for the
@@ -58,7 +60,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            cache_capacity: 128 * 1024 * 1024,
+            cache_capacity: 32 * 1024 * 1024,
             flush_every_ms: Some(500),
         }
     }
