@@ -18,6 +18,7 @@ mod search;
 mod shard;
 mod site;
 mod stats;
+mod store;
 mod url;
 
 use anyhow::Result;
@@ -64,6 +65,9 @@ enum Command {
     /// The sharded crawl (crawl --processes N) against one process on the test web, interleaved:
     /// wall time, CPU per page, memory per process, bytes sent per page.
     Shard(shard::Args),
+    /// What the store holds in memory per entry written, beside its cache: RSS and heap in use as
+    /// entries are written, in order or hashed, over one or more trees.
+    Store(store::Args),
 }
 
 fn main() -> Result<()> {
@@ -78,6 +82,7 @@ fn main() -> Result<()> {
         Command::Shard(args) => shard::run(args),
         Command::Fingerprint(args) => fingerprint::run(args),
         Command::Url(args) => url::run(args),
+        Command::Store(args) => store::run(args),
         Command::Extract(args) => extract::run(args),
         Command::Crawl(args) => crawl::run(args),
         Command::Realweb(args) => realweb::run(args),
