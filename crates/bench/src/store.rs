@@ -95,7 +95,11 @@ pub fn run(args: Args) -> Result<()> {
         args.entries,
         args.value_bytes,
         args.trees,
-        if args.sequential { "sequential" } else { "hashed" },
+        if args.sequential {
+            "sequential"
+        } else {
+            "hashed"
+        },
         options.cache_capacity >> 20,
         args.entries as f64 / elapsed
     );
