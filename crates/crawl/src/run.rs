@@ -87,8 +87,9 @@ struct Driver {
     fetched_before: u64,
     /// A sharded crawl's rounds.
     shard: Option<ShardState>,
-    /// Each host's requests in flight, at most the frontier's `max_in_flight_per_host`: a page or
-    /// sitemap lease handed out while the host's last request is still open (the frontier's
+    /// Each host's requests in flight, at most the frontier's `max_in_flight_per_host` (pages,
+    /// sitemaps and robots.txt): a page or sitemap lease handed out while the host's last request
+    /// is still open (the frontier's
     /// `max_waiting_per_host`) waits here and goes out the moment that response has arrived.
     /// A host's gate lives while some request of it does.
     gates: std::collections::HashMap<String, Arc<Semaphore>>,
@@ -971,8 +972,10 @@ impl Driver {
         }
     }
 
-    fn spawn_robots(&self, request: RobotsRequest, tx: mpsc::Sender<Event>) {
+    fn spawn_robots(&mut self, request: RobotsRequest, tx: mpsc::Sender<Event>) {
         let fetcher = self.fetcher.clone();
+        // A robots.txt asked again while a page of its host is fetched waits for it.
+        let gate = self.gate(&request.host);
         // The frontier retries robots.txt on its own schedule (--robots-retry, --robots-attempts):
         // one request per attempt, not three.
         let options = FetchOptions::seed()
@@ -981,10 +984,12 @@ impl Driver {
             .with_non_html(NonHtml::Keep)
             .with_retries(0);
         tokio::spawn(async move {
+            let permit = gate.acquire_owned().await.ok();
             let result = fetcher
                 .fetch(&request.url, &options)
                 .await
                 .map(|f| (f.status, body_bytes(&f.body)));
+            drop(permit);
             let _ = tx.send(Event::Robots(request, result)).await;
         });
     }
@@ -1006,9 +1011,11 @@ impl Driver {
 
     fn handle(&mut self, event: Event) -> Result<(), CrawlError> {
         let now = Now::system();
-        if let Event::Page(lease, _) | Event::Sitemap(lease, _) = &event {
+        match &event {
             // Its request gave up the gate before the event was sent.
-            self.release_gate(&lease.host);
+            Event::Page(lease, _) | Event::Sitemap(lease, _) => self.release_gate(&lease.host),
+            Event::Robots(request, _) => self.release_gate(&request.host),
+            Event::Answered(_) => {}
         }
         match event {
             Event::Robots(request, result) => {

@@ -129,8 +129,9 @@ pub struct FrontierConfig {
     /// without waiting for the caller to ask the frontier again (never more requests at once to
     /// the host). Only for a host without delay that runs ahead (see
     /// [`max_answered_ahead`](Self::max_answered_ahead)). A caller that sets it must hold each
-    /// page and sitemap request to the host's limit itself (simcrawl's crawl does, with a gate per
-    /// host). Default 0.
+    /// page, sitemap and robots.txt request to the host's limit itself (a robots.txt whose answer
+    /// expired may be asked for while a page of the host is fetched; simcrawl's crawl holds them
+    /// all at a gate per host). Default 0.
     pub max_waiting_per_host: u32,
     /// Most requests in flight over all hosts. Default 64.
     pub max_in_flight: u32,
