@@ -1,7 +1,7 @@
 //! Servers that misbehave. Each scenario is served on 127.0.0.1 by a small thread of the test's
 //! own; the crawl must finish with a clear outcome, never a panic.
 
-use crate::util::{Dir, crawl};
+use crate::util::{Dir, assert_success, crawl};
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
@@ -97,11 +97,7 @@ fn a_slow_site_crawled_without_a_delay_has_one_request_at_a_time() {
     });
     let dir = Dir::new();
     let out = crawl(&dir.store(), &[format!("{base}/p/0")], &[]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let requests = log.lock().unwrap_or_else(|e| e.into_inner()).clone();
     for n in 0..PAGES {
         let path = format!("/p/{n}");
@@ -191,11 +187,7 @@ fn redirects_pass_the_same_scope_and_robots_checks_as_links() {
         &[format!("{site}/")],
         &["--scope", "any", "--include", &include],
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let asked = |log: &Requests| log.lock().unwrap_or_else(|e| e.into_inner()).clone();
     assert!(
         asked(&outside_log).is_empty(),
@@ -354,11 +346,7 @@ fn raw_and_encoded_spellings_of_one_url_are_fetched_once() {
     });
     let dir = Dir::new();
     let out = crawl(&dir.store(), &[format!("{base}/")], &[]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let asked = log.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let pages: Vec<&String> = asked
         .iter()

@@ -152,14 +152,13 @@ pub async fn run_sharded(
 }
 
 async fn run_with(
-    config: CrawlConfig,
+    mut config: CrawlConfig,
     rounds: Option<Box<dyn Rounds>>,
     shutdown: impl Future<Output = ()>,
     mut on_progress: impl FnMut(&Progress),
 ) -> Result<Report, CrawlError> {
     // A bad flag is refused before the store directory is created.
     config.frontier.validate()?;
-    let mut config = config;
     // A site crawled alone without a delay: its next lease is handed out while its request is
     // open, and waits at the host's gate (`Driver::gates`), so the next request leaves as soon as
     // the answer is in rather than when the coordinator is next free.
