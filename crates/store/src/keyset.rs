@@ -1,5 +1,6 @@
-//! [`KeySet`]: a durable set of 128-bit keys (the frontier's seen set), in memory for lookups and
-//! written to sled in packed chunks.
+//! [`KeySet`]: a durable set of 128-bit keys (the frontier's seen set), and [`KeyMap`]: a durable
+//! map of 128-bit keys to `u32`s (the page index's digests and URL keys), both in memory for lookups
+//! and written to sled in packed chunks.
 //!
 //! # Why not one sled key per member
 //!
@@ -10,9 +11,17 @@
 //! # Format
 //!
 //! The tree named by the caller holds chunks: key = chunk number (`u64` big-endian, from 0), value
-//! = up to [`KEYS_PER_CHUNK`] members, each 16 bytes big-endian. Members added since the last
-//! commit are written as new chunks when the store commits (see [`Store::flush`](crate::Store::flush)).
-//! Opening reads every chunk and sorts the members.
+//! = up to [`KEYS_PER_CHUNK`] members, each 16 bytes big-endian (a set), or 16 bytes of key and 4
+//! of value, both big-endian (a map). Members added since the last commit are written as new
+//! chunks when the store commits (see [`Store::flush`](crate::Store::flush)). Opening reads every
+//! chunk and sorts the members; a key written twice keeps its first value.
+//!
+//! # Why a map too
+//!
+//! sled 0.34 splits a tree's leaves past 16 entries and keeps, for every leaf, cached or not, its
+//! page-table record and the disk locations of its fragments: 20–50 bytes of memory per entry
+//! written, beyond its cache (`simcrawl-bench store`). A map member here costs about 12.5 bytes,
+//! and a lookup no sled read.
 //!
 //! # In memory
 //!
@@ -23,7 +32,7 @@
 //! or more given by the index (see [`PREFIX_BITS`] for what that costs in collisions). Keys are
 //! expected to be uniform hashes: skewed keys are still correct, only slower.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
@@ -31,14 +40,50 @@ use crate::codec::Codec;
 use crate::error::StoreError;
 use crate::store::Shared;
 
-/// Members per chunk written to sled (64 KiB values).
+/// Members per chunk written to sled (64 KiB values for a set, 80 KiB for a map).
 pub const KEYS_PER_CHUNK: usize = 4096;
 
-/// Recent members kept in a hash set before they become a sorted run.
+/// Recent members kept in a hash table before they become a sorted run.
 pub const RECENT_MAX: usize = 1 << 16;
 
 /// A run is merged into the new one when it is at most this many times larger.
 const MERGE_RATIO: usize = 4;
+
+/// What a member carries: nothing (a set) or a `u32` (a map), with its byte form in a chunk.
+pub(crate) trait Slot: Copy + Default + std::fmt::Debug + Send + Sync + 'static {
+    /// Bytes after the key in a chunk.
+    const BYTES: usize;
+    /// How [`Store::open_user_tree`](crate::Store) names the type, to catch a name opened as both.
+    const KIND: &'static str;
+    fn write(self, out: &mut Vec<u8>);
+    fn read(bytes: &[u8]) -> Self;
+    /// The value as a `u32`, for [`KeyMap::max_value`].
+    fn as_u32(self) -> Option<u32>;
+}
+
+impl Slot for () {
+    const BYTES: usize = 0;
+    const KIND: &'static str = "KeySet";
+    fn write(self, _: &mut Vec<u8>) {}
+    fn read(_: &[u8]) {}
+    fn as_u32(self) -> Option<u32> {
+        None
+    }
+}
+
+impl Slot for u32 {
+    const BYTES: usize = 4;
+    const KIND: &'static str = "KeyMap<u32>";
+    fn write(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_be_bytes());
+    }
+    fn read(bytes: &[u8]) -> u32 {
+        u32::from_be_bytes(bytes.try_into().expect("a u32 slot is 4 bytes"))
+    }
+    fn as_u32(self) -> Option<u32> {
+        Some(self)
+    }
+}
 
 /// A durable set of `u128` keys with insert-if-absent, kept in memory (about 8.5 bytes per member) and
 /// written to the store at each commit.
@@ -55,7 +100,7 @@ const MERGE_RATIO: usize = 4;
 #[derive(Clone)]
 pub struct KeySet {
     // Declared before `_shared` so that sled's handle is dropped first.
-    state: Arc<KeySetState>,
+    state: Arc<TableState<()>>,
     _shared: Arc<Shared>,
 }
 
@@ -69,7 +114,7 @@ impl std::fmt::Debug for KeySet {
 }
 
 impl KeySet {
-    pub(crate) fn new(state: Arc<KeySetState>, shared: Arc<Shared>) -> KeySet {
+    pub(crate) fn new(state: Arc<TableState<()>>, shared: Arc<Shared>) -> KeySet {
         KeySet {
             state,
             _shared: shared,
@@ -78,23 +123,14 @@ impl KeySet {
 
     /// Adds `key`; returns whether it was new.
     pub fn insert_if_absent(&self, key: u128) -> bool {
-        let mut inner = self.state.write();
-        if inner.contains(key) {
-            return false;
-        }
-        inner.add(key);
-        true
+        self.state.write().insert_if_absent(key, ()).is_none()
     }
 
     /// Whether `key` is a member and, if it is not, a token for
     /// [`insert_absent`](KeySet::insert_absent).
     pub fn probe(&self, key: u128) -> Probe {
-        let inner = self
-            .state
-            .inner
-            .read()
-            .unwrap_or_else(PoisonError::into_inner);
-        if inner.contains(key) {
+        let inner = self.state.read();
+        if inner.get(key).is_some() {
             Probe::Member
         } else {
             Probe::Absent(Absent {
@@ -111,29 +147,21 @@ impl KeySet {
     pub fn insert_absent(&self, absent: Absent) -> bool {
         let mut inner = self.state.write();
         let unchanged = absent.set == self.state.id && absent.generation == inner.generation;
-        if !unchanged && inner.contains(absent.key) {
+        if !unchanged && inner.get(absent.key).is_some() {
             return false;
         }
-        inner.add(absent.key);
+        inner.add(absent.key, ());
         true
     }
 
     /// Whether `key` is a member.
     pub fn contains(&self, key: u128) -> bool {
-        self.state
-            .inner
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains(key)
+        self.state.read().get(key).is_some()
     }
 
     /// The number of members.
     pub fn len(&self) -> u64 {
-        self.state
-            .inner
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .len
+        self.state.read().len
     }
 
     /// Whether the set has no member.
@@ -143,19 +171,82 @@ impl KeySet {
 
     /// Bytes of memory the members take (runs, their indexes and the recent set), for reports.
     pub fn memory_bytes(&self) -> u64 {
-        let inner = self
-            .state
-            .inner
-            .read()
-            .unwrap_or_else(PoisonError::into_inner);
-        let runs: usize = inner
-            .runs
-            .iter()
-            .map(|r| r.low.capacity() * 8 + r.index.capacity() * 4)
-            .sum();
-        // A hash set slot: the key and a control byte.
-        let recent = inner.recent.capacity() * 17 + inner.pending.capacity() * 16;
-        (runs + recent) as u64
+        self.state.read().memory_bytes()
+    }
+}
+
+/// A durable map of `u128` keys to `u32`s with insert-if-absent, kept in memory (about 12.5 bytes
+/// per member) and written to the store at each commit, like a [`KeySet`] (see its
+/// [durability](KeySet#durability)): after a crash, the members added since the last commit are
+/// gone, and the caller adds them again from what it wrote elsewhere.
+///
+/// Keys are expected to be uniform hashes (digests). A lookup compares a key's top 80 bits: two
+/// keys that agree on them are taken for one (about n²/2^80 for n members, see [`KeySet`]), so a
+/// caller that must be exact checks a hit against its own record of the key.
+///
+/// ```
+/// # fn main() -> Result<(), simcrawl_store::StoreError> {
+/// let store = simcrawl_store::Store::temporary()?;
+/// let bodies = store.key_map("body_digests")?;
+/// assert!(bodies.insert_if_absent(0x5eed, 7)); // new
+/// assert!(!bodies.insert_if_absent(0x5eed, 9)); // the first value stays
+/// assert_eq!(bodies.get(0x5eed), Some(7));
+/// assert_eq!(bodies.get(0xbad), None);
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct KeyMap {
+    // Declared before `_shared` so that sled's handle is dropped first.
+    state: Arc<TableState<u32>>,
+    _shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for KeyMap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeyMap")
+            .field("name", &self.state.name)
+            .field("len", &self.len())
+            .finish()
+    }
+}
+
+impl KeyMap {
+    pub(crate) fn new(state: Arc<TableState<u32>>, shared: Arc<Shared>) -> KeyMap {
+        KeyMap {
+            state,
+            _shared: shared,
+        }
+    }
+
+    /// The value of `key`, if it is a member.
+    pub fn get(&self, key: u128) -> Option<u32> {
+        self.state.read().get(key)
+    }
+
+    /// Adds `key` with `value` unless `key` is a member; returns whether it was new.
+    pub fn insert_if_absent(&self, key: u128, value: u32) -> bool {
+        self.state.write().insert_if_absent(key, value).is_none()
+    }
+
+    /// The number of members.
+    pub fn len(&self) -> u64 {
+        self.state.read().len
+    }
+
+    /// Whether the map has no member.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The largest value of any member (`None` when empty): for a map of ids given in increasing
+    /// order, how far its last commit reached.
+    pub fn max_value(&self) -> Option<u32> {
+        self.state.read().max_value
+    }
+
+    /// Bytes of memory the members take (runs, their indexes and the recent table), for reports.
+    pub fn memory_bytes(&self) -> u64 {
+        self.state.read().memory_bytes()
     }
 }
 
@@ -180,98 +271,120 @@ pub struct Absent {
 /// Tells apart the key sets of a process (for [`Absent`]).
 static NEXT_SET_ID: AtomicU64 = AtomicU64::new(1);
 
-/// The state of one key set, shared by its handles and kept by the store (which writes it at
-/// each commit).
-pub(crate) struct KeySetState {
+/// The state of one key set or map, shared by its handles and kept by the store (which writes it
+/// at each commit).
+pub(crate) struct TableState<V: Slot> {
     tree: sled::Tree,
     name: Arc<str>,
     /// Unique in the process.
     id: u64,
-    inner: RwLock<SetInner>,
+    inner: RwLock<TableInner<V>>,
 }
 
-struct SetInner {
+struct TableInner<V: Slot> {
     /// Sorted, disjoint runs, largest (oldest) first.
-    runs: Vec<Run>,
+    runs: Vec<Run<V>>,
     /// Members not in a run yet.
-    recent: HashSet<u128>,
+    recent: HashMap<u128, V>,
     /// Members not written yet, in insertion order.
-    pending: Vec<u128>,
+    pending: Vec<(u128, V)>,
     /// The number of the next chunk to write.
     next_chunk: u64,
     len: u64,
-    /// Members added since the set was opened.
+    /// Members added since the table was opened.
     generation: u64,
+    /// The largest value of any member (maps of ids).
+    max_value: Option<u32>,
 }
 
-impl KeySetState {
-    /// Reads every chunk of the set's tree.
-    pub(crate) fn open(tree: sled::Tree, name: &str) -> Result<KeySetState, StoreError> {
+/// The larger of a map's largest value so far and `value`.
+fn larger<V: Slot>(current: Option<u32>, value: V) -> Option<u32> {
+    match value.as_u32() {
+        Some(v) => Some(current.map_or(v, |c| c.max(v))),
+        None => current,
+    }
+}
+
+impl<V: Slot> TableState<V> {
+    /// Reads every chunk of the table's tree.
+    pub(crate) fn open(tree: sled::Tree, name: &str) -> Result<TableState<V>, StoreError> {
         let backend = |e| StoreError::backend(name, e);
-        let mut keys = Vec::new();
+        let width = 16 + V::BYTES;
+        let mut members: Vec<(u128, V)> = Vec::new();
         let mut next_chunk = 0;
+        let mut max_value = None;
         for entry in tree.iter() {
             let (key, value) = entry.map_err(backend)?;
             let chunk = u64::decode(&key).map_err(|e| StoreError::decode(name, e))?;
-            if value.len() % 16 != 0 {
+            if value.len() % width != 0 {
                 return Err(StoreError::Inconsistent {
                     tree: name.to_owned(),
                     detail: format!(
-                        "chunk {chunk} holds {} bytes, not a multiple of 16",
+                        "chunk {chunk} holds {} bytes, not a multiple of {width}",
                         value.len()
                     ),
                 });
             }
-            keys.extend(
-                value.chunks_exact(16).map(|b| {
-                    u128::from_be_bytes(b.try_into().expect("chunks_exact gives 16 bytes"))
-                }),
-            );
+            members.extend(value.chunks_exact(width).map(|b| {
+                let (k, v) = b.split_at(16);
+                let v = V::read(v);
+                max_value = larger(max_value, v);
+                (
+                    u128::from_be_bytes(k.try_into().expect("split at 16 bytes")),
+                    v,
+                )
+            }));
             next_chunk = chunk + 1;
         }
-        keys.sort_unstable();
-        keys.dedup();
-        let len = keys.len() as u64;
-        let runs = if keys.is_empty() {
+        // Stable, so that a key written twice keeps its first value.
+        members.sort_by_key(|m| m.0);
+        members.dedup_by_key(|m| m.0);
+        let len = members.len() as u64;
+        let runs = if members.is_empty() {
             Vec::new()
         } else {
-            vec![Run::new(keys)]
+            vec![Run::new(members)]
         };
-        Ok(KeySetState {
+        Ok(TableState {
             tree,
             name: name.into(),
             id: NEXT_SET_ID.fetch_add(1, Ordering::Relaxed),
-            inner: RwLock::new(SetInner {
+            inner: RwLock::new(TableInner {
                 runs,
-                recent: HashSet::new(),
+                recent: HashMap::new(),
                 pending: Vec::new(),
                 next_chunk,
                 len,
                 generation: 0,
+                max_value,
             }),
         })
     }
 
-    fn write(&self) -> std::sync::RwLockWriteGuard<'_, SetInner> {
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, TableInner<V>> {
+        self.inner.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, TableInner<V>> {
         self.inner.write().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Locks the set for a commit (see [`Queues`](crate::Queues) for the order of a commit).
-    pub(crate) fn begin_commit(&self) -> KeySetCommit<'_> {
-        KeySetCommit {
+    /// Locks the table for a commit (see [`Queues`](crate::Queues) for the order of a commit).
+    pub(crate) fn begin_commit(&self) -> TableCommit<'_, V> {
+        TableCommit {
             state: self,
             inner: self.write(),
         }
     }
 }
 
-/// A key set locked for a commit.
-pub(crate) struct KeySetCommit<'a> {
-    state: &'a KeySetState,
-    inner: std::sync::RwLockWriteGuard<'a, SetInner>,
+/// A key set or map locked for a commit.
+pub(crate) struct TableCommit<'a, V: Slot> {
+    state: &'a TableState<V>,
+    inner: std::sync::RwLockWriteGuard<'a, TableInner<V>>,
 }
 
-impl KeySetCommit<'_> {
+impl<V: Slot> TableCommit<'_, V> {
     pub(crate) fn tree(&self) -> sled::Tree {
         self.state.tree.clone()
     }
@@ -284,16 +397,17 @@ impl KeySetCommit<'_> {
     pub(crate) fn prepare(&self) -> sled::Batch {
         let mut batch = sled::Batch::default();
         for (i, chunk) in self.inner.pending.chunks(KEYS_PER_CHUNK).enumerate() {
-            let mut value = Vec::with_capacity(chunk.len() * 16);
-            for key in chunk {
+            let mut value = Vec::with_capacity(chunk.len() * (16 + V::BYTES));
+            for (key, v) in chunk {
                 value.extend_from_slice(&key.to_be_bytes());
+                v.write(&mut value);
             }
             batch.insert((self.inner.next_chunk + i as u64).encode(), value);
         }
         batch
     }
 
-    /// After the writes of [`prepare`](KeySetCommit::prepare) are applied.
+    /// After the writes of [`prepare`](TableCommit::prepare) are applied.
     pub(crate) fn finish(mut self) {
         let chunks = self.inner.pending.len().div_ceil(KEYS_PER_CHUNK) as u64;
         self.inner.next_chunk += chunks;
@@ -301,27 +415,52 @@ impl KeySetCommit<'_> {
     }
 }
 
-impl SetInner {
-    fn contains(&self, key: u128) -> bool {
-        self.recent.contains(&key) || self.runs.iter().any(|run| run.contains(key))
+impl<V: Slot> TableInner<V> {
+    fn get(&self, key: u128) -> Option<V> {
+        if let Some(v) = self.recent.get(&key) {
+            return Some(*v);
+        }
+        self.runs.iter().find_map(|run| run.get(key))
+    }
+
+    /// The value already there, or `None` after adding `value`.
+    fn insert_if_absent(&mut self, key: u128, value: V) -> Option<V> {
+        if let Some(v) = self.get(key) {
+            return Some(v);
+        }
+        self.add(key, value);
+        None
     }
 
     /// Adds a key known to be absent.
-    fn add(&mut self, key: u128) {
-        self.recent.insert(key);
-        self.pending.push(key);
+    fn add(&mut self, key: u128, value: V) {
+        self.recent.insert(key, value);
+        self.pending.push((key, value));
         self.len += 1;
         self.generation += 1;
+        self.max_value = larger(self.max_value, value);
         if self.recent.len() >= RECENT_MAX {
             self.compact();
         }
     }
 
+    fn memory_bytes(&self) -> u64 {
+        let runs: usize = self
+            .runs
+            .iter()
+            .map(|r| r.low.capacity() * 8 + r.values.capacity() * V::BYTES + r.index.capacity() * 4)
+            .sum();
+        // A hash table slot: the key, the value and a control byte.
+        let recent =
+            self.recent.capacity() * (17 + V::BYTES) + self.pending.capacity() * (16 + V::BYTES);
+        (runs + recent) as u64
+    }
+
     /// Turns the recent members into a run, merging the runs that are not much larger.
     fn compact(&mut self) {
-        let mut keys: Vec<u128> = self.recent.drain().collect();
-        keys.sort_unstable();
-        let mut run = Run::new(keys);
+        let mut members: Vec<(u128, V)> = self.recent.drain().collect();
+        members.sort_unstable_by_key(|m| m.0);
+        let mut run = Run::new(members);
         while let Some(last) = self.runs.last() {
             if last.len() > run.len() * MERGE_RATIO {
                 break;
@@ -348,36 +487,39 @@ fn prefix(key: u128) -> u128 {
     key >> (128 - PREFIX_BITS)
 }
 
-/// A sorted run of key prefixes: each member is its 64 bits below the top [`MIN_INDEX_BITS`],
-/// and the index of the positions of its top `bits` bits (at least [`MIN_INDEX_BITS`]) gives
-/// the rest.
-struct Run {
+/// A sorted run of key prefixes and their values: each member is its 64 bits below the top
+/// [`MIN_INDEX_BITS`], and the index of the positions of its top `bits` bits (at least
+/// [`MIN_INDEX_BITS`]) gives the rest. A set's values take no memory.
+struct Run<V: Slot> {
     low: Vec<u64>,
+    values: Vec<V>,
     /// `index[b]` is the position of the first member whose top bits are `>= b`; one entry more
     /// than there are buckets.
     index: Vec<u32>,
     bits: u32,
 }
 
-impl Run {
-    /// A run of sorted, distinct keys.
-    fn new(keys: Vec<u128>) -> Run {
-        let mut run = Run::sized(keys.len());
+impl<V: Slot> Run<V> {
+    /// A run of members sorted by key, with distinct keys.
+    fn new(members: Vec<(u128, V)>) -> Run<V> {
+        let mut run = Run::sized(members.len());
         let mut index = vec![u32::MAX; run.buckets() + 1];
-        for (pos, &key) in keys.iter().enumerate().rev() {
+        for (pos, &(key, value)) in members.iter().enumerate().rev() {
             let p = prefix(key);
             run.low[pos] = p as u64;
+            run.values[pos] = value;
             index[bucket(p, run.bits)] = pos as u32;
         }
-        drop(keys);
+        drop(members);
         run.index = fill_index(index, run.low.len());
         run
     }
 
     /// An empty run with room for `len` members, its index to fill.
-    fn sized(len: usize) -> Run {
+    fn sized(len: usize) -> Run<V> {
         Run {
             low: vec![0; len],
+            values: vec![V::default(); len],
             index: Vec::new(),
             bits: index_bits(len),
         }
@@ -391,17 +533,21 @@ impl Run {
         self.low.len()
     }
 
-    fn contains(&self, key: u128) -> bool {
+    fn get(&self, key: u128) -> Option<V> {
         let p = prefix(key);
         let b = bucket(p, self.bits);
-        let range = self.index[b] as usize..self.index[b + 1] as usize;
-        self.low[range].binary_search(&(p as u64)).is_ok()
+        let start = self.index[b] as usize;
+        let range = start..self.index[b + 1] as usize;
+        self.low[range]
+            .binary_search(&(p as u64))
+            .ok()
+            .map(|i| self.values[start + i])
     }
 
     /// Merges two runs of disjoint members into one, growing the larger one's members in place
     /// (with `realloc`, which moves no memory for a large allocation on Linux) and filling them
     /// from the back, so that a merge needs no second copy of the larger run.
-    fn merge(a: Run, b: Run) -> Run {
+    fn merge(a: Run<V>, b: Run<V>) -> Run<V> {
         let (mut big, small) = if a.len() >= b.len() { (a, b) } else { (b, a) };
         let total = big.len() + small.len();
         let bits = index_bits(total);
@@ -411,28 +557,21 @@ impl Run {
         let old_index = std::mem::take(&mut big.index);
         let old_bits = big.bits;
         big.low.resize(total, 0);
+        big.values.resize(total, V::default());
         let mut w = total;
         // Reads of `big` stay below `w`: the members not merged yet are at the front.
         loop {
             let from_big = big_cursor.peek(&old_index, old_bits, &big.low);
             let from_small = small_cursor.peek(&small.index, small.bits, &small.low);
-            let p = match (from_big, from_small) {
-                (Some(x), Some(y)) if x > y => {
-                    big_cursor.step();
-                    x
-                }
-                (_, Some(y)) => {
-                    small_cursor.step();
-                    y
-                }
-                (Some(x), None) => {
-                    big_cursor.step();
-                    x
-                }
+            let (p, value) = match (from_big, from_small) {
+                (Some(x), Some(y)) if x > y => (x, big.values[big_cursor.step()]),
+                (_, Some(y)) => (y, small.values[small_cursor.step()]),
+                (Some(x), None) => (x, big.values[big_cursor.step()]),
                 (None, None) => break,
             };
             w -= 1;
             big.low[w] = p as u64;
+            big.values[w] = value;
             index[bucket(p, bits)] = w as u32;
         }
         debug_assert_eq!(w, 0);
@@ -457,7 +596,7 @@ struct BackCursor {
 }
 
 impl BackCursor {
-    fn new(run: &Run) -> BackCursor {
+    fn new<V: Slot>(run: &Run<V>) -> BackCursor {
         BackCursor {
             pos: run.len(),
             bucket: run.index.len().saturating_sub(2),
@@ -476,8 +615,10 @@ impl BackCursor {
         Some((top << 64) | u128::from(low[pos]))
     }
 
-    fn step(&mut self) {
+    /// Moves past the member [`peek`](BackCursor::peek) gave; returns its position.
+    fn step(&mut self) -> usize {
         self.pos -= 1;
+        self.pos
     }
 }
 
@@ -507,12 +648,12 @@ mod tests {
         i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835)
     }
 
-    fn run_of(mut keys: Vec<u128>) -> Run {
+    fn run_of(mut keys: Vec<u128>) -> Run<()> {
         keys.sort_unstable();
-        Run::new(keys)
+        Run::new(keys.into_iter().map(|k| (k, ())).collect())
     }
 
-    fn members(run: &Run) -> Vec<u128> {
+    fn members<V: Slot>(run: &Run<V>) -> Vec<u128> {
         let mut cursor = BackCursor::new(run);
         let mut out = Vec::new();
         while let Some(p) = cursor.peek(&run.index, run.bits, &run.low) {
@@ -534,8 +675,8 @@ mod tests {
             assert_eq!(members(&merged), expected);
             assert_eq!(merged.bits, index_bits(expected.len()));
             for k in a.iter().chain(&b) {
-                assert!(merged.contains(*k));
-                assert!(!merged.contains(k.wrapping_add(1 << 48)));
+                assert!(merged.get(*k).is_some());
+                assert!(merged.get(k.wrapping_add(1 << 48)).is_none());
             }
             let merged = Run::merge(run_of(b), run_of(a));
             assert_eq!(members(&merged), expected);
@@ -548,12 +689,12 @@ mod tests {
         let run = run_of(keys.clone());
         assert!(run.bits >= MIN_INDEX_BITS);
         for k in &keys {
-            assert!(run.contains(*k));
-            assert!(!run.contains(k.wrapping_add(1 << 48)));
-            assert!(!run.contains(k.wrapping_sub(1 << 48)));
+            assert!(run.get(*k).is_some());
+            assert!(run.get(k.wrapping_add(1 << 48)).is_none());
+            assert!(run.get(k.wrapping_sub(1 << 48)).is_none());
         }
-        assert!(!run.contains(0) || keys.contains(&0));
-        assert!(!run.contains(u128::MAX));
+        assert!(run.get(0).is_none() || keys.contains(&0));
+        assert!(run.get(u128::MAX).is_none());
     }
 
     #[test]
@@ -562,15 +703,34 @@ mod tests {
         let keys: Vec<u128> = (0..3000_u128).map(|i| i << 48).collect();
         let run = run_of(keys.clone());
         for k in &keys {
-            assert!(run.contains(*k));
+            assert!(run.get(*k).is_some());
         }
-        assert!(!run.contains(3000 << 48));
+        assert!(run.get(3000 << 48).is_none());
         let more: Vec<u128> = (3000..4000_u128)
             .map(|i| (i << 48) | (u128::MAX << 120))
             .collect();
         let merged = Run::merge(run, run_of(more.clone()));
         for k in keys.iter().chain(&more) {
-            assert!(merged.contains(*k));
+            assert!(merged.get(*k).is_some());
+        }
+    }
+
+    #[test]
+    fn a_map_keeps_each_value_through_merges() {
+        let value = |k: u128| (k >> 100) as u32 ^ 0x5a5a;
+        for (n, m) in [(100, 40), (5000, 1), (70_000, 9_000), (3, 60_000)] {
+            let run = |range: std::ops::Range<u128>| {
+                let mut members: Vec<(u128, u32)> =
+                    range.map(spread).map(|k| (k, value(k))).collect();
+                members.sort_unstable_by_key(|m| m.0);
+                Run::new(members)
+            };
+            let merged = Run::merge(run(0..n), run(n..n + m));
+            assert_eq!(merged.len(), (n + m) as usize);
+            for k in (0..n + m).map(spread) {
+                assert_eq!(merged.get(k), Some(value(k)));
+                assert_eq!(merged.get(k.wrapping_add(1 << 48)), None);
+            }
         }
     }
 }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::codec::Codec;
 use crate::error::StoreError;
-use crate::keyset::{KeySet, KeySetState};
+use crate::keyset::{KeyMap, KeySet, Slot, TableCommit, TableState};
 use crate::lock::{LockFile, open_error};
 use crate::log::Log;
 use crate::meta::{self, Counters};
@@ -80,7 +80,9 @@ pub(crate) struct Shared {
     /// The state of every [`Queues`] tree opened, by name: written behind, at each commit.
     queues: Mutex<HashMap<String, Arc<QueueState>>>,
     /// The state of every [`KeySet`] opened, by name: written behind, at each commit.
-    key_sets: Mutex<HashMap<String, Arc<KeySetState>>>,
+    key_sets: Mutex<HashMap<String, Arc<TableState<()>>>>,
+    /// The state of every [`KeyMap`] opened, by name: written behind, at each commit.
+    key_maps: Mutex<HashMap<String, Arc<TableState<u32>>>>,
     _lock: Option<LockFile>,
     /// The last holder did not close the store: see [`Store::opened_after_unclean_stop`].
     unclean: bool,
@@ -107,20 +109,19 @@ impl Shared {
         states.values().cloned().collect()
     }
 
-    /// Writes what the write-behind structures ([`Queues`], [`KeySet`]) hold, in one sled
-    /// transaction: after a crash, all of a commit is there or none of it.
+    /// Writes what the write-behind structures ([`Queues`], [`KeySet`], [`KeyMap`]) hold, in one
+    /// sled transaction: after a crash, all of a commit is there or none of it.
     pub(crate) fn commit(&self) -> Result<(), StoreError> {
         let queues = self.queue_states();
-        let sets: Vec<Arc<KeySetState>> = self
-            .key_sets
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .values()
-            .cloned()
-            .collect();
+        let sets = table_states(&self.key_sets);
+        let maps = table_states(&self.key_maps);
         let mut queue_commits: Vec<_> = queues.iter().map(|q| q.begin_commit()).collect();
         let set_commits: Vec<_> = sets.iter().map(|s| s.begin_commit()).collect();
-        if queue_commits.iter().all(|c| c.is_empty()) && set_commits.iter().all(|c| c.is_empty()) {
+        let map_commits: Vec<_> = maps.iter().map(|s| s.begin_commit()).collect();
+        if queue_commits.iter().all(|c| c.is_empty())
+            && set_commits.iter().all(|c| c.is_empty())
+            && map_commits.iter().all(|c| c.is_empty())
+        {
             return Ok(());
         }
         let mut meta = sled::Batch::default();
@@ -130,10 +131,8 @@ impl Shared {
             trees.extend(commit.trees());
             batches.extend(commit.prepare(&mut meta)?);
         }
-        for commit in &set_commits {
-            trees.push(commit.tree());
-            batches.push(commit.prepare());
-        }
+        push_tables(&set_commits, &mut trees, &mut batches);
+        push_tables(&map_commits, &mut trees, &mut batches);
         batches.insert(0, meta);
         trees
             .as_slice()
@@ -147,11 +146,30 @@ impl Shared {
         for commit in queue_commits {
             commit.finish();
         }
-        for commit in set_commits {
-            commit.finish();
-        }
+        set_commits.into_iter().for_each(TableCommit::finish);
+        map_commits.into_iter().for_each(TableCommit::finish);
         trim_heap();
         Ok(())
+    }
+}
+
+/// The key sets' or maps' states, to commit.
+fn table_states<V: Slot>(
+    states: &Mutex<HashMap<String, Arc<TableState<V>>>>,
+) -> Vec<Arc<TableState<V>>> {
+    let states = states.lock().unwrap_or_else(PoisonError::into_inner);
+    states.values().cloned().collect()
+}
+
+/// Adds the trees and writes of the key sets' or maps' commits to a transaction's.
+fn push_tables<V: Slot>(
+    commits: &[TableCommit<'_, V>],
+    trees: &mut Vec<sled::Tree>,
+    batches: &mut Vec<sled::Batch>,
+) {
+    for commit in commits {
+        trees.push(commit.tree());
+        batches.push(commit.prepare());
     }
 }
 
@@ -287,6 +305,7 @@ impl Store {
             opened: Mutex::new(HashMap::new()),
             queues: Mutex::new(HashMap::new()),
             key_sets: Mutex::new(HashMap::new()),
+            key_maps: Mutex::new(HashMap::new()),
             _lock: None,
             unclean: false,
             snapshot: None,
@@ -361,18 +380,33 @@ impl Store {
     ///
     /// The first open in a process reads every member; later opens of the same name share them.
     pub fn key_set(&self, name: &str) -> Result<KeySet, StoreError> {
-        let inner = self.open_user_tree(name, "KeySet".to_owned())?;
-        let mut sets = self
-            .shared
-            .key_sets
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some(state) = sets.get(name) {
-            return Ok(KeySet::new(Arc::clone(state), Arc::clone(&self.shared)));
-        }
-        let state = Arc::new(KeySetState::open(inner, name)?);
-        sets.insert(name.to_owned(), Arc::clone(&state));
+        let state = self.table(name, &self.shared.key_sets)?;
         Ok(KeySet::new(state, Arc::clone(&self.shared)))
+    }
+
+    /// A durable map of 128-bit keys to `u32`s named `name`, kept in memory and written in
+    /// chunks. See [`KeyMap`].
+    ///
+    /// The first open in a process reads every member; later opens of the same name share them.
+    pub fn key_map(&self, name: &str) -> Result<KeyMap, StoreError> {
+        let state = self.table(name, &self.shared.key_maps)?;
+        Ok(KeyMap::new(state, Arc::clone(&self.shared)))
+    }
+
+    /// The state of key set or map `name`, read from its tree by the first open.
+    fn table<V: Slot>(
+        &self,
+        name: &str,
+        states: &Mutex<HashMap<String, Arc<TableState<V>>>>,
+    ) -> Result<Arc<TableState<V>>, StoreError> {
+        let inner = self.open_user_tree(name, V::KIND.to_owned())?;
+        let mut states = states.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(state) = states.get(name) {
+            return Ok(Arc::clone(state));
+        }
+        let state = Arc::new(TableState::open(inner, name)?);
+        states.insert(name.to_owned(), Arc::clone(&state));
+        Ok(state)
     }
 
     /// The named counters kept in the meta tree. See [`Counters`].
@@ -380,7 +414,7 @@ impl Store {
         Counters::new(Arc::clone(&self.shared))
     }
 
-    /// Commits the write-behind structures ([`Queues`], [`KeySet`]) to sled, in one transaction,
+    /// Commits the write-behind structures ([`Queues`], [`KeySet`], [`KeyMap`]) to sled, in one transaction,
     /// without waiting for the disk: sled writes it out within
     /// [`flush_every_ms`](Options::flush_every_ms), or at the next [`flush`](Store::flush). Cheap
     /// when little changed; call it often (the crawl does every second) to bound what a crash can
@@ -511,6 +545,7 @@ fn open_shared(path: &Path, options: &Options) -> Result<Shared, StoreError> {
         opened: Mutex::new(HashMap::new()),
         queues: Mutex::new(HashMap::new()),
         key_sets: Mutex::new(HashMap::new()),
+        key_maps: Mutex::new(HashMap::new()),
         _lock: Some(lock),
         unclean,
         snapshot: None,

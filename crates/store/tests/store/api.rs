@@ -441,6 +441,59 @@ fn a_key_set_answers_like_a_hash_set_across_compactions_and_reopen() {
 }
 
 #[test]
+fn a_key_map_keeps_each_first_value_across_compactions_and_reopen() {
+    use simcrawl_store::RECENT_MAX;
+    use std::collections::HashMap;
+    let (_tmp, dir) = fresh_store_dir();
+    let key = |i: u64| u128::from(i).wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835);
+    let n = 2 * RECENT_MAX as u64 + 777;
+    let mut model = HashMap::new();
+    {
+        let store = open(&dir);
+        let map = store.key_map("digests").must("key map");
+        assert_eq!(map.max_value(), None);
+        for i in 0..n {
+            let value = (i * 7 % 100_003) as u32;
+            assert!(map.insert_if_absent(key(i), value), "new key {i}");
+            model.insert(key(i), value);
+            // A key offered again keeps its first value, before and after a compaction.
+            if i % 5 == 0 {
+                assert!(!map.insert_if_absent(key(i), 1));
+            }
+            if i % 1000 == 999 {
+                assert!(!map.insert_if_absent(key(i / 2), 2));
+            }
+        }
+        assert_eq!(map.get(key(n / 3)), model.get(&key(n / 3)).copied());
+        store.flush().must("flush");
+        // The same name opened again shares the members.
+        let again = store.key_map("digests").must("key map");
+        assert!(again.insert_if_absent(key(n), 42));
+        assert_eq!(map.get(key(n)), Some(42));
+        model.insert(key(n), 42);
+        // A name is a map or a set, not both.
+        assert!(matches!(
+            store.key_set("digests"),
+            Err(StoreError::TreeTypeMismatch { .. })
+        ));
+    }
+    let store = open(&dir);
+    let map = store.key_map("digests").must("key map");
+    assert_eq!(map.len(), n + 1);
+    assert_eq!(map.max_value(), model.values().copied().max());
+    for i in 0..=n {
+        assert_eq!(map.get(key(i)), model.get(&key(i)).copied(), "member {i}");
+        assert_eq!(map.get(key(i + n + 1)), None, "non-member {i}");
+    }
+    // 8 bytes of key and 4 of value per member, and about half a byte of index.
+    let memory = map.memory_bytes();
+    assert!(
+        (12 * (n + 1)..16 * (n + 1)).contains(&memory),
+        "{memory} bytes"
+    );
+}
+
+#[test]
 fn a_probed_key_is_inserted_once_whatever_happened_since_the_probe() {
     use simcrawl_store::Probe;
     let (_tmp, dir) = fresh_store_dir();
