@@ -32,6 +32,7 @@ fn valid_records(s: &str, n: u64) -> Vec<Vec<u8>> {
         full_simhash: !n,
         full_words: 40,
         short: n.is_multiple_of(2),
+        key_hash: n.is_multiple_of(3).then_some(u128::from(n) << 64),
     };
     let skip = SkipRecord {
         time_ms: n,

@@ -1,19 +1,22 @@
 //! The index of unique pages and the exact and near-duplicate checks against it.
 //!
 //! Every unique page gets a dense id. The store keeps, per id, the page record, its fingerprint and its
-//! MinHash sketch, and maps body digests, text digests and canonical-key hashes to ids. The SimHash
-//! index lives in memory and is rebuilt from the fingerprints tree when the store is opened.
+//! MinHash sketch, in sled trees; and maps body digests, text digests and canonical-key hashes to
+//! ids in [`KeyMap`]s, which live in memory (about 12.5 bytes a member against sled's 20–50) and
+//! are written with the store's commits. The SimHash index lives in memory and is rebuilt from the
+//! fingerprints tree when the store is opened.
 //!
 //! Writes for one page go in a fixed order, the page record first. sled recovers a prefix of the writes
-//! after a crash, so only the newest page can be incomplete; [`PageIndex::open`] completes it, and a
-//! page is never indexed twice.
+//! after a crash, so only the newest page's trees can be incomplete, and the maps lack the pages
+//! indexed since their last commit: [`PageIndex::open`] completes both from the records (which
+//! carry the digests and the key), and a page is never indexed twice.
 
 use crate::error::CrawlError;
 use crate::page::PageAnalysis;
 use crate::skiplog::SkipReason;
 use simcrawl_dedup::{SimHash, SimHashIndex, Sketch};
 use simcrawl_store::codec::{Codec, CodecError, Reader, write_element};
-use simcrawl_store::{Store, Tree};
+use simcrawl_store::{KeyMap, Store, Tree};
 
 /// A text or near-duplicate's whole page has at most this many times the words of its
 /// original's, and the other way round.
@@ -120,11 +123,14 @@ pub struct PageRecord {
     pub full_words: u32,
     /// The main text was short (see [`PageAnalysis::short`]).
     pub short: bool,
+    /// The hash of the canonical key it was fetched under (`None` in records from before
+    /// version 3).
+    pub key_hash: Option<u128>,
 }
 
-/// Version 2 appends the whole page's fingerprint, its size and the short flag; version 1
-/// records still decode, with those unknown.
-const PAGE_VERSION: u8 = 2;
+/// Version 2 appends the whole page's fingerprint, its size and the short flag; version 3 the
+/// hash of its canonical key. Older records still decode, with those unknown.
+const PAGE_VERSION: u8 = 3;
 
 impl Codec for PageRecord {
     fn encode_into(&self, out: &mut Vec<u8>) {
@@ -146,12 +152,16 @@ impl Codec for PageRecord {
         write_element(&self.full_simhash, out);
         write_element(&self.full_words, out);
         write_element(&self.short, out);
+        write_element(&self.key_hash.is_some(), out);
+        if let Some(k) = &self.key_hash {
+            write_element(k, out);
+        }
     }
 
     fn decode(bytes: &[u8]) -> Result<Self, CodecError> {
         let mut r = Reader::new::<Self>(bytes);
         let version: u8 = r.element()?;
-        if version != PAGE_VERSION && version != 1 {
+        if !(1..=PAGE_VERSION).contains(&version) {
             return Err(CodecError::invalid::<Self>(format!(
                 "unknown page version {version}"
             )));
@@ -178,6 +188,11 @@ impl Codec for PageRecord {
             full_simhash: if version >= 2 { r.element()? } else { 0 },
             full_words: if version >= 2 { r.element()? } else { 0 },
             short: if version >= 2 { r.element()? } else { false },
+            key_hash: if version >= 3 && r.element::<bool>()? {
+                Some(r.element()?)
+            } else {
+                None
+            },
         };
         r.finish()?;
         Ok(record)
@@ -207,9 +222,9 @@ pub struct PageIndex {
     pages: Tree<u32, PageRecord>,
     fingerprints: Tree<u32, u64>,
     sketches: Tree<u32, Vec<u8>>,
-    body_digests: Tree<u128, u32>,
-    text_digests: Tree<u128, u32>,
-    keys: Tree<u128, u32>,
+    body_digests: KeyMap,
+    text_digests: KeyMap,
+    keys: KeyMap,
     simhash: SimHashIndex,
     /// The whole pages' SimHashes of the short pages (`short_full`): a short page's main text
     /// is no evidence, so its copies are also looked for by the whole page (one copy's main text
@@ -238,9 +253,9 @@ impl PageIndex {
             pages: store.tree("pages")?,
             fingerprints: store.tree("fingerprints")?,
             sketches: store.tree("sketches")?,
-            body_digests: store.tree("body_digests")?,
-            text_digests: store.tree("text_digests")?,
-            keys: store.tree("page_keys")?,
+            body_digests: store.key_map(BODY_DIGESTS)?,
+            text_digests: store.key_map(TEXT_DIGESTS)?,
+            keys: store.key_map(URL_KEYS)?,
             simhash: SimHashIndex::new(k, 1 << 20)?,
             short_full: store.tree("short_full")?,
             short_full_index: SimHashIndex::new(k, 1 << 10)?,
@@ -252,12 +267,14 @@ impl PageIndex {
         for item in index.foreign.iter() {
             index.foreign_ids.insert(item?.0);
         }
+        index.migrate_sled_maps(store)?;
         if let Some((id, record)) = index.pages.last()? {
             index.next_id = id + 1;
             if index.fingerprints.get(&id)?.is_none() {
-                index.write_secondary(&record, None, None)?;
+                index.write_secondary(&record, None)?;
             }
         }
+        index.complete_maps()?;
         // A page is marked another process's before it is written (a sharded crawl): a mark past
         // the last page is one whose page a crash took back, and its id goes to the next page.
         let stale: Vec<u32> = index
@@ -328,7 +345,7 @@ impl PageIndex {
 
     /// The page indexed under a canonical-key hash, if any.
     pub fn by_key(&self, key_hash: u128) -> Result<Option<u32>, CrawlError> {
-        Ok(self.keys.get(&key_hash)?)
+        Ok(self.keys.get(key_hash))
     }
 
     /// Every indexed page, in id order.
@@ -366,7 +383,12 @@ impl PageIndex {
         canonical: Option<u128>,
         host: &str,
     ) -> Result<Verdict, CrawlError> {
-        if let Some(original) = self.body_digests.get(&page.body_digest.0)? {
+        if let Some(original) = self.body_digests.get(page.body_digest.0)
+            && self
+                .pages
+                .get(&original)?
+                .is_some_and(|r| r.body_digest == page.body_digest.0)
+        {
             return Ok(Verdict::Duplicate {
                 reason: SkipReason::ExactDuplicate,
                 original,
@@ -376,7 +398,7 @@ impl PageIndex {
         }
         if page.words > 0
             && let Some(key) = canonical
-            && let Some(original) = self.keys.get(&key)?
+            && let Some(original) = self.keys.get(key)
             && let Some(fp) = self.fingerprints.get(&original)?
         {
             let distance = SimHash(fp).distance(page.simhash);
@@ -393,7 +415,8 @@ impl PageIndex {
             // Nothing to compare: an empty page resembles nothing but its exact copies.
             return Ok(Verdict::Unique);
         }
-        if let Some(original) = self.text_digests.get(&page.text_digest.0)?
+        if let Some(original) = self.text_digests.get(page.text_digest.0)
+            && self.same_text(page, original)?
             && self.agrees(page, original, host, canonical.is_some())?
         {
             return Ok(Verdict::Duplicate {
@@ -521,10 +544,11 @@ impl PageIndex {
             full_simhash: page.full_simhash.0,
             full_words: page.full_words.min(u32::MAX as usize) as u32,
             short: page.short,
+            key_hash: Some(key_hash),
         };
         // The record first: after a crash, open() completes the rest from it.
         self.pages.insert(&id, &record)?;
-        self.write_secondary(&record, Some(&page.sketch), Some(key_hash))?;
+        self.write_secondary(&record, Some(&page.sketch))?;
         self.next_id += 1;
         self.simhash.insert(page.simhash, id);
         if page.short && page.full_words > 0 {
@@ -556,20 +580,29 @@ impl PageIndex {
 
     /// Maps another canonical key to an indexed page (a redirect source, a canonical alias).
     pub fn add_key(&self, key_hash: u128, id: u32) -> Result<(), CrawlError> {
-        self.keys.insert_if_absent(&key_hash, &id)?;
+        self.keys.insert_if_absent(key_hash, id);
         Ok(())
     }
 
+    /// Whether indexed page `original`, found by `page`'s text digest, has that text digest (a
+    /// map compares 80 bits of a digest; the record has all of it).
+    fn same_text(&self, page: &PageAnalysis, original: u32) -> Result<bool, CrawlError> {
+        Ok(self
+            .pages
+            .get(&original)?
+            .is_some_and(|r| r.text_digest == page.text_digest.0))
+    }
+
+    /// Writes a page's entries besides its record: sketch, digests and key, short fingerprint,
+    /// and the fingerprint last (its presence marks the trees complete). `sketch` is `None` when
+    /// completing a page after a crash: it is made again from the stored text.
     fn write_secondary(
         &self,
         record: &PageRecord,
         sketch: Option<&Sketch>,
-        key: Option<u128>,
     ) -> Result<(), CrawlError> {
         let id = record.id;
-        if let Some(key) = key {
-            self.keys.insert_if_absent(&key, &id)?;
-        }
+        self.map_page(record);
         let sketch_bytes = match sketch {
             Some(s) => s.to_bytes(),
             // Completing after a crash: recompute the sketch from the stored text.
@@ -583,10 +616,6 @@ impl PageIndex {
             }
         };
         self.sketches.insert(&id, &sketch_bytes)?;
-        self.body_digests
-            .insert_if_absent(&record.body_digest, &id)?;
-        self.text_digests
-            .insert_if_absent(&record.text_digest, &id)?;
         if record.short && record.full_words > 0 {
             self.short_full.insert(&id, &record.full_simhash)?;
         }
@@ -594,7 +623,68 @@ impl PageIndex {
         self.fingerprints.insert(&id, &record.simhash)?;
         Ok(())
     }
+
+    /// Adds a page's digests and key to the maps (a digest or key already there keeps its page).
+    fn map_page(&self, record: &PageRecord) {
+        let id = record.id;
+        if let Some(key) = record.key_hash {
+            self.keys.insert_if_absent(key, id);
+        }
+        self.body_digests.insert_if_absent(record.body_digest, id);
+        self.text_digests.insert_if_absent(record.text_digest, id);
+    }
+
+    /// Adds to the maps the pages indexed after their last commit, which a crash took back from
+    /// them but not from the records. A page's entries all go in between two commits (one thread
+    /// writes both), so the body digests' largest id says where the commit stopped; adding a page
+    /// again changes nothing, so the pages from that id on are all added.
+    fn complete_maps(&self) -> Result<(), CrawlError> {
+        let from = self.body_digests.max_value().unwrap_or(0);
+        for item in self.pages.range(from..) {
+            let (_, record) = item?;
+            self.map_page(&record);
+        }
+        Ok(())
+    }
+
+    /// Moves the digests and keys of a store written before they were [`KeyMap`]s (sled trees
+    /// `body_digests`, `text_digests`, `page_keys`) into the maps, and commits them before the
+    /// trees are emptied.
+    fn migrate_sled_maps(&self, store: &Store) -> Result<(), CrawlError> {
+        let mut moved = false;
+        for (old, map) in [
+            ("body_digests", &self.body_digests),
+            ("text_digests", &self.text_digests),
+            ("page_keys", &self.keys),
+        ] {
+            let tree: Tree<u128, u32> = store.tree(old)?;
+            if tree.is_empty()? {
+                continue;
+            }
+            for item in tree.iter() {
+                let (key, id) = item?;
+                map.insert_if_absent(key, id);
+            }
+            moved = true;
+        }
+        if moved {
+            store.flush()?;
+            for old in ["body_digests", "text_digests", "page_keys"] {
+                store.tree::<u128, u32>(old)?.clear()?;
+            }
+            store.flush()?;
+        }
+        Ok(())
+    }
 }
+
+/// The [`KeyMap`] of body digests (xxh3-128 of the body) to page ids.
+pub const BODY_DIGESTS: &str = "page_body_digests";
+/// The [`KeyMap`] of text digests (xxh3-128 of the normalised main text) to page ids.
+pub const TEXT_DIGESTS: &str = "page_text_digests";
+/// The [`KeyMap`] of canonical-key hashes (the page's own, redirect sources, canonical aliases)
+/// to page ids.
+pub const URL_KEYS: &str = "page_url_keys";
 
 #[cfg(test)]
 mod tests {
@@ -882,6 +972,127 @@ mod tests {
                 .unwrap(),
             Verdict::Duplicate { original: 0, .. }
         ));
+    }
+
+    #[test]
+    fn pages_indexed_after_the_maps_last_commit_are_mapped_again_on_reopen() {
+        // A crash takes back the maps' members added since their last commit, not the records
+        // and trees written before it: pages 2 and 3 here.
+        // Keys as the crawl makes them: uniform hashes (a map compares their top 80 bits).
+        let key_of =
+            |id: u32| u128::from(id + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835);
+        let dir = tempfile::tempdir().unwrap();
+        let texts: Vec<String> = (0..4).map(|i| article(40 + i, 200)).collect();
+        {
+            let store = Store::open(dir.path()).unwrap();
+            let mut index = PageIndex::open(&store, 3, 0.8).unwrap();
+            for (i, text) in texts.iter().take(2).enumerate() {
+                let url = format!("http://127.0.0.1/{i}");
+                index
+                    .insert(&url, key_of(i as u32), 0, 0, &analyse(text, ""))
+                    .unwrap();
+            }
+            store.flush().unwrap();
+            let pages: Tree<u32, PageRecord> = store.tree("pages").unwrap();
+            let fingerprints: Tree<u32, u64> = store.tree("fingerprints").unwrap();
+            let sketches: Tree<u32, Vec<u8>> = store.tree("sketches").unwrap();
+            for (i, text) in texts.iter().enumerate().skip(2) {
+                let page = analyse(text, "");
+                let id = i as u32;
+                let mut record = index.get(0).unwrap().unwrap();
+                record.id = id;
+                record.url = format!("http://127.0.0.1/{i}");
+                record.body_digest = page.body_digest.0;
+                record.text_digest = page.text_digest.0;
+                record.simhash = page.simhash.0;
+                record.text = page.document.main_text.clone();
+                record.key_hash = Some(key_of(id));
+                pages.insert(&id, &record).unwrap();
+                sketches.insert(&id, &page.sketch.to_bytes()).unwrap();
+                fingerprints.insert(&id, &page.simhash.0).unwrap();
+            }
+            store.flush().unwrap();
+        }
+        let store = Store::open(dir.path()).unwrap();
+        let index = PageIndex::open(&store, 3, 0.8).unwrap();
+        assert_eq!(index.len(), 4);
+        for (i, text) in texts.iter().enumerate() {
+            let id = i as u32;
+            assert_eq!(index.by_key(key_of(id)).unwrap(), Some(id));
+            let verdict = index.check(&analyse(text, ""), None, "h.example").unwrap();
+            assert!(
+                matches!(verdict, Verdict::Duplicate { reason: SkipReason::ExactDuplicate, original, .. } if original == id),
+                "page {i}: {verdict:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_store_with_its_digests_in_sled_trees_is_moved_to_the_maps() {
+        const KEY_A: u128 = 0x1234_5678_9abc_def0_0fed_cba9_8765_4321;
+        const KEY_B: u128 = 0xfeed_0000_1111_2222_3333_4444_5555_6666;
+        let dir = tempfile::tempdir().unwrap();
+        let page = analyse(&article(77, 200), "");
+        let record = {
+            let store = Store::temporary().unwrap();
+            let mut index = PageIndex::open(&store, 3, 0.8).unwrap();
+            index
+                .insert("http://127.0.0.1/a", KEY_A, 0, 0, &page)
+                .unwrap();
+            let mut record = index.get(0).unwrap().unwrap();
+            record.key_hash = None; // a record of that version
+            record
+        };
+        {
+            // As the version before wrote a page: its trees, and its digests and keys (the
+            // page's own and a redirect's) in sled trees.
+            let store = Store::open(dir.path()).unwrap();
+            store
+                .tree::<u32, PageRecord>("pages")
+                .unwrap()
+                .insert(&0, &record)
+                .unwrap();
+            store
+                .tree::<u32, Vec<u8>>("sketches")
+                .unwrap()
+                .insert(&0, &page.sketch.to_bytes())
+                .unwrap();
+            store
+                .tree::<u32, u64>("fingerprints")
+                .unwrap()
+                .insert(&0, &page.simhash.0)
+                .unwrap();
+            for (tree, key) in [
+                ("body_digests", page.body_digest.0),
+                ("text_digests", page.text_digest.0),
+                ("page_keys", KEY_A),
+                ("page_keys", KEY_B),
+            ] {
+                store
+                    .tree::<u128, u32>(tree)
+                    .unwrap()
+                    .insert(&key, &0)
+                    .unwrap();
+            }
+            store.flush().unwrap();
+        }
+        for _ in 0..2 {
+            let store = Store::open(dir.path()).unwrap();
+            let index = PageIndex::open(&store, 3, 0.8).unwrap();
+            assert_eq!(index.by_key(KEY_A).unwrap(), Some(0), "the page's key");
+            assert_eq!(index.by_key(KEY_B).unwrap(), Some(0), "a redirect's key");
+            assert!(matches!(
+                index.check(&page, None, "h.example").unwrap(),
+                Verdict::Duplicate {
+                    reason: SkipReason::ExactDuplicate,
+                    original: 0,
+                    ..
+                }
+            ));
+            for tree in ["body_digests", "text_digests", "page_keys"] {
+                assert!(store.tree::<u128, u32>(tree).unwrap().is_empty().unwrap());
+            }
+        }
     }
 
     #[test]

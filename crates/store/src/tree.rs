@@ -128,6 +128,11 @@ impl<K: Codec, V: Codec> Tree<K, V> {
         self.iter().next_back().transpose()
     }
 
+    /// Removes every entry.
+    pub fn clear(&self) -> Result<(), StoreError> {
+        self.inner.clear().map_err(|e| self.backend(e))
+    }
+
     /// Whether the tree is empty. Cheap: looks at the first entry only.
     pub fn is_empty(&self) -> Result<bool, StoreError> {
         self.inner
