@@ -35,9 +35,27 @@ pub struct Args {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
+    /// Write nothing: list the trees of the crawl store at this path with their entries (what a
+    /// crawl wrote, e.g. `grow --store DIR`'s), and exit.
+    #[arg(long, value_name = "STORE")]
+    count: Option<std::path::PathBuf>,
 }
 
 pub fn run(args: Args) -> Result<()> {
+    if let Some(path) = &args.count {
+        let store = simcrawl_store::Store::open(path)?;
+        let sizes = store.tree_sizes()?;
+        if args.json {
+            let trees: serde_json::Map<String, serde_json::Value> =
+                sizes.into_iter().map(|(n, c)| (n, json!(c))).collect();
+            println!("{}", serde_json::Value::Object(trees));
+        } else {
+            for (name, count) in sizes {
+                println!("{count:>12}  {name}");
+            }
+        }
+        return Ok(());
+    }
     let dir = match &args.dir {
         Some(dir) => tempfile::tempdir_in(dir)?,
         None => tempfile::tempdir()?,

@@ -8,7 +8,11 @@ use simcrawl_store::codec::{Codec, CodecError, Reader, write_element};
 pub const SKIP_LOG: &str = "skips";
 /// The failure log: one [`FailureRecord`](crate::FailureRecord) per fetch that got no response.
 pub const FAILURE_LOG: &str = "failures";
-/// Spellings already logged as `url-variant`: `Tree<u128 (xxh3-128 of the URL as written), ()>`.
+/// The URL spellings met, queued or logged as `url-variant`: a `KeySet` of xxh3-128 of the URL as
+/// written, so that each variant is logged once.
+pub const VARIANTS_SET: &str = "variant_spellings";
+/// Where stores before 2026-11-27 kept [`VARIANTS_SET`]: `Tree<u128, ()>`, moved into the set when
+/// such a store is opened.
 pub const VARIANTS_TREE: &str = "variants";
 /// Learned rules with their evidence: `Tree<String (the rule in words), RuleRecord>`.
 pub const RULES_TREE: &str = "rules";

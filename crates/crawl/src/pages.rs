@@ -1,7 +1,7 @@
 //! The index of unique pages and the exact and near-duplicate checks against it.
 //!
-//! Every unique page gets a dense id. The store keeps, per id, the page record, its fingerprint and its
-//! MinHash sketch, in sled trees; and maps body digests, text digests and canonical-key hashes to
+//! Every unique page gets a dense id. The store keeps, per id, the page record (its MinHash sketch
+//! included) and its fingerprint, in sled trees; and maps body digests, text digests and canonical-key hashes to
 //! ids in [`KeyMap`]s, which live in memory (about 12.5 bytes a member against sled's 20–50) and
 //! are written with the store's commits. The SimHash index lives in memory and is rebuilt from the
 //! fingerprints tree when the store is opened.
@@ -126,11 +126,15 @@ pub struct PageRecord {
     /// The hash of the canonical key it was fetched under (`None` in records from before
     /// version 3).
     pub key_hash: Option<u128>,
+    /// Its MinHash sketch, as [`Sketch::to_bytes`] writes it (`None` in records from before
+    /// version 4, whose sketches are in the tree `sketches`).
+    pub sketch: Option<Vec<u8>>,
 }
 
 /// Version 2 appends the whole page's fingerprint, its size and the short flag; version 3 the
-/// hash of its canonical key. Older records still decode, with those unknown.
-const PAGE_VERSION: u8 = 3;
+/// hash of its canonical key; version 4 its sketch. Older records still decode, with those
+/// unknown.
+const PAGE_VERSION: u8 = 4;
 
 impl Codec for PageRecord {
     fn encode_into(&self, out: &mut Vec<u8>) {
@@ -155,6 +159,10 @@ impl Codec for PageRecord {
         write_element(&self.key_hash.is_some(), out);
         if let Some(k) = &self.key_hash {
             write_element(k, out);
+        }
+        write_element(&self.sketch.is_some(), out);
+        if let Some(sketch) = &self.sketch {
+            write_element(sketch, out);
         }
     }
 
@@ -189,6 +197,11 @@ impl Codec for PageRecord {
             full_words: if version >= 2 { r.element()? } else { 0 },
             short: if version >= 2 { r.element()? } else { false },
             key_hash: if version >= 3 && r.element::<bool>()? {
+                Some(r.element()?)
+            } else {
+                None
+            },
+            sketch: if version >= 4 && r.element::<bool>()? {
                 Some(r.element()?)
             } else {
                 None
@@ -271,7 +284,7 @@ impl PageIndex {
         if let Some((id, record)) = index.pages.last()? {
             index.next_id = id + 1;
             if index.fingerprints.get(&id)?.is_none() {
-                index.write_secondary(&record, None)?;
+                index.write_secondary(&record)?;
             }
         }
         index.complete_maps()?;
@@ -363,9 +376,21 @@ impl PageIndex {
         })
     }
 
-    /// The stored sketch of page `id`.
+    /// The stored sketch of page `id`: in its record, or for a record from before version 4 in
+    /// the tree `sketches`.
     pub fn sketch(&self, id: u32) -> Result<Option<Sketch>, CrawlError> {
-        match self.sketches.get(&id)? {
+        match self.pages.get(&id)? {
+            Some(record) => self.record_sketch(&record),
+            None => Ok(None),
+        }
+    }
+
+    /// The sketch of the page of `record`.
+    fn record_sketch(&self, record: &PageRecord) -> Result<Option<Sketch>, CrawlError> {
+        if let Some(bytes) = &record.sketch {
+            return Ok(Some(Sketch::from_bytes(bytes)?));
+        }
+        match self.sketches.get(&record.id)? {
             Some(bytes) => Ok(Some(Sketch::from_bytes(&bytes)?)),
             None => Ok(None),
         }
@@ -429,12 +454,16 @@ impl PageIndex {
         let mut matches = self.simhash.query(page.simhash);
         matches.sort_by_key(|m| (m.distance, m.id));
         for m in matches {
-            let jaccard = match self.sketch(m.id)? {
+            // One read of the candidate's record: its sketch, then the copy test.
+            let Some(record) = self.pages.get(&m.id)? else {
+                continue;
+            };
+            let jaccard = match self.record_sketch(&record)? {
                 Some(sketch) => page.sketch.jaccard(&sketch)?,
                 None => 0.0,
             };
             if (self.jaccard == 0.0 || jaccard >= self.jaccard)
-                && self.agrees(page, m.id, host, canonical.is_some())?
+                && self.agrees_with(page, &record, host, canonical.is_some())
             {
                 return Ok(Verdict::Duplicate {
                     reason: SkipReason::NearDuplicate,
@@ -485,9 +514,20 @@ impl PageIndex {
         let Some(record) = self.pages.get(&original)? else {
             return Ok(false);
         };
-        Ok(CopyView::of_analysis(page, host)
-            .copy_from(&CopyView::of_record(&record), declares_copy)
-            .is_some_and(|k| k <= self.simhash.k()))
+        Ok(self.agrees_with(page, &record, host, declares_copy))
+    }
+
+    /// [`agrees`](Self::agrees) with the original's record at hand.
+    fn agrees_with(
+        &self,
+        page: &PageAnalysis,
+        record: &PageRecord,
+        host: &str,
+        declares_copy: bool,
+    ) -> bool {
+        CopyView::of_analysis(page, host)
+            .copy_from(&CopyView::of_record(record), declares_copy)
+            .is_some_and(|k| k <= self.simhash.k())
     }
 
     /// The smallest k at which a crawl with page `a` indexed would skip page `b` as a text or
@@ -545,10 +585,11 @@ impl PageIndex {
             full_words: page.full_words.min(u32::MAX as usize) as u32,
             short: page.short,
             key_hash: Some(key_hash),
+            sketch: Some(page.sketch.to_bytes()),
         };
         // The record first: after a crash, open() completes the rest from it.
         self.pages.insert(&id, &record)?;
-        self.write_secondary(&record, Some(&page.sketch))?;
+        self.write_secondary(&record)?;
         self.next_id += 1;
         self.simhash.insert(page.simhash, id);
         if page.short && page.full_words > 0 {
@@ -566,15 +607,17 @@ impl PageIndex {
         sketch: &Sketch,
     ) -> Result<(), CrawlError> {
         let id = record.id;
-        self.sketches.insert(&id, &sketch.to_bytes())?;
-        if record.simhash == simhash.0 {
-            return Ok(());
+        record.sketch = Some(sketch.to_bytes());
+        let changed = record.simhash != simhash.0;
+        if changed {
+            self.simhash.remove(SimHash(record.simhash), id);
+            self.simhash.insert(simhash, id);
+            record.simhash = simhash.0;
         }
-        self.simhash.remove(SimHash(record.simhash), id);
-        self.simhash.insert(simhash, id);
-        record.simhash = simhash.0;
         self.pages.insert(&id, &record)?;
-        self.fingerprints.insert(&id, &simhash.0)?;
+        if changed {
+            self.fingerprints.insert(&id, &simhash.0)?;
+        }
         Ok(())
     }
 
@@ -593,29 +636,22 @@ impl PageIndex {
             .is_some_and(|r| r.text_digest == page.text_digest.0))
     }
 
-    /// Writes a page's entries besides its record: sketch, digests and key, short fingerprint,
-    /// and the fingerprint last (its presence marks the trees complete). `sketch` is `None` when
-    /// completing a page after a crash: it is made again from the stored text.
-    fn write_secondary(
-        &self,
-        record: &PageRecord,
-        sketch: Option<&Sketch>,
-    ) -> Result<(), CrawlError> {
+    /// Writes a page's entries besides its record: digests and key, short fingerprint, and the
+    /// fingerprint last (its presence marks the trees complete). A record from before version 4,
+    /// completed after a crash, has its sketch made again from the stored text, into the tree
+    /// `sketches`.
+    fn write_secondary(&self, record: &PageRecord) -> Result<(), CrawlError> {
         let id = record.id;
         self.map_page(record);
-        let sketch_bytes = match sketch {
-            Some(s) => s.to_bytes(),
-            // Completing after a crash: recompute the sketch from the stored text.
-            None => {
-                let analyzer = crate::page::Analyzer::default();
-                let text = simcrawl_extract::normalize_text(
-                    &record.text,
-                    simcrawl_extract::NormalizeOptions::FINGERPRINT,
-                );
-                analyzer.minhasher().sketch(&text).to_bytes()
-            }
-        };
-        self.sketches.insert(&id, &sketch_bytes)?;
+        if record.sketch.is_none() {
+            let analyzer = crate::page::Analyzer::default();
+            let text = simcrawl_extract::normalize_text(
+                &record.text,
+                simcrawl_extract::NormalizeOptions::FINGERPRINT,
+            );
+            self.sketches
+                .insert(&id, &analyzer.minhasher().sketch(&text).to_bytes())?;
+        }
         if record.short && record.full_words > 0 {
             self.short_full.insert(&id, &record.full_simhash)?;
         }
@@ -955,6 +991,7 @@ mod tests {
             record.text_digest = b.text_digest.0;
             record.simhash = b.simhash.0;
             record.text = b.document.main_text.clone();
+            record.sketch = Some(b.sketch.to_bytes());
             pages.insert(&1, &record).unwrap();
             store.flush().unwrap();
         }
@@ -995,7 +1032,6 @@ mod tests {
             store.flush().unwrap();
             let pages: Tree<u32, PageRecord> = store.tree("pages").unwrap();
             let fingerprints: Tree<u32, u64> = store.tree("fingerprints").unwrap();
-            let sketches: Tree<u32, Vec<u8>> = store.tree("sketches").unwrap();
             for (i, text) in texts.iter().enumerate().skip(2) {
                 let page = analyse(text, "");
                 let id = i as u32;
@@ -1007,8 +1043,8 @@ mod tests {
                 record.simhash = page.simhash.0;
                 record.text = page.document.main_text.clone();
                 record.key_hash = Some(key_of(id));
+                record.sketch = Some(page.sketch.to_bytes());
                 pages.insert(&id, &record).unwrap();
-                sketches.insert(&id, &page.sketch.to_bytes()).unwrap();
                 fingerprints.insert(&id, &page.simhash.0).unwrap();
             }
             store.flush().unwrap();
@@ -1040,7 +1076,9 @@ mod tests {
                 .insert("http://127.0.0.1/a", KEY_A, 0, 0, &page)
                 .unwrap();
             let mut record = index.get(0).unwrap().unwrap();
-            record.key_hash = None; // a record of that version
+            // A record of that version.
+            record.key_hash = None;
+            record.sketch = None;
             record
         };
         {

@@ -409,6 +409,23 @@ impl Store {
         Ok(state)
     }
 
+    /// Every sled tree of the store with its number of entries, by name: what a crawl writes,
+    /// for diagnostics (a key set's or map's entries are its chunks). Reads every entry.
+    pub fn tree_sizes(&self) -> Result<Vec<(String, usize)>, StoreError> {
+        let mut out = Vec::new();
+        for name in self.shared.db.tree_names() {
+            let label = String::from_utf8_lossy(&name).into_owned();
+            let tree = self
+                .shared
+                .db
+                .open_tree(&name)
+                .map_err(|e| StoreError::backend(&label, e))?;
+            out.push((label, tree.len()));
+        }
+        out.sort();
+        Ok(out)
+    }
+
     /// The named counters kept in the meta tree. See [`Counters`].
     pub fn counters(&self) -> Counters {
         Counters::new(Arc::clone(&self.shared))

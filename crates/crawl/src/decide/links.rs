@@ -153,21 +153,16 @@ impl Core {
             .admit(candidate, depth, Via::Link { referrer })?;
         let key_hash = match admission {
             Admission::Queued { .. } => {
-                self.variants.insert(&spelling, &())?;
-                self.remember_spelling(spelling);
+                self.variants.insert_if_absent(spelling);
                 return Ok(());
             }
             Admission::Seen { key_hash } => key_hash,
             _ => return Ok(()), // exclusions are counted by the frontier
         };
-        // Most links are spellings met before: answered from memory, without a store write.
-        if self.known_spellings.contains(&(spelling as u64))
-            || !self.variants.insert_if_absent(&spelling, &())?
-        {
-            self.remember_spelling(spelling);
+        // Most links are spellings met before: answered from memory.
+        if !self.variants.insert_if_absent(spelling) {
             return Ok(()); // this spelling was seen (and logged) before
         }
-        self.remember_spelling(spelling);
         let url = candidate.fetch.as_url().clone();
         let referrer_owned = Some(referrer.to_string());
         // The rule that made this URL's key a known page's, if one did.

@@ -23,6 +23,22 @@ pub mod lease;
 pub mod links;
 pub mod page;
 pub mod rules;
+/// The spellings met, as a [`KeySet`]; a store that kept them in a sled tree (`variants`, before
+/// 2026-11-27) has them moved into the set when first opened.
+fn open_variants(store: &Store) -> Result<KeySet, CrawlError> {
+    let set = store.key_set(layout::VARIANTS_SET)?;
+    let old: Tree<u128, ()> = store.tree(layout::VARIANTS_TREE)?;
+    if !old.is_empty()? {
+        for item in old.iter() {
+            set.insert_if_absent(item?.0);
+        }
+        store.flush()?;
+        old.clear()?;
+        store.flush()?;
+    }
+    Ok(set)
+}
+
 #[cfg(test)]
 mod tests;
 
@@ -38,16 +54,10 @@ use crate::skiplog::{SkipReason, SkipRecord};
 use simcrawl_fetch::AddressClass;
 use simcrawl_frontier::{Frontier, Instant, Lease, Via};
 use simcrawl_store::{Counters, KeySet, Log, Store, Tree};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::time::SystemTime;
 use url::Url;
 use xxhash_rust::xxh3::xxh3_128;
-
-/// How many URL spellings are remembered in memory as already in the variants tree (by 64 bits
-/// of their hash: 8 bytes each, about 18 MiB with the set's overhead). Past that, the tree answers
-/// alone. Two spellings that share those bits (a chance of about 3 in 10⁸ at a million) cost one
-/// variant's line in the skip log, never a fetch.
-const KNOWN_SPELLINGS: usize = 1 << 20;
 
 /// The time a decision is made at: the frontier's clock and the wall clock of the records.
 #[derive(Debug, Clone, Copy)]
@@ -110,10 +120,9 @@ pub struct Core {
     /// Redirect targets queued, by key hash, with the number of redirects that led to them: a
     /// chain is followed through the frontier, and ends at the fetcher's redirect limit.
     redirect_hops: HashMap<u128, u32>,
-    variants: Tree<u128, ()>,
-    /// Spellings known to be in `variants` (at most [`KNOWN_SPELLINGS`]), so that a link met again
-    /// costs no store write.
-    known_spellings: HashSet<u64>,
+    /// The URL spellings met (queued, or logged as variants): a [`KeySet`], so that a link met
+    /// again costs neither a store write nor a sled entry's memory.
+    variants: KeySet,
     /// Address class of hosts fetched so far, for the link policy (persisted in `host_classes`).
     classes: HashMap<String, AddressClass>,
     classes_tree: Tree<String, u8>,
@@ -161,8 +170,7 @@ impl Core {
             skips: store.log(layout::SKIP_LOG)?,
             failures: store.log(layout::FAILURE_LOG)?,
             redirect_hops: HashMap::new(),
-            variants: store.tree(layout::VARIANTS_TREE)?,
-            known_spellings: HashSet::new(),
+            variants: open_variants(store)?,
             classes,
             classes_tree,
             counters,
@@ -188,7 +196,7 @@ impl Core {
                 })?;
             self.frontier.admit(&candidate, 0, Via::Seed)?;
             self.variants
-                .insert(&xxh3_128(candidate.fetch.as_str().as_bytes()), &())?;
+                .insert_if_absent(xxh3_128(candidate.fetch.as_str().as_bytes()));
         }
         Ok(())
     }
@@ -284,13 +292,6 @@ impl Core {
                 .map_or_else(|| fallback.to_string(), |p| p.url),
             None => fallback.to_string(),
         })
-    }
-
-    /// Notes a spelling that is in the variants tree, while the in-memory set has room.
-    fn remember_spelling(&mut self, spelling: u128) {
-        if self.known_spellings.len() < KNOWN_SPELLINGS {
-            self.known_spellings.insert(spelling as u64);
-        }
     }
 
     /// Remembers the address class `host` answered from.

@@ -1021,3 +1021,17 @@ fn a_process_that_replays_anothers_pages_holds_the_same_index_and_rules_and_logs
     assert_eq!(replica.skips.last_id().expect("the skip log"), None);
     assert_eq!(replica.progress.indexed, 0);
 }
+
+#[test]
+fn spellings_an_older_store_kept_in_a_sled_tree_are_moved_into_the_set() {
+    let store = simcrawl_store::Store::temporary().unwrap();
+    let spelling: u128 = 0x0123_4567_89ab_cdef_fedc_ba98_7654_3210;
+    let old: simcrawl_store::Tree<u128, ()> = store.tree(layout::VARIANTS_TREE).unwrap();
+    old.insert(&spelling, &()).unwrap();
+    let set = super::open_variants(&store).unwrap();
+    assert!(set.contains(spelling));
+    assert!(!set.insert_if_absent(spelling), "met before: logged once");
+    assert!(old.is_empty().unwrap());
+    // Opened again: the set alone.
+    assert!(super::open_variants(&store).unwrap().contains(spelling));
+}
