@@ -380,13 +380,14 @@ impl PageIndex {
     /// the tree `sketches`.
     pub fn sketch(&self, id: u32) -> Result<Option<Sketch>, CrawlError> {
         match self.pages.get(&id)? {
-            Some(record) => self.record_sketch(&record),
+            Some(record) => self.sketch_of(&record),
             None => Ok(None),
         }
     }
 
-    /// The sketch of the page of `record`.
-    fn record_sketch(&self, record: &PageRecord) -> Result<Option<Sketch>, CrawlError> {
+    /// The sketch of the page of `record`, for a caller that holds the record already: in it, or
+    /// for a record from before version 4 in the tree `sketches`.
+    pub fn sketch_of(&self, record: &PageRecord) -> Result<Option<Sketch>, CrawlError> {
         if let Some(bytes) = &record.sketch {
             return Ok(Some(Sketch::from_bytes(bytes)?));
         }
@@ -440,9 +441,11 @@ impl PageIndex {
             // Nothing to compare: an empty page resembles nothing but its exact copies.
             return Ok(Verdict::Unique);
         }
+        // The map compares 80 bits of a digest; the record has all of it.
         if let Some(original) = self.text_digests.get(page.text_digest.0)
-            && self.same_text(page, original)?
-            && self.agrees(page, original, host, canonical.is_some())?
+            && let Some(record) = self.pages.get(&original)?
+            && record.text_digest == page.text_digest.0
+            && self.agrees_with(page, &record, host, canonical.is_some())
         {
             return Ok(Verdict::Duplicate {
                 reason: SkipReason::TextDuplicate,
@@ -458,7 +461,7 @@ impl PageIndex {
             let Some(record) = self.pages.get(&m.id)? else {
                 continue;
             };
-            let jaccard = match self.record_sketch(&record)? {
+            let jaccard = match self.sketch_of(&record)? {
                 Some(sketch) => page.sketch.jaccard(&sketch)?,
                 None => 0.0,
             };
@@ -625,15 +628,6 @@ impl PageIndex {
     pub fn add_key(&self, key_hash: u128, id: u32) -> Result<(), CrawlError> {
         self.keys.insert_if_absent(key_hash, id);
         Ok(())
-    }
-
-    /// Whether indexed page `original`, found by `page`'s text digest, has that text digest (a
-    /// map compares 80 bits of a digest; the record has all of it).
-    fn same_text(&self, page: &PageAnalysis, original: u32) -> Result<bool, CrawlError> {
-        Ok(self
-            .pages
-            .get(&original)?
-            .is_some_and(|r| r.text_digest == page.text_digest.0))
     }
 
     /// Writes a page's entries besides its record: digests and key, short fingerprint, and the

@@ -145,7 +145,7 @@ fn load(source: &Source, pages: &mut Vec<PageIn>) -> Result<(), DistError> {
             let index = inspector.pages().map_err(|e| fail(&e))?;
             for record in index.own_records() {
                 let record = record.map_err(|e| fail(&e))?;
-                let sketch = index.sketch(record.id).map_err(|e| fail(&e))?;
+                let sketch = index.sketch_of(&record).map_err(|e| fail(&e))?;
                 pages.push(PageIn::from_url(record.url, record.simhash, sketch));
             }
             Ok(())

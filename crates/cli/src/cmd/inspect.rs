@@ -481,7 +481,7 @@ pub fn export(args: ExportArgs) -> Result<ExitCode> {
                     let record = record?;
                     let mut line = page_json(&record);
                     // The MinHash sketch, for `simcrawl dedup --input` to confirm pairs with.
-                    if let Some(sketch) = index.sketch(record.id)? {
+                    if let Some(sketch) = index.sketch_of(&record)? {
                         line["minhash"] =
                             json!(simcrawl_dist::part::encode_hex(&sketch.to_bytes()));
                     }
