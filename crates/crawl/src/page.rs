@@ -199,12 +199,22 @@ impl Analyzer {
             )
         };
         let words = text.split_whitespace().count();
-        let full = normalize_text(&document.full_text, self.normalize);
         let short = !document.extraction.is_main();
         let (simhash, sketch) = self.simhash.fingerprint_and_sketch(&self.minhash, &text);
+        // A page without main content (a fallback) has its whole text as its main text: it is
+        // normalised and fingerprinted once.
+        let (full_simhash, full_words) = if document.full_text == document.main_text {
+            (simhash, words)
+        } else {
+            let full = normalize_text(&document.full_text, self.normalize);
+            (
+                self.simhash.fingerprint(&full),
+                full.split_whitespace().count(),
+            )
+        };
         PageAnalysis {
-            full_simhash: self.simhash.fingerprint(&full),
-            full_words: full.split_whitespace().count(),
+            full_simhash,
+            full_words,
             short,
             title_key: document
                 .title

@@ -356,21 +356,28 @@ fn is_date_part(token: &str) -> bool {
 /// Appends one white-space-free token to `out`.
 fn normalize_token(token: &str, options: NormalizeOptions, out: &mut String, gap: &mut bool) {
     if token.is_ascii() {
-        // The same decisions for ASCII: no ASCII character is invisible, and the only numeric
-        // ones are the digits. The bytes kept between two dropped ones are copied as one run.
-        let bytes = token.as_bytes();
-        let mut run = 0;
-        for (i, &b) in bytes.iter().enumerate() {
-            let separator = options.strip_punctuation && b.is_ascii_punctuation() && b != b'\'';
-            let removed = (options.strip_digits && b.is_ascii_digit())
-                || (options.strip_punctuation && b == b'\'');
-            if separator || removed {
-                push_run(&token[run..i], options, out, gap);
-                *gap |= separator;
-                run = i + 1;
+        // The same decisions for ASCII, a byte at a time: no ASCII character is invisible, and
+        // the only numeric ones are the digits.
+        for &b in token.as_bytes() {
+            if options.strip_punctuation && b.is_ascii_punctuation() && b != b'\'' {
+                *gap = true;
+                continue;
             }
+            if (options.strip_digits && b.is_ascii_digit())
+                || (options.strip_punctuation && b == b'\'')
+            {
+                continue;
+            }
+            if *gap && !out.is_empty() {
+                out.push(' ');
+            }
+            *gap = false;
+            out.push(char::from(if options.lowercase {
+                b.to_ascii_lowercase()
+            } else {
+                b
+            }));
         }
-        push_run(&token[run..], options, out, gap);
         return;
     }
     for c in token.chars() {
@@ -397,25 +404,6 @@ fn normalize_token(token: &str, options: NormalizeOptions, out: &mut String, gap
         } else {
             out.push(c);
         }
-    }
-}
-
-/// Appends a run of ASCII characters that [`normalize_token`] keeps, after a space if a separator
-/// came before it.
-fn push_run(run: &str, options: NormalizeOptions, out: &mut String, gap: &mut bool) {
-    if run.is_empty() {
-        return;
-    }
-    if *gap && !out.is_empty() {
-        out.push(' ');
-    }
-    *gap = false;
-    let start = out.len();
-    out.push_str(run);
-    if options.lowercase
-        && let Some(written) = out.get_mut(start..)
-    {
-        written.make_ascii_lowercase();
     }
 }
 
