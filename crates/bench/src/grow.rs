@@ -2,14 +2,16 @@
 //! another process (`simcrawl-bench grow --serve`, started by this one), so that the figures are
 //! the crawler's alone; the crawl runs here, and every second its pages fetched, CPU time and
 //! resident memory are sampled. Printed: at each mark (10 k, 100 k, 1 M pages by default) the
-//! crawl rate over the last stretch before it, the RSS, and RSS per page; with `--svg`, a plot of
-//! both against pages fetched.
+//! crawl rate over the last stretch before it, the RSS, and RSS per page, and what the crawl's
+//! growing sets and indexes hold by their own accounting (`simcrawl_crawl::Memory`: the seen set,
+//! the URL spellings, the page maps, the near-duplicate indexes), so that the RSS's growth can be
+//! told from theirs; with `--svg`, a plot of rate and RSS against pages fetched.
 
 use crate::proc::{cpu_seconds, heap_in_use, status_bytes};
 use crate::stats::round3;
 use anyhow::{Context, Result, bail};
 use serde_json::json;
-use simcrawl_crawl::{CrawlConfig, run as crawl};
+use simcrawl_crawl::{CrawlConfig, Memory, run as crawl};
 use simcrawl_testsite::{TestWeb, TestWebConfig};
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -62,6 +64,8 @@ struct Sample {
     anon: u64,
     /// Heap bytes in use (see [`heap_in_use`]).
     heap: u64,
+    /// What the crawl's growing sets and indexes hold, by their own accounting.
+    structures: Memory,
 }
 
 /// The test web with `articles` articles, served by another process (this binary with
@@ -140,6 +144,7 @@ pub fn run(args: Args) -> Result<()> {
             rss: status_bytes("VmRSS").unwrap_or(0),
             anon: status_bytes("RssAnon").unwrap_or(0),
             heap: heap_in_use(),
+            structures: p.memory,
         };
         if sample.secs - last_note >= 30.0 {
             last_note = sample.secs;
@@ -163,22 +168,35 @@ pub fn run(args: Args) -> Result<()> {
         rss: status_bytes("VmRSS").unwrap_or(0),
         anon: status_bytes("RssAnon").unwrap_or(0),
         heap: heap_in_use(),
+        structures: report.progress.memory,
     });
     drop(server.stdin.take()); // the web stops when its standard input closes
     let _ = server.wait();
 
     let mut rows = Vec::new();
+    // (pages fetched, median RSS, heap, growing structures, mark) at each mark.
+    let mut points: Vec<(u64, u64, u64, u64, u64)> = Vec::new();
     for &mark in &args.marks {
         let Some(at) = samples.iter().position(|s| s.fetched >= mark) else {
             continue;
         };
         let s = samples[at];
         // The rate over the last tenth of the pages before the mark (at least ten seconds).
-        let from = samples[..at]
+        let from_index = samples[..at]
             .iter()
             .rposition(|p| p.fetched <= mark - mark / 10 && s.secs - p.secs >= 10.0)
-            .map_or(samples[0], |i| samples[i]);
+            .unwrap_or(0);
+        let from = samples[from_index];
+        // The RSS over the same stretch: it swings by tens of MiB as the full-text index fills
+        // its writer's arena and merges segments, so one sample is a noisy point to draw a
+        // slope from; the median over the stretch is not.
+        let mut window: Vec<u64> = samples[from_index..=at].iter().map(|w| w.rss).collect();
+        window.sort_unstable();
+        let rss_median = window[window.len() / 2];
+        let mib = |bytes: u64| round3(bytes as f64 / f64::from(1 << 20));
+        points.push((s.fetched, rss_median, s.heap, s.structures.total(), mark));
         let secs = (s.secs - from.secs).max(1e-9);
+        let per_page = |bytes: u64| (bytes as f64 / s.fetched.max(1) as f64).round() as u64;
         let pages = s.fetched.saturating_sub(from.fetched);
         rows.push(json!({
             "mark": mark,
@@ -188,12 +206,41 @@ pub fn run(args: Args) -> Result<()> {
             "cpu_s": round3(s.cpu_s),
             "pages_per_s": (pages as f64 / secs).round() as u64,
             "cpu_ms_per_page": round3((s.cpu_s - from.cpu_s) * 1000.0 / pages.max(1) as f64),
-            "rss_mib": round3(s.rss as f64 / f64::from(1 << 20)),
+            "rss_mib": mib(s.rss),
+            "rss_window_mib": {
+                "min": mib(window[0]),
+                "median": mib(rss_median),
+                "max": mib(window[window.len() - 1]),
+            },
             "rss_bytes_per_page": (s.rss as f64 / s.fetched.max(1) as f64).round() as u64,
             "rss_anon_mib": round3(s.anon as f64 / f64::from(1 << 20)),
             "heap_mib": round3(s.heap as f64 / f64::from(1 << 20)),
+            // Bytes per page fetched of each growing structure, and their sum.
+            "structures_bytes_per_page": {
+                "seen": per_page(s.structures.seen),
+                "spellings": per_page(s.structures.spellings),
+                "page_maps": per_page(s.structures.page_maps),
+                "near_duplicates": per_page(s.structures.near_duplicates),
+                "total": per_page(s.structures.total()),
+            },
         }));
     }
+    // Bytes per page fetched between consecutive marks.
+    let growth: Vec<serde_json::Value> = points
+        .windows(2)
+        .map(|w| {
+            let (a, b) = (w[0], w[1]);
+            let pages = b.0.saturating_sub(a.0).max(1) as f64;
+            let slope = |x: u64, y: u64| ((y as f64 - x as f64) / pages).round() as i64;
+            json!({
+                "from": a.4,
+                "to": b.4,
+                "rss_median_bytes_per_page": slope(a.1, b.1),
+                "heap_bytes_per_page": slope(a.2, b.2),
+                "structures_bytes_per_page": slope(a.3, b.3),
+            })
+        })
+        .collect();
     let out = json!({
         "articles": args.articles,
         "web_generated_s": round3(generate_s),
@@ -201,6 +248,7 @@ pub fn run(args: Args) -> Result<()> {
         "indexed": report.progress.indexed,
         "wall_s": round3(start.elapsed().as_secs_f64()),
         "marks": rows,
+        "growth": growth,
         "note": "the web is served by another process; RSS and CPU are the crawler's alone",
     });
     if let Some(path) = &args.svg {
@@ -211,7 +259,7 @@ pub fn run(args: Args) -> Result<()> {
         println!("{out}");
     } else {
         println!(
-            "{:>10} {:>10} {:>10} {:>8} {:>12} {:>9} {:>11} {:>9} {:>9}",
+            "{:>10} {:>10} {:>10} {:>8} {:>12} {:>9} {:>11} {:>9} {:>9} {:>13}",
             "mark",
             "fetched",
             "indexed",
@@ -220,20 +268,35 @@ pub fn run(args: Args) -> Result<()> {
             "RSS MiB",
             "RSS B/page",
             "anon MiB",
-            "heap MiB"
+            "heap MiB",
+            "sets B/page"
         );
-        for r in &rows {
+        for row in &rows {
+            // serde_json's values ignore a width: printed as strings.
+            let r = |key: &str| row[key].to_string();
+            let sets = row["structures_bytes_per_page"]["total"].to_string();
             println!(
-                "{:>10} {:>10} {:>10} {:>8} {:>12} {:>9} {:>11} {:>9} {:>9}",
-                r["mark"],
-                r["fetched"],
-                r["indexed"],
-                r["pages_per_s"],
-                r["cpu_ms_per_page"],
-                r["rss_mib"],
-                r["rss_bytes_per_page"],
-                r["rss_anon_mib"],
-                r["heap_mib"]
+                "{:>10} {:>10} {:>10} {:>8} {:>12} {:>9} {:>11} {:>9} {:>9} {:>13}",
+                r("mark"),
+                r("fetched"),
+                r("indexed"),
+                r("pages_per_s"),
+                r("cpu_ms_per_page"),
+                r("rss_mib"),
+                r("rss_bytes_per_page"),
+                r("rss_anon_mib"),
+                r("heap_mib"),
+                sets
+            );
+        }
+        for g in &growth {
+            println!(
+                "from {} to {}: median RSS {} B/page, heap {} B/page, growing sets {} B/page",
+                g["from"],
+                g["to"],
+                g["rss_median_bytes_per_page"],
+                g["heap_bytes_per_page"],
+                g["structures_bytes_per_page"]
             );
         }
         println!(

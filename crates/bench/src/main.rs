@@ -71,6 +71,8 @@ enum Command {
 }
 
 fn main() -> Result<()> {
+    // As the simcrawl binary does: the crawls measured here run in this process.
+    simcrawl_crawl::memory::limit_arenas();
     let cli = Cli::parse();
     if cfg!(debug_assertions) {
         eprintln!(

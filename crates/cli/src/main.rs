@@ -11,6 +11,7 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    simcrawl_crawl::memory::limit_arenas();
     restore_sigpipe();
     let cli = flags::Cli::parse();
     init_logging(cli.verbose, cli.quiet);

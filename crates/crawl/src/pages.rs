@@ -317,6 +317,16 @@ impl PageIndex {
         Ok(index)
     }
 
+    /// Bytes in memory of the maps from digests and keys to pages, and of the near-duplicate
+    /// indexes (see [`crate::Memory`]).
+    pub fn memory(&self) -> (u64, u64) {
+        let maps = self.body_digests.memory_bytes()
+            + self.text_digests.memory_bytes()
+            + self.keys.memory_bytes();
+        let near = self.simhash.memory_bytes() + self.short_full_index.memory_bytes();
+        (maps, near as u64)
+    }
+
     /// The number of indexed pages.
     pub fn len(&self) -> usize {
         self.next_id as usize

@@ -30,6 +30,31 @@ pub struct Progress {
     pub parked: usize,
     /// Time since the crawl started.
     pub elapsed: Duration,
+    /// What the crawl's sets and indexes that grow with it hold in memory.
+    pub memory: Memory,
+}
+
+/// Bytes held in memory by the sets and indexes that grow with a crawl, by their own accounting
+/// (the capacity of their arrays and hash tables), sampled with the [`Progress`]. Everything
+/// else a crawl keeps in memory is bounded (caches, recent pages) or per host.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Memory {
+    /// The frontier's seen set: the key of every URL queued or fetched.
+    pub seen: u64,
+    /// The URL spellings met (each variant is logged once).
+    pub spellings: u64,
+    /// The page index's maps from body digests, text digests and URL keys to pages.
+    pub page_maps: u64,
+    /// The near-duplicate indexes: the SimHash tables of the main texts, and of the short
+    /// pages' whole texts.
+    pub near_duplicates: u64,
+}
+
+impl Memory {
+    /// The sum of the parts.
+    pub fn total(&self) -> u64 {
+        self.seen + self.spellings + self.page_maps + self.near_duplicates
+    }
 }
 
 impl Progress {

@@ -595,11 +595,13 @@ impl Driver {
                     self.core.progress.hosts = stats.hosts_with_queue;
                     self.core.progress.waiting_for_robots = stats.hosts_waiting_for_robots;
                     self.core.progress.parked = stats.parked_hosts;
+                    self.core.progress.memory = self.core.memory();
                     on_progress(&self.core.progress);
                 }
             }
             if last_checkpoint.elapsed() >= self.core.config.checkpoint_every {
                 self.checkpoint()?;
+                crate::memory::release_free_memory();
                 last_checkpoint = std::time::Instant::now();
             }
         }
@@ -613,6 +615,7 @@ impl Driver {
         self.core.progress.hosts = stats.hosts_with_queue;
         self.core.progress.waiting_for_robots = stats.hosts_waiting_for_robots;
         self.core.progress.parked = stats.parked_hosts;
+        self.core.progress.memory = self.core.memory();
         self.core.progress.in_flight = 0;
         let (learned, revoked) = self.core.book.history();
         Ok(Report {

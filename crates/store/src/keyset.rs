@@ -450,9 +450,11 @@ impl<V: Slot> TableInner<V> {
             .iter()
             .map(|r| r.low.capacity() * 8 + r.values.capacity() * V::BYTES + r.index.capacity() * 4)
             .sum();
-        // A hash table slot: the key, the value and a control byte.
-        let recent =
-            self.recent.capacity() * (17 + V::BYTES) + self.pending.capacity() * (16 + V::BYTES);
+        // A hash table's buckets (it fills 7 in 8): the key and the value as laid out (a
+        // `u128` aligns to 16 bytes), and a control byte.
+        let member = std::mem::size_of::<(u128, V)>();
+        let buckets = self.recent.capacity() * 8 / 7;
+        let recent = buckets * (member + 1) + self.pending.capacity() * member;
         (runs + recent) as u64
     }
 

@@ -215,6 +215,17 @@ impl Core {
             .fingerprint_set(&crate::learn::authority(url))
     }
 
+    /// What the sets and indexes that grow with the crawl hold in memory now.
+    pub fn memory(&self) -> crate::Memory {
+        let (page_maps, near_duplicates) = self.pages.memory();
+        crate::Memory {
+            seen: self.seen.memory_bytes(),
+            spellings: self.variants.memory_bytes(),
+            page_maps,
+            near_duplicates,
+        }
+    }
+
     /// Pages indexed as this process's own (in a sharded crawl the index also holds the other
     /// processes' pages).
     pub fn own_pages(&self) -> usize {

@@ -1,0 +1,42 @@
+//! How a crawl process keeps glibc's allocator from holding memory it no longer uses.
+//!
+//! glibc gives each thread that allocates an arena of its own, up to eight per core, and returns
+//! an arena's free memory to the system only from its top. A crawl allocates on many threads:
+//! the fetches on tokio's workers, the page analyses on the blocking pool (a new thread whenever
+//! all are busy), the full-text index on its own. Each arena then stays as large as the most it
+//! ever held, its free pages pinned by the few blocks that live on (a queued URL parsed by an
+//! analysis, a response's headers). Measured with `simcrawl-bench grow` at 100 k pages of a large
+//! test web: 359 MiB resident with the default arenas, of which the heap in use was 127 MiB;
+//! 191 MiB with four arenas, at the same CPU time per page.
+
+/// The most arenas the allocator may make: enough that the threads at work on two cores seldom
+/// wait for one another's allocations, few enough that their free memory is shared.
+pub const MAX_ARENAS: i32 = 4;
+
+/// Caps glibc's arenas at [`MAX_ARENAS`]. Call it first thing in `main`, before any thread is
+/// started (an arena made before stays). Elsewhere than glibc it does nothing.
+///
+/// ```
+/// fn main() {
+///     simcrawl_crawl::memory::limit_arenas();
+///     // ... start the runtime and crawl
+/// }
+/// # main();
+/// ```
+pub fn limit_arenas() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets one of the allocator's parameters.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, MAX_ARENAS);
+    }
+}
+
+/// Gives every free page of every arena back to the system (glibc's `malloc_trim`): a few
+/// milliseconds, once per checkpoint of a crawl.
+pub(crate) fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim takes only the allocator's own locks, and frees nothing in use.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
