@@ -5,9 +5,10 @@
 //! the fetches on tokio's workers, the page analyses on the blocking pool (a new thread whenever
 //! all are busy), the full-text index on its own. Each arena then stays as large as the most it
 //! ever held, its free pages pinned by the few blocks that live on (a queued URL parsed by an
-//! analysis, a response's headers). Measured with `simcrawl-bench grow` at 100 k pages of a large
-//! test web: 359 MiB resident with the default arenas, of which the heap in use was 127 MiB;
-//! 191 MiB with four arenas, at the same CPU time per page.
+//! analysis, a response's headers); the store's `malloc_trim` after a commit gives back only the
+//! pages that are wholly free. Measured with `simcrawl-bench grow` at 100 k pages of a large test
+//! web: 329–392 MiB resident with glibc's default arenas (sixteen on two cores), of which the heap
+//! in use was 127–129 MiB; 191 MiB with four arenas, at the same CPU time per page.
 
 /// The most arenas the allocator may make: enough that the threads at work on two cores seldom
 /// wait for one another's allocations, few enough that their free memory is shared.
@@ -28,15 +29,5 @@ pub fn limit_arenas() {
     // SAFETY: mallopt only sets one of the allocator's parameters.
     unsafe {
         libc::mallopt(libc::M_ARENA_MAX, MAX_ARENAS);
-    }
-}
-
-/// Gives every free page of every arena back to the system (glibc's `malloc_trim`): a few
-/// milliseconds, once per checkpoint of a crawl.
-pub(crate) fn release_free_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim takes only the allocator's own locks, and frees nothing in use.
-    unsafe {
-        libc::malloc_trim(0);
     }
 }

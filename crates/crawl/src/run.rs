@@ -601,7 +601,6 @@ impl Driver {
             }
             if last_checkpoint.elapsed() >= self.core.config.checkpoint_every {
                 self.checkpoint()?;
-                crate::memory::release_free_memory();
                 last_checkpoint = std::time::Instant::now();
             }
         }
