@@ -212,9 +212,9 @@ pub fn run(args: Args) -> Result<()> {
                 "median": mib(rss_median),
                 "max": mib(window[window.len() - 1]),
             },
-            "rss_bytes_per_page": (s.rss as f64 / s.fetched.max(1) as f64).round() as u64,
-            "rss_anon_mib": round3(s.anon as f64 / f64::from(1 << 20)),
-            "heap_mib": round3(s.heap as f64 / f64::from(1 << 20)),
+            "rss_bytes_per_page": per_page(s.rss),
+            "rss_anon_mib": mib(s.anon),
+            "heap_mib": mib(s.heap),
             // Bytes per page fetched of each growing structure, and their sum.
             "structures_bytes_per_page": {
                 "seen": per_page(s.structures.seen),
