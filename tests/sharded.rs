@@ -335,18 +335,18 @@ fn a_store_of_another_share_is_refused_before_connecting() {
 }
 
 /// The documents of the real-page slice indexed in `stores` (a manual's file: `manual:path`), with
-/// how many times each.
+/// the URLs that indexed each.
 fn real_documents(
     web: &simcrawl_testsite::RunningRealWeb,
     stores: &[PathBuf],
-) -> BTreeMap<String, usize> {
+) -> BTreeMap<String, Vec<String>> {
     let hosts: Vec<(String, String)> = web
         .config()
         .hosts
         .iter()
         .filter_map(|h| Some((web.url(&h.name, "")?, h.manual.clone()?)))
         .collect();
-    let mut docs = BTreeMap::new();
+    let mut docs: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for path in stores {
         let store = Store::open(path).expect("the store opens after the crawl");
         let index = PageIndex::open(&store, 3, 0.8).expect("the page index opens");
@@ -357,7 +357,7 @@ fn real_documents(
                 url.strip_prefix(base.as_str())
                     .map(|rel| format!("{manual}:{}", rel.trim_start_matches('/')))
             }) {
-                *docs.entry(doc).or_default() += 1;
+                docs.entry(doc).or_default().push(page.url.clone());
             }
         }
     }
@@ -386,20 +386,20 @@ fn on_real_pages_two_processes_index_the_documents_one_does() {
     }
     let stores: Vec<PathBuf> = (0..2).map(|i| dir.path(&format!("shard{i}"))).collect();
     let two = real_documents(&web, &stores);
-    for (doc, times) in &two {
-        assert_eq!(*times, 1, "{doc} indexed {times} times");
+    for (doc, urls) in &two {
+        assert_eq!(urls.len(), 1, "{doc} indexed at {urls:?}");
     }
     // Clang 15's and 16's manuals share files that did not change between the versions: which of
     // the two copies is kept is the order of the fetches. A file is counted by its path in the
     // manual, whichever version kept it; a file the versions changed counts twice in both.
-    let by_file = |docs: &BTreeMap<String, usize>| {
+    let by_file = |docs: &BTreeMap<String, Vec<String>>| {
         let mut files: BTreeMap<String, usize> = BTreeMap::new();
-        for (doc, n) in docs {
+        for (doc, urls) in docs {
             let file = doc
                 .strip_prefix("clang15:")
                 .or_else(|| doc.strip_prefix("clang16:"))
                 .map_or_else(|| doc.clone(), |f| format!("clang:{f}"));
-            *files.entry(file).or_default() += n;
+            *files.entry(file).or_default() += urls.len();
         }
         files
     };

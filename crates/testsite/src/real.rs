@@ -6,7 +6,9 @@
 //! (the same files under [`REAL_MIRROR_PREFIX`]), a **noisy** copy that injects ads, timestamps
 //! and session ids into every response, a **tracking** copy whose every link carries `utm_*`
 //! parameters, a **session** copy whose every link carries a fresh `sessionid`, and an **alias**
-//! that redirects every path to the origin. Two versions of a second manual and an unrelated
+//! that redirects every path to the origin. The noise and the session ids are fresh in every
+//! response and the same in every run (the `i`-th response to a URL is the same whatever the order
+//! of the requests), so that two crawls see the same pages. Two versions of a second manual and an unrelated
 //! third manual have a host each, and a **hub** host serves one seed page that links to the start
 //! page of every other host.
 //!
@@ -18,7 +20,6 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::net::Ipv4Addr;
 use std::path::{Component, Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -241,7 +242,7 @@ impl RealWebConfig {
         let hub_page = hub_page(&self, &bases);
         let log = Arc::new(RealLog::default());
         let (shutdown, _) = watch::channel(false);
-        let nonce = Arc::new(AtomicU64::new(0));
+        let responses = Arc::new(Mutex::new(HashMap::new()));
         let mut accept_loops = Vec::new();
         for (i, (host, (_, listener))) in self.hosts.iter().zip(bound).enumerate() {
             let root = host.manual.as_ref().and_then(|m| {
@@ -258,7 +259,7 @@ impl RealWebConfig {
                 origin: origin_base.clone(),
                 hub_page: hub_page.clone(),
                 log: Arc::clone(&log),
-                nonce: Arc::clone(&nonce),
+                responses: Arc::clone(&responses),
             });
             accept_loops.push(tokio::spawn(accept_loop(
                 listener,
@@ -516,8 +517,9 @@ struct RealHostServer {
     origin: Option<String>,
     hub_page: Bytes,
     log: Arc<RealLog>,
-    /// Counts responses of the noisy and session hosts, so that each gets fresh values.
-    nonce: Arc<AtomicU64>,
+    /// Counts the noisy and session hosts' responses by host and request target, so that each
+    /// response gets fresh values ([`RealHostServer::nonce`]).
+    responses: Arc<Mutex<HashMap<(usize, String), u64>>>,
 }
 
 impl Handler for RealHostServer {
@@ -535,6 +537,24 @@ impl Handler for RealHostServer {
 }
 
 impl RealHostServer {
+    /// The values of this response to `target`: fresh in every response, yet the `i`-th
+    /// response to a target is the same in every run whatever the order of the requests, so that
+    /// two crawls of the real-page web see the same pages (a crawl split over processes fetches
+    /// in another order than one process).
+    fn nonce(&self, target: &str) -> u64 {
+        let mut responses = self.responses.lock().unwrap_or_else(|e| e.into_inner());
+        let count = responses
+            .entry((self.index, target.to_string()))
+            .or_insert(0);
+        *count += 1;
+        let key = target
+            .bytes()
+            .fold(0xcbf2_9ce4_8422_2325_u64 ^ self.index as u64, |h, b| {
+                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+            });
+        mix(key ^ mix(*count))
+    }
+
     fn respond(&self, target: &str, path: &str) -> Response<Full<Bytes>> {
         match self.role {
             RealRole::Hub if path == "/" => ok("text/html; charset=utf-8", self.hub_page.clone()),
@@ -550,11 +570,11 @@ impl RealHostServer {
                 },
                 None => plain(StatusCode::NOT_FOUND, "not found\n"),
             },
-            _ => self.file(path),
+            _ => self.file(target, path),
         }
     }
 
-    fn file(&self, path: &str) -> Response<Full<Bytes>> {
+    fn file(&self, target: &str, path: &str) -> Response<Full<Bytes>> {
         let not_found = || plain(StatusCode::NOT_FOUND, "not found\n");
         let (Some(root), Some(rest)) = (&self.root, path.strip_prefix(self.prefix)) else {
             return not_found();
@@ -571,7 +591,7 @@ impl RealHostServer {
             return ok(content_type, Bytes::from(body));
         }
         let html = String::from_utf8_lossy(&body);
-        let n = self.nonce.fetch_add(1, Ordering::Relaxed);
+        let n = self.nonce(target);
         let page = match self.role {
             RealRole::PrefixMirror => rewrite_hrefs(&html, |href| {
                 href.starts_with('/')
@@ -749,6 +769,37 @@ fn inject_noise(html: &str, n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_response_s_values_are_fresh_and_the_same_in_every_run() {
+        let server = |index| RealHostServer {
+            index,
+            role: RealRole::Noisy,
+            prefix: "",
+            root: None,
+            origin: None,
+            hub_page: Bytes::new(),
+            log: Arc::new(RealLog::default()),
+            responses: Arc::new(Mutex::new(HashMap::new())),
+        };
+        let (one, other) = (server(3), server(3));
+        let first = [
+            one.nonce("/a.html"),
+            one.nonce("/b.html"),
+            one.nonce("/a.html"),
+        ];
+        assert_ne!(first[0], first[2], "a second response to a URL is fresh");
+        assert_ne!(first[0], first[1]);
+        // Another run, the requests in another order: the same values for each URL's responses.
+        let b = other.nonce("/b.html");
+        let a = [other.nonce("/a.html"), other.nonce("/a.html")];
+        assert_eq!([a[0], b, a[1]], first);
+        assert_ne!(
+            server(4).nonce("/a.html"),
+            first[0],
+            "another host's differ"
+        );
+    }
 
     #[test]
     fn hrefs_are_rewritten_in_place() {
