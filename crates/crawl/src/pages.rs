@@ -1,15 +1,17 @@
 //! The index of unique pages and the exact and near-duplicate checks against it.
 //!
 //! Every unique page gets a dense id. The store keeps, per id, the page record (its MinHash sketch
-//! included) and its fingerprint, in sled trees; and maps body digests, text digests and canonical-key hashes to
-//! ids in [`KeyMap`]s, which live in memory (about 12.5 bytes a member against sled's 20–50) and
-//! are written with the store's commits. The SimHash index lives in memory and is rebuilt from the
-//! fingerprints tree when the store is opened.
+//! included) in a sled tree, and the fingerprints in chunks of [`FINGERPRINT_CHUNK`] consecutive
+//! ids (one sled entry per chunk: sled holds 20–50 bytes of memory for every entry, whatever its
+//! size); it maps body digests, text digests and canonical-key hashes to ids in [`KeyMap`]s, which
+//! live in memory (about 12.5 bytes a member) and are written with the store's commits. The
+//! SimHash index lives in memory and is rebuilt from the chunks when the store is opened.
 //!
-//! Writes for one page go in a fixed order, the page record first. sled recovers a prefix of the writes
-//! after a crash, so only the newest page's trees can be incomplete, and the maps lack the pages
-//! indexed since their last commit: [`PageIndex::open`] completes both from the records (which
-//! carry the digests and the key), and a page is never indexed twice.
+//! Writes for one page go in a fixed order, the page record first. sled recovers a prefix of the
+//! writes after a crash, so only the newest page's trees can be incomplete; the maps lack the
+//! pages indexed since their last commit, and the fingerprints those since the last full chunk:
+//! [`PageIndex::open`] completes them from the records (which carry the digests, the key and the
+//! fingerprint), and a page is never indexed twice.
 
 use crate::error::CrawlError;
 use crate::page::PageAnalysis;
@@ -230,10 +232,21 @@ pub enum Verdict {
     },
 }
 
+/// Pages whose fingerprints make one sled entry (8 bytes each, little-endian, in id order).
+pub const FINGERPRINT_CHUNK: u32 = 1024;
+
+/// The tree of fingerprint chunks: chunk `c` holds the fingerprints of pages `c * CHUNK ..`.
+const FINGERPRINT_CHUNKS: &str = "fingerprint_chunks";
+
 /// The unique pages, their digests and fingerprints, and the checks against them.
 pub struct PageIndex {
     pages: Tree<u32, PageRecord>,
-    fingerprints: Tree<u32, u64>,
+    /// Full chunks of [`FINGERPRINT_CHUNK`] fingerprints, by chunk number.
+    fingerprints: Tree<u32, Vec<u8>>,
+    /// The first id whose fingerprint is not in a written chunk.
+    fingerprint_base: u32,
+    /// The fingerprints of the pages from `fingerprint_base` on, written when they fill a chunk.
+    fingerprint_tail: Vec<u64>,
     sketches: Tree<u32, Vec<u8>>,
     body_digests: KeyMap,
     text_digests: KeyMap,
@@ -264,7 +277,9 @@ impl PageIndex {
         }
         let mut index = PageIndex {
             pages: store.tree("pages")?,
-            fingerprints: store.tree("fingerprints")?,
+            fingerprints: store.tree(FINGERPRINT_CHUNKS)?,
+            fingerprint_base: 0,
+            fingerprint_tail: Vec::new(),
             sketches: store.tree("sketches")?,
             body_digests: store.key_map(BODY_DIGESTS)?,
             text_digests: store.key_map(TEXT_DIGESTS)?,
@@ -281,13 +296,11 @@ impl PageIndex {
             index.foreign_ids.insert(item?.0);
         }
         index.migrate_sled_maps(store)?;
-        if let Some((id, record)) = index.pages.last()? {
+        if let Some((id, _)) = index.pages.last()? {
             index.next_id = id + 1;
-            if index.fingerprints.get(&id)?.is_none() {
-                index.write_secondary(&record)?;
-            }
         }
         index.complete_maps()?;
+        index.complete_fingerprints(store)?;
         // A page is marked another process's before it is written (a sharded crawl): a mark past
         // the last page is one whose page a crash took back, and its id goes to the next page.
         let stale: Vec<u32> = index
@@ -300,11 +313,11 @@ impl PageIndex {
             index.foreign.remove(&id)?;
             index.foreign_ids.remove(&id);
         }
-        let mut entries = Vec::with_capacity(index.next_id as usize);
-        for item in index.fingerprints.iter() {
-            let (id, fp) = item?;
-            entries.push((SimHash(fp), id));
-        }
+        let entries = index
+            .fingerprints()?
+            .into_iter()
+            .map(|(id, fp)| (fp, id))
+            .collect();
         index.simhash = SimHashIndex::build(k, entries)?;
         let mut short = Vec::new();
         for item in index.short_full.iter() {
@@ -379,11 +392,114 @@ impl PageIndex {
     }
 
     /// Every (id, fingerprint), in id order.
-    pub fn fingerprints(&self) -> impl Iterator<Item = Result<(u32, SimHash), CrawlError>> + '_ {
-        self.fingerprints.iter().map(|r| {
-            r.map(|(id, fp)| (id, SimHash(fp)))
-                .map_err(CrawlError::from)
-        })
+    pub fn fingerprints(&self) -> Result<Vec<(u32, SimHash)>, CrawlError> {
+        let mut all = Vec::with_capacity(self.next_id as usize);
+        for item in self.fingerprints.iter() {
+            let (chunk, bytes) = item?;
+            let first = chunk.saturating_mul(FINGERPRINT_CHUNK);
+            all.extend(
+                (first..)
+                    .zip(bytes.chunks_exact(8))
+                    .map(|(id, b)| (id, SimHash(le_u64(b)))),
+            );
+        }
+        all.extend(
+            (self.fingerprint_base..)
+                .zip(&self.fingerprint_tail)
+                .map(|(id, fp)| (id, SimHash(*fp))),
+        );
+        Ok(all)
+    }
+
+    /// Page `id`'s fingerprint.
+    fn fingerprint(&self, id: u32) -> Result<Option<SimHash>, CrawlError> {
+        if id >= self.fingerprint_base {
+            let at = (id - self.fingerprint_base) as usize;
+            return Ok(self.fingerprint_tail.get(at).map(|fp| SimHash(*fp)));
+        }
+        let at = (id % FINGERPRINT_CHUNK) as usize * 8;
+        Ok(self
+            .fingerprints
+            .get(&(id / FINGERPRINT_CHUNK))?
+            .and_then(|bytes| bytes.get(at..at + 8).map(|b| SimHash(le_u64(b)))))
+    }
+
+    /// Adds the fingerprint of the next page, `id`, and writes the chunk it fills.
+    fn push_fingerprint(&mut self, id: u32, fp: u64) -> Result<(), CrawlError> {
+        debug_assert_eq!(
+            id as usize,
+            self.fingerprint_base as usize + self.fingerprint_tail.len()
+        );
+        self.fingerprint_tail.push(fp);
+        if self.fingerprint_tail.len() == FINGERPRINT_CHUNK as usize {
+            let bytes: Vec<u8> = self
+                .fingerprint_tail
+                .iter()
+                .flat_map(|fp| fp.to_le_bytes())
+                .collect();
+            self.fingerprints
+                .insert(&(self.fingerprint_base / FINGERPRINT_CHUNK), &bytes)?;
+            self.fingerprint_base += FINGERPRINT_CHUNK;
+            self.fingerprint_tail.clear();
+        }
+        Ok(())
+    }
+
+    /// Replaces page `id`'s fingerprint: in the tail, or in its written chunk.
+    fn set_fingerprint(&mut self, id: u32, fp: u64) -> Result<(), CrawlError> {
+        if id >= self.fingerprint_base {
+            if let Some(slot) = self
+                .fingerprint_tail
+                .get_mut((id - self.fingerprint_base) as usize)
+            {
+                *slot = fp;
+            }
+            return Ok(());
+        }
+        let chunk = id / FINGERPRINT_CHUNK;
+        if let Some(mut bytes) = self.fingerprints.get(&chunk)? {
+            let at = (id % FINGERPRINT_CHUNK) as usize * 8;
+            if let Some(slot) = bytes.get_mut(at..at + 8) {
+                slot.copy_from_slice(&fp.to_le_bytes());
+                self.fingerprints.insert(&chunk, &bytes)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads the written chunks' extent, and completes from the records the pages after it: their
+    /// fingerprints (the tail, lost with the process), and a short page's whole-page fingerprint or
+    /// an old record's sketch that a crash took back. A store written before the chunks (a tree of
+    /// one fingerprint per page) has all its pages completed so, into chunks, and the old tree
+    /// emptied.
+    fn complete_fingerprints(&mut self, store: &Store) -> Result<(), CrawlError> {
+        self.fingerprint_base = match self.fingerprints.last()? {
+            Some((chunk, _)) => (chunk + 1).saturating_mul(FINGERPRINT_CHUNK),
+            None => 0,
+        };
+        let old: Tree<u32, u64> = store.tree("fingerprints")?;
+        let mut next = self.fingerprint_base;
+        for item in old.range(next..) {
+            let (id, fp) = item?;
+            if id != next || id >= self.next_id {
+                break;
+            }
+            self.push_fingerprint(id, fp)?;
+            next += 1;
+        }
+        for item in self.pages.range(next..) {
+            let (id, record) = item?;
+            let cut_short =
+                record.short && record.full_words > 0 && self.short_full.get(&id)?.is_none();
+            if cut_short || record.sketch.is_none() {
+                self.write_secondary(&record)?;
+            }
+            self.push_fingerprint(id, record.simhash)?;
+        }
+        if !old.is_empty()? {
+            old.clear()?;
+        }
+        Ok(())
     }
 
     /// The stored sketch of page `id`: in its record, or for a record from before version 4 in
@@ -435,9 +551,9 @@ impl PageIndex {
         if page.words > 0
             && let Some(key) = canonical
             && let Some(original) = self.keys.get(key)
-            && let Some(fp) = self.fingerprints.get(&original)?
+            && let Some(fp) = self.fingerprint(original)?
         {
-            let distance = SimHash(fp).distance(page.simhash);
+            let distance = fp.distance(page.simhash);
             if distance <= self.simhash.k() {
                 return Ok(Verdict::Duplicate {
                     reason: SkipReason::Canonical,
@@ -603,6 +719,7 @@ impl PageIndex {
         // The record first: after a crash, open() completes the rest from it.
         self.pages.insert(&id, &record)?;
         self.write_secondary(&record)?;
+        self.push_fingerprint(id, record.simhash)?;
         self.next_id += 1;
         self.simhash.insert(page.simhash, id);
         if page.short && page.full_words > 0 {
@@ -629,7 +746,7 @@ impl PageIndex {
         }
         self.pages.insert(&id, &record)?;
         if changed {
-            self.fingerprints.insert(&id, &simhash.0)?;
+            self.set_fingerprint(id, simhash.0)?;
         }
         Ok(())
     }
@@ -640,14 +757,13 @@ impl PageIndex {
         Ok(())
     }
 
-    /// Writes a page's entries besides its record: digests and key, short fingerprint, and the
-    /// fingerprint last (its presence marks the trees complete). A record from before version 4,
-    /// completed after a crash, has its sketch made again from the stored text, into the tree
-    /// `sketches`.
+    /// Writes a page's entries besides its record and fingerprint: digests and key, and a short
+    /// page's whole-page fingerprint. A record from before version 4 without a sketch in the
+    /// tree `sketches` has it made again from the stored text.
     fn write_secondary(&self, record: &PageRecord) -> Result<(), CrawlError> {
         let id = record.id;
         self.map_page(record);
-        if record.sketch.is_none() {
+        if record.sketch.is_none() && self.sketches.get(&id)?.is_none() {
             let analyzer = crate::page::Analyzer::default();
             let text = simcrawl_extract::normalize_text(
                 &record.text,
@@ -659,8 +775,6 @@ impl PageIndex {
         if record.short && record.full_words > 0 {
             self.short_full.insert(&id, &record.full_simhash)?;
         }
-        // The fingerprint last: its presence marks the page complete.
-        self.fingerprints.insert(&id, &record.simhash)?;
         Ok(())
     }
 
@@ -716,6 +830,13 @@ impl PageIndex {
         }
         Ok(())
     }
+}
+
+/// A little-endian `u64` from (at least) eight bytes.
+fn le_u64(bytes: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&bytes[..8]);
+    u64::from_le_bytes(b)
 }
 
 /// The [`KeyMap`] of body digests (xxh3-128 of the body) to page ids.
@@ -1035,7 +1156,6 @@ mod tests {
             }
             store.flush().unwrap();
             let pages: Tree<u32, PageRecord> = store.tree("pages").unwrap();
-            let fingerprints: Tree<u32, u64> = store.tree("fingerprints").unwrap();
             for (i, text) in texts.iter().enumerate().skip(2) {
                 let page = analyse(text, "");
                 let id = i as u32;
@@ -1049,7 +1169,6 @@ mod tests {
                 record.key_hash = Some(key_of(id));
                 record.sketch = Some(page.sketch.to_bytes());
                 pages.insert(&id, &record).unwrap();
-                fingerprints.insert(&id, &page.simhash.0).unwrap();
             }
             store.flush().unwrap();
         }
@@ -1134,6 +1253,69 @@ mod tests {
             for tree in ["body_digests", "text_digests", "page_keys"] {
                 assert!(store.tree::<u128, u32>(tree).unwrap().is_empty().unwrap());
             }
+            // The fingerprint, from the tree of one per page into the chunks.
+            assert_eq!(index.fingerprints().unwrap(), [(0, page.simhash)]);
+            assert!(
+                store
+                    .tree::<u32, u64>("fingerprints")
+                    .unwrap()
+                    .is_empty()
+                    .unwrap()
+            );
+        }
+    }
+
+    #[test]
+    fn fingerprints_go_in_chunks_and_the_pages_after_the_last_are_completed_on_reopen() {
+        // Two full chunks and a tail; a page re-fingerprinted in a written chunk and one in the
+        // tail. The tail is in memory only: reopening completes it from the records.
+        let n = 2 * FINGERPRINT_CHUNK + 37;
+        let dir = tempfile::tempdir().unwrap();
+        let pages: Vec<PageAnalysis> = (0..n)
+            .map(|i| analyse(&article(1_000 + u64::from(i), 40), ""))
+            .collect();
+        let (in_chunk, in_tail) = (FINGERPRINT_CHUNK + 5, 2 * FINGERPRINT_CHUNK + 3);
+        let changed = |id: u32| SimHash(pages[id as usize].simhash.0 ^ 0xff00);
+        let expected: Vec<(u32, SimHash)> = (0..n)
+            .map(|id| match id {
+                _ if id == in_chunk || id == in_tail => (id, changed(id)),
+                _ => (id, pages[id as usize].simhash),
+            })
+            .collect();
+        {
+            let store = Store::open(dir.path()).unwrap();
+            let mut index = PageIndex::open(&store, 3, 0.8).unwrap();
+            for (i, page) in pages.iter().enumerate() {
+                let url = format!("http://127.0.0.1/{i}");
+                index.insert(&url, i as u128 + 1, 0, 0, page).unwrap();
+            }
+            for id in [in_chunk, in_tail] {
+                let record = index.get(id).unwrap().unwrap();
+                index
+                    .refingerprint(record, changed(id), &pages[id as usize].sketch)
+                    .unwrap();
+            }
+            assert_eq!(index.fingerprints().unwrap(), expected);
+            let chunks: Tree<u32, Vec<u8>> = store.tree(FINGERPRINT_CHUNKS).unwrap();
+            assert_eq!(chunks.len().unwrap(), 2, "one sled entry per full chunk");
+            store.flush().unwrap();
+        }
+        let store = Store::open(dir.path()).unwrap();
+        let index = PageIndex::open(&store, 3, 0.8).unwrap();
+        assert_eq!(index.len(), n as usize);
+        assert_eq!(index.fingerprints().unwrap(), expected);
+        // The SimHash index holds every page, chunk and tail alike.
+        for id in [0, FINGERPRINT_CHUNK - 1, FINGERPRINT_CHUNK, n - 1] {
+            let copy = analyse(&article(1_000 + u64::from(id), 40), "");
+            assert_eq!(index.fingerprint(id).unwrap(), Some(copy.simhash));
+            assert!(
+                index
+                    .simhash
+                    .query(copy.simhash)
+                    .iter()
+                    .any(|m| m.id == id && m.distance == 0),
+                "page {id}"
+            );
         }
     }
 

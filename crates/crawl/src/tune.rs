@@ -52,8 +52,7 @@ pub struct TuneReport {
 pub fn near_pairs(index: &PageIndex, max_k: u32) -> Result<Vec<(u32, u32, u32)>, CrawlError> {
     let max_k = max_k.min(MAX_K);
     let mut fps: Vec<(SimHash, u32)> = Vec::with_capacity(index.len());
-    for item in index.fingerprints() {
-        let (id, fp) = item?;
+    for (id, fp) in index.fingerprints()? {
         fps.push((fp, id));
     }
     let replay = SimHashIndex::build(max_k, fps.clone())?;
