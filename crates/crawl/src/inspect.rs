@@ -32,7 +32,7 @@ use crate::skiplog::{SkipReason, SkipRecord};
 use crate::tune::{self, TuneReport};
 use simcrawl_dedup::MAX_K;
 use simcrawl_frontier::{Counter, FrontierCounters, FrontierError};
-use simcrawl_store::{INITIALISED_FILE_NAME, Iter, Store};
+use simcrawl_store::{INITIALISED_FILE_NAME, LogIter, Store};
 use std::path::Path;
 use url::Url;
 
@@ -108,7 +108,7 @@ fn host_matches(filter: &str, host: &str) -> bool {
 /// caller can stream a large log.
 #[derive(Debug)]
 pub struct Skips {
-    entries: Iter<u64, SkipRecord>,
+    entries: LogIter<SkipRecord>,
     query: SkipQuery,
     returned: usize,
 }

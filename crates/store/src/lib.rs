@@ -104,7 +104,7 @@ pub use codec::{Codec, CodecError, EncodeAs};
 pub use error::{BackendError, StoreError};
 pub use keyset::{Absent, KEYS_PER_CHUNK, KeyMap, KeySet, Probe, RECENT_MAX};
 pub use lock::LOCK_FILE_NAME;
-pub use log::Log;
+pub use log::{LOG_CHUNK, Log, LogIter};
 pub use meta::Counters;
 pub use queue::{
     CHUNK_ITEMS, HEAD_CACHE_BYTES, PENDING_MAX, PENDING_REMOVALS_MAX, QueueIter, Queues,

@@ -18,9 +18,13 @@ use crate::codec::Codec;
 use crate::error::StoreError;
 use crate::store::{META_TREE, SCHEMA_VERSION, Shared};
 
-/// The older schema version a store is upgraded from when opened: version 2 wrote a queue's
-/// length record without its floor (see [`Queues`](crate::Queues)), which reads as floor 0.
-const UPGRADABLE_SCHEMA: u32 = 2;
+/// The older schema versions a store is upgraded from when opened: version 2 wrote a queue's
+/// length record without its floor (see [`Queues`](crate::Queues)), which reads as floor 0;
+/// versions 2 and 3 wrote a [`Log`](crate::Log) as one sled entry per id, which its first open
+/// moves into chunks. (Version 4 also marks the crawl's page index keeping its fingerprints in
+/// chunks, which it moves on open the same way.) An older build refuses a version 4 store
+/// instead of reading its logs as empty.
+const UPGRADABLE_SCHEMA: std::ops::RangeInclusive<u32> = 2..=3;
 
 /// Key of the schema version record.
 const SCHEMA_KEY: &[u8] = b"schema_version";
@@ -58,8 +62,7 @@ pub(crate) fn check_schema(
                 path: path.to_owned(),
                 detail: format!("its schema version record is unreadable ({e})"),
             })?;
-            if found == UPGRADABLE_SCHEMA {
-                // Version 2 differs only in its queue length records, which version 3 reads.
+            if UPGRADABLE_SCHEMA.contains(&found) {
                 shared
                     .meta
                     .insert(SCHEMA_KEY, SCHEMA_VERSION.encode())

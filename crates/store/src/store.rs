@@ -19,7 +19,7 @@ use sled::Transactional;
 
 /// The schema version this build writes and accepts. Bump it whenever a tree's key or value format,
 /// or the meaning of a meta record, changes.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// The subdirectory of a store directory that holds sled's files (`db`, `conf`, `blobs/`, `snap.*`).
 pub const SLED_DIR_NAME: &str = "sled";
@@ -83,6 +83,8 @@ pub(crate) struct Shared {
     key_sets: Mutex<HashMap<String, Arc<TableState<()>>>>,
     /// The state of every [`KeyMap`] opened, by name: written behind, at each commit.
     key_maps: Mutex<HashMap<String, Arc<TableState<u32>>>>,
+    /// The appending state of every [`Log`] opened, by name.
+    logs: Mutex<HashMap<String, Arc<Mutex<crate::log::LogState>>>>,
     _lock: Option<LockFile>,
     /// The last holder did not close the store: see [`Store::opened_after_unclean_stop`].
     unclean: bool,
@@ -306,6 +308,7 @@ impl Store {
             queues: Mutex::new(HashMap::new()),
             key_sets: Mutex::new(HashMap::new()),
             key_maps: Mutex::new(HashMap::new()),
+            logs: Mutex::new(HashMap::new()),
             _lock: None,
             unclean: false,
             snapshot: None,
@@ -339,8 +342,20 @@ impl Store {
     /// An append-only log named `name` with monotonic `u64` ids. See [`Log`].
     pub fn log<V: Codec>(&self, name: &str) -> Result<Log<V>, StoreError> {
         let kind = format!("Log<{}>", std::any::type_name::<V>());
-        let inner = self.open_user_tree(name, kind)?;
-        Log::open(inner, name, Arc::clone(&self.shared))
+        let old = self.open_user_tree(name, kind)?;
+        let chunks_name = format!("meta/log/{name}");
+        let chunks = self
+            .shared
+            .db
+            .open_tree(chunks_name.as_bytes())
+            .map_err(|e| StoreError::backend(&chunks_name, e))?;
+        Log::open(
+            old,
+            chunks,
+            name,
+            Arc::clone(&self.shared),
+            &self.shared.logs,
+        )
     }
 
     /// Durable FIFO queues named `name`, one per queue key. See [`Queues`].
@@ -563,6 +578,7 @@ fn open_shared(path: &Path, options: &Options) -> Result<Shared, StoreError> {
         queues: Mutex::new(HashMap::new()),
         key_sets: Mutex::new(HashMap::new()),
         key_maps: Mutex::new(HashMap::new()),
+        logs: Mutex::new(HashMap::new()),
         _lock: Some(lock),
         unclean,
         snapshot: None,

@@ -1,7 +1,7 @@
 //! The public API, one behaviour per test.
 
 use simcrawl_store::codec::leading_element;
-use simcrawl_store::{SCHEMA_VERSION, Store, StoreError};
+use simcrawl_store::{LOG_CHUNK, SCHEMA_VERSION, Store, StoreError};
 
 use crate::util::{Must, fresh_store_dir, open, raw_sled};
 
@@ -175,11 +175,93 @@ fn log_ids_start_at_one_and_keep_growing_across_reopen() {
 }
 
 #[test]
+fn a_log_is_kept_in_chunks_and_read_from_any_id_across_reopen() {
+    let (_tmp, dir) = fresh_store_dir();
+    let n = 3 * LOG_CHUNK as u64 + 5;
+    {
+        let store = open(&dir);
+        let log = store.log::<String>("skips").must("log");
+        for i in 1..=n {
+            assert_eq!(log.append(&format!("entry {i}")).must("append"), i);
+        }
+        store.flush().must("flush");
+    }
+    let store = open(&dir);
+    let log = store.log::<String>("skips").must("log");
+    assert_eq!(log.last_id().must("last"), Some(n));
+    // The last chunk, not full, is continued, then a new one begins.
+    for i in n + 1..=n + LOG_CHUNK as u64 {
+        assert_eq!(log.append(&format!("entry {i}")).must("append"), i);
+    }
+    let n = n + LOG_CHUNK as u64;
+    for from in [0, 1, 2, LOG_CHUNK as u64, LOG_CHUNK as u64 + 1, n, n + 1] {
+        let read: Vec<(u64, String)> = log.iter_from(from).map(|r| r.must("iter")).collect();
+        let expected: Vec<(u64, String)> = (from.max(1)..=n)
+            .map(|i| (i, format!("entry {i}")))
+            .collect();
+        assert_eq!(read, expected, "from {from}");
+    }
+    for id in [1, LOG_CHUNK as u64, LOG_CHUNK as u64 + 1, n] {
+        assert_eq!(log.get(id).must("get"), Some(format!("entry {id}")));
+    }
+    assert_eq!(log.get(0).must("get"), None);
+    assert_eq!(log.get(n + 1).must("get"), None);
+    store.flush().must("flush");
+    drop((log, store));
+    let chunks = raw_sled(&dir)
+        .open_tree(b"meta/log/skips")
+        .expect("the chunks tree")
+        .len();
+    assert_eq!(
+        chunks,
+        (n as usize).div_ceil(LOG_CHUNK),
+        "one sled entry a chunk"
+    );
+}
+
+#[test]
+fn a_log_of_one_sled_entry_per_id_is_moved_into_chunks_on_open() {
+    let (_tmp, dir) = fresh_store_dir();
+    {
+        // As versions 2 and 3 wrote a log: one entry per id in the tree of its name.
+        let store = open(&dir);
+        let old = store.tree::<u64, String>("skips").must("tree");
+        for i in 1..=40_u64 {
+            old.insert(&i, &format!("old {i}")).must("insert");
+        }
+        store.flush().must("flush");
+    }
+    {
+        let store = open(&dir);
+        let log = store.log::<String>("skips").must("log");
+        assert_eq!(log.last_id().must("last"), Some(40));
+        assert_eq!(log.append(&"new".to_owned()).must("append"), 41);
+        assert_eq!(log.get(17).must("get"), Some("old 17".to_owned()));
+        store.flush().must("flush");
+    }
+    {
+        let old = raw_sled(&dir).open_tree(b"skips").expect("the old tree");
+        assert!(old.is_empty(), "the old tree is emptied");
+    }
+    let store = open(&dir);
+    let log = store.log::<String>("skips").must("log");
+    let read: Vec<(u64, String)> = log.iter_from(39).map(|r| r.must("iter")).collect();
+    assert_eq!(
+        read,
+        [
+            (39, "old 39".to_owned()),
+            (40, "old 40".to_owned()),
+            (41, "new".to_owned())
+        ]
+    );
+}
+
+#[test]
 fn log_appends_from_several_handles_and_threads_get_distinct_increasing_ids() {
     let store = Store::temporary().must("temporary store");
     let threads: Vec<_> = (0..4_u64)
         .map(|t| {
-            // A separate handle per thread: ids are claimed in the tree, not in the handle.
+            // A separate handle per thread: the handles of one name share its state.
             let log = store.log::<u64>("skips").must("log");
             std::thread::spawn(move || {
                 (0..100_u64)
