@@ -34,7 +34,7 @@ use crate::error::StoreError;
 use crate::store::Shared;
 
 /// Entries per chunk: an append rewrites its chunk, so a chunk is kept small.
-pub const LOG_CHUNK: usize = 16;
+pub const LOG_CHUNK: usize = 4;
 
 /// An entry's header in a chunk: its id and its length.
 const HEADER: usize = 8 + 4;
