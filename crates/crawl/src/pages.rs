@@ -832,10 +832,11 @@ impl PageIndex {
     }
 }
 
-/// A little-endian `u64` from (at least) eight bytes.
+/// A little-endian `u64` from the first eight bytes (callers pass eight).
 fn le_u64(bytes: &[u8]) -> u64 {
     let mut b = [0u8; 8];
-    b.copy_from_slice(&bytes[..8]);
+    let n = bytes.len().min(8);
+    b[..n].copy_from_slice(&bytes[..n]);
     u64::from_le_bytes(b)
 }
 

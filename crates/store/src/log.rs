@@ -156,17 +156,19 @@ impl<V: Codec> Log<V> {
     /// The entries with ids `>= id`, in id order. `iter_from(0)` or `iter_from(1)` reads the whole log;
     /// a reader that has seen up to `n` resumes with `iter_from(n + 1)`.
     pub fn iter_from(&self, id: u64) -> LogIter<V> {
-        // The chunk that holds `id` starts at or before it.
-        let start = self
-            .chunks
-            .range(..=id.to_be_bytes())
-            .next_back()
-            .and_then(Result::ok)
-            .map_or(id, |(key, _)| be_u64(&key).unwrap_or(id));
+        // The chunk that holds `id` starts at or before it. A failure to find it is the first item.
+        let start = match self.chunks.range(..=id.to_be_bytes()).next_back() {
+            None => Ok(id),
+            Some(Ok((key, _))) => be_u64(&key).map_err(|e| StoreError::decode(&self.name, e)),
+            Some(Err(e)) => Err(self.backend(e)),
+        };
         LogIter {
-            chunks: self.chunks.range(start.to_be_bytes()..),
+            chunks: self
+                .chunks
+                .range(start.as_ref().map_or(id, |s| *s).to_be_bytes()..),
             chunk: None,
             at: 0,
+            error: start.err(),
             from: id,
             name: Arc::clone(&self.name),
             _types: PhantomData,
@@ -318,6 +320,8 @@ pub struct LogIter<V> {
     /// The chunk being read, and where in it.
     chunk: Option<sled::IVec>,
     at: usize,
+    /// An error met before the first chunk was read, given as the first item.
+    error: Option<StoreError>,
     from: u64,
     name: Arc<str>,
     _types: PhantomData<fn() -> V>,
@@ -333,6 +337,10 @@ impl<V: Codec> Iterator for LogIter<V> {
     type Item = Result<(u64, V), StoreError>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        if let Some(error) = self.error.take() {
+            self.chunk = None;
+            return Some(Err(error));
+        }
         loop {
             if let Some(chunk) = &self.chunk {
                 let mut entries = Entries::new(&chunk[self.at..]);
