@@ -846,11 +846,18 @@ impl Driver {
         if let Some(archive) = self.archive.as_mut() {
             archive.sync()?;
         }
+        let started = std::time::Instant::now();
         self.store.flush()?;
+        let flushed = started.elapsed();
         // After the store's flush: the search index never holds a page the store could lose.
         if let Some(search) = self.search.as_mut() {
             search.checkpoint(&self.core.pages)?;
         }
+        tracing::debug!(
+            store_ms = flushed.as_millis() as u64,
+            search_ms = (started.elapsed() - flushed).as_millis() as u64,
+            "checkpoint"
+        );
         Ok(())
     }
 
@@ -1105,7 +1112,7 @@ impl Driver {
             match effect {
                 Effect::Indexed { id, url, depth } => {
                     if let Some(search) = self.search.as_mut() {
-                        search.indexed(id);
+                        search.indexed(id, &self.core.pages)?;
                     }
                     if let Some(PageResult::Done(page)) = result
                         && let Some(analysis) = page.analysis.as_ref()

@@ -27,7 +27,7 @@ type Copies = (u64, String);
 pub(crate) struct SearchSync {
     index: SearchIndex,
     copies: Tree<u32, Copies>,
-    /// Pages to write at the next checkpoint.
+    /// Pages to write at the next checkpoint: those a crash left out of the index.
     dirty: BTreeSet<u32>,
 }
 
@@ -94,9 +94,16 @@ impl SearchSync {
         Ok(sync)
     }
 
-    /// A page was indexed in the store.
-    pub(crate) fn indexed(&mut self, id: u32) {
-        self.dirty.insert(id);
+    /// Page `id` was indexed in the store: its entry goes to tantivy's indexing thread now, so
+    /// that the thread works while the crawl goes on (put at the checkpoint instead, the pages
+    /// of a whole stretch were indexed while the crawl waited for the commit). The store's flush
+    /// comes before the commit that makes it durable.
+    pub(crate) fn indexed(&mut self, id: u32, pages: &PageIndex) -> Result<(), CrawlError> {
+        self.dirty.remove(&id);
+        if let Some(record) = pages.get(id)? {
+            put(&mut self.index, &record)?;
+        }
+        Ok(())
     }
 
     /// A copy (`url`) was skipped against page `original`.
