@@ -65,4 +65,7 @@ pub enum CrawlError {
     /// the message says what to do.
     #[error("{0}")]
     Shard(String),
+    /// The crawl's task was cancelled before it reported (its runtime shut down under it).
+    #[error("the crawl stopped before its report: {0}")]
+    Cancelled(String),
 }
