@@ -40,6 +40,7 @@ use std::path::{Path, PathBuf};
 
 use tantivy::collector::{Count, TopDocs};
 use tantivy::directory::MmapDirectory;
+use tantivy::indexer::UserOperation;
 use tantivy::query::{QueryParser, TermQuery};
 use tantivy::schema::IndexRecordOption;
 use tantivy::schema::{FAST, Field, INDEXED, STORED, STRING, Schema, TEXT, Value};
@@ -195,7 +196,14 @@ pub struct SearchIndex {
     committed: u32,
     /// Pages at or above `committed` added since the last commit.
     put_since_commit: std::collections::HashSet<u32>,
+    /// Adds and deletes not yet handed to tantivy's indexing thread, in order: they go over in
+    /// batches of [`BATCH`] (one wake-up of that thread each, instead of one per page) and
+    /// before every commit.
+    pending: Vec<UserOperation>,
 }
+
+/// Operations handed to tantivy's indexing thread at once.
+const BATCH: usize = 64;
 
 impl std::fmt::Debug for SearchIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -272,6 +280,7 @@ impl SearchIndex {
             fields: schema().1,
             committed: 0,
             put_since_commit: std::collections::HashSet::new(),
+            pending: Vec::new(),
         };
         index.committed = index.committed_pages()?;
         // An index written by a crash-interrupted crawl, or by an older build, may hold entries
@@ -288,6 +297,26 @@ impl SearchIndex {
             path: self.dir.clone(),
             source: e,
         }
+    }
+
+    /// Queues `op` behind the operations before it; a full batch goes to the indexing thread.
+    fn queue(&mut self, op: UserOperation) -> Result<(), SearchError> {
+        self.writer()?;
+        self.pending.push(op);
+        if self.pending.len() >= BATCH {
+            self.send_pending()?;
+        }
+        Ok(())
+    }
+
+    /// Hands the queued operations to the indexing thread, in order.
+    fn send_pending(&mut self) -> Result<(), SearchError> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let batch = std::mem::take(&mut self.pending);
+        let result = self.writer()?.run(batch);
+        result.map(|_| ()).map_err(|e| self.err(e))
     }
 
     fn writer(&mut self) -> Result<&mut IndexWriter, SearchError> {
@@ -316,21 +345,26 @@ impl SearchIndex {
             f.kind => PAGE,
         );
         let replaces = page.id < self.committed || !self.put_since_commit.insert(page.id);
-        let writer = self.writer()?;
         if replaces {
-            writer.delete_term(Term::from_field_u64(f.id, u64::from(page.id)));
+            self.queue(UserOperation::Delete(Term::from_field_u64(
+                f.id,
+                u64::from(page.id),
+            )))?;
         }
-        let result = writer.add_document(document);
-        result.map(|_| ()).map_err(|e| self.err(e))
+        self.queue(UserOperation::Add(document))
     }
 
     /// Removes page `id` and its copies.
     pub fn delete(&mut self, id: u32) -> Result<(), SearchError> {
         let f = self.fields;
-        let writer = self.writer()?;
-        writer.delete_term(Term::from_field_u64(f.id, u64::from(id)));
-        writer.delete_term(Term::from_field_u64(f.copy_of, u64::from(id)));
-        Ok(())
+        self.queue(UserOperation::Delete(Term::from_field_u64(
+            f.id,
+            u64::from(id),
+        )))?;
+        self.queue(UserOperation::Delete(Term::from_field_u64(
+            f.copy_of,
+            u64::from(id),
+        )))
     }
 
     /// Adds copy number `seq` (1, 2, ...) skipped against page `original`; its URL is kept for
@@ -350,8 +384,7 @@ impl SearchIndex {
         if let Some(url) = url.filter(|_| seq <= MAX_COPIES as u64) {
             document.add_text(f.copy, url);
         }
-        let result = self.writer()?.add_document(document);
-        result.map(|_| ()).map_err(|e| self.err(e))
+        self.queue(UserOperation::Add(document))
     }
 
     /// Copies in the index (as of the last commit).
@@ -362,15 +395,14 @@ impl SearchIndex {
     /// Removes every copy (to add them again from the store after a crash).
     pub fn delete_copies(&mut self) -> Result<(), SearchError> {
         let f = self.fields;
-        self.writer()?
-            .delete_term(Term::from_field_text(f.kind, COPY));
-        Ok(())
+        self.queue(UserOperation::Delete(Term::from_field_text(f.kind, COPY)))
     }
 
     /// Makes every change durable and visible, recording that the store's pages `0..pages` are
     /// in the index.
     pub fn commit(&mut self, pages: u32) -> Result<(), SearchError> {
         let payload = serde_json::json!({ "pages": pages }).to_string();
+        self.send_pending()?;
         let writer = self.writer()?;
         let mut prepared = writer.prepare_commit().map_err(|e| SearchError::Index {
             path: PathBuf::new(),
