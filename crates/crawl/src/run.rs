@@ -231,9 +231,8 @@ async fn run_with(
 /// The coordinator is woken by every event of every page (an answer, an analysis done). Polled
 /// where the caller awaits the crawl (`block_on`'s own thread, outside the workers), each of
 /// those wake-ups was a futex call and a thread switch; as a task, a worker already awake
-/// usually takes it. Boost's documentation crawled from nginx on loopback, ten interleaved pairs
-/// on this project's 2-core machine: system time 0.87 → 0.73 s median, wall time lower in 8
-/// (see docs/BENCHMARKS.md).
+/// usually takes it (Boost's documentation from nginx on loopback: context switches 36.7 k →
+/// 27.7 k; docs/BENCHMARKS.md, "Fewer wake-ups and no stall at the checkpoints").
 async fn drive(
     mut driver: Driver,
     shutdown: impl Future<Output = ()>,

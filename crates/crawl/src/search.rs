@@ -99,7 +99,6 @@ impl SearchSync {
     /// of a whole stretch were indexed while the crawl waited for the commit). The store's flush
     /// comes before the commit that makes it durable.
     pub(crate) fn indexed(&mut self, id: u32, pages: &PageIndex) -> Result<(), CrawlError> {
-        self.dirty.remove(&id);
         if let Some(record) = pages.get(id)? {
             put(&mut self.index, &record)?;
         }

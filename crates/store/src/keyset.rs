@@ -546,9 +546,9 @@ impl<V: Slot> Run<V> {
             .map(|i| self.values[start + i])
     }
 
-    /// Merges two runs of disjoint members into one, growing the larger one's members in place
-    /// to the exact size (with `realloc`, which moves no memory for a large allocation on Linux) and filling them
-    /// from the back, so that a merge needs no second copy of the larger run.
+    /// Merges two runs of disjoint members into one, growing the larger one's members in place to
+    /// the exact size (with `realloc`, which moves no memory for a large allocation on Linux) and
+    /// filling them from the back, so that a merge needs no second copy of the larger run.
     fn merge(a: Run<V>, b: Run<V>) -> Run<V> {
         let (mut big, small) = if a.len() >= b.len() { (a, b) } else { (b, a) };
         let total = big.len() + small.len();
