@@ -49,7 +49,8 @@ pub struct Args {
     #[arg(long)]
     dump: Option<PathBuf>,
     /// Also parse every page with `scraper::Html::parse_document` and check that the fast
-    /// tokenizer built the same tree (`parser_check` in the output; an error if any differ).
+    /// tokenizer and tree builder built the same tree (`parser_check` in the output, with how
+    /// many pages each took; an error if any differ).
     #[arg(long)]
     check_parser: bool,
     /// Also time the crawl's whole analysis of a page (`Analyzer::analyze_html`: extraction,
@@ -238,22 +239,26 @@ pub fn run(args: Args) -> Result<()> {
         out["dir"] = json!(dir.display().to_string());
     }
     if args.check_parser {
-        let (mut fast, mut gave_up, mut differ) = (0usize, 0usize, Vec::new());
+        let (mut fast, mut built, mut gave_up, mut differ) = (0usize, 0usize, 0usize, Vec::new());
         for (url, html) in &pages {
-            match simcrawl_extract::parse_fast(html) {
-                Some(tree) if tree == scraper::Html::parse_document(html) => fast += 1,
+            match simcrawl_extract::parse_fast_traced(html) {
+                Some((tree, built_here)) if tree == scraper::Html::parse_document(html) => {
+                    fast += 1;
+                    built += usize::from(built_here);
+                }
                 Some(_) => differ.push(url.clone()),
                 None => gave_up += 1,
             }
         }
         out["parser_check"] = json!({
             "fast_path": fast,
+            "fast_tree_builder": built,
             "gave_up": gave_up,
             "differ": differ.len(),
         });
         if let Some(first) = differ.first() {
             anyhow::bail!(
-                "the fast tokenizer built another tree than html5ever's for {} pages, first {first}: {out}",
+                "the fast parser built another tree than html5ever's for {} pages, first {first}: {out}",
                 differ.len()
             );
         }

@@ -114,7 +114,9 @@
 //!
 //! - `document`: the output types: [`Document`], [`Extraction`], [`MainVia`],
 //!   [`FallbackReason`], [`Canonical`].
-//! - `parse`: the tokenizer in front of html5ever's tree builder ([`parse_fast`]).
+//! - `parse`: the tokenizer in front of the tree builders ([`parse_fast`]).
+//! - `build`: the tree builder for the markup ordinary pages use, which leaves the rest to
+//!   html5ever's ([`parse_fast_traced`]).
 //! - `nesting`: a linear pre-scan that caps element nesting ([`MAX_NESTING`]) and open
 //!   formatting elements ([`MAX_OPEN_FORMATTING`]) before parsing, because html5ever's tree
 //!   builder is quadratic in both on hostile markup.
@@ -131,6 +133,7 @@
 
 #![deny(missing_docs)]
 
+mod build;
 mod document;
 mod dom;
 mod explain;
@@ -400,6 +403,22 @@ pub struct Explained {
 /// ```
 pub fn parse_fast(html: &str) -> Option<scraper::Html> {
     parse::parse_fast(html)
+}
+
+/// [`parse_fast`], and whether this crate's tree builder built the tree (`true`), or gave up
+/// and html5ever's tree builder did (`false`): it handles the insertion modes and elements
+/// ordinary pages use, and leaves the rest (foster parenting, a formatting element closed
+/// across a block, templates, SVG...) to html5ever. The tree is the same either way.
+///
+/// ```
+/// let (tree, built_here) = simcrawl_extract::parse_fast_traced("<ul><li>a<li>b</ul>").unwrap();
+/// assert!(built_here);
+/// assert!(tree == scraper::Html::parse_document("<ul><li>a<li>b</ul>"));
+/// let (_, built_here) = simcrawl_extract::parse_fast_traced("<b>1<div>2</b>3</div>").unwrap();
+/// assert!(!built_here);
+/// ```
+pub fn parse_fast_traced(html: &str) -> Option<(scraper::Html, bool)> {
+    parse::parse_fast_traced(html)
 }
 
 /// Extracts a page with the default [`ExtractOptions`]; see [`Extractor::extract`].

@@ -31,6 +31,7 @@ use html5ever::{Attribute, LocalName, QualName, ns};
 use scraper::{Html, HtmlTreeSink};
 use std::borrow::Cow;
 
+use crate::build::FastBuilder;
 use crate::nesting::{Model, Verdict, cap_nesting};
 
 /// Parses a whole document as `Html::parse_document` does, usually much faster, after capping
@@ -49,6 +50,12 @@ pub(crate) fn parse_document(html: &str) -> (Html, bool) {
 /// The fast path alone: `None` when the page needs html5ever's tokenizer, or would have its
 /// nesting capped.
 pub(crate) fn parse_fast(html: &str) -> Option<Html> {
+    parse_fast_traced(html).map(|(tree, _)| tree)
+}
+
+/// [`parse_fast`], and whether [`FastBuilder`] built the tree (`false`: it gave up and
+/// html5ever's tree builder did).
+pub(crate) fn parse_fast_traced(html: &str) -> Option<(Html, bool)> {
     let html = html.strip_prefix('\u{feff}').unwrap_or(html);
     if memchr::memchr(0, html.as_bytes()).is_some() || html.len() > (u32::MAX / 2) as usize {
         return None;
@@ -66,27 +73,76 @@ pub(crate) fn parse_fast(html: &str) -> Option<Html> {
     // up to one and a half nodes per `<`: an element per start tag, and a text (if only a line
     // break) after most start and end tags, as in `<li>a</li>\n<li>b</li>\n`; with one node per
     // `<`, most of Boost's pages outgrew the vector once.
-    let mut document = Html::new_document();
     let tags = memchr::memchr_iter(b'<', html.as_bytes()).count();
-    let nodes = tags + tags / 2 + 16;
-    document.tree = ego_tree::Tree::with_capacity(scraper::Node::Document, nodes);
-    let sink = HtmlTreeSink::new(document);
+    let document = || {
+        let mut document = Html::new_document();
+        document.tree =
+            ego_tree::Tree::with_capacity(scraper::Node::Document, tags + tags / 2 + 16);
+        document
+    };
+    if let Some(tree) = tokenize(html, FastBuilder::new(document())) {
+        return Some((tree, true));
+    }
+    let builder = TreeBuilder::new(HtmlTreeSink::new(document()), TreeBuilderOpts::default());
+    tokenize(html, builder).map(|tree| (tree, false))
+}
+
+fn tokenize<B: Builder>(html: &str, builder: B) -> Option<Html> {
     let mut tokenizer = Tokenizer {
         html,
         src: html.as_bytes(),
         buf: StrTendril::from_slice(html),
-        tb: TreeBuilder::new(sink, TreeBuilderOpts::default()),
+        tb: builder,
         nesting: Model::default(),
         scratch: String::new(),
     };
     tokenizer.run().ok()?;
-    Some(tokenizer.tb.sink.finish())
+    Some(tokenizer.tb.finish())
 }
 
-/// The input ends where a token needs more, or holds something only html5ever's tokenizer does.
-struct GiveUp;
+/// What builds the tree from the tokenizer's tokens: [`FastBuilder`], or html5ever's
+/// [`TreeBuilder`] with scraper's sink.
+pub(crate) trait Builder {
+    /// Takes a token; `Err` when the builder cannot go on (the page is parsed another way).
+    fn process(&mut self, token: Token) -> Step<Flow>;
+    /// Whether the adjusted current node is an SVG or MathML element (where `<![CDATA[` is
+    /// a CDATA section, not a bogus comment).
+    fn foreign_current(&self) -> bool;
+    /// The document, after the end of the input.
+    fn finish(self) -> Html;
+}
 
-type Step<T = usize> = Result<T, GiveUp>;
+impl Builder for TreeBuilder<ego_tree_id::NodeId, HtmlTreeSink> {
+    fn process(&mut self, token: Token) -> Step<Flow> {
+        Ok(match self.process_token(token, 1) {
+            TokenSinkResult::RawData(kind) => Flow::Raw(kind),
+            TokenSinkResult::Plaintext => Flow::Plaintext,
+            _ => Flow::Data,
+        })
+    }
+
+    fn foreign_current(&self) -> bool {
+        self.adjusted_current_node_present_but_not_in_html_namespace()
+    }
+
+    fn finish(self) -> Html {
+        self.end();
+        self.sink.finish()
+    }
+}
+
+/// What the tree builder asked the tokenizer to do after a token.
+pub(crate) enum Flow {
+    Data,
+    Raw(RawKind),
+    Plaintext,
+}
+
+/// The input ends where a token needs more, or holds something only html5ever's tokenizer does
+/// (or, from [`FastBuilder`], only html5ever's tree builder).
+pub(crate) struct GiveUp;
+
+pub(crate) type Step<T = usize> = Result<T, GiveUp>;
 
 /// What the tree builder asked the tokenizer to do after a start tag.
 enum After {
@@ -95,12 +151,12 @@ enum After {
     Plaintext,
 }
 
-struct Tokenizer<'a> {
+struct Tokenizer<'a, B> {
     html: &'a str,
     src: &'a [u8],
     /// The same bytes as a tendril: text, attribute values and comments are slices of it.
     buf: StrTendril,
-    tb: TreeBuilder<ego_tree_id::NodeId, HtmlTreeSink>,
+    tb: B,
     /// Tags go through the nesting model too; a page it would cap is left to html5ever.
     nesting: Model<'a>,
     /// Reused for names that need lowercasing and values with character references.
@@ -121,7 +177,7 @@ fn ends_name(b: u8) -> bool {
     is_space(b) || b == b'/' || b == b'>'
 }
 
-impl<'a> Tokenizer<'a> {
+impl<'a, B: Builder> Tokenizer<'a, B> {
     fn byte(&self, i: usize) -> Step<u8> {
         self.src.get(i).copied().ok_or(GiveUp)
     }
@@ -136,24 +192,24 @@ impl<'a> Tokenizer<'a> {
         self.html.get(start..end).ok_or(GiveUp)
     }
 
-    fn process(&self, token: Token) -> TokenSinkResult<ego_tree_id::NodeId> {
-        self.tb.process_token(token, 1)
+    fn process(&mut self, token: Token) -> Step<Flow> {
+        self.tb.process(token)
     }
 
-    fn text(&self, start: usize, end: usize) -> Step<()> {
+    fn text(&mut self, start: usize, end: usize) -> Step<()> {
         if end > start {
             let text = self.slice(start, end)?;
-            let _ = self.process(Token::CharacterTokens(text));
+            self.process(Token::CharacterTokens(text))?;
         }
         Ok(())
     }
 
-    fn chars(&self, decoded: CharRef) {
+    fn chars(&mut self, decoded: CharRef) -> Step<()> {
         if decoded.error {
             // The error is a token of its own in html5ever, and it matters: the tree builder
             // drops a newline right after `<pre>`, `<listing>` or `<textarea>` only if it is
             // the very next token, so `<pre>&#10` keeps its newline where `<pre>&#10;` does not.
-            let _ = self.process(Token::ParseError(Cow::Borrowed("character reference")));
+            self.process(Token::ParseError(Cow::Borrowed("character reference")))?;
         }
         let mut utf8 = [0u8; 8];
         let mut len = 0;
@@ -161,7 +217,8 @@ impl<'a> Tokenizer<'a> {
             len += c.encode_utf8(&mut utf8[len..]).len();
         }
         let text = std::str::from_utf8(&utf8[..len]).unwrap_or("\u{fffd}");
-        let _ = self.process(Token::CharacterTokens(StrTendril::from_slice(text)));
+        self.process(Token::CharacterTokens(StrTendril::from_slice(text)))?;
+        Ok(())
     }
 
     fn run(&mut self) -> Step<()> {
@@ -175,7 +232,7 @@ impl<'a> Tokenizer<'a> {
                     None => pos = i + 1,
                     Some((decoded, end)) => {
                         self.text(text_start, i)?;
-                        self.chars(decoded);
+                        self.chars(decoded)?;
                         pos = end;
                         text_start = end;
                     }
@@ -225,8 +282,7 @@ impl<'a> Tokenizer<'a> {
             text_start = pos;
         }
         self.text(text_start, src.len())?;
-        let _ = self.process(Token::EOFToken);
-        self.tb.end();
+        self.process(Token::EOFToken)?;
         Ok(())
     }
 
@@ -236,7 +292,7 @@ impl<'a> Tokenizer<'a> {
             b if b.is_ascii_alphabetic() => Ok(self.tag(j, TagKind::EndTag)?.0),
             // `</>` is dropped, but its parse error is a token in html5ever (see `chars`).
             b'>' => {
-                let _ = self.process(Token::ParseError(Cow::Borrowed("</>")));
+                self.process(Token::ParseError(Cow::Borrowed("</>")))?;
                 Ok(j + 1)
             }
             _ => self.bogus_comment(j),
@@ -386,10 +442,10 @@ impl<'a> Tokenizer<'a> {
             attrs,
             had_duplicate_attributes: duplicates,
         };
-        let after = match self.process(Token::TagToken(tag)) {
-            TokenSinkResult::RawData(kind) => After::Raw(kind, name),
-            TokenSinkResult::Plaintext => After::Plaintext,
-            _ => After::Data,
+        let after = match self.process(Token::TagToken(tag))? {
+            Flow::Raw(kind) => After::Raw(kind, name),
+            Flow::Plaintext => After::Plaintext,
+            Flow::Data => After::Data,
         };
         Ok((i, after))
     }
@@ -456,7 +512,7 @@ impl<'a> Tokenizer<'a> {
                 None => pos = i + 1,
                 Some((decoded, next)) => {
                     self.text(text_start, i)?;
-                    self.chars(decoded);
+                    self.chars(decoded)?;
                     pos = next;
                     text_start = next;
                 }
@@ -478,11 +534,7 @@ impl<'a> Tokenizer<'a> {
         if word.eq_ignore_ascii_case(b"doctype") {
             return self.doctype(j + 7);
         }
-        if word == b"[CDATA["
-            && self
-                .tb
-                .adjusted_current_node_present_but_not_in_html_namespace()
-        {
+        if word == b"[CDATA[" && self.tb.foreign_current() {
             return Err(GiveUp);
         }
         self.bogus_comment(j)
@@ -492,7 +544,7 @@ impl<'a> Tokenizer<'a> {
     fn bogus_comment(&mut self, start: usize) -> Step {
         let end = start + memchr::memchr(b'>', &self.src[start..]).ok_or(GiveUp)?;
         let data = self.slice(start, end)?;
-        let _ = self.process(Token::CommentToken(data));
+        self.process(Token::CommentToken(data))?;
         Ok(end + 1)
     }
 
@@ -519,7 +571,7 @@ impl<'a> Tokenizer<'a> {
             }
         };
         let data = self.slice(start, data_end)?;
-        let _ = self.process(Token::CommentToken(data));
+        self.process(Token::CommentToken(data))?;
         Ok(end)
     }
 
@@ -531,7 +583,7 @@ impl<'a> Tokenizer<'a> {
         }
         if self.byte(i)? == b'>' {
             doctype.force_quirks = true;
-            let _ = self.process(Token::DoctypeToken(doctype));
+            self.process(Token::DoctypeToken(doctype))?;
             return Ok(i + 1);
         }
         let name_start = i;
@@ -578,7 +630,7 @@ impl<'a> Tokenizer<'a> {
     }
 
     fn emit_doctype(&mut self, doctype: Doctype, end: usize) -> Step {
-        let _ = self.process(Token::DoctypeToken(doctype));
+        self.process(Token::DoctypeToken(doctype))?;
         Ok(end)
     }
 

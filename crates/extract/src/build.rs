@@ -1,0 +1,1807 @@
+//! The HTML standard's tree construction for the markup real pages are made of, without
+//! html5ever's general machinery; anything else gives up, and the page is built by html5ever.
+//!
+//! After [`crate::parse`]'s tokenizer, html5ever's tree builder is most of the parse: each token
+//! goes through a dispatch on the insertion mode, name lookups through scraper's `RefCell`'d
+//! sink, tag clones for the list of active formatting elements and a queue for split text.
+//! [`FastBuilder`] follows the same rules (html5ever 0.40's `rules.rs`, which the comments
+//! here name) for the insertion modes ordinary pages use: before and in the head, the body,
+//! tables with their bodies, rows and cells, text (`<script>`, `<style>`, `<title>`...) and after
+//! the body. It keeps its own stack of open elements with their names and calls scraper's sink
+//! exactly as html5ever would, so the tree is the same `Html`, node for node.
+//!
+//! It gives up ([`GiveUp`]) where html5ever's result takes machinery it does not have: the
+//! adoption agency beyond its simple case (a formatting element closed across a block, as in
+//! `<b>1<div>2</b>3</div>`, or a second `<a>` while one is open), foster parenting (text or
+//! elements directly in a `<table>`), `<template>`, `<frameset>`, captions, SVG and MathML,
+//! `<applet>`, `<object>`, `<marquee>`, `<nobr>`, ruby, and a few rarer cases. The caller
+//! then parses the page again with html5ever's tree builder, so the fast path never changes a
+//! tree; the tests compare both on edge cases, generated markup, the fixtures and, in the
+//! benchmark, thousands of real pages.
+
+use html5ever::tendril::StrTendril;
+use html5ever::tokenizer::states::RawKind;
+use html5ever::tokenizer::{Doctype, Tag, TagKind, Token};
+use html5ever::tree_builder::{
+    ElementFlags, NodeOrText, QuirksMode, TreeBuilder, TreeBuilderOpts, TreeSink,
+};
+use html5ever::{LocalName, QualName, local_name, ns};
+use scraper::{Html, HtmlTreeSink};
+
+use crate::parse::{Builder, Flow, GiveUp, Step};
+
+type NodeId = <HtmlTreeSink as TreeSink>::Handle;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Initial,
+    BeforeHtml,
+    BeforeHead,
+    InHead,
+    AfterHead,
+    InBody,
+    Text,
+    InTable,
+    InTableBody,
+    InRow,
+    InCell,
+    InColumnGroup,
+    AfterBody,
+    AfterAfterBody,
+}
+
+/// An element on the stack of open elements (all are in the HTML namespace here).
+struct Open {
+    id: NodeId,
+    name: LocalName,
+}
+
+/// An entry in the list of active formatting elements, with the tag that re-creates it.
+enum Format {
+    Marker,
+    Element { id: NodeId, tag: Tag },
+}
+
+/// Builds scraper's [`Html`] from tokens, or gives up; see the module's documentation.
+pub(crate) struct FastBuilder {
+    sink: HtmlTreeSink,
+    document: NodeId,
+    stack: Vec<Open>,
+    formatting: Vec<Format>,
+    mode: Mode,
+    /// The mode to return to after a text element (html5ever's `orig_mode`).
+    original: Mode,
+    head: Option<NodeId>,
+    /// The form element pointer.
+    form: Option<NodeId>,
+    quirks: QuirksMode,
+    /// A newline right after `<pre>`, `<listing>` or `<textarea>` is dropped: set by those
+    /// tags, cleared by the next token whatever it is.
+    ignore_lf: bool,
+}
+
+/// What a token does after a mode's rules have run.
+enum Then {
+    Done(Flow),
+    /// Process the same token again in this mode.
+    Again(Mode),
+}
+
+use Then::{Again, Done};
+
+const DONE: Step<Then> = Ok(Done(Flow::Data));
+
+fn is_html_space(c: char) -> bool {
+    c.is_ascii_whitespace()
+}
+
+/// The length of `text`'s leading ASCII white space (html5ever's split of character tokens).
+fn leading_space(text: &str) -> usize {
+    text.bytes()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(text.len())
+}
+
+fn special(name: &LocalName) -> bool {
+    matches!(
+        *name,
+        local_name!("address")
+            | local_name!("applet")
+            | local_name!("area")
+            | local_name!("article")
+            | local_name!("aside")
+            | local_name!("base")
+            | local_name!("basefont")
+            | local_name!("bgsound")
+            | local_name!("blockquote")
+            | local_name!("body")
+            | local_name!("br")
+            | local_name!("button")
+            | local_name!("caption")
+            | local_name!("center")
+            | local_name!("col")
+            | local_name!("colgroup")
+            | local_name!("dd")
+            | local_name!("details")
+            | local_name!("dir")
+            | local_name!("div")
+            | local_name!("dl")
+            | local_name!("dt")
+            | local_name!("embed")
+            | local_name!("fieldset")
+            | local_name!("figcaption")
+            | local_name!("figure")
+            | local_name!("footer")
+            | local_name!("form")
+            | local_name!("frame")
+            | local_name!("frameset")
+            | local_name!("h1")
+            | local_name!("h2")
+            | local_name!("h3")
+            | local_name!("h4")
+            | local_name!("h5")
+            | local_name!("h6")
+            | local_name!("head")
+            | local_name!("header")
+            | local_name!("hgroup")
+            | local_name!("hr")
+            | local_name!("html")
+            | local_name!("iframe")
+            | local_name!("img")
+            | local_name!("input")
+            | local_name!("isindex")
+            | local_name!("li")
+            | local_name!("link")
+            | local_name!("listing")
+            | local_name!("main")
+            | local_name!("marquee")
+            | local_name!("menu")
+            | local_name!("meta")
+            | local_name!("nav")
+            | local_name!("noembed")
+            | local_name!("noframes")
+            | local_name!("noscript")
+            | local_name!("object")
+            | local_name!("ol")
+            | local_name!("p")
+            | local_name!("param")
+            | local_name!("plaintext")
+            | local_name!("pre")
+            | local_name!("script")
+            | local_name!("section")
+            | local_name!("select")
+            | local_name!("source")
+            | local_name!("style")
+            | local_name!("summary")
+            | local_name!("table")
+            | local_name!("tbody")
+            | local_name!("td")
+            | local_name!("template")
+            | local_name!("textarea")
+            | local_name!("tfoot")
+            | local_name!("th")
+            | local_name!("thead")
+            | local_name!("title")
+            | local_name!("tr")
+            | local_name!("track")
+            | local_name!("ul")
+            | local_name!("wbr")
+            | local_name!("xmp")
+    )
+}
+
+/// html5ever's `html_default_scope` (the foreign integration points never occur here).
+fn default_scope(name: &LocalName) -> bool {
+    matches!(
+        *name,
+        local_name!("applet")
+            | local_name!("caption")
+            | local_name!("html")
+            | local_name!("table")
+            | local_name!("td")
+            | local_name!("th")
+            | local_name!("marquee")
+            | local_name!("object")
+            | local_name!("select")
+            | local_name!("template")
+    )
+}
+
+fn button_scope(name: &LocalName) -> bool {
+    default_scope(name) || *name == local_name!("button")
+}
+
+fn list_item_scope(name: &LocalName) -> bool {
+    default_scope(name) || matches!(*name, local_name!("ol") | local_name!("ul"))
+}
+
+fn table_scope(name: &LocalName) -> bool {
+    matches!(
+        *name,
+        local_name!("html") | local_name!("table") | local_name!("template")
+    )
+}
+
+fn table_body_context(name: &LocalName) -> bool {
+    matches!(
+        *name,
+        local_name!("tbody")
+            | local_name!("tfoot")
+            | local_name!("thead")
+            | local_name!("template")
+            | local_name!("html")
+    )
+}
+
+fn table_row_context(name: &LocalName) -> bool {
+    matches!(
+        *name,
+        local_name!("tr") | local_name!("template") | local_name!("html")
+    )
+}
+
+fn cursory_implied_end(name: &LocalName) -> bool {
+    matches!(
+        *name,
+        local_name!("dd")
+            | local_name!("dt")
+            | local_name!("li")
+            | local_name!("option")
+            | local_name!("optgroup")
+            | local_name!("p")
+            | local_name!("rb")
+            | local_name!("rp")
+            | local_name!("rt")
+            | local_name!("rtc")
+    )
+}
+
+fn heading(name: &LocalName) -> bool {
+    matches!(
+        *name,
+        local_name!("h1")
+            | local_name!("h2")
+            | local_name!("h3")
+            | local_name!("h4")
+            | local_name!("h5")
+            | local_name!("h6")
+    )
+}
+
+fn formatting(name: &LocalName) -> bool {
+    matches!(
+        *name,
+        local_name!("b")
+            | local_name!("big")
+            | local_name!("code")
+            | local_name!("em")
+            | local_name!("font")
+            | local_name!("i")
+            | local_name!("s")
+            | local_name!("small")
+            | local_name!("strike")
+            | local_name!("strong")
+            | local_name!("tt")
+            | local_name!("u")
+    )
+}
+
+impl FastBuilder {
+    pub(crate) fn new(html: Html) -> Self {
+        let sink = HtmlTreeSink::new(html);
+        let document = sink.get_document();
+        FastBuilder {
+            sink,
+            document,
+            stack: Vec::with_capacity(32),
+            formatting: Vec::new(),
+            mode: Mode::Initial,
+            original: Mode::InBody,
+            head: None,
+            form: None,
+            quirks: QuirksMode::NoQuirks,
+            ignore_lf: false,
+        }
+    }
+
+    // ---- The stack of open elements and the sink ----
+
+    fn current(&self) -> Step<&Open> {
+        self.stack.last().ok_or(GiveUp)
+    }
+
+    fn pop(&mut self) -> Step<Open> {
+        self.stack.pop().ok_or(GiveUp)
+    }
+
+    /// Whether an element named `name` is in scope (html5ever's `in_scope_named`).
+    fn in_scope(&self, scope: fn(&LocalName) -> bool, name: &LocalName) -> bool {
+        self.in_scope_where(scope, |n| n == name)
+    }
+
+    fn in_scope_where(
+        &self,
+        scope: fn(&LocalName) -> bool,
+        found: impl Fn(&LocalName) -> bool,
+    ) -> bool {
+        for open in self.stack.iter().rev() {
+            if found(&open.name) {
+                return true;
+            }
+            if scope(&open.name) {
+                return false;
+            }
+        }
+        false
+    }
+
+    fn generate_implied_end(&mut self, except: Option<&LocalName>) {
+        while let Some(open) = self.stack.last() {
+            if !cursory_implied_end(&open.name) || Some(&open.name) == except {
+                return;
+            }
+            self.stack.pop();
+        }
+    }
+
+    /// Pops until an element named `name` has been popped (`pop_until_named`).
+    fn pop_until_named(&mut self, name: &LocalName) {
+        while let Some(open) = self.stack.pop() {
+            if open.name == *name {
+                return;
+            }
+        }
+    }
+
+    /// Pops until the current node is in `set` (`pop_until_current`).
+    fn pop_until_current(&mut self, set: fn(&LocalName) -> bool) -> Step<()> {
+        while !set(&self.current()?.name) {
+            self.stack.pop();
+        }
+        Ok(())
+    }
+
+    fn close_p(&mut self) {
+        let p = local_name!("p");
+        self.generate_implied_end(Some(&p));
+        self.pop_until_named(&p);
+    }
+
+    fn close_p_in_button_scope(&mut self) {
+        if self.in_scope(button_scope, &local_name!("p")) {
+            self.close_p();
+        }
+    }
+
+    fn create(&self, name: LocalName, attrs: Vec<html5ever::Attribute>) -> NodeId {
+        self.sink.create_element(
+            QualName::new(None, ns!(html), name),
+            attrs,
+            ElementFlags::default(),
+        )
+    }
+
+    /// Inserts an element for `tag` as the current node's last child; pushes it if `push`.
+    fn insert(
+        &mut self,
+        name: LocalName,
+        attrs: Vec<html5ever::Attribute>,
+        push: bool,
+    ) -> Step<NodeId> {
+        let parent = self.current()?.id;
+        let id = self.create(name.clone(), attrs);
+        self.sink.append(&parent, NodeOrText::AppendNode(id));
+        if push {
+            self.stack.push(Open { id, name });
+        }
+        Ok(id)
+    }
+
+    fn insert_tag(&mut self, tag: Tag) -> Step<NodeId> {
+        self.insert(tag.name, tag.attrs, true)
+    }
+
+    fn insert_phantom(&mut self, name: LocalName) -> Step<NodeId> {
+        self.insert(name, Vec::new(), true)
+    }
+
+    fn append_text(&mut self, text: StrTendril) -> Step<()> {
+        let parent = self.current()?.id;
+        self.sink.append(&parent, NodeOrText::AppendText(text));
+        Ok(())
+    }
+
+    fn append_comment(&mut self, text: StrTendril) -> Step<()> {
+        let parent = self.current()?.id;
+        let comment = self.sink.create_comment(text);
+        self.sink.append(&parent, NodeOrText::AppendNode(comment));
+        Ok(())
+    }
+
+    fn comment_to(&mut self, parent: NodeId, text: StrTendril) {
+        let comment = self.sink.create_comment(text);
+        self.sink.append(&parent, NodeOrText::AppendNode(comment));
+    }
+
+    fn create_root(&mut self, attrs: Vec<html5ever::Attribute>) {
+        let id = self.create(local_name!("html"), attrs);
+        self.stack.push(Open {
+            id,
+            name: local_name!("html"),
+        });
+        self.sink.append(&self.document, NodeOrText::AppendNode(id));
+    }
+
+    fn set_quirks(&mut self, quirks: QuirksMode) {
+        self.quirks = quirks;
+        self.sink.set_quirks_mode(quirks);
+    }
+
+    /// Switches to the text mode for a `<script>`, `<style>`, `<title>`... just inserted.
+    fn enter_text(&mut self, kind: RawKind) -> Step<Then> {
+        self.original = self.mode;
+        self.mode = Mode::Text;
+        Ok(Done(Flow::Raw(kind)))
+    }
+
+    // ---- The list of active formatting elements ----
+
+    fn marker_or_open(&self, entry: &Format) -> bool {
+        match entry {
+            Format::Marker => true,
+            Format::Element { id, .. } => self.stack.iter().rev().any(|o| o.id == *id),
+        }
+    }
+
+    /// Reconstructs the active formatting elements: the entries after the last one still open
+    /// (or the last marker) are inserted again, in order, and take the new elements' places.
+    fn reconstruct(&mut self) -> Step<()> {
+        match self.formatting.last() {
+            None => return Ok(()),
+            Some(last) if self.marker_or_open(last) => return Ok(()),
+            Some(_) => {}
+        }
+        let mut index = self.formatting.len() - 1;
+        while index > 0 {
+            index -= 1;
+            if self.marker_or_open(&self.formatting[index]) {
+                index += 1;
+                break;
+            }
+        }
+        loop {
+            let Format::Element { tag, .. } = &self.formatting[index] else {
+                return Err(GiveUp);
+            };
+            let tag = tag.clone();
+            let id = self.insert(tag.name.clone(), tag.attrs.clone(), true)?;
+            self.formatting[index] = Format::Element { id, tag };
+            if index == self.formatting.len() - 1 {
+                return Ok(());
+            }
+            index += 1;
+        }
+    }
+
+    /// The entries after the last marker, newest first, with their indices.
+    fn formatting_to_marker(&self) -> impl Iterator<Item = (usize, NodeId, &Tag)> {
+        self.formatting
+            .iter()
+            .enumerate()
+            .rev()
+            .map_while(|(i, f)| match f {
+                Format::Marker => None,
+                Format::Element { id, tag } => Some((i, *id, tag)),
+            })
+    }
+
+    fn insert_formatting(&mut self, tag: Tag) -> Step<()> {
+        // Noah's Ark: of three entries equal to this one (name and attributes, in any order),
+        // the earliest is dropped.
+        let mut earliest = None;
+        let mut matches = 0;
+        for (i, _, old) in self.formatting_to_marker() {
+            if tag.equiv_modulo_attr_order(old) {
+                earliest = Some(i);
+                matches += 1;
+            }
+        }
+        if matches >= 3
+            && let Some(i) = earliest
+        {
+            self.formatting.remove(i);
+        }
+        let id = self.insert(tag.name.clone(), tag.attrs.clone(), true)?;
+        self.formatting.push(Format::Element { id, tag });
+        Ok(())
+    }
+
+    fn clear_formatting_to_marker(&mut self) {
+        while let Some(entry) = self.formatting.pop() {
+            if matches!(entry, Format::Marker) {
+                break;
+            }
+        }
+    }
+
+    /// The adoption agency for `</subject>`, in the cases without a furthest block.
+    fn adoption_agency(&mut self, subject: LocalName) -> Step<()> {
+        // 1. The current node is the element and not a formatting entry: pop it.
+        let current = self.current()?;
+        if current.name == subject
+            && !self
+                .formatting
+                .iter()
+                .any(|f| matches!(f, Format::Element { id, .. } if *id == current.id))
+        {
+            self.stack.pop();
+            return Ok(());
+        }
+        // 5. The newest entry with that name after the last marker.
+        let Some((index, id)) = self
+            .formatting_to_marker()
+            .find(|(_, _, tag)| tag.name == subject)
+            .map(|(i, id, _)| (i, id))
+        else {
+            return self.any_other_end_tag(&subject);
+        };
+        // 6. Not open: dropped from the list.
+        let Some(position) = self.stack.iter().rposition(|o| o.id == id) else {
+            self.formatting.remove(index);
+            return Ok(());
+        };
+        // 7. Not in scope: ignored.
+        if !self.in_scope_id(id) {
+            return Ok(());
+        }
+        // 9. A special element above it is a furthest block: html5ever moves nodes around.
+        if self.stack[position..].iter().any(|o| special(&o.name)) {
+            return Err(GiveUp);
+        }
+        // 10. No furthest block.
+        self.stack.truncate(position);
+        self.formatting.remove(index);
+        Ok(())
+    }
+
+    fn in_scope_id(&self, id: NodeId) -> bool {
+        for open in self.stack.iter().rev() {
+            if open.id == id {
+                return true;
+            }
+            if default_scope(&open.name) {
+                return false;
+            }
+        }
+        false
+    }
+
+    /// "Any other end tag" in the body (html5ever's `process_end_tag_in_body`).
+    fn any_other_end_tag(&mut self, name: &LocalName) -> Step<()> {
+        let mut found = None;
+        for (i, open) in self.stack.iter().enumerate().rev() {
+            if open.name == *name {
+                found = Some(i);
+                break;
+            }
+            if special(&open.name) {
+                return Ok(());
+            }
+        }
+        let Some(index) = found else {
+            return Ok(());
+        };
+        self.generate_implied_end(Some(name));
+        self.stack.truncate(index);
+        Ok(())
+    }
+
+    // ---- Tokens ----
+
+    fn doctype(&mut self, doctype: Doctype) -> Step<Flow> {
+        if self.mode != Mode::Initial {
+            return Ok(Flow::Data);
+        }
+        // The quirks mode from html5ever's own tables: a throwaway tree builder is given the
+        // DOCTYPE alone.
+        let probe = TreeBuilder::new(
+            HtmlTreeSink::new(Html::new_document()),
+            TreeBuilderOpts::default(),
+        );
+        let _ = html5ever::tokenizer::TokenSink::process_token(
+            &probe,
+            Token::DoctypeToken(doctype.clone()),
+            1,
+        );
+        let quirks = probe.sink.0.borrow().quirks_mode;
+        let Doctype {
+            name,
+            public_id,
+            system_id,
+            ..
+        } = doctype;
+        self.sink.append_doctype_to_document(
+            name.unwrap_or_default(),
+            public_id.unwrap_or_default(),
+            system_id.unwrap_or_default(),
+        );
+        self.set_quirks(quirks);
+        self.mode = Mode::BeforeHtml;
+        Ok(Flow::Data)
+    }
+
+    fn characters(&mut self, mut text: StrTendril) -> Step<Flow> {
+        loop {
+            match self.mode {
+                Mode::Initial | Mode::BeforeHtml | Mode::BeforeHead => {
+                    let space = leading_space(&text);
+                    if space == text.len() {
+                        return Ok(Flow::Data);
+                    }
+                    text.pop_front(space as u32);
+                    self.anything_else_before_body()?;
+                }
+                Mode::InHead | Mode::AfterHead => {
+                    let space = leading_space(&text);
+                    if space > 0 {
+                        let rest = text.subtendril(space as u32, (text.len() - space) as u32);
+                        text.pop_back((text.len() - space) as u32);
+                        self.append_text(text)?;
+                        text = rest;
+                    }
+                    if text.is_empty() {
+                        return Ok(Flow::Data);
+                    }
+                    self.anything_else_before_body()?;
+                }
+                Mode::InBody | Mode::InCell => {
+                    self.reconstruct()?;
+                    self.append_text(text)?;
+                    return Ok(Flow::Data);
+                }
+                Mode::Text => {
+                    self.append_text(text)?;
+                    return Ok(Flow::Data);
+                }
+                Mode::InTable | Mode::InTableBody | Mode::InRow => {
+                    // Table text: white space goes into the table; anything else is foster
+                    // parented.
+                    let in_table = matches!(
+                        self.current()?.name,
+                        local_name!("table")
+                            | local_name!("tbody")
+                            | local_name!("tfoot")
+                            | local_name!("thead")
+                            | local_name!("tr")
+                    );
+                    if !in_table || text.chars().any(|c| !is_html_space(c)) {
+                        return Err(GiveUp);
+                    }
+                    self.append_text(text)?;
+                    return Ok(Flow::Data);
+                }
+                Mode::InColumnGroup => {
+                    let space = leading_space(&text);
+                    if space > 0 {
+                        let rest = text.subtendril(space as u32, (text.len() - space) as u32);
+                        text.pop_back((text.len() - space) as u32);
+                        self.append_text(text)?;
+                        text = rest;
+                    }
+                    if text.is_empty() {
+                        return Ok(Flow::Data);
+                    }
+                    self.leave_column_group()?;
+                }
+                Mode::AfterBody | Mode::AfterAfterBody => {
+                    let space = leading_space(&text);
+                    if space > 0 {
+                        let rest = text.subtendril(space as u32, (text.len() - space) as u32);
+                        text.pop_back((text.len() - space) as u32);
+                        // White space is processed as in the body.
+                        self.reconstruct()?;
+                        self.append_text(text)?;
+                        text = rest;
+                    }
+                    if text.is_empty() {
+                        return Ok(Flow::Data);
+                    }
+                    self.mode = Mode::InBody;
+                }
+            }
+        }
+    }
+
+    /// The "anything else" of the column group mode: out of the `<colgroup>`, back to the table.
+    fn leave_column_group(&mut self) -> Step<()> {
+        if !self.current()?.name.eq(&local_name!("colgroup")) {
+            // html5ever ignores the token.
+            return Err(GiveUp);
+        }
+        self.stack.pop();
+        self.mode = Mode::InTable;
+        Ok(())
+    }
+
+    /// The "anything else" of the modes before the body, which moves one mode on.
+    fn anything_else_before_body(&mut self) -> Step<()> {
+        match self.mode {
+            Mode::Initial => {
+                self.set_quirks(QuirksMode::Quirks);
+                self.mode = Mode::BeforeHtml;
+            }
+            Mode::BeforeHtml => {
+                self.create_root(Vec::new());
+                self.mode = Mode::BeforeHead;
+            }
+            Mode::BeforeHead => {
+                self.head = Some(self.insert_phantom(local_name!("head"))?);
+                self.mode = Mode::InHead;
+            }
+            Mode::InHead => {
+                self.pop()?;
+                self.mode = Mode::AfterHead;
+            }
+            Mode::AfterHead => {
+                self.insert_phantom(local_name!("body"))?;
+                self.mode = Mode::InBody;
+            }
+            _ => return Err(GiveUp),
+        }
+        Ok(())
+    }
+
+    fn comment(&mut self, text: StrTendril) -> Step<Flow> {
+        match self.mode {
+            Mode::Initial | Mode::BeforeHtml | Mode::AfterAfterBody => {
+                self.comment_to(self.document, text)
+            }
+            Mode::AfterBody => {
+                let html = self.stack.first().ok_or(GiveUp)?.id;
+                self.comment_to(html, text);
+            }
+            Mode::Text => return Err(GiveUp),
+            _ => self.append_comment(text)?,
+        }
+        Ok(Flow::Data)
+    }
+
+    fn eof(&mut self) -> Step<Flow> {
+        loop {
+            match self.mode {
+                Mode::Initial
+                | Mode::BeforeHtml
+                | Mode::BeforeHead
+                | Mode::InHead
+                | Mode::AfterHead => self.anything_else_before_body()?,
+                Mode::Text => {
+                    self.pop()?;
+                    self.mode = self.original;
+                }
+                _ => return Ok(Flow::Data),
+            }
+        }
+    }
+
+    fn tag(&mut self, tag: Tag) -> Step<Flow> {
+        let mut tag = tag;
+        loop {
+            let then = match tag.kind {
+                TagKind::StartTag => self.start_tag(self.mode, &mut tag)?,
+                TagKind::EndTag => self.end_tag(self.mode, &tag.name)?,
+            };
+            match then {
+                Done(flow) => return Ok(flow),
+                Again(mode) => self.mode = mode,
+            }
+        }
+    }
+
+    /// Takes the tag's attributes (a start tag is inserted at most once).
+    fn take(tag: &mut Tag) -> Tag {
+        Tag {
+            kind: tag.kind,
+            name: tag.name.clone(),
+            self_closing: tag.self_closing,
+            attrs: std::mem::take(&mut tag.attrs),
+            had_duplicate_attributes: tag.had_duplicate_attributes,
+        }
+    }
+
+    fn start_tag(&mut self, mode: Mode, tag: &mut Tag) -> Step<Then> {
+        let name = tag.name.clone();
+        match mode {
+            Mode::Initial => {
+                self.anything_else_before_body()?;
+                Ok(Again(Mode::BeforeHtml))
+            }
+            Mode::BeforeHtml => {
+                if name == local_name!("html") {
+                    self.create_root(std::mem::take(&mut tag.attrs));
+                    self.mode = Mode::BeforeHead;
+                    return DONE;
+                }
+                self.anything_else_before_body()?;
+                Ok(Again(Mode::BeforeHead))
+            }
+            Mode::BeforeHead => match name {
+                local_name!("html") => self.in_body_start(tag),
+                local_name!("head") => {
+                    self.head = Some(self.insert_tag(Self::take(tag))?);
+                    self.mode = Mode::InHead;
+                    DONE
+                }
+                _ => {
+                    self.anything_else_before_body()?;
+                    Ok(Again(Mode::InHead))
+                }
+            },
+            Mode::InHead => match name {
+                local_name!("html") => self.in_body_start(tag),
+                local_name!("template") => Err(GiveUp),
+                local_name!("head") => DONE,
+                _ => match self.in_head_start(tag)? {
+                    Some(then) => Ok(then),
+                    None => {
+                        self.anything_else_before_body()?;
+                        Ok(Again(Mode::AfterHead))
+                    }
+                },
+            },
+            Mode::AfterHead => match name {
+                local_name!("html") => self.in_body_start(tag),
+                local_name!("frameset")
+                | local_name!("base")
+                | local_name!("basefont")
+                | local_name!("bgsound")
+                | local_name!("link")
+                | local_name!("meta")
+                | local_name!("noframes")
+                | local_name!("script")
+                | local_name!("style")
+                | local_name!("template")
+                | local_name!("title") => Err(GiveUp),
+                local_name!("body") => {
+                    self.insert_tag(Self::take(tag))?;
+                    self.mode = Mode::InBody;
+                    DONE
+                }
+                local_name!("head") => DONE,
+                _ => {
+                    self.anything_else_before_body()?;
+                    Ok(Again(Mode::InBody))
+                }
+            },
+            Mode::InBody => self.in_body_start(tag),
+            Mode::Text => Err(GiveUp),
+            Mode::InTable => self.in_table_start(tag),
+            Mode::InTableBody => match name {
+                local_name!("tr") => {
+                    self.pop_until_current(table_body_context)?;
+                    self.insert_tag(Self::take(tag))?;
+                    self.mode = Mode::InRow;
+                    DONE
+                }
+                local_name!("th") | local_name!("td") => {
+                    self.pop_until_current(table_body_context)?;
+                    self.insert_phantom(local_name!("tr"))?;
+                    Ok(Again(Mode::InRow))
+                }
+                local_name!("caption")
+                | local_name!("col")
+                | local_name!("colgroup")
+                | local_name!("tbody")
+                | local_name!("tfoot")
+                | local_name!("thead") => {
+                    if self.in_scope_where(table_scope, |n| {
+                        matches!(
+                            *n,
+                            local_name!("table") | local_name!("tbody") | local_name!("tfoot")
+                        )
+                    }) {
+                        self.pop_until_current(table_body_context)?;
+                        self.pop()?;
+                        Ok(Again(Mode::InTable))
+                    } else {
+                        DONE
+                    }
+                }
+                _ => self.in_table_start(tag),
+            },
+            Mode::InRow => match name {
+                local_name!("th") | local_name!("td") => {
+                    self.pop_until_current(table_row_context)?;
+                    self.insert_tag(Self::take(tag))?;
+                    self.mode = Mode::InCell;
+                    self.formatting.push(Format::Marker);
+                    DONE
+                }
+                local_name!("caption")
+                | local_name!("col")
+                | local_name!("colgroup")
+                | local_name!("tbody")
+                | local_name!("tfoot")
+                | local_name!("thead")
+                | local_name!("tr") => {
+                    if self.in_scope(table_scope, &local_name!("tr")) {
+                        self.pop_until_current(table_row_context)?;
+                        self.pop()?;
+                        Ok(Again(Mode::InTableBody))
+                    } else {
+                        DONE
+                    }
+                }
+                _ => self.in_table_start(tag),
+            },
+            Mode::InCell => match name {
+                local_name!("caption")
+                | local_name!("col")
+                | local_name!("colgroup")
+                | local_name!("tbody")
+                | local_name!("td")
+                | local_name!("tfoot")
+                | local_name!("th")
+                | local_name!("thead")
+                | local_name!("tr") => {
+                    if self.in_scope_where(table_scope, |n| {
+                        matches!(*n, local_name!("td") | local_name!("th"))
+                    }) {
+                        self.close_cell()?;
+                        Ok(Again(Mode::InRow))
+                    } else {
+                        DONE
+                    }
+                }
+                _ => self.in_body_start(tag),
+            },
+            Mode::InColumnGroup => match name {
+                local_name!("html") | local_name!("template") => Err(GiveUp),
+                local_name!("col") => {
+                    let tag = Self::take(tag);
+                    self.insert(tag.name, tag.attrs, false)?;
+                    DONE
+                }
+                _ => {
+                    self.leave_column_group()?;
+                    Ok(Again(Mode::InTable))
+                }
+            },
+            Mode::AfterBody | Mode::AfterAfterBody => {
+                if name == local_name!("html") {
+                    return self.in_body_start(tag);
+                }
+                Ok(Again(Mode::InBody))
+            }
+        }
+    }
+
+    /// The "in head" rules for the elements that belong there; `None` for anything else.
+    fn in_head_start(&mut self, tag: &mut Tag) -> Step<Option<Then>> {
+        Ok(Some(match tag.name {
+            local_name!("base")
+            | local_name!("basefont")
+            | local_name!("bgsound")
+            | local_name!("link")
+            | local_name!("meta") => {
+                let tag = Self::take(tag);
+                self.insert(tag.name, tag.attrs, false)?;
+                Done(Flow::Data)
+            }
+            local_name!("title") => {
+                self.insert_tag(Self::take(tag))?;
+                self.enter_text(RawKind::Rcdata)?
+            }
+            // Scripting is on (html5ever's default): `<noscript>` is raw text.
+            local_name!("noframes") | local_name!("style") | local_name!("noscript") => {
+                self.insert_tag(Self::take(tag))?;
+                self.enter_text(RawKind::Rawtext)?
+            }
+            local_name!("script") => {
+                self.insert_tag(Self::take(tag))?;
+                self.enter_text(RawKind::ScriptData)?
+            }
+            local_name!("template") => return Err(GiveUp),
+            _ => return Ok(None),
+        }))
+    }
+
+    fn in_body_start(&mut self, tag: &mut Tag) -> Step<Then> {
+        let name = tag.name.clone();
+        match name {
+            local_name!("html") => {
+                // No `<template>` is ever open here.
+                let html = self.stack.first().ok_or(GiveUp)?.id;
+                self.sink
+                    .add_attrs_if_missing(&html, std::mem::take(&mut tag.attrs));
+                DONE
+            }
+            local_name!("body") => {
+                if self.stack.len() > 1 && self.stack[1].name == local_name!("body") {
+                    let body = self.stack[1].id;
+                    self.sink
+                        .add_attrs_if_missing(&body, std::mem::take(&mut tag.attrs));
+                }
+                DONE
+            }
+            local_name!("select") => {
+                if self.in_scope(default_scope, &local_name!("select")) {
+                    self.pop_until_named(&local_name!("select"));
+                } else {
+                    self.reconstruct()?;
+                    self.insert_tag(Self::take(tag))?;
+                }
+                DONE
+            }
+            local_name!("option") | local_name!("optgroup") => {
+                if self.in_scope(default_scope, &local_name!("select")) {
+                    if name == local_name!("option") {
+                        self.generate_implied_end(Some(&local_name!("optgroup")));
+                    } else {
+                        self.generate_implied_end(None);
+                    }
+                } else if self.current()?.name == local_name!("option") {
+                    self.stack.pop();
+                }
+                self.reconstruct()?;
+                self.insert_tag(Self::take(tag))?;
+                DONE
+            }
+            local_name!("frameset")
+            | local_name!("template")
+            | local_name!("nobr")
+            | local_name!("applet")
+            | local_name!("marquee")
+            | local_name!("object")
+            | local_name!("image")
+            | local_name!("rb")
+            | local_name!("rtc")
+            | local_name!("rp")
+            | local_name!("rt")
+            | local_name!("math")
+            | local_name!("svg") => Err(GiveUp),
+            local_name!("base")
+            | local_name!("basefont")
+            | local_name!("bgsound")
+            | local_name!("link")
+            | local_name!("meta")
+            | local_name!("noframes")
+            | local_name!("script")
+            | local_name!("style")
+            | local_name!("title") => self.in_head_start(tag)?.ok_or(GiveUp),
+            local_name!("address")
+            | local_name!("article")
+            | local_name!("aside")
+            | local_name!("blockquote")
+            | local_name!("center")
+            | local_name!("details")
+            | local_name!("dialog")
+            | local_name!("dir")
+            | local_name!("div")
+            | local_name!("dl")
+            | local_name!("fieldset")
+            | local_name!("figcaption")
+            | local_name!("figure")
+            | local_name!("footer")
+            | local_name!("header")
+            | local_name!("hgroup")
+            | local_name!("main")
+            | local_name!("nav")
+            | local_name!("ol")
+            | local_name!("p")
+            | local_name!("search")
+            | local_name!("section")
+            | local_name!("summary")
+            | local_name!("ul")
+            | local_name!("menu") => {
+                self.close_p_in_button_scope();
+                self.insert_tag(Self::take(tag))?;
+                DONE
+            }
+            local_name!("h1")
+            | local_name!("h2")
+            | local_name!("h3")
+            | local_name!("h4")
+            | local_name!("h5")
+            | local_name!("h6") => {
+                self.close_p_in_button_scope();
+                if self.stack.last().is_some_and(|o| heading(&o.name)) {
+                    self.stack.pop();
+                }
+                self.insert_tag(Self::take(tag))?;
+                DONE
+            }
+            local_name!("form") => {
+                // No `<template>` is ever open here.
+                if self.form.is_none() {
+                    self.close_p_in_button_scope();
+                    self.form = Some(self.insert_tag(Self::take(tag))?);
+                }
+                DONE
+            }
+            local_name!("pre") | local_name!("listing") => {
+                self.close_p_in_button_scope();
+                self.insert_tag(Self::take(tag))?;
+                self.ignore_lf = true;
+                DONE
+            }
+            local_name!("li") | local_name!("dd") | local_name!("dt") => {
+                let list = name == local_name!("li");
+                let mut to_close = None;
+                for open in self.stack.iter().rev() {
+                    let closes = if list {
+                        open.name == local_name!("li")
+                    } else {
+                        matches!(open.name, local_name!("dd") | local_name!("dt"))
+                    };
+                    if closes {
+                        to_close = Some(open.name.clone());
+                        break;
+                    }
+                    if special(&open.name)
+                        && !matches!(
+                            open.name,
+                            local_name!("address") | local_name!("div") | local_name!("p")
+                        )
+                    {
+                        break;
+                    }
+                }
+                if let Some(close) = to_close {
+                    self.generate_implied_end(Some(&close));
+                    self.pop_until_named(&close);
+                }
+                self.close_p_in_button_scope();
+                self.insert_tag(Self::take(tag))?;
+                DONE
+            }
+            local_name!("plaintext") => {
+                self.close_p_in_button_scope();
+                self.insert_tag(Self::take(tag))?;
+                Ok(Done(Flow::Plaintext))
+            }
+            local_name!("button") => {
+                if self.in_scope(default_scope, &local_name!("button")) {
+                    return Err(GiveUp);
+                }
+                self.reconstruct()?;
+                self.insert_tag(Self::take(tag))?;
+                DONE
+            }
+            local_name!("a") => {
+                if self
+                    .formatting_to_marker()
+                    .any(|(_, _, tag)| tag.name == local_name!("a"))
+                {
+                    return Err(GiveUp);
+                }
+                self.reconstruct()?;
+                self.insert_formatting(Self::take(tag))?;
+                DONE
+            }
+            ref n if formatting(n) => {
+                self.reconstruct()?;
+                self.insert_formatting(Self::take(tag))?;
+                DONE
+            }
+            local_name!("table") => {
+                if self.quirks != QuirksMode::Quirks {
+                    self.close_p_in_button_scope();
+                }
+                self.insert_tag(Self::take(tag))?;
+                self.mode = Mode::InTable;
+                DONE
+            }
+            local_name!("area")
+            | local_name!("br")
+            | local_name!("embed")
+            | local_name!("img")
+            | local_name!("keygen")
+            | local_name!("wbr")
+            | local_name!("input") => {
+                if name == local_name!("input")
+                    && self.in_scope(default_scope, &local_name!("select"))
+                {
+                    self.pop_until_named(&local_name!("select"));
+                }
+                self.reconstruct()?;
+                let tag = Self::take(tag);
+                self.insert(tag.name, tag.attrs, false)?;
+                DONE
+            }
+            local_name!("param") | local_name!("source") | local_name!("track") => {
+                let tag = Self::take(tag);
+                self.insert(tag.name, tag.attrs, false)?;
+                DONE
+            }
+            local_name!("hr") => {
+                self.close_p_in_button_scope();
+                if self.in_scope(default_scope, &local_name!("select")) {
+                    self.generate_implied_end(None);
+                }
+                let tag = Self::take(tag);
+                self.insert(tag.name, tag.attrs, false)?;
+                DONE
+            }
+            local_name!("textarea") => {
+                self.ignore_lf = true;
+                self.insert_tag(Self::take(tag))?;
+                self.enter_text(RawKind::Rcdata)
+            }
+            local_name!("xmp") => {
+                self.close_p_in_button_scope();
+                self.reconstruct()?;
+                self.insert_tag(Self::take(tag))?;
+                self.enter_text(RawKind::Rawtext)
+            }
+            local_name!("iframe") | local_name!("noembed") | local_name!("noscript") => {
+                self.insert_tag(Self::take(tag))?;
+                self.enter_text(RawKind::Rawtext)
+            }
+            local_name!("caption")
+            | local_name!("col")
+            | local_name!("colgroup")
+            | local_name!("frame")
+            | local_name!("head")
+            | local_name!("tbody")
+            | local_name!("td")
+            | local_name!("tfoot")
+            | local_name!("th")
+            | local_name!("thead")
+            | local_name!("tr") => DONE,
+            _ => {
+                self.reconstruct()?;
+                self.insert_tag(Self::take(tag))?;
+                DONE
+            }
+        }
+    }
+
+    fn in_table_start(&mut self, tag: &mut Tag) -> Step<Then> {
+        match tag.name {
+            local_name!("tbody") | local_name!("tfoot") | local_name!("thead") => {
+                self.pop_until_current(table_scope)?;
+                self.insert_tag(Self::take(tag))?;
+                self.mode = Mode::InTableBody;
+                DONE
+            }
+            local_name!("td") | local_name!("th") | local_name!("tr") => {
+                self.pop_until_current(table_scope)?;
+                self.insert_phantom(local_name!("tbody"))?;
+                Ok(Again(Mode::InTableBody))
+            }
+            local_name!("colgroup") => {
+                self.pop_until_current(table_scope)?;
+                self.insert_tag(Self::take(tag))?;
+                self.mode = Mode::InColumnGroup;
+                DONE
+            }
+            local_name!("col") => {
+                self.pop_until_current(table_scope)?;
+                self.insert_phantom(local_name!("colgroup"))?;
+                Ok(Again(Mode::InColumnGroup))
+            }
+            local_name!("style") | local_name!("script") => self.in_head_start(tag)?.ok_or(GiveUp),
+            local_name!("input")
+                if tag.attrs.iter().any(|a| {
+                    a.name.local == local_name!("type") && a.value.eq_ignore_ascii_case("hidden")
+                }) =>
+            {
+                let tag = Self::take(tag);
+                self.insert(tag.name, tag.attrs, false)?;
+                DONE
+            }
+            local_name!("form") => {
+                if self.form.is_none() {
+                    let tag = Self::take(tag);
+                    self.form = Some(self.insert(tag.name, tag.attrs, false)?);
+                }
+                DONE
+            }
+            // Captions, nested tables, other inputs, templates and everything foster parented.
+            _ => Err(GiveUp),
+        }
+    }
+
+    fn close_cell(&mut self) -> Step<()> {
+        self.generate_implied_end(None);
+        while let Some(open) = self.stack.pop() {
+            if matches!(open.name, local_name!("td") | local_name!("th")) {
+                break;
+            }
+        }
+        self.clear_formatting_to_marker();
+        Ok(())
+    }
+
+    /// "Reset the insertion mode appropriately", for the modes the fast path has.
+    fn reset_mode(&self) -> Step<Mode> {
+        for (i, open) in self.stack.iter().enumerate().rev() {
+            let last = i == 0;
+            match open.name {
+                local_name!("td") | local_name!("th") if !last => return Ok(Mode::InCell),
+                local_name!("tr") => return Ok(Mode::InRow),
+                local_name!("tbody") | local_name!("thead") | local_name!("tfoot") => {
+                    return Ok(Mode::InTableBody);
+                }
+                local_name!("table") => return Ok(Mode::InTable),
+                local_name!("body") => return Ok(Mode::InBody),
+                local_name!("caption")
+                | local_name!("colgroup")
+                | local_name!("template")
+                | local_name!("frameset")
+                | local_name!("html") => return Err(GiveUp),
+                local_name!("head") if !last => return Err(GiveUp),
+                _ => {}
+            }
+        }
+        Ok(Mode::InBody)
+    }
+
+    fn end_tag(&mut self, mode: Mode, name: &LocalName) -> Step<Then> {
+        match mode {
+            Mode::Initial => {
+                self.anything_else_before_body()?;
+                Ok(Again(Mode::BeforeHtml))
+            }
+            Mode::BeforeHtml | Mode::BeforeHead => match *name {
+                local_name!("head")
+                | local_name!("body")
+                | local_name!("html")
+                | local_name!("br") => {
+                    let next = if mode == Mode::BeforeHtml {
+                        Mode::BeforeHead
+                    } else {
+                        Mode::InHead
+                    };
+                    self.anything_else_before_body()?;
+                    Ok(Again(next))
+                }
+                _ => DONE,
+            },
+            Mode::InHead => match *name {
+                local_name!("head") => {
+                    self.pop()?;
+                    self.mode = Mode::AfterHead;
+                    DONE
+                }
+                local_name!("body") | local_name!("html") | local_name!("br") => {
+                    self.anything_else_before_body()?;
+                    Ok(Again(Mode::AfterHead))
+                }
+                local_name!("template") => Err(GiveUp),
+                _ => DONE,
+            },
+            Mode::AfterHead => match *name {
+                local_name!("template") => Err(GiveUp),
+                local_name!("body") | local_name!("html") | local_name!("br") => {
+                    self.anything_else_before_body()?;
+                    Ok(Again(Mode::InBody))
+                }
+                _ => DONE,
+            },
+            Mode::InBody => self.in_body_end(name),
+            Mode::Text => {
+                self.pop()?;
+                self.mode = self.original;
+                DONE
+            }
+            Mode::InTable => self.in_table_end(name),
+            Mode::InTableBody => match *name {
+                local_name!("tbody") | local_name!("tfoot") | local_name!("thead") => {
+                    if self.in_scope(table_scope, name) {
+                        self.pop_until_current(table_body_context)?;
+                        self.pop()?;
+                        self.mode = Mode::InTable;
+                    }
+                    DONE
+                }
+                local_name!("table") => {
+                    if self.in_scope_where(table_scope, |n| {
+                        matches!(
+                            *n,
+                            local_name!("table") | local_name!("tbody") | local_name!("tfoot")
+                        )
+                    }) {
+                        self.pop_until_current(table_body_context)?;
+                        self.pop()?;
+                        Ok(Again(Mode::InTable))
+                    } else {
+                        DONE
+                    }
+                }
+                local_name!("body")
+                | local_name!("caption")
+                | local_name!("col")
+                | local_name!("colgroup")
+                | local_name!("html")
+                | local_name!("td")
+                | local_name!("th")
+                | local_name!("tr") => DONE,
+                _ => self.in_table_end(name),
+            },
+            Mode::InRow => match *name {
+                local_name!("tr") => {
+                    if self.in_scope(table_scope, &local_name!("tr")) {
+                        self.pop_until_current(table_row_context)?;
+                        self.pop()?;
+                        self.mode = Mode::InTableBody;
+                    }
+                    DONE
+                }
+                local_name!("table") => {
+                    if self.in_scope(table_scope, &local_name!("tr")) {
+                        self.pop_until_current(table_row_context)?;
+                        self.pop()?;
+                        Ok(Again(Mode::InTableBody))
+                    } else {
+                        DONE
+                    }
+                }
+                local_name!("tbody") | local_name!("tfoot") | local_name!("thead") => {
+                    if self.in_scope(table_scope, name)
+                        && self.in_scope(table_scope, &local_name!("tr"))
+                    {
+                        self.pop_until_current(table_row_context)?;
+                        self.pop()?;
+                        Ok(Again(Mode::InTableBody))
+                    } else {
+                        DONE
+                    }
+                }
+                local_name!("body")
+                | local_name!("caption")
+                | local_name!("col")
+                | local_name!("colgroup")
+                | local_name!("html")
+                | local_name!("td")
+                | local_name!("th") => DONE,
+                _ => self.in_table_end(name),
+            },
+            Mode::InCell => match *name {
+                local_name!("td") | local_name!("th") => {
+                    if self.in_scope(table_scope, name) {
+                        self.generate_implied_end(None);
+                        self.pop_until_named(name);
+                        self.clear_formatting_to_marker();
+                        self.mode = Mode::InRow;
+                    }
+                    DONE
+                }
+                local_name!("body")
+                | local_name!("caption")
+                | local_name!("col")
+                | local_name!("colgroup")
+                | local_name!("html") => DONE,
+                local_name!("table")
+                | local_name!("tbody")
+                | local_name!("tfoot")
+                | local_name!("thead")
+                | local_name!("tr") => {
+                    if self.in_scope(table_scope, name) {
+                        self.close_cell()?;
+                        Ok(Again(Mode::InRow))
+                    } else {
+                        DONE
+                    }
+                }
+                _ => self.in_body_end(name),
+            },
+            Mode::InColumnGroup => match *name {
+                local_name!("colgroup") => {
+                    if self.current()?.name == local_name!("colgroup") {
+                        self.stack.pop();
+                        self.mode = Mode::InTable;
+                    }
+                    DONE
+                }
+                local_name!("col") => DONE,
+                local_name!("template") => Err(GiveUp),
+                _ => {
+                    self.leave_column_group()?;
+                    Ok(Again(Mode::InTable))
+                }
+            },
+            Mode::AfterBody => {
+                if *name == local_name!("html") {
+                    self.mode = Mode::AfterAfterBody;
+                    return DONE;
+                }
+                Ok(Again(Mode::InBody))
+            }
+            Mode::AfterAfterBody => Ok(Again(Mode::InBody)),
+        }
+    }
+
+    fn in_body_end(&mut self, name: &LocalName) -> Step<Then> {
+        match *name {
+            local_name!("body") => {
+                if self.in_scope(default_scope, &local_name!("body")) {
+                    self.mode = Mode::AfterBody;
+                }
+                DONE
+            }
+            local_name!("html") => {
+                if self.in_scope(default_scope, &local_name!("body")) {
+                    Ok(Again(Mode::AfterBody))
+                } else {
+                    DONE
+                }
+            }
+            local_name!("address")
+            | local_name!("article")
+            | local_name!("aside")
+            | local_name!("blockquote")
+            | local_name!("button")
+            | local_name!("center")
+            | local_name!("details")
+            | local_name!("dialog")
+            | local_name!("dir")
+            | local_name!("div")
+            | local_name!("dl")
+            | local_name!("fieldset")
+            | local_name!("figcaption")
+            | local_name!("figure")
+            | local_name!("footer")
+            | local_name!("header")
+            | local_name!("hgroup")
+            | local_name!("listing")
+            | local_name!("main")
+            | local_name!("menu")
+            | local_name!("nav")
+            | local_name!("ol")
+            | local_name!("pre")
+            | local_name!("search")
+            | local_name!("section")
+            | local_name!("select")
+            | local_name!("summary")
+            | local_name!("ul") => {
+                if self.in_scope(default_scope, name) {
+                    self.generate_implied_end(None);
+                    self.pop_until_named(name);
+                }
+                DONE
+            }
+            local_name!("form") => {
+                // No `<template>` is ever open here.
+                let Some(form) = self.form.take() else {
+                    return DONE;
+                };
+                if !self.in_scope_id(form) {
+                    return DONE;
+                }
+                self.generate_implied_end(None);
+                if let Some(at) = self.stack.iter().rposition(|o| o.id == form) {
+                    self.stack.remove(at);
+                }
+                DONE
+            }
+            local_name!("applet")
+            | local_name!("marquee")
+            | local_name!("object")
+            | local_name!("template") => Err(GiveUp),
+            local_name!("br") => {
+                // As `<br>`, without attributes.
+                self.reconstruct()?;
+                self.insert(local_name!("br"), Vec::new(), false)?;
+                DONE
+            }
+            local_name!("p") => {
+                if !self.in_scope(button_scope, &local_name!("p")) {
+                    self.insert_phantom(local_name!("p"))?;
+                }
+                self.close_p();
+                DONE
+            }
+            local_name!("li") => {
+                if self.in_scope(list_item_scope, name) {
+                    self.generate_implied_end(Some(name));
+                    self.pop_until_named(name);
+                }
+                DONE
+            }
+            local_name!("dd") | local_name!("dt") => {
+                if self.in_scope(default_scope, name) {
+                    self.generate_implied_end(Some(name));
+                    self.pop_until_named(name);
+                }
+                DONE
+            }
+            local_name!("h1")
+            | local_name!("h2")
+            | local_name!("h3")
+            | local_name!("h4")
+            | local_name!("h5")
+            | local_name!("h6") => {
+                if self.in_scope_where(default_scope, heading) {
+                    self.generate_implied_end(None);
+                    while let Some(open) = self.stack.pop() {
+                        if heading(&open.name) {
+                            break;
+                        }
+                    }
+                }
+                DONE
+            }
+            local_name!("a") | local_name!("nobr") => {
+                self.adoption_agency(name.clone())?;
+                DONE
+            }
+            ref n if formatting(n) => {
+                self.adoption_agency(name.clone())?;
+                DONE
+            }
+            _ => {
+                self.any_other_end_tag(name)?;
+                DONE
+            }
+        }
+    }
+
+    fn in_table_end(&mut self, name: &LocalName) -> Step<Then> {
+        match *name {
+            local_name!("table") => {
+                if self.in_scope(table_scope, name) {
+                    self.pop_until_named(name);
+                    self.mode = self.reset_mode()?;
+                }
+                DONE
+            }
+            local_name!("body")
+            | local_name!("caption")
+            | local_name!("col")
+            | local_name!("colgroup")
+            | local_name!("html")
+            | local_name!("tbody")
+            | local_name!("td")
+            | local_name!("tfoot")
+            | local_name!("th")
+            | local_name!("thead")
+            | local_name!("tr") => DONE,
+            // `</template>`, and any other end tag, foster parented.
+            _ => Err(GiveUp),
+        }
+    }
+}
+
+impl Builder for FastBuilder {
+    fn process(&mut self, token: Token) -> Step<Flow> {
+        let ignore_lf = std::mem::take(&mut self.ignore_lf);
+        match token {
+            Token::ParseError(_) => Ok(Flow::Data),
+            Token::NullCharacterToken => Err(GiveUp),
+            Token::DoctypeToken(doctype) => self.doctype(doctype),
+            Token::CharacterTokens(mut text) => {
+                if ignore_lf && text.starts_with('\n') {
+                    text.pop_front(1);
+                }
+                if text.is_empty() {
+                    return Ok(Flow::Data);
+                }
+                self.characters(text)
+            }
+            Token::CommentToken(text) => self.comment(text),
+            Token::TagToken(tag) => self.tag(tag),
+            Token::EOFToken => self.eof(),
+        }
+    }
+
+    fn foreign_current(&self) -> bool {
+        false
+    }
+
+    fn finish(self) -> Html {
+        self.sink.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::parse::parse_fast_traced;
+    use scraper::Html;
+
+    /// Markup the fast tree builder must build itself, each giving html5ever's tree.
+    const BUILT: &[&str] = &[
+        "",
+        "text only",
+        "  \n <!-- before --> <!DOCTYPE html>\n<!-- c --><html><!-- in html --><head> <title>T</title>\n<meta charset=utf-8><link rel=x href=y><style>p{}</style><script>1<2</script><noscript><p>n</noscript></head>\n<body class=b><p>x</body></html>\n<!-- after --> \n",
+        "<p>one<p>two<div>three</div><ul><li>a<li>b<ul><li>c</ul></ul><dl><dt>t<dd>d<dt>u</dl>",
+        "<h1>a<h2>b</h3>c</h2><p>x<h3>y</h3>",
+        "<pre>\nkept</pre><listing>\nx</listing><textarea>\nt</textarea><pre>\n\ntwo</pre>",
+        "<p><b>bold <i>both</i></b> <a href=x>link <code>c</code></a> <em>e</em></p>",
+        "<table><tr><td>1<td>2<tr><th>h</table><p>after",
+        "<table>\n <thead><tr><th>a</th></tr></thead>\n <tbody>\n <tr>\n <td>b</td>\n </tr>\n </tbody></table>",
+        "<table><tbody><tr><td><table><tr><td>nested</td></tr></table>after nested</td></tr></tbody></table>",
+        "<table><tr><td><p>para in cell<td>next</table>",
+        "<table><td>implied tbody and tr</table>",
+        "<table><tr><td><b>x</b></td></tr></table>",
+        "<div><table><tr><td>x</td></tr></table></div><p>y</p>",
+        "<p><table><tr><td>quirks: p stays open</table>",
+        "<!DOCTYPE html><p><table><tr><td>no quirks: p closed</table>",
+        "<p>x</span>y</p><span>a<div>b</div>c</span>",
+        "<p>a<br>b<img src=x><hr>c<input type=text><wbr>",
+        "<ul><li>a</li>\n<li>b</li>\n</ul>",
+        "<a href=1>one</a> <a href=2>two</a>",
+        "<b>1<b>2<b>3</b></b></b>",
+        "<p>x</p>\n</body>\n</html>\n",
+        "<p>x</body> trailing text",
+        "<p>x</html><p>y",
+        "<body><p>x</p></body><!-- c -->",
+        "<head><script>a</script></head><body>",
+        "<plaintext><b>x</b>",
+        "<iframe><p></iframe><noembed>x</noembed><xmp><b></xmp>",
+        "<div><span><a href=x>x</a></span></div>",
+        "<section><article><header><h1>t</h1></header><p>x</article></section><footer>f</footer>",
+        "<p>&amp; &nbsp; &#10;</p>",
+        "<table><tr><td>a</td></tr></tbody></table>",
+        "<table><tr><td>a</td></tr></table></td></tr>",
+        "<div><p>unclosed<div>inner</div></div>",
+        "<p>a</b>b</i>c",
+        "<em>a<strong>b</strong></em>",
+        "<dl><dd>a<dt>b</dl><li>loose</li>",
+        "<button>b</button><p><button>c</button>",
+        "<table><tr><td>a<td>b</tr><tr><td>c</table>",
+        "<table><script>s</script><style>t</style><tr><td>x</table>",
+        "<tt><code>x</code></tt>",
+        "<font color=red>x</font>",
+        "<form action=s><input name=q><input type=submit></form><p>after",
+        "<p>x<form><div>in</form>still div</div><form>second</form>",
+        "<div><form>a</div>b</form>c",
+        "<form><form>nested ignored</form></form>",
+        "<table><form><input type=hidden name=a><tr><td>x</table>",
+        "<table><colgroup><col width=1><col></colgroup><tr><td>x</table>",
+        "<table><col><col><tbody><tr><td>x</table>",
+        "<table>\n<colgroup>\n<col>\n</colgroup>\n<thead><tr><th>h</thead></table>",
+        "<table><colgroup><!-- c --></colgroup></table>",
+        "<form><select name=s><option>1<option selected>2<optgroup label=g><option>3</select></form>",
+        "<select><option>a</option><option>b</select><p>after",
+        "<select><input></select>x<select><hr><select>y",
+        "<option>loose<option>two</option>",
+        "<html><head><html lang=x><body class=a><body id=b><html dir=rtl>",
+        "<body><p>x</p></p>y</br>z</body></html><html class=late>",
+        "<p><b>x</p>y</b>z",
+        "<p><b><i>x</p><p>y</i>z</b>w",
+        "<b>1<b>2<b>3<b>4</b></b></b></b>",
+        "<b class=a>1<b class=b>2<b class=a>3<b class=a>4<p>x",
+        "<table><tr><td><b>x<td>y</table><p>z",
+        "<ul><li><em>a<li>b</ul>",
+    ];
+
+    #[test]
+    fn builds_html5evers_tree_itself() {
+        for html in BUILT {
+            let reference = Html::parse_document(html);
+            let (tree, fast) = parse_fast_traced(html).expect("the tokenizer's fast path");
+            assert!(fast, "the fast tree builder gave up on {html:?}");
+            assert!(
+                tree == reference,
+                "trees differ for {html:?}:\nfast: {}\nhtml5ever: {}",
+                tree.html(),
+                reference.html()
+            );
+        }
+    }
+
+    /// Markup the fast tree builder leaves to html5ever's (which builds the right tree).
+    #[test]
+    fn leaves_the_rest_to_html5ever() {
+        let rare = [
+            "<a href=x>one<p>two</a>three",
+            "<table>foster<tr><td>x</table>",
+            "<table><tr><td>x</td></tr><div>foster</div></table>",
+            "<table><input></table>",
+            "<table><colgroup>text</colgroup></table>",
+            "<template>t</template>",
+            "<frameset><frame></frameset>",
+            "<svg><circle/></svg>",
+            "<a href=1>one<a href=2>two",
+            "<b>1<div>2</b>3</div>",
+            "<table><caption>c</caption></table>",
+        ];
+        for html in rare {
+            let reference = Html::parse_document(html);
+            let (tree, fast) = parse_fast_traced(html).expect("the tokenizer's fast path");
+            assert!(!fast, "the fast tree builder took {html:?}");
+            assert!(tree == reference, "{html:?}");
+        }
+    }
+}
