@@ -7,6 +7,7 @@ use simcrawl_dedup::{
 };
 use simcrawl_extract::{
     Document, ExtractOptions, Extractor, NormalizeOptions, normalize_lines, normalize_text,
+    normalized_words,
 };
 use url::Url;
 
@@ -198,7 +199,7 @@ impl Analyzer {
                 String::new(),
             )
         };
-        let words = text.split_whitespace().count();
+        let words = normalized_words(&text);
         let short = !document.extraction.is_main();
         let (simhash, sketch) = self.simhash.fingerprint_and_sketch(&self.minhash, &text);
         // A page without main content (a fallback) has its whole text as its main text: it is
@@ -207,10 +208,7 @@ impl Analyzer {
             (simhash, words)
         } else {
             let full = normalize_text(&document.full_text, self.normalize);
-            (
-                self.simhash.fingerprint(&full),
-                full.split_whitespace().count(),
-            )
+            (self.simhash.fingerprint(&full), normalized_words(&full))
         };
         PageAnalysis {
             full_simhash,

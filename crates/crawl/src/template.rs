@@ -33,7 +33,7 @@
 //! ```
 
 use crate::error::CrawlError;
-use simcrawl_extract::{NormalizeOptions, normalize_text};
+use simcrawl_extract::{NormalizeOptions, normalize_text, normalized_words};
 use simcrawl_store::codec::{Codec, CodecError, Reader, write_element};
 use simcrawl_store::{Store, Tree};
 use std::collections::{HashMap, HashSet};
@@ -206,7 +206,7 @@ pub fn line_keys(main_text: &str) -> Vec<LineKey> {
 /// The key of one line normalised for fingerprints (`None` for a line without words), as
 /// [`line_keys`] counts it.
 pub fn line_key(normalised: &str) -> Option<LineKey> {
-    let words = normalised.split_whitespace().count();
+    let words = normalized_words(normalised);
     (words > 0).then(|| LineKey {
         hash: xxh3_64(normalised.as_bytes()),
         words: u32::try_from(words).unwrap_or(u32::MAX),
@@ -221,7 +221,7 @@ fn lines(main_text: &str) -> Vec<(u64, u32, String)> {
         .lines()
         .filter_map(|line| {
             let norm = normalize_text(line, NormalizeOptions::FINGERPRINT);
-            let words = norm.split_whitespace().count();
+            let words = normalized_words(&norm);
             if words == 0 {
                 return None;
             }

@@ -154,7 +154,9 @@ pub use links::{Link, LinkKind, MAX_LINK_TEXT, RelFlags, SkippedLinks};
 pub use main_content::{DENSE_SIBLING, MIN_PARAGRAPH};
 pub use meta::{MetaRefresh, MetaRobots};
 pub use nesting::{MAX_NESTING, MAX_OPEN_FORMATTING};
-pub use normalize::{NormalizeOptions, is_noise_number, normalize_lines, normalize_text};
+pub use normalize::{
+    NormalizeOptions, is_noise_number, normalize_lines, normalize_text, normalized_words,
+};
 
 use crate::dom::LinkText;
 use crate::text::{FullText, TextWriter, collapse};

@@ -110,6 +110,25 @@ pub fn normalize_text(text: &str, options: NormalizeOptions) -> String {
     out
 }
 
+/// The number of words of a text [`normalize_text`] or [`normalize_lines`] made: what
+/// `split_whitespace().count()` gives, by counting the single spaces between the words (the
+/// output holds no other white space, and none at either end).
+///
+/// ```
+/// use simcrawl_extract::{normalize_text, normalized_words, NormalizeOptions};
+///
+/// let text = normalize_text(" It's  2.2.25,\tagain! ", NormalizeOptions::FINGERPRINT);
+/// assert_eq!(text, "its 2 2 25 again");
+/// assert_eq!(normalized_words(&text), 5);
+/// assert_eq!(normalized_words(""), 0);
+/// ```
+pub fn normalized_words(normalized: &str) -> usize {
+    if normalized.is_empty() {
+        return 0;
+    }
+    normalized.bytes().filter(|&b| b == b' ').count() + 1
+}
+
 /// [`normalize_text`] of `text`, and of each of its lines ([`str::lines`]) as `normalize_text`
 /// of that line alone would give it, in one pass over the text: `line` is called with each
 /// line's normalisation, in order (empty lines too). What the crawl needs for a page's main
@@ -767,7 +786,9 @@ mod tests {
                 strip_noise_numbers,
                 strip_punctuation,
             };
-            prop_assert_eq!(normalize_text(&text, options), reference(&text, options));
+            let normalized = normalize_text(&text, options);
+            prop_assert_eq!(normalized_words(&normalized), normalized.split_whitespace().count());
+            prop_assert_eq!(normalized, reference(&text, options));
         }
 
         #[test]
@@ -781,6 +802,10 @@ mod tests {
             let text = lines.join(if crlf { "\r\n" } else { "\n" });
             let mut got = Vec::new();
             let whole = normalize_lines(&text, options, |l| got.push(l.to_owned()));
+            prop_assert_eq!(normalized_words(&whole), whole.split_whitespace().count());
+            for line in &got {
+                prop_assert_eq!(normalized_words(line), line.split_whitespace().count());
+            }
             prop_assert_eq!(whole, normalize_text(&text, options));
             let want: Vec<String> = text.lines().map(|l| normalize_text(l, options)).collect();
             prop_assert_eq!(got, want);
