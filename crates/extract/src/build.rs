@@ -102,6 +102,17 @@ fn leading_space(text: &str) -> usize {
         .unwrap_or(text.len())
 }
 
+/// Takes `text`'s leading ASCII white space off, if it has any, and returns it.
+fn split_space(text: &mut StrTendril) -> Option<StrTendril> {
+    let space = leading_space(text);
+    if space == 0 {
+        return None;
+    }
+    let taken = text.subtendril(0, space as u32);
+    text.pop_front(space as u32);
+    Some(taken)
+}
+
 fn special(name: &LocalName) -> bool {
     matches!(
         *name,
@@ -642,12 +653,8 @@ impl FastBuilder {
                     self.anything_else_before_body()?;
                 }
                 Mode::InHead | Mode::AfterHead => {
-                    let space = leading_space(&text);
-                    if space > 0 {
-                        let rest = text.subtendril(space as u32, (text.len() - space) as u32);
-                        text.pop_back((text.len() - space) as u32);
-                        self.append_text(text)?;
-                        text = rest;
+                    if let Some(space) = split_space(&mut text) {
+                        self.append_text(space)?;
                     }
                     if text.is_empty() {
                         return Ok(Flow::Data);
@@ -681,12 +688,8 @@ impl FastBuilder {
                     return Ok(Flow::Data);
                 }
                 Mode::InColumnGroup => {
-                    let space = leading_space(&text);
-                    if space > 0 {
-                        let rest = text.subtendril(space as u32, (text.len() - space) as u32);
-                        text.pop_back((text.len() - space) as u32);
-                        self.append_text(text)?;
-                        text = rest;
+                    if let Some(space) = split_space(&mut text) {
+                        self.append_text(space)?;
                     }
                     if text.is_empty() {
                         return Ok(Flow::Data);
@@ -694,14 +697,10 @@ impl FastBuilder {
                     self.leave_column_group()?;
                 }
                 Mode::AfterBody | Mode::AfterAfterBody => {
-                    let space = leading_space(&text);
-                    if space > 0 {
-                        let rest = text.subtendril(space as u32, (text.len() - space) as u32);
-                        text.pop_back((text.len() - space) as u32);
+                    if let Some(space) = split_space(&mut text) {
                         // White space is processed as in the body.
                         self.reconstruct()?;
-                        self.append_text(text)?;
-                        text = rest;
+                        self.append_text(space)?;
                     }
                     if text.is_empty() {
                         return Ok(Flow::Data);
@@ -893,14 +892,8 @@ impl FastBuilder {
                 | local_name!("tbody")
                 | local_name!("tfoot")
                 | local_name!("thead") => {
-                    if self.in_scope_where(table_scope, |n| {
-                        matches!(
-                            *n,
-                            local_name!("table") | local_name!("tbody") | local_name!("tfoot")
-                        )
-                    }) {
-                        self.pop_until_current(table_body_context)?;
-                        self.pop()?;
+                    if self.table_body_in_scope() {
+                        self.close_table_body()?;
                         Ok(Again(Mode::InTable))
                     } else {
                         DONE
@@ -924,8 +917,7 @@ impl FastBuilder {
                 | local_name!("thead")
                 | local_name!("tr") => {
                     if self.in_scope(table_scope, &local_name!("tr")) {
-                        self.pop_until_current(table_row_context)?;
-                        self.pop()?;
+                        self.close_row()?;
                         Ok(Again(Mode::InTableBody))
                     } else {
                         DONE
@@ -1302,6 +1294,29 @@ impl FastBuilder {
         }
     }
 
+    /// html5ever's test before it closes a table body for a table-level tag ("table", "tbody"
+    /// and "tfoot" in table scope: its set, which leaves out "thead").
+    fn table_body_in_scope(&self) -> bool {
+        self.in_scope_where(table_scope, |n| {
+            matches!(
+                *n,
+                local_name!("table") | local_name!("tbody") | local_name!("tfoot")
+            )
+        })
+    }
+
+    fn close_table_body(&mut self) -> Step<()> {
+        self.pop_until_current(table_body_context)?;
+        self.pop()?;
+        Ok(())
+    }
+
+    fn close_row(&mut self) -> Step<()> {
+        self.pop_until_current(table_row_context)?;
+        self.pop()?;
+        Ok(())
+    }
+
     fn close_cell(&mut self) -> Step<()> {
         self.generate_implied_end(None);
         while let Some(open) = self.stack.pop() {
@@ -1389,21 +1404,14 @@ impl FastBuilder {
             Mode::InTableBody => match *name {
                 local_name!("tbody") | local_name!("tfoot") | local_name!("thead") => {
                     if self.in_scope(table_scope, name) {
-                        self.pop_until_current(table_body_context)?;
-                        self.pop()?;
+                        self.close_table_body()?;
                         self.mode = Mode::InTable;
                     }
                     DONE
                 }
                 local_name!("table") => {
-                    if self.in_scope_where(table_scope, |n| {
-                        matches!(
-                            *n,
-                            local_name!("table") | local_name!("tbody") | local_name!("tfoot")
-                        )
-                    }) {
-                        self.pop_until_current(table_body_context)?;
-                        self.pop()?;
+                    if self.table_body_in_scope() {
+                        self.close_table_body()?;
                         Ok(Again(Mode::InTable))
                     } else {
                         DONE
@@ -1422,16 +1430,14 @@ impl FastBuilder {
             Mode::InRow => match *name {
                 local_name!("tr") => {
                     if self.in_scope(table_scope, &local_name!("tr")) {
-                        self.pop_until_current(table_row_context)?;
-                        self.pop()?;
+                        self.close_row()?;
                         self.mode = Mode::InTableBody;
                     }
                     DONE
                 }
                 local_name!("table") => {
                     if self.in_scope(table_scope, &local_name!("tr")) {
-                        self.pop_until_current(table_row_context)?;
-                        self.pop()?;
+                        self.close_row()?;
                         Ok(Again(Mode::InTableBody))
                     } else {
                         DONE
@@ -1441,8 +1447,7 @@ impl FastBuilder {
                     if self.in_scope(table_scope, name)
                         && self.in_scope(table_scope, &local_name!("tr"))
                     {
-                        self.pop_until_current(table_row_context)?;
-                        self.pop()?;
+                        self.close_row()?;
                         Ok(Again(Mode::InTableBody))
                     } else {
                         DONE
