@@ -4,17 +4,18 @@
 //! After [`crate::parse`]'s tokenizer, html5ever's tree builder is most of the parse: each token
 //! goes through a dispatch on the insertion mode, name lookups through scraper's `RefCell`'d
 //! sink, tag clones for the list of active formatting elements and a queue for split text.
-//! [`FastBuilder`] follows the same rules (html5ever 0.40's `rules.rs`, which the comments
-//! here name) for the insertion modes ordinary pages use: before and in the head, the body,
-//! tables with their bodies, rows and cells, text (`<script>`, `<style>`, `<title>`...) and after
-//! the body. It keeps its own stack of open elements with their names and calls scraper's sink
+//! [`FastBuilder`] follows the same rules (html5ever 0.40's `rules.rs`, also where they differ
+//! from the standard's text, as for `<select>`) for the insertion modes ordinary pages use:
+//! before and in the head, the body, tables with their captions, column groups, bodies, rows and
+//! cells, text (`<script>`, `<style>`, `<title>`...) and after the body, with forms, `<select>`,
+//! `<object>`, the list of active formatting elements (reconstruction, markers, Noah's Ark) and
+//! the adoption agency's simple case. It keeps its own stack of open elements with their names and calls scraper's sink
 //! exactly as html5ever would, so the tree is the same `Html`, node for node.
 //!
 //! It gives up ([`GiveUp`]) where html5ever's result takes machinery it does not have: the
-//! adoption agency beyond its simple case (a formatting element closed across a block, as in
-//! `<b>1<div>2</b>3</div>`, or a second `<a>` while one is open), foster parenting (text or
-//! elements directly in a `<table>`), `<template>`, `<frameset>`, captions, SVG and MathML,
-//! `<applet>`, `<object>`, `<marquee>`, `<nobr>`, ruby, and a few rarer cases. The caller
+//! adoption agency with a furthest block (a formatting element closed across a block, as in
+//! `<b>1<div>2</b>3</div>`), foster parenting (text or elements directly in a `<table>`),
+//! `<template>`, `<frameset>`, SVG and MathML, ruby, `<image>`, and a few rarer cases. The caller
 //! then parses the page again with html5ever's tree builder, so the fast path never changes a
 //! tree; the tests compare both on edge cases, generated markup, the fixtures and, in the
 //! benchmark, thousands of real pages.
@@ -45,6 +46,7 @@ enum Mode {
     InTableBody,
     InRow,
     InCell,
+    InCaption,
     InColumnGroup,
     AfterBody,
     AfterAfterBody,
@@ -661,7 +663,7 @@ impl FastBuilder {
                     }
                     self.anything_else_before_body()?;
                 }
-                Mode::InBody | Mode::InCell => {
+                Mode::InBody | Mode::InCell | Mode::InCaption => {
                     self.reconstruct()?;
                     self.append_text(text)?;
                     return Ok(Flow::Data);
@@ -849,8 +851,8 @@ impl FastBuilder {
             },
             Mode::AfterHead => match name {
                 local_name!("html") => self.in_body_start(tag),
-                local_name!("frameset")
-                | local_name!("base")
+                local_name!("frameset") | local_name!("template") => Err(GiveUp),
+                local_name!("base")
                 | local_name!("basefont")
                 | local_name!("bgsound")
                 | local_name!("link")
@@ -858,8 +860,19 @@ impl FastBuilder {
                 | local_name!("noframes")
                 | local_name!("script")
                 | local_name!("style")
-                | local_name!("template")
-                | local_name!("title") => Err(GiveUp),
+                | local_name!("title") => {
+                    // Into the head after all: it is open again while the tag is processed.
+                    let head = self.head.ok_or(GiveUp)?;
+                    self.stack.push(Open {
+                        id: head,
+                        name: local_name!("head"),
+                    });
+                    let then = self.in_head_start(tag)?.ok_or(GiveUp)?;
+                    if let Some(at) = self.stack.iter().rposition(|o| o.id == head) {
+                        self.stack.remove(at);
+                    }
+                    Ok(then)
+                }
                 local_name!("body") => {
                     self.insert_tag(Self::take(tag))?;
                     self.mode = Mode::InBody;
@@ -940,6 +953,25 @@ impl FastBuilder {
                     }) {
                         self.close_cell()?;
                         Ok(Again(Mode::InRow))
+                    } else {
+                        DONE
+                    }
+                }
+                _ => self.in_body_start(tag),
+            },
+            Mode::InCaption => match name {
+                local_name!("caption")
+                | local_name!("col")
+                | local_name!("colgroup")
+                | local_name!("tbody")
+                | local_name!("td")
+                | local_name!("tfoot")
+                | local_name!("th")
+                | local_name!("thead")
+                | local_name!("tr") => {
+                    if self.in_scope(table_scope, &local_name!("caption")) {
+                        self.close_caption();
+                        Ok(Again(Mode::InTable))
                     } else {
                         DONE
                     }
@@ -1040,10 +1072,6 @@ impl FastBuilder {
             }
             local_name!("frameset")
             | local_name!("template")
-            | local_name!("nobr")
-            | local_name!("applet")
-            | local_name!("marquee")
-            | local_name!("object")
             | local_name!("image")
             | local_name!("rb")
             | local_name!("rtc")
@@ -1160,14 +1188,41 @@ impl FastBuilder {
                 DONE
             }
             local_name!("a") => {
-                if self
+                // An `<a>` still open is closed first (html5ever's `handle_misnested_a_tags`).
+                let open = self
                     .formatting_to_marker()
-                    .any(|(_, _, tag)| tag.name == local_name!("a"))
-                {
-                    return Err(GiveUp);
+                    .find(|(_, _, tag)| tag.name == local_name!("a"))
+                    .map(|(_, id, _)| id);
+                if let Some(open) = open {
+                    self.adoption_agency(local_name!("a"))?;
+                    if let Some(i) = self
+                        .formatting
+                        .iter()
+                        .position(|f| matches!(f, Format::Element { id, .. } if *id == open))
+                    {
+                        self.formatting.remove(i);
+                    }
+                    if let Some(at) = self.stack.iter().rposition(|o| o.id == open) {
+                        self.stack.remove(at);
+                    }
                 }
                 self.reconstruct()?;
                 self.insert_formatting(Self::take(tag))?;
+                DONE
+            }
+            local_name!("nobr") => {
+                self.reconstruct()?;
+                if self.in_scope(default_scope, &local_name!("nobr")) {
+                    self.adoption_agency(local_name!("nobr"))?;
+                    self.reconstruct()?;
+                }
+                self.insert_formatting(Self::take(tag))?;
+                DONE
+            }
+            local_name!("applet") | local_name!("marquee") | local_name!("object") => {
+                self.reconstruct()?;
+                self.insert_tag(Self::take(tag))?;
+                self.formatting.push(Format::Marker);
                 DONE
             }
             ref n if formatting(n) => {
@@ -1261,6 +1316,13 @@ impl FastBuilder {
                 self.insert_phantom(local_name!("tbody"))?;
                 Ok(Again(Mode::InTableBody))
             }
+            local_name!("caption") => {
+                self.pop_until_current(table_scope)?;
+                self.formatting.push(Format::Marker);
+                self.insert_tag(Self::take(tag))?;
+                self.mode = Mode::InCaption;
+                DONE
+            }
             local_name!("colgroup") => {
                 self.pop_until_current(table_scope)?;
                 self.insert_tag(Self::take(tag))?;
@@ -1317,6 +1379,12 @@ impl FastBuilder {
         Ok(())
     }
 
+    fn close_caption(&mut self) {
+        self.generate_implied_end(None);
+        self.pop_until_named(&local_name!("caption"));
+        self.clear_formatting_to_marker();
+    }
+
     fn close_cell(&mut self) -> Step<()> {
         self.generate_implied_end(None);
         while let Some(open) = self.stack.pop() {
@@ -1340,8 +1408,8 @@ impl FastBuilder {
                 }
                 local_name!("table") => return Ok(Mode::InTable),
                 local_name!("body") => return Ok(Mode::InBody),
-                local_name!("caption")
-                | local_name!("colgroup")
+                local_name!("caption") => return Ok(Mode::InCaption),
+                local_name!("colgroup")
                 | local_name!("template")
                 | local_name!("frameset")
                 | local_name!("html") => return Err(GiveUp),
@@ -1491,6 +1559,31 @@ impl FastBuilder {
                 }
                 _ => self.in_body_end(name),
             },
+            Mode::InCaption => match *name {
+                local_name!("caption") | local_name!("table") => {
+                    if !self.in_scope(table_scope, &local_name!("caption")) {
+                        return DONE;
+                    }
+                    self.close_caption();
+                    if *name == local_name!("caption") {
+                        self.mode = Mode::InTable;
+                        DONE
+                    } else {
+                        Ok(Again(Mode::InTable))
+                    }
+                }
+                local_name!("body")
+                | local_name!("col")
+                | local_name!("colgroup")
+                | local_name!("html")
+                | local_name!("tbody")
+                | local_name!("td")
+                | local_name!("tfoot")
+                | local_name!("th")
+                | local_name!("thead")
+                | local_name!("tr") => DONE,
+                _ => self.in_body_end(name),
+            },
             Mode::InColumnGroup => match *name {
                 local_name!("colgroup") => {
                     if self.current()?.name == local_name!("colgroup") {
@@ -1580,10 +1673,15 @@ impl FastBuilder {
                 }
                 DONE
             }
-            local_name!("applet")
-            | local_name!("marquee")
-            | local_name!("object")
-            | local_name!("template") => Err(GiveUp),
+            local_name!("applet") | local_name!("marquee") | local_name!("object") => {
+                if self.in_scope(default_scope, name) {
+                    self.generate_implied_end(None);
+                    self.pop_until_named(name);
+                    self.clear_formatting_to_marker();
+                }
+                DONE
+            }
+            local_name!("template") => Err(GiveUp),
             local_name!("br") => {
                 // As `<br>`, without attributes.
                 self.reconstruct()?;
@@ -1662,8 +1760,10 @@ impl FastBuilder {
             | local_name!("th")
             | local_name!("thead")
             | local_name!("tr") => DONE,
-            // `</template>`, and any other end tag, foster parented.
-            _ => Err(GiveUp),
+            // Any other end tag goes through the body's rules with foster parenting on, which
+            // matters only where they insert an element: `</p>` without a `<p>` in scope, `</br>`.
+            local_name!("p") | local_name!("br") => Err(GiveUp),
+            _ => self.in_body_end(name),
         }
     }
 }
@@ -1769,6 +1869,18 @@ mod tests {
         "<b class=a>1<b class=b>2<b class=a>3<b class=a>4<p>x",
         "<table><tr><td><b>x<td>y</table><p>z",
         "<ul><li><em>a<li>b</ul>",
+        "<a href=1>one<a href=2>two</a>",
+        "<p><a href=1>one<b>bold<a href=2>two",
+        "<nobr>a<nobr>b</nobr>c",
+        "<object data=x><param name=a><p>fallback</object>after",
+        "<marquee><b>m</marquee><applet>x</applet>",
+        "<table><caption>c <b>d</b></caption><tr><td>x</table>",
+        "<table><caption>c<tr><td>implied end of caption</table>",
+        "<table><caption>c</table>after",
+        "<table><tr><td>x</td></form></span></tr></table>",
+        "<table><tr></center><td>x</table>",
+        "<head></head><script>s</script><link rel=x><body><p>x",
+        "<head><title>t</title></head>\n<style>a{}</style>\n<p>x",
     ];
 
     #[test]
@@ -1822,9 +1934,8 @@ mod tests {
             "<template>t</template>",
             "<frameset><frame></frameset>",
             "<svg><circle/></svg>",
-            "<a href=1>one<a href=2>two",
             "<b>1<div>2</b>3</div>",
-            "<table><caption>c</caption></table>",
+            "<table><tr><td>x</td></p></tr></table>",
         ];
         for html in rare {
             let reference = Html::parse_document(html);
