@@ -1901,25 +1901,18 @@ mod tests {
     /// The fixtures (real sites' layouts) are the markup the builder is for: it must take most.
     #[test]
     fn builds_most_fixtures_itself() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-        let mut stack = vec![dir];
-        let (mut pages, mut built) = (0, 0);
-        while let Some(dir) = stack.pop() {
-            for entry in std::fs::read_dir(&dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    stack.push(path);
-                } else if path.extension().is_some_and(|e| e == "html") {
-                    let html = std::fs::read_to_string(&path).unwrap();
-                    let (tree, fast) = parse_fast_traced(&html).expect("the tokenizer's fast path");
-                    assert!(tree == Html::parse_document(&html), "{}", path.display());
-                    pages += 1;
-                    built += usize::from(fast);
-                }
-            }
+        let pages = crate::parse::tests::fixtures();
+        let mut built = 0;
+        for (path, html) in &pages {
+            let (tree, fast) = parse_fast_traced(html).expect("the tokenizer's fast path");
+            assert!(tree == Html::parse_document(html), "{}", path.display());
+            built += usize::from(fast);
         }
-        assert!(pages >= 10, "only {pages} fixtures");
-        assert!(built * 4 >= pages * 3, "built {built} of {pages} fixtures");
+        assert!(
+            built * 4 >= pages.len() * 3,
+            "built {built} of {} fixtures",
+            pages.len()
+        );
     }
 
     /// Markup the fast tree builder leaves to html5ever's (which builds the right tree).
