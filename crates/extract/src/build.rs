@@ -329,16 +329,13 @@ impl FastBuilder {
 
     /// Whether an element named `name` is in scope (html5ever's `in_scope_named`).
     fn in_scope(&self, scope: fn(&LocalName) -> bool, name: &LocalName) -> bool {
-        self.in_scope_where(scope, |n| n == name)
+        self.in_scope_where(scope, |o| o.name == *name)
     }
 
-    fn in_scope_where(
-        &self,
-        scope: fn(&LocalName) -> bool,
-        found: impl Fn(&LocalName) -> bool,
-    ) -> bool {
+    /// Whether an open element that is `found` is in scope (html5ever's `in_scope`).
+    fn in_scope_where(&self, scope: fn(&LocalName) -> bool, found: impl Fn(&Open) -> bool) -> bool {
         for open in self.stack.iter().rev() {
-            if found(&open.name) {
+            if found(open) {
                 return true;
             }
             if scope(&open.name) {
@@ -529,6 +526,13 @@ impl FastBuilder {
         Ok(())
     }
 
+    /// Where element `id` is in the list of active formatting elements, markers or not.
+    fn formatting_position(&self, id: NodeId) -> Option<usize> {
+        self.formatting
+            .iter()
+            .position(|f| matches!(f, Format::Element { id: e, .. } if *e == id))
+    }
+
     fn clear_formatting_to_marker(&mut self) {
         while let Some(entry) = self.formatting.pop() {
             if matches!(entry, Format::Marker) {
@@ -541,12 +545,7 @@ impl FastBuilder {
     fn adoption_agency(&mut self, subject: LocalName) -> Step<()> {
         // 1. The current node is the element and not a formatting entry: pop it.
         let current = self.current()?;
-        if current.name == subject
-            && !self
-                .formatting
-                .iter()
-                .any(|f| matches!(f, Format::Element { id, .. } if *id == current.id))
-        {
+        if current.name == subject && self.formatting_position(current.id).is_none() {
             self.stack.pop();
             return Ok(());
         }
@@ -564,7 +563,7 @@ impl FastBuilder {
             return Ok(());
         };
         // 7. Not in scope: ignored.
-        if !self.in_scope_id(id) {
+        if !self.in_scope_where(default_scope, |o| o.id == id) {
             return Ok(());
         }
         // 9. A special element above it is a furthest block: html5ever moves nodes around.
@@ -575,18 +574,6 @@ impl FastBuilder {
         self.stack.truncate(position);
         self.formatting.remove(index);
         Ok(())
-    }
-
-    fn in_scope_id(&self, id: NodeId) -> bool {
-        for open in self.stack.iter().rev() {
-            if open.id == id {
-                return true;
-            }
-            if default_scope(&open.name) {
-                return false;
-            }
-        }
-        false
     }
 
     /// "Any other end tag" in the body (html5ever's `process_end_tag_in_body`).
@@ -948,8 +935,8 @@ impl FastBuilder {
                 | local_name!("th")
                 | local_name!("thead")
                 | local_name!("tr") => {
-                    if self.in_scope_where(table_scope, |n| {
-                        matches!(*n, local_name!("td") | local_name!("th"))
+                    if self.in_scope_where(table_scope, |o| {
+                        matches!(o.name, local_name!("td") | local_name!("th"))
                     }) {
                         self.close_cell()?;
                         Ok(Again(Mode::InRow))
@@ -1195,11 +1182,7 @@ impl FastBuilder {
                     .map(|(_, id, _)| id);
                 if let Some(open) = open {
                     self.adoption_agency(local_name!("a"))?;
-                    if let Some(i) = self
-                        .formatting
-                        .iter()
-                        .position(|f| matches!(f, Format::Element { id, .. } if *id == open))
-                    {
+                    if let Some(i) = self.formatting_position(open) {
                         self.formatting.remove(i);
                     }
                     if let Some(at) = self.stack.iter().rposition(|o| o.id == open) {
@@ -1359,9 +1342,9 @@ impl FastBuilder {
     /// html5ever's test before it closes a table body for a table-level tag ("table", "tbody"
     /// and "tfoot" in table scope: its set, which leaves out "thead").
     fn table_body_in_scope(&self) -> bool {
-        self.in_scope_where(table_scope, |n| {
+        self.in_scope_where(table_scope, |o| {
             matches!(
-                *n,
+                o.name,
                 local_name!("table") | local_name!("tbody") | local_name!("tfoot")
             )
         })
@@ -1664,7 +1647,7 @@ impl FastBuilder {
                 let Some(form) = self.form.take() else {
                     return DONE;
                 };
-                if !self.in_scope_id(form) {
+                if !self.in_scope_where(default_scope, |o| o.id == form) {
                     return DONE;
                 }
                 self.generate_implied_end(None);
@@ -1715,7 +1698,7 @@ impl FastBuilder {
             | local_name!("h4")
             | local_name!("h5")
             | local_name!("h6") => {
-                if self.in_scope_where(default_scope, heading) {
+                if self.in_scope_where(default_scope, |o| heading(&o.name)) {
                     self.generate_implied_end(None);
                     while let Some(open) = self.stack.pop() {
                         if heading(&open.name) {
