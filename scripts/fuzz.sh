@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes simcrawl's parsers of untrusted input with proptest at volume, each target for a fixed
 # time (default 600 s): the canonicaliser, robots.txt and sitemap parsers, the HTML tokenizer, the
-# charset decoder and the store's record codecs on damaged bytes. A target that finds a failure
+# extraction's flat document against scraper's tree, the charset decoder and the store's record codecs on damaged bytes. A target that finds a failure
 # prints the minimal input and the script exits 1; one that runs out of time found nothing.
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET]
@@ -14,6 +14,7 @@ targets=(
     "simcrawl-frontier --test frontier fuzz::robots"
     "simcrawl-frontier --test frontier fuzz::sitemaps"
     "simcrawl-extract --lib parse"
+    "simcrawl-extract --lib flat"
     "simcrawl-fetch --lib fuzz"
     "simcrawl-crawl --lib fuzz"
 )

@@ -240,7 +240,16 @@ pub fn run(args: Args) -> Result<()> {
     }
     if args.check_parser {
         let (mut fast, mut built, mut gave_up, mut differ) = (0usize, 0usize, 0usize, Vec::new());
-        for (url, html) in &pages {
+        let (mut flat, mut extracted_differ) = (0usize, Vec::new());
+        for ((url, html), page_url) in pages.iter().zip(&urls) {
+            if simcrawl_extract::reads_flat(html) {
+                flat += 1;
+            }
+            if extractor.extract(html, page_url, None)
+                != extractor.extract_via_tree(html, page_url, None)
+            {
+                extracted_differ.push(url.clone());
+            }
             match simcrawl_extract::parse_fast_traced(html) {
                 Some((tree, built_here)) if tree == scraper::Html::parse_document(html) => {
                     fast += 1;
@@ -255,7 +264,15 @@ pub fn run(args: Args) -> Result<()> {
             "fast_tree_builder": built,
             "gave_up": gave_up,
             "differ": differ.len(),
+            "read_flat": flat,
+            "extraction_differs": extracted_differ.len(),
         });
+        if let Some(first) = extracted_differ.first() {
+            anyhow::bail!(
+                "the flat list gave another extraction than scraper's tree for {} pages, first {first}: {out}",
+                extracted_differ.len()
+            );
+        }
         if let Some(first) = differ.first() {
             anyhow::bail!(
                 "the fast parser built another tree than html5ever's for {} pages, first {first}: {out}",

@@ -264,6 +264,9 @@ pub struct PageIndex {
     /// own stores report them.
     foreign: Tree<u32, ()>,
     foreign_ids: std::collections::HashSet<u32>,
+    /// The record [`insert`](Self::insert) wrote last, until [`take_inserted`](Self::take_inserted)
+    /// takes it: the full-text index gets it without reading it back.
+    last_inserted: Option<PageRecord>,
 }
 
 impl PageIndex {
@@ -291,6 +294,7 @@ impl PageIndex {
             next_id: 0,
             foreign: store.tree(crate::layout::FOREIGN_PAGES_TREE)?,
             foreign_ids: Default::default(),
+            last_inserted: None,
         };
         for item in index.foreign.iter() {
             index.foreign_ids.insert(item?.0);
@@ -377,6 +381,15 @@ impl PageIndex {
     /// The record of page `id`.
     pub fn get(&self, id: u32) -> Result<Option<PageRecord>, CrawlError> {
         Ok(self.pages.get(&id)?)
+    }
+
+    /// Page `id`'s record, taken from [`insert`](Self::insert)'s hands when it was the last page
+    /// inserted (once), else read as [`get`](Self::get) does.
+    pub fn take_inserted(&mut self, id: u32) -> Result<Option<PageRecord>, CrawlError> {
+        match self.last_inserted.take() {
+            Some(record) if record.id == id => Ok(Some(record)),
+            _ => self.get(id),
+        }
     }
 
     /// The page indexed under a canonical-key hash, if any.
@@ -725,6 +738,7 @@ impl PageIndex {
         if page.short && page.full_words > 0 {
             self.short_full_index.insert(page.full_simhash, id);
         }
+        self.last_inserted = Some(record);
         Ok(id)
     }
 
@@ -737,6 +751,9 @@ impl PageIndex {
         sketch: &Sketch,
     ) -> Result<(), CrawlError> {
         let id = record.id;
+        if self.last_inserted.as_ref().is_some_and(|r| r.id == id) {
+            self.last_inserted = None; // stale now: taken from the store again
+        }
         record.sketch = Some(sketch.to_bytes());
         let changed = record.simhash != simhash.0;
         if changed {

@@ -1173,7 +1173,7 @@ impl Driver {
             match effect {
                 Effect::Indexed { id, url, depth } => {
                     if let Some(search) = self.search.as_mut() {
-                        search.indexed(id, &self.core.pages)?;
+                        search.indexed(id, &mut self.core.pages)?;
                     }
                     if let Some(PageResult::Done(page)) = result
                         && let Some(analysis) = page.analysis.as_ref()

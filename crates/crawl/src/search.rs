@@ -98,8 +98,8 @@ impl SearchSync {
     /// that the thread works while the crawl goes on (put at the checkpoint instead, the pages
     /// of a whole stretch were indexed while the crawl waited for the commit). The store's flush
     /// comes before the commit that makes it durable.
-    pub(crate) fn indexed(&mut self, id: u32, pages: &PageIndex) -> Result<(), CrawlError> {
-        if let Some(record) = pages.get(id)? {
+    pub(crate) fn indexed(&mut self, id: u32, pages: &mut PageIndex) -> Result<(), CrawlError> {
+        if let Some(record) = pages.take_inserted(id)? {
             put(&mut self.index, &record)?;
         }
         Ok(())

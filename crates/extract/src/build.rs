@@ -9,8 +9,10 @@
 //! before and in the head, the body, tables with their captions, column groups, bodies, rows and
 //! cells, text (`<script>`, `<style>`, `<title>`...) and after the body, with forms, `<select>`,
 //! `<object>`, the list of active formatting elements (reconstruction, markers, Noah's Ark) and
-//! the adoption agency's simple case. It keeps its own stack of open elements with their names and calls scraper's sink
-//! exactly as html5ever would, so the tree is the same `Html`, node for node.
+//! the adoption agency's simple case. It keeps its own stack of open elements with their names and
+//! writes through a [`Sink`]: scraper's ([`TreeOut`]), called exactly as html5ever calls it, so the
+//! tree is the same `Html`, node for node; or the flat list the extraction reads
+//! ([`FlatOut`](crate::flat::FlatOut)), the same appends without a tree.
 //!
 //! It gives up ([`GiveUp`]) where html5ever's result takes machinery it does not have: the
 //! adoption agency with a furthest block (a formatting element closed across a block, as in
@@ -31,7 +33,110 @@ use scraper::{Html, HtmlTreeSink};
 
 use crate::parse::{Builder, Flow, GiveUp, Step};
 
-type NodeId = <HtmlTreeSink as TreeSink>::Handle;
+/// Where [`FastBuilder`] puts the document: scraper's tree ([`TreeOut`]), or the flat list of
+/// elements and texts in document order that the extraction reads
+/// ([`FlatOut`](crate::flat::FlatOut)). The builder only ever appends: to the current node, to
+/// `<head>` (a head element after `</head>`), and comments to the document or `<html>`.
+pub(crate) trait Sink {
+    /// A node, as the builder keeps it on its stack of open elements.
+    type Handle: Copy + Eq;
+    /// The document, at the end.
+    type Output;
+    /// The document node.
+    fn document(&self) -> Self::Handle;
+    /// A new HTML element named `name` appended to `parent`.
+    fn append_element(
+        &mut self,
+        parent: Self::Handle,
+        name: LocalName,
+        attrs: Vec<html5ever::Attribute>,
+    ) -> Step<Self::Handle>;
+    /// Text appended to `parent` (joined to its last child when that is text).
+    fn append_text(&mut self, parent: Self::Handle, text: StrTendril) -> Step<()>;
+    /// A comment appended to `parent`.
+    fn append_comment(&mut self, parent: Self::Handle, text: StrTendril) -> Step<()>;
+    /// The DOCTYPE.
+    fn doctype(&mut self, doctype: Doctype);
+    /// The document's quirks mode.
+    fn quirks(&mut self, quirks: QuirksMode);
+    /// The attributes of `attrs` that `target` does not have yet, added to it (`<html>` or
+    /// `<body>` met again in the body).
+    fn add_attrs_if_missing(&mut self, target: Self::Handle, attrs: Vec<html5ever::Attribute>);
+    /// The document.
+    fn finish(self) -> Self::Output;
+}
+
+/// scraper's tree sink, called as html5ever's tree builder calls it.
+pub(crate) struct TreeOut(HtmlTreeSink);
+
+impl TreeOut {
+    pub(crate) fn new(html: Html) -> Self {
+        TreeOut(HtmlTreeSink::new(html))
+    }
+}
+
+type TreeId = <HtmlTreeSink as TreeSink>::Handle;
+
+impl Sink for TreeOut {
+    type Handle = TreeId;
+    type Output = Html;
+
+    fn document(&self) -> TreeId {
+        self.0.get_document()
+    }
+
+    fn append_element(
+        &mut self,
+        parent: TreeId,
+        name: LocalName,
+        attrs: Vec<html5ever::Attribute>,
+    ) -> Step<TreeId> {
+        let id = self.0.create_element(
+            QualName::new(None, ns!(html), name),
+            attrs,
+            ElementFlags::default(),
+        );
+        self.0.append(&parent, NodeOrText::AppendNode(id));
+        Ok(id)
+    }
+
+    fn append_text(&mut self, parent: TreeId, text: StrTendril) -> Step<()> {
+        self.0.append(&parent, NodeOrText::AppendText(text));
+        Ok(())
+    }
+
+    fn append_comment(&mut self, parent: TreeId, text: StrTendril) -> Step<()> {
+        let comment = self.0.create_comment(text);
+        self.0.append(&parent, NodeOrText::AppendNode(comment));
+        Ok(())
+    }
+
+    fn doctype(&mut self, doctype: Doctype) {
+        let Doctype {
+            name,
+            public_id,
+            system_id,
+            ..
+        } = doctype;
+        self.0.append_doctype_to_document(
+            name.unwrap_or_default(),
+            public_id.unwrap_or_default(),
+            system_id.unwrap_or_default(),
+        );
+    }
+
+    fn quirks(&mut self, quirks: QuirksMode) {
+        self.0.set_quirks_mode(quirks);
+    }
+
+    fn add_attrs_if_missing(&mut self, target: TreeId, attrs: Vec<html5ever::Attribute>) {
+        self.0.add_attrs_if_missing(&target, attrs);
+    }
+
+    fn finish(self) -> Html {
+        self.0.finish()
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -53,29 +158,29 @@ enum Mode {
 }
 
 /// An element on the stack of open elements (all are in the HTML namespace here).
-struct Open {
-    id: NodeId,
+struct Open<H> {
+    id: H,
     name: LocalName,
 }
 
 /// An entry in the list of active formatting elements, with the tag that re-creates it.
-enum Format {
+enum Format<H> {
     Marker,
-    Element { id: NodeId, tag: Tag },
+    Element { id: H, tag: Tag },
 }
 
 /// Builds scraper's [`Html`] from tokens, or gives up; see the module's documentation.
-pub(crate) struct FastBuilder {
-    sink: HtmlTreeSink,
-    document: NodeId,
-    stack: Vec<Open>,
-    formatting: Vec<Format>,
+pub(crate) struct FastBuilder<S: Sink> {
+    sink: S,
+    document: S::Handle,
+    stack: Vec<Open<S::Handle>>,
+    formatting: Vec<Format<S::Handle>>,
     mode: Mode,
     /// The mode to return to after a text element (html5ever's `orig_mode`).
     original: Mode,
-    head: Option<NodeId>,
+    head: Option<S::Handle>,
     /// The form element pointer.
-    form: Option<NodeId>,
+    form: Option<S::Handle>,
     quirks: QuirksMode,
     /// A newline right after `<pre>`, `<listing>` or `<textarea>` is dropped: set by those
     /// tags, cleared by the next token whatever it is.
@@ -299,10 +404,9 @@ fn formatting(name: &LocalName) -> bool {
     )
 }
 
-impl FastBuilder {
-    pub(crate) fn new(html: Html) -> Self {
-        let sink = HtmlTreeSink::new(html);
-        let document = sink.get_document();
+impl<S: Sink> FastBuilder<S> {
+    pub(crate) fn new(sink: S) -> Self {
+        let document = sink.document();
         FastBuilder {
             sink,
             document,
@@ -319,11 +423,11 @@ impl FastBuilder {
 
     // ---- The stack of open elements and the sink ----
 
-    fn current(&self) -> Step<&Open> {
+    fn current(&self) -> Step<&Open<S::Handle>> {
         self.stack.last().ok_or(GiveUp)
     }
 
-    fn pop(&mut self) -> Step<Open> {
+    fn pop(&mut self) -> Step<Open<S::Handle>> {
         self.stack.pop().ok_or(GiveUp)
     }
 
@@ -333,7 +437,11 @@ impl FastBuilder {
     }
 
     /// Whether an open element that is `found` is in scope (html5ever's `in_scope`).
-    fn in_scope_where(&self, scope: fn(&LocalName) -> bool, found: impl Fn(&Open) -> bool) -> bool {
+    fn in_scope_where(
+        &self,
+        scope: fn(&LocalName) -> bool,
+        found: impl Fn(&Open<S::Handle>) -> bool,
+    ) -> bool {
         for open in self.stack.iter().rev() {
             if found(open) {
                 return true;
@@ -383,68 +491,57 @@ impl FastBuilder {
         }
     }
 
-    fn create(&self, name: LocalName, attrs: Vec<html5ever::Attribute>) -> NodeId {
-        self.sink.create_element(
-            QualName::new(None, ns!(html), name),
-            attrs,
-            ElementFlags::default(),
-        )
-    }
-
     /// Inserts an element for `tag` as the current node's last child; pushes it if `push`.
     fn insert(
         &mut self,
         name: LocalName,
         attrs: Vec<html5ever::Attribute>,
         push: bool,
-    ) -> Step<NodeId> {
+    ) -> Step<S::Handle> {
         let parent = self.current()?.id;
-        let id = self.create(name.clone(), attrs);
-        self.sink.append(&parent, NodeOrText::AppendNode(id));
+        let id = self.sink.append_element(parent, name.clone(), attrs)?;
         if push {
             self.stack.push(Open { id, name });
         }
         Ok(id)
     }
 
-    fn insert_tag(&mut self, tag: Tag) -> Step<NodeId> {
+    fn insert_tag(&mut self, tag: Tag) -> Step<S::Handle> {
         self.insert(tag.name, tag.attrs, true)
     }
 
-    fn insert_phantom(&mut self, name: LocalName) -> Step<NodeId> {
+    fn insert_phantom(&mut self, name: LocalName) -> Step<S::Handle> {
         self.insert(name, Vec::new(), true)
     }
 
     fn append_text(&mut self, text: StrTendril) -> Step<()> {
         let parent = self.current()?.id;
-        self.sink.append(&parent, NodeOrText::AppendText(text));
-        Ok(())
+        self.sink.append_text(parent, text)
     }
 
     fn append_comment(&mut self, text: StrTendril) -> Step<()> {
         let parent = self.current()?.id;
-        let comment = self.sink.create_comment(text);
-        self.sink.append(&parent, NodeOrText::AppendNode(comment));
-        Ok(())
+        self.sink.append_comment(parent, text)
     }
 
-    fn comment_to(&mut self, parent: NodeId, text: StrTendril) {
-        let comment = self.sink.create_comment(text);
-        self.sink.append(&parent, NodeOrText::AppendNode(comment));
+    fn comment_to(&mut self, parent: S::Handle, text: StrTendril) -> Step<()> {
+        self.sink.append_comment(parent, text)
     }
 
-    fn create_root(&mut self, attrs: Vec<html5ever::Attribute>) {
-        let id = self.create(local_name!("html"), attrs);
+    fn create_root(&mut self, attrs: Vec<html5ever::Attribute>) -> Step<()> {
+        let id = self
+            .sink
+            .append_element(self.document, local_name!("html"), attrs)?;
         self.stack.push(Open {
             id,
             name: local_name!("html"),
         });
-        self.sink.append(&self.document, NodeOrText::AppendNode(id));
+        Ok(())
     }
 
     fn set_quirks(&mut self, quirks: QuirksMode) {
         self.quirks = quirks;
-        self.sink.set_quirks_mode(quirks);
+        self.sink.quirks(quirks);
     }
 
     /// Switches to the text mode for a `<script>`, `<style>`, `<title>`... just inserted.
@@ -456,7 +553,7 @@ impl FastBuilder {
 
     // ---- The list of active formatting elements ----
 
-    fn marker_or_open(&self, entry: &Format) -> bool {
+    fn marker_or_open(&self, entry: &Format<S::Handle>) -> bool {
         match entry {
             Format::Marker => true,
             Format::Element { id, .. } => self.stack.iter().rev().any(|o| o.id == *id),
@@ -494,7 +591,7 @@ impl FastBuilder {
     }
 
     /// The entries after the last marker, newest first, with their indices.
-    fn formatting_to_marker(&self) -> impl Iterator<Item = (usize, NodeId, &Tag)> {
+    fn formatting_to_marker(&self) -> impl Iterator<Item = (usize, S::Handle, &Tag)> {
         self.formatting
             .iter()
             .enumerate()
@@ -527,7 +624,7 @@ impl FastBuilder {
     }
 
     /// Where element `id` is in the list of active formatting elements, markers or not.
-    fn formatting_position(&self, id: NodeId) -> Option<usize> {
+    fn formatting_position(&self, id: S::Handle) -> Option<usize> {
         self.formatting
             .iter()
             .position(|f| matches!(f, Format::Element { id: e, .. } if *e == id))
@@ -602,29 +699,28 @@ impl FastBuilder {
         if self.mode != Mode::Initial {
             return Ok(Flow::Data);
         }
-        // The quirks mode from html5ever's own tables: a throwaway tree builder is given the
-        // DOCTYPE alone.
-        let probe = TreeBuilder::new(
-            HtmlTreeSink::new(Html::new_document()),
-            TreeBuilderOpts::default(),
-        );
-        let _ = html5ever::tokenizer::TokenSink::process_token(
-            &probe,
-            Token::DoctypeToken(doctype.clone()),
-            1,
-        );
-        let quirks = probe.sink.0.borrow().quirks_mode;
-        let Doctype {
-            name,
-            public_id,
-            system_id,
-            ..
-        } = doctype;
-        self.sink.append_doctype_to_document(
-            name.unwrap_or_default(),
-            public_id.unwrap_or_default(),
-            system_id.unwrap_or_default(),
-        );
+        let quirks = if doctype.name.as_deref() == Some("html")
+            && doctype.public_id.is_none()
+            && doctype.system_id.is_none()
+            && !doctype.force_quirks
+        {
+            // `<!DOCTYPE html>`: no quirks, by the standard's first rule.
+            QuirksMode::NoQuirks
+        } else {
+            // The quirks mode from html5ever's own tables: a throwaway tree builder is given
+            // the DOCTYPE alone.
+            let probe = TreeBuilder::new(
+                HtmlTreeSink::new(Html::new_document()),
+                TreeBuilderOpts::default(),
+            );
+            let _ = html5ever::tokenizer::TokenSink::process_token(
+                &probe,
+                Token::DoctypeToken(doctype.clone()),
+                1,
+            );
+            probe.sink.0.borrow().quirks_mode
+        };
+        self.sink.doctype(doctype);
         self.set_quirks(quirks);
         self.mode = Mode::BeforeHtml;
         Ok(Flow::Data)
@@ -719,7 +815,7 @@ impl FastBuilder {
                 self.mode = Mode::BeforeHtml;
             }
             Mode::BeforeHtml => {
-                self.create_root(Vec::new());
+                self.create_root(Vec::new())?;
                 self.mode = Mode::BeforeHead;
             }
             Mode::BeforeHead => {
@@ -742,11 +838,11 @@ impl FastBuilder {
     fn comment(&mut self, text: StrTendril) -> Step<Flow> {
         match self.mode {
             Mode::Initial | Mode::BeforeHtml | Mode::AfterAfterBody => {
-                self.comment_to(self.document, text)
+                self.comment_to(self.document, text)?
             }
             Mode::AfterBody => {
                 let html = self.stack.first().ok_or(GiveUp)?.id;
-                self.comment_to(html, text);
+                self.comment_to(html, text)?;
             }
             Mode::Text => return Err(GiveUp),
             _ => self.append_comment(text)?,
@@ -805,7 +901,7 @@ impl FastBuilder {
             }
             Mode::BeforeHtml => {
                 if name == local_name!("html") {
-                    self.create_root(std::mem::take(&mut tag.attrs));
+                    self.create_root(std::mem::take(&mut tag.attrs))?;
                     self.mode = Mode::BeforeHead;
                     return DONE;
                 }
@@ -1023,14 +1119,14 @@ impl FastBuilder {
                 // No `<template>` is ever open here.
                 let html = self.stack.first().ok_or(GiveUp)?.id;
                 self.sink
-                    .add_attrs_if_missing(&html, std::mem::take(&mut tag.attrs));
+                    .add_attrs_if_missing(html, std::mem::take(&mut tag.attrs));
                 DONE
             }
             local_name!("body") => {
                 if self.stack.len() > 1 && self.stack[1].name == local_name!("body") {
                     let body = self.stack[1].id;
                     self.sink
-                        .add_attrs_if_missing(&body, std::mem::take(&mut tag.attrs));
+                        .add_attrs_if_missing(body, std::mem::take(&mut tag.attrs));
                 }
                 DONE
             }
@@ -1751,7 +1847,9 @@ impl FastBuilder {
     }
 }
 
-impl Builder for FastBuilder {
+impl<S: Sink> Builder for FastBuilder<S> {
+    type Output = S::Output;
+
     fn process(&mut self, token: Token) -> Step<Flow> {
         let ignore_lf = std::mem::take(&mut self.ignore_lf);
         match token {
@@ -1777,18 +1875,18 @@ impl Builder for FastBuilder {
         false
     }
 
-    fn finish(self) -> Html {
+    fn finish(self) -> S::Output {
         self.sink.finish()
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use crate::parse::parse_fast_traced;
     use scraper::Html;
 
     /// Markup the fast tree builder must build itself, each giving html5ever's tree.
-    const BUILT: &[&str] = &[
+    pub(crate) const BUILT: &[&str] = &[
         "",
         "text only",
         "  \n <!-- before --> <!DOCTYPE html>\n<!-- c --><html><!-- in html --><head> <title>T</title>\n<meta charset=utf-8><link rel=x href=y><style>p{}</style><script>1<2</script><noscript><p>n</noscript></head>\n<body class=b><p>x</body></html>\n<!-- after --> \n",

@@ -9,6 +9,9 @@
 
 use scraper::{Html, Node};
 
+use crate::flat::{Flat, Item};
+use crate::parse::Parsed;
+
 use crate::links::{LinkKind, RelFlags};
 use crate::meta::{MetaRobots, RawRefresh, parse_refresh};
 use crate::noise::{self, NoiseKind};
@@ -122,24 +125,58 @@ pub(crate) enum LinkText<'a> {
     Attr(Option<&'a str>),
 }
 
-/// Walks `html` once and records its text, structure, links and metadata.
+/// Walks the parsed page once and records its text, structure, links and metadata.
 ///
 /// `robots_agent` is the extra `<meta name>` honoured like `robots`.
-pub(crate) fn collect<'a>(html: &'a Html, robots_agent: Option<&str>) -> Page<'a> {
-    // Room for every node, so that the records grow without copying on ordinary pages.
-    let nodes = html.tree.values().len();
+pub(crate) fn collect<'a>(parsed: &'a Parsed, robots_agent: Option<&str>) -> Page<'a> {
+    match parsed {
+        Parsed::Flat(flat) => collect_flat(flat, robots_agent),
+        Parsed::Tree(html) => collect_tree(html, robots_agent),
+    }
+}
+
+/// Room for every node, so that the records grow without copying on ordinary pages.
+fn collector<'a, 'o>(nodes: usize, robots_agent: Option<&'o str>) -> Collector<'a, 'o> {
     let mut page = Page::default();
     page.runs.reserve(nodes / 2 + 8);
     page.blocks.reserve(nodes / 4 + 8);
     page.noise.reserve(16);
     page.links.reserve(nodes / 16 + 8);
-    let mut collector = Collector {
+    Collector {
         page,
         stack: Vec::with_capacity(64),
         pending: BREAK_LINE,
         title: None,
         robots_agent,
-    };
+    }
+}
+
+/// The walk over the items of a [`Flat`]: the same calls as [`collect_tree`]'s, in the same order.
+fn collect_flat<'a>(flat: &'a Flat, robots_agent: Option<&str>) -> Page<'a> {
+    let mut collector = collector(flat.items.len(), robots_agent);
+    let mut i = 0;
+    while let Some(item) = flat.items.get(i) {
+        match item {
+            Item::Start { name, attrs, end } => {
+                let read = || Attrs::read(attrs.iter().map(|a| (&*a.name.local, &*a.value)));
+                if !collector.open_element(name, true, read) {
+                    // Its children are not visited.
+                    collector.close_element();
+                    i = *end as usize + 1;
+                    continue;
+                }
+            }
+            Item::Text { start, end } => collector.text(flat.text_of(*start, *end)),
+            Item::End => collector.close_element(),
+        }
+        i += 1;
+    }
+    collector.page
+}
+
+/// The walk over scraper's tree, iteratively (no recursion, so depth costs heap, not stack).
+fn collect_tree<'a>(html: &'a Html, robots_agent: Option<&str>) -> Page<'a> {
+    let mut collector = collector(html.tree.values().len(), robots_agent);
     let root = html.tree.root();
     let mut next = root.first_child();
     while let Some(node) = next {
@@ -234,9 +271,10 @@ struct Attrs<'a> {
 }
 
 impl<'a> Attrs<'a> {
-    fn read(element: &'a scraper::node::Element) -> Self {
+    /// The attributes the walk looks at, from an element's `(name, value)` pairs.
+    fn read(pairs: impl Iterator<Item = (&'a str, &'a str)>) -> Self {
         let mut attrs = Attrs::default();
-        for (name, value) in element.attrs() {
+        for (name, value) in pairs {
             // One match on the name's bytes: a decision tree on length and bytes, where a match
             // on `&str` compares the name with each arm in turn.
             match name.as_bytes() {
@@ -383,7 +421,11 @@ impl<'a> Collector<'a, '_> {
                 self.text(text);
                 false
             }
-            Node::Element(element) => self.open_element(element),
+            Node::Element(element) => {
+                self.open_element(element.name(), &*element.name.ns == XHTML_NS, || {
+                    Attrs::read(element.attrs())
+                })
+            }
             _ => false,
         }
     }
@@ -414,7 +456,14 @@ impl<'a> Collector<'a, '_> {
         self.pending = 0;
     }
 
-    fn open_element(&mut self, element: &'a scraper::node::Element) -> bool {
+    /// Visits an element named `name` (in the HTML namespace when `html_ns`) with the
+    /// attributes `read` gives; returns whether to visit its children.
+    fn open_element(
+        &mut self,
+        name: &'a str,
+        html_ns: bool,
+        read: impl FnOnce() -> Attrs<'a>,
+    ) -> bool {
         let parent = self.context();
         let mut frame = Frame {
             own_block: NONE,
@@ -424,8 +473,6 @@ impl<'a> Collector<'a, '_> {
             flags: parent.flags & !OWNS_TITLE,
             ..parent
         };
-        let name = element.name();
-        let html_ns = &*element.name.ns == XHTML_NS;
         if !html_ns {
             // Foreign content: SVG holds icons, their titles and descriptions, none of it text a
             // reader sees; MathML is read as inline text.
@@ -433,7 +480,7 @@ impl<'a> Collector<'a, '_> {
             return !name.eq_ignore_ascii_case("svg");
         }
         let kind = kind_of(name);
-        let attrs = Attrs::read(element);
+        let attrs = read();
         let mut descend = true;
         match kind.role {
             Role::NoText => descend = false,
@@ -590,10 +637,15 @@ impl<'a> Collector<'a, '_> {
         descend
     }
 
+    /// Visits a node on the way up.
     fn close(&mut self, node: &Node) {
-        if !node.is_element() {
-            return;
+        if node.is_element() {
+            self.close_element();
         }
+    }
+
+    /// Visits an element on the way up.
+    fn close_element(&mut self) {
         let Some(frame) = self.stack.pop() else {
             return;
         };

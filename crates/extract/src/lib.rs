@@ -120,8 +120,11 @@
 //! - `nesting`: a linear pre-scan that caps element nesting ([`MAX_NESTING`]) and open
 //!   formatting elements ([`MAX_OPEN_FORMATTING`]) before parsing, because html5ever's tree
 //!   builder is quadratic in both on hostile markup.
-//! - `dom`: the one iterative pass over the parsed tree. It records text runs (borrowed `&str`s),
-//!   block and noise elements as ranges over the runs, links and head metadata.
+//! - `flat`: the page as the extraction reads it when this crate's tree builder built it: its
+//!   elements and texts in document order in one vector, without scraper's tree.
+//! - `dom`: the one iterative pass over the parsed page (flat, or scraper's tree). It records
+//!   text runs (borrowed `&str`s), block and noise elements as ranges over the runs, links and
+//!   head metadata.
 //! - `noise`: the boilerplate rules of step 1.
 //! - `main_content`: steps 2 to 4, over the recorded runs, without walking the tree again.
 //! - `text`: text runs and the writer that lays them out without gluing words together; the full
@@ -137,6 +140,7 @@ mod build;
 mod document;
 mod dom;
 mod explain;
+mod flat;
 mod links;
 mod main_content;
 mod meta;
@@ -214,6 +218,36 @@ impl Extractor {
         self.run(html, page_url, link_header, false).0
     }
 
+    /// [`Extractor::extract`] through scraper's tree whatever the page. `extract` reads most
+    /// pages from a flat list of their elements and texts instead (see [`parse_fast_traced`]
+    /// for which pages this crate's tree builder takes); both give the same [`Document`], and
+    /// this is what the tests and `simcrawl-bench extract --check-parser` compare it with.
+    ///
+    /// ```
+    /// use simcrawl_extract::Extractor;
+    /// let html = "<title>Tides</title><nav><a href=/>Home</a></nav><p>High <b>water</b> at 6.";
+    /// let url = url::Url::parse("http://127.0.0.1/tides").unwrap();
+    /// let extractor = Extractor::default();
+    /// assert_eq!(
+    ///     extractor.extract(html, &url, None),
+    ///     extractor.extract_via_tree(html, &url, None)
+    /// );
+    /// ```
+    pub fn extract_via_tree(
+        &self,
+        html: &str,
+        page_url: &Url,
+        link_header: Option<&str>,
+    ) -> Document {
+        self.run_parsed(
+            parse::parse_document_tree(html),
+            page_url,
+            link_header,
+            false,
+        )
+        .0
+    }
+
     /// [`Extractor::extract`], and every stretch of the page's text left out of the main text
     /// with the rule that dropped it: a boilerplate element (and which rule matched it), link
     /// text outside the main block, or text that scored below it. Nothing is dropped from a
@@ -247,7 +281,16 @@ impl Extractor {
         link_header: Option<&str>,
         explain: bool,
     ) -> (Document, Vec<Dropped>) {
-        let (parsed, nesting_capped) = parse::parse_document(html);
+        self.run_parsed(parse::parse_document(html), page_url, link_header, explain)
+    }
+
+    fn run_parsed(
+        &self,
+        (parsed, nesting_capped): (parse::Parsed, bool),
+        page_url: &Url,
+        link_header: Option<&str>,
+        explain: bool,
+    ) -> (Document, Vec<Dropped>) {
         let page = dom::collect(&parsed, self.options.robots_agent.as_deref());
 
         let base_url = page
@@ -421,6 +464,20 @@ pub fn parse_fast(html: &str) -> Option<scraper::Html> {
 /// ```
 pub fn parse_fast_traced(html: &str) -> Option<(scraper::Html, bool)> {
     parse::parse_fast_traced(html)
+}
+
+/// Whether [`Extractor::extract`] reads `html` from a flat list of its elements and texts
+/// (`true`: this crate's tokenizer and tree builder took the page, and the builder only appended
+/// at the end of the document) rather than from scraper's tree. The extraction is the same either
+/// way ([`Extractor::extract_via_tree`]); the flat list is cheaper to build and to read.
+///
+/// ```
+/// assert!(simcrawl_extract::reads_flat("<p>one<p>two"));
+/// // A head element after `</head>` and a line break goes back into the head.
+/// assert!(!simcrawl_extract::reads_flat("<head></head>\n<script>s</script><p>x"));
+/// ```
+pub fn reads_flat(html: &str) -> bool {
+    matches!(parse::parse_document(html).0, parse::Parsed::Flat(_))
 }
 
 /// Extracts a page with the default [`ExtractOptions`]; see [`Extractor::extract`].

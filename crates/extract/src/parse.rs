@@ -1,4 +1,5 @@
-//! HTML into scraper's [`Html`], with a fast tokenizer in front of html5ever's tree builder.
+//! HTML into what the extraction reads (a [`Flat`] list, or scraper's [`Html`]), with a fast
+//! tokenizer in front of the tree builders.
 //!
 //! `Html::parse_document` runs html5ever's tokenizer and tree builder. The tokenizer is a
 //! character-at-a-time state machine, and on ordinary pages it costs about 60% of the whole
@@ -31,20 +32,76 @@ use html5ever::{Attribute, LocalName, QualName, ns};
 use scraper::{Html, HtmlTreeSink};
 use std::borrow::Cow;
 
-use crate::build::FastBuilder;
+use crate::build::{FastBuilder, TreeOut};
+use crate::flat::{Flat, FlatOut};
 use crate::nesting::{Model, Verdict, cap_nesting};
 
+/// A parsed document: the flat list of its elements and texts when this crate's tokenizer and
+/// tree builder built it, else scraper's tree (html5ever's tree builder or html5ever alone).
+pub(crate) enum Parsed {
+    Flat(Flat),
+    Tree(Html),
+}
+
 /// Parses a whole document as `Html::parse_document` does, usually much faster, after capping
-/// its nesting (see [`crate::nesting`]); `true` when the nesting was capped.
-pub(crate) fn parse_document(html: &str) -> (Html, bool) {
-    match parse_fast(html) {
-        Some(parsed) => (parsed, false),
-        None => {
-            let capped = cap_nesting(html);
-            let parsed = Html::parse_document(&capped);
-            (parsed, matches!(capped, Cow::Owned(_)))
+/// its nesting (see [`crate::nesting`]); `true` when the nesting was capped. The result holds
+/// the same elements, attributes and texts in the same order either way (see [`crate::flat`]).
+pub(crate) fn parse_document(html: &str) -> (Parsed, bool) {
+    if let Some(input) = fast_input(html) {
+        if let Some(flat) = tokenize(&input, FastBuilder::new(FlatOut::new(&input))) {
+            return (Parsed::Flat(flat), false);
+        }
+        let builder = TreeBuilder::new(
+            HtmlTreeSink::new(sized_document(&input)),
+            TreeBuilderOpts::default(),
+        );
+        if let Some(tree) = tokenize(&input, builder) {
+            return (Parsed::Tree(tree), false);
         }
     }
+    parse_slow(html)
+}
+
+/// [`parse_document`] through scraper's tree whatever the page: the way taken where the flat
+/// path gives up, for the checks that both give the same extraction.
+pub(crate) fn parse_document_tree(html: &str) -> (Parsed, bool) {
+    match parse_fast(html) {
+        Some(tree) => (Parsed::Tree(tree), false),
+        None => parse_slow(html),
+    }
+}
+
+/// html5ever alone, on the page with its nesting capped.
+fn parse_slow(html: &str) -> (Parsed, bool) {
+    let capped = cap_nesting(html);
+    let parsed = Html::parse_document(&capped);
+    (Parsed::Tree(parsed), matches!(capped, Cow::Owned(_)))
+}
+
+/// The input stream as the tokenizer reads it (no BOM, CR LF and lone CR as LF), or `None` when
+/// the page is for html5ever's tokenizer alone (a NUL byte, or over 2 GiB).
+fn fast_input(html: &str) -> Option<Cow<'_, str>> {
+    let html = html.strip_prefix('\u{feff}').unwrap_or(html);
+    if memchr::memchr(0, html.as_bytes()).is_some() || html.len() > (u32::MAX / 2) as usize {
+        return None;
+    }
+    Some(if memchr::memchr(b'\r', html.as_bytes()).is_some() {
+        Cow::Owned(html.replace("\r\n", "\n").replace('\r', "\n"))
+    } else {
+        Cow::Borrowed(html)
+    })
+}
+
+/// An empty document with room for every node up front: scraper's tree is one vector of large
+/// nodes, and growing it by doubling copies them all again (7% of the time on markup-dense
+/// pages). A page has up to one and a half nodes per `<`: an element per start tag, and a text
+/// (if only a line break) after most start and end tags, as in `<li>a</li>\n<li>b</li>\n`; with
+/// one node per `<`, most of Boost's pages outgrew the vector once.
+fn sized_document(html: &str) -> Html {
+    let tags = memchr::memchr_iter(b'<', html.as_bytes()).count();
+    let mut document = Html::new_document();
+    document.tree = ego_tree::Tree::with_capacity(scraper::Node::Document, tags + tags / 2 + 16);
+    document
 }
 
 /// The fast path alone: `None` when the page needs html5ever's tokenizer, or would have its
@@ -56,38 +113,18 @@ pub(crate) fn parse_fast(html: &str) -> Option<Html> {
 /// [`parse_fast`], and whether [`FastBuilder`] built the tree (`false`: it gave up and
 /// html5ever's tree builder did).
 pub(crate) fn parse_fast_traced(html: &str) -> Option<(Html, bool)> {
-    let html = html.strip_prefix('\u{feff}').unwrap_or(html);
-    if memchr::memchr(0, html.as_bytes()).is_some() || html.len() > (u32::MAX / 2) as usize {
-        return None;
-    }
-    // The input stream's preprocessing: CR LF and lone CR become LF.
-    let normalized;
-    let html = if memchr::memchr(b'\r', html.as_bytes()).is_some() {
-        normalized = html.replace("\r\n", "\n").replace('\r', "\n");
-        normalized.as_str()
-    } else {
-        html
-    };
-    // Room for every node up front: scraper's tree is one vector of large nodes, and growing
-    // it by doubling copies them all again (7% of the time on markup-dense pages). A page has
-    // up to one and a half nodes per `<`: an element per start tag, and a text (if only a line
-    // break) after most start and end tags, as in `<li>a</li>\n<li>b</li>\n`; with one node per
-    // `<`, most of Boost's pages outgrew the vector once.
-    let tags = memchr::memchr_iter(b'<', html.as_bytes()).count();
-    let document = || {
-        let mut document = Html::new_document();
-        document.tree =
-            ego_tree::Tree::with_capacity(scraper::Node::Document, tags + tags / 2 + 16);
-        document
-    };
-    if let Some(tree) = tokenize(html, FastBuilder::new(document())) {
+    let html = fast_input(html)?;
+    if let Some(tree) = tokenize(&html, FastBuilder::new(TreeOut::new(sized_document(&html)))) {
         return Some((tree, true));
     }
-    let builder = TreeBuilder::new(HtmlTreeSink::new(document()), TreeBuilderOpts::default());
-    tokenize(html, builder).map(|tree| (tree, false))
+    let builder = TreeBuilder::new(
+        HtmlTreeSink::new(sized_document(&html)),
+        TreeBuilderOpts::default(),
+    );
+    tokenize(&html, builder).map(|tree| (tree, false))
 }
 
-fn tokenize<B: Builder>(html: &str, builder: B) -> Option<Html> {
+fn tokenize<B: Builder>(html: &str, builder: B) -> Option<B::Output> {
     let mut tokenizer = Tokenizer {
         html,
         src: html.as_bytes(),
@@ -103,16 +140,20 @@ fn tokenize<B: Builder>(html: &str, builder: B) -> Option<Html> {
 /// What builds the tree from the tokenizer's tokens: [`FastBuilder`], or html5ever's
 /// [`TreeBuilder`] with scraper's sink.
 pub(crate) trait Builder {
+    /// What it builds.
+    type Output;
     /// Takes a token; `Err` when the builder cannot go on (the page is parsed another way).
     fn process(&mut self, token: Token) -> Step<Flow>;
     /// Whether the adjusted current node is an SVG or MathML element (where `<![CDATA[` is
     /// a CDATA section, not a bogus comment).
     fn foreign_current(&self) -> bool;
     /// The document, after the end of the input.
-    fn finish(self) -> Html;
+    fn finish(self) -> Self::Output;
 }
 
 impl Builder for TreeBuilder<ego_tree_id::NodeId, HtmlTreeSink> {
+    type Output = Html;
+
     fn process(&mut self, token: Token) -> Step<Flow> {
         Ok(match self.process_token(token, 1) {
             TokenSinkResult::RawData(kind) => Flow::Raw(kind),
@@ -1114,7 +1155,7 @@ pub(crate) mod tests {
             assert!(parse_fast(html).is_none(), "{html:?}");
             // And the public entry point still gives html5ever's tree.
             assert!(
-                parse_document(html).0 == Html::parse_document(html),
+                matches!(parse_document(html).0, Parsed::Tree(tree) if tree == Html::parse_document(html)),
                 "{html:?}"
             );
         }
@@ -1247,7 +1288,7 @@ pub(crate) mod tests {
         "\0",
     ];
 
-    fn markup() -> impl Strategy<Value = String> {
+    pub(crate) fn markup() -> impl Strategy<Value = String> {
         prop::collection::vec(prop::sample::select(PIECES), 0..60).prop_map(|p| p.concat())
     }
 

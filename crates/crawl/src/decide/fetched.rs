@@ -105,7 +105,7 @@ pub fn analyse(
 ) -> Result<FetchedPage, String> {
     let final_url = fetched.final_url.clone();
     let final_key = canon
-        .canonicalize(final_url.as_str(), None)
+        .canonicalize_url(&final_url)
         .map_err(|e| format!("the final URL {final_url} has no canonical key: {e}"))?;
     let exchange = fetched
         .capture
@@ -141,7 +141,7 @@ impl FetchedPage {
         canon: &Arc<Canonicalizer>,
         analyzer: &Analyzer,
     ) -> Option<FetchedPage> {
-        let final_key = canon.canonicalize(url.as_str(), None).ok()?;
+        let final_key = canon.canonicalize_url(url).ok()?;
         let mut page = FetchedPage::bare(url.clone(), final_key, canon);
         page.set_html(html, None, analyzer, usize::MAX);
         Some(page)

@@ -92,20 +92,24 @@ impl Core {
         // The own keys made with the analysis hold for the rules it was made with.
         let plain_known = !rekey && plain_keys.len() == links.len();
         for (i, link) in links.iter().enumerate() {
+            let rekeyed;
             let candidate = if rekey {
                 match self.book.canon().canonicalize(link.fetch.as_str(), None) {
-                    Ok(c) => c,
+                    Ok(c) => {
+                        rekeyed = c;
+                        &rekeyed
+                    }
                     Err(_) => continue,
                 }
             } else {
-                link.clone()
+                link
             };
             let plain = if plain_known {
                 PlainKey::Known(plain_keys[i])
             } else {
                 PlainKey::Unknown
             };
-            self.admit_link_keyed(&candidate, plain, lease.depth + 1, lease.url.as_str(), now)?;
+            self.admit_link_keyed(candidate, plain, lease.depth + 1, lease.url.as_str(), now)?;
         }
         Ok(())
     }

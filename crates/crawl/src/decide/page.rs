@@ -90,7 +90,7 @@ impl Core {
         let own_key = self
             .book
             .plain()
-            .canonicalize(page.final_url.as_str(), None)
+            .canonicalize_url(&page.final_url)
             .map_or(page.final_key.key.hash128(), |c| c.key.hash128());
         let canonical_hash = page
             .canonical

@@ -162,7 +162,7 @@ impl RuleBook {
     ) -> Result<Vec<HostOption>, CrawlError> {
         let mut against = Vec::new();
         for (option, canon) in &self.option_canons {
-            if let Ok(c) = canon.canonicalize(url.as_str(), None)
+            if let Ok(c) = canon.canonicalize_url(url)
                 && pages
                     .by_key(c.key.hash128())?
                     .is_some_and(|id| id != own_id)
