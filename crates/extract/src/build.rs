@@ -35,8 +35,10 @@ use crate::parse::{Builder, Flow, GiveUp, Step};
 
 /// Where [`FastBuilder`] puts the document: scraper's tree ([`TreeOut`]), or the flat list of
 /// elements and texts in document order that the extraction reads
-/// ([`FlatOut`](crate::flat::FlatOut)). The builder only ever appends: to the current node, to
-/// `<head>` (a head element after `</head>`), and comments to the document or `<html>`.
+/// ([`FlatOut`](crate::flat::FlatOut)). The builder only ever appends: `<html>` to the document,
+/// elements and texts to the current node or to `<head>` (a head element after `</head>`),
+/// comments to the current node, `<html>` or the document; besides, it adds attributes to
+/// `<html>` and `<body>` (the tag met again in the body).
 pub(crate) trait Sink {
     /// A node, as the builder keeps it on its stack of open elements.
     type Handle: Copy + Eq;
@@ -60,8 +62,16 @@ pub(crate) trait Sink {
     /// The document's quirks mode.
     fn quirks(&mut self, quirks: QuirksMode);
     /// The attributes of `attrs` that `target` does not have yet, added to it (`<html>` or
-    /// `<body>` met again in the body).
-    fn add_attrs_if_missing(&mut self, target: Self::Handle, attrs: Vec<html5ever::Attribute>);
+    /// `<body>` met again in the body, when they may have ended).
+    fn add_attrs_if_missing(
+        &mut self,
+        target: Self::Handle,
+        attrs: Vec<html5ever::Attribute>,
+    ) -> Step<()>;
+    /// An empty vector for the next tag's attributes, with room if the sink has one to spare.
+    fn spare_attrs(&mut self) -> Vec<html5ever::Attribute> {
+        Vec::new()
+    }
     /// The document.
     fn finish(self) -> Self::Output;
 }
@@ -129,8 +139,13 @@ impl Sink for TreeOut {
         self.0.set_quirks_mode(quirks);
     }
 
-    fn add_attrs_if_missing(&mut self, target: TreeId, attrs: Vec<html5ever::Attribute>) {
+    fn add_attrs_if_missing(
+        &mut self,
+        target: TreeId,
+        attrs: Vec<html5ever::Attribute>,
+    ) -> Step<()> {
         self.0.add_attrs_if_missing(&target, attrs);
+        Ok(())
     }
 
     fn finish(self) -> Html {
@@ -405,6 +420,11 @@ fn formatting(name: &LocalName) -> bool {
 }
 
 impl<S: Sink> FastBuilder<S> {
+    /// Its sink (after it gave up, to ask why).
+    pub(crate) fn sink(&self) -> &S {
+        &self.sink
+    }
+
     pub(crate) fn new(sink: S) -> Self {
         let document = sink.document();
         FastBuilder {
@@ -1119,14 +1139,14 @@ impl<S: Sink> FastBuilder<S> {
                 // No `<template>` is ever open here.
                 let html = self.stack.first().ok_or(GiveUp)?.id;
                 self.sink
-                    .add_attrs_if_missing(html, std::mem::take(&mut tag.attrs));
+                    .add_attrs_if_missing(html, std::mem::take(&mut tag.attrs))?;
                 DONE
             }
             local_name!("body") => {
                 if self.stack.len() > 1 && self.stack[1].name == local_name!("body") {
                     let body = self.stack[1].id;
                     self.sink
-                        .add_attrs_if_missing(body, std::mem::take(&mut tag.attrs));
+                        .add_attrs_if_missing(body, std::mem::take(&mut tag.attrs))?;
                 }
                 DONE
             }
@@ -1873,6 +1893,10 @@ impl<S: Sink> Builder for FastBuilder<S> {
 
     fn foreign_current(&self) -> bool {
         false
+    }
+
+    fn spare_attrs(&mut self) -> Vec<html5ever::Attribute> {
+        self.sink.spare_attrs()
     }
 
     fn finish(self) -> S::Output {

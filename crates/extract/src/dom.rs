@@ -157,7 +157,13 @@ fn collect_flat<'a>(flat: &'a Flat, robots_agent: Option<&str>) -> Page<'a> {
     let mut i = 0;
     while let Some(item) = flat.items.get(i) {
         match item {
-            Item::Start { name, attrs, end } => {
+            Item::Start {
+                name,
+                attrs,
+                attrs_end,
+                end,
+            } => {
+                let attrs = flat.attrs_of(*attrs, *attrs_end);
                 let read = || Attrs::read(attrs.iter().map(|a| (&*a.name.local, &*a.value)));
                 if !collector.open_element(name, true, read) {
                     // Its children are not visited.

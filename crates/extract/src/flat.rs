@@ -28,10 +28,12 @@ use crate::parse::{GiveUp, Step};
 /// One step of the document in document order.
 #[derive(Debug)]
 pub(crate) enum Item {
-    /// An HTML element's start; `end` is the index of its [`Item::End`].
+    /// An HTML element's start: its attributes are [`Flat::attrs`]`[attrs..attrs_end]`, and
+    /// `end` is the index of its [`Item::End`].
     Start {
         name: LocalName,
-        attrs: Vec<Attribute>,
+        attrs: u32,
+        attrs_end: u32,
         end: u32,
     },
     /// A text node: [`Flat::text`]`[start..end]`.
@@ -46,16 +48,31 @@ pub(crate) struct Flat {
     pub(crate) items: Vec<Item>,
     /// Every text node's text, one after the other.
     pub(crate) text: String,
+    /// Every element's attributes, one element after the other.
+    pub(crate) attrs: Vec<Attribute>,
 }
 
 impl Flat {
     /// The text of a [`Item::Text`].
     pub(crate) fn text_of(&self, start: u32, end: u32) -> &str {
+        debug_assert!(self.text.get(start as usize..end as usize).is_some());
         self.text
             .get(start as usize..end as usize)
             .unwrap_or_default()
     }
+
+    /// The attributes of a [`Item::Start`].
+    pub(crate) fn attrs_of(&self, start: u32, end: u32) -> &[Attribute] {
+        debug_assert!(self.attrs.get(start as usize..end as usize).is_some());
+        self.attrs
+            .get(start as usize..end as usize)
+            .unwrap_or_default()
+    }
 }
+
+/// An [`Item::Start`]'s `end` until its end is written: past every item, so that a walk that
+/// skips the element's children would stop rather than read them as the page's.
+const NO_END: u32 = u32::MAX;
 
 /// The handle of the document node.
 const DOCUMENT: u32 = u32::MAX;
@@ -65,7 +82,8 @@ const DOCUMENT: u32 = u32::MAX;
 struct Open {
     /// The index of its [`Item::Start`] ([`DOCUMENT`] for the document).
     handle: u32,
-    /// Its last child, when that is a text: the index of the text's item.
+    /// Its last child, when that is a text: the index of the text's item. Only the innermost
+    /// open node can have one: a node appended to it after the text would be its last child.
     last_text: Option<u32>,
 }
 
@@ -74,6 +92,12 @@ pub(crate) struct FlatOut {
     flat: Flat,
     /// The nodes not ended, outermost first: the document, then its last child, and so on.
     open: Vec<Open>,
+    /// An emptied attribute vector, handed back to the tokenizer for the next tag
+    /// ([`Sink::spare_attrs`]): one allocation for all the tags of a page.
+    spare: Vec<Attribute>,
+    /// Gave up for a reason of its own (an append to an ended element), where the builder
+    /// could go on with scraper's tree.
+    gave_up: bool,
 }
 
 fn index(n: usize) -> Step<u32> {
@@ -88,23 +112,34 @@ impl FlatOut {
             flat: Flat {
                 items: Vec::with_capacity(2 * tags + 16),
                 text: String::with_capacity(html.len() / 2),
+                attrs: Vec::with_capacity(tags / 2 + 8),
             },
             open: vec![Open {
                 handle: DOCUMENT,
                 last_text: None,
             }],
+            spare: Vec::new(),
+            gave_up: false,
         }
+    }
+
+    /// Whether it gave up for a reason of its own: the page can still be built as scraper's
+    /// tree by the same builder.
+    pub(crate) fn gave_up(&self) -> bool {
+        self.gave_up
     }
 
     /// Ends every node inside `parent`, which must not have ended; returns its place in `open`.
     fn reach(&mut self, parent: u32) -> Step<usize> {
         let at = match self.open.last() {
             Some(last) if last.handle == parent => self.open.len() - 1,
-            _ => self
-                .open
-                .iter()
-                .rposition(|o| o.handle == parent)
-                .ok_or(GiveUp)?,
+            _ => match self.open.iter().rposition(|o| o.handle == parent) {
+                Some(at) => at,
+                None => {
+                    self.gave_up = true;
+                    return Err(GiveUp);
+                }
+            },
         };
         while self.open.len() > at + 1 {
             if let Some(node) = self.open.pop() {
@@ -116,7 +151,9 @@ impl FlatOut {
 
     fn end(&mut self, start: u32) -> Step<()> {
         let end = index(self.flat.items.len())?;
-        if let Some(Item::Start { end: e, .. }) = self.flat.items.get_mut(start as usize) {
+        let started = self.flat.items.get_mut(start as usize);
+        debug_assert!(matches!(started, Some(Item::Start { .. })));
+        if let Some(Item::Start { end: e, .. }) = started {
             *e = end;
         }
         self.flat.items.push(Item::End);
@@ -132,17 +169,28 @@ impl Sink for FlatOut {
         DOCUMENT
     }
 
-    fn append_element(&mut self, parent: u32, name: LocalName, attrs: Vec<Attribute>) -> Step<u32> {
+    fn append_element(
+        &mut self,
+        parent: u32,
+        name: LocalName,
+        mut attrs: Vec<Attribute>,
+    ) -> Step<u32> {
         let at = self.reach(parent)?;
         self.open[at].last_text = None;
         let handle = index(self.flat.items.len())?;
         if handle == DOCUMENT {
             return Err(GiveUp);
         }
+        let first = index(self.flat.attrs.len())?;
+        self.flat.attrs.append(&mut attrs);
+        if attrs.capacity() > self.spare.capacity() {
+            self.spare = attrs;
+        }
         self.flat.items.push(Item::Start {
             name,
-            attrs,
-            end: handle,
+            attrs: first,
+            attrs_end: index(self.flat.attrs.len())?,
+            end: NO_END,
         });
         self.open.push(Open {
             handle,
@@ -160,6 +208,7 @@ impl Sink for FlatOut {
             // Nothing was appended to `parent` since that text, so it is the last item and
             // its text the end of `text`.
             Some(last) => {
+                debug_assert_eq!(last as usize + 1, self.flat.items.len());
                 if let Some(Item::Text { end: e, .. }) = self.flat.items.get_mut(last as usize) {
                     *e = end;
                 }
@@ -172,8 +221,12 @@ impl Sink for FlatOut {
         Ok(())
     }
 
+    /// Not an item, as the walk skips comments; but the comment is its parent's last child
+    /// now, so a text appended to the parent next is a text node of its own. A comment on an
+    /// ancestor of the innermost open node (`<html>` or the document, after the body) closes
+    /// nothing here: nothing but comments follows it in the tree. One on an ended element
+    /// changes nothing the walk sees.
     fn append_comment(&mut self, parent: u32, _text: StrTendril) -> Step<()> {
-        // Not an item; but it is its parent's last child now, between that child and the next.
         if let Some(open) = self.open.iter_mut().rev().find(|o| o.handle == parent) {
             open.last_text = None;
         }
@@ -184,14 +237,39 @@ impl Sink for FlatOut {
 
     fn quirks(&mut self, _quirks: QuirksMode) {}
 
-    fn add_attrs_if_missing(&mut self, target: u32, attrs: Vec<Attribute>) {
-        if let Some(Item::Start { attrs: have, .. }) = self.flat.items.get_mut(target as usize) {
-            for attr in attrs {
-                if !have.iter().any(|a| a.name == attr.name) {
-                    have.push(attr);
-                }
+    /// Adds them when `target`'s attributes are the last written (an `<html>` or `<body>` tag
+    /// again before any other element had attributes); otherwise gives up, if one is missing.
+    fn add_attrs_if_missing(&mut self, target: u32, attrs: Vec<Attribute>) -> Step<()> {
+        for attr in attrs {
+            let last = index(self.flat.attrs.len())?;
+            let Some(Item::Start {
+                attrs: first,
+                attrs_end,
+                ..
+            }) = self.flat.items.get_mut(target as usize)
+            else {
+                return Err(GiveUp);
+            };
+            let have = self
+                .flat
+                .attrs
+                .get(*first as usize..*attrs_end as usize)
+                .unwrap_or_default();
+            if have.iter().any(|a| a.name == attr.name) {
+                continue;
             }
+            if *attrs_end != last {
+                self.gave_up = true;
+                return Err(GiveUp);
+            }
+            *attrs_end = last + 1;
+            self.flat.attrs.push(attr);
         }
+        Ok(())
+    }
+
+    fn spare_attrs(&mut self) -> Vec<Attribute> {
+        std::mem::take(&mut self.spare)
     }
 
     fn finish(mut self) -> Flat {
@@ -207,13 +285,75 @@ impl Sink for FlatOut {
 
 #[cfg(test)]
 mod tests {
+    use super::{Flat, Item};
     use crate::parse::{Parsed, parse_document};
     use crate::{ExtractOptions, Extractor};
     use proptest::prelude::*;
 
+    /// One step of a walk over a document: an element's start (its name and its attributes,
+    /// sorted), a text node, an element's end. Comments and the DOCTYPE are not steps.
+    #[derive(Debug, PartialEq)]
+    enum Step {
+        Start(String, Vec<(String, String)>),
+        Text(String),
+        End,
+    }
+
+    fn sorted(mut attrs: Vec<(String, String)>) -> Vec<(String, String)> {
+        attrs.sort();
+        attrs
+    }
+
+    fn flat_steps(flat: &Flat) -> Vec<Step> {
+        flat.items
+            .iter()
+            .map(|item| match item {
+                Item::Start {
+                    name,
+                    attrs,
+                    attrs_end,
+                    ..
+                } => Step::Start(
+                    name.to_string(),
+                    sorted(
+                        flat.attrs_of(*attrs, *attrs_end)
+                            .iter()
+                            .map(|a| (a.name.local.to_string(), a.value.to_string()))
+                            .collect(),
+                    ),
+                ),
+                Item::Text { start, end } => Step::Text(flat.text_of(*start, *end).to_owned()),
+                Item::End => Step::End,
+            })
+            .collect()
+    }
+
+    fn tree_steps(node: ego_tree::NodeRef<'_, scraper::Node>, steps: &mut Vec<Step>) {
+        for child in node.children() {
+            match child.value() {
+                scraper::Node::Element(e) => {
+                    steps.push(Step::Start(
+                        e.name().to_owned(),
+                        sorted(
+                            e.attrs()
+                                .map(|(n, v)| (n.to_owned(), v.to_owned()))
+                                .collect(),
+                        ),
+                    ));
+                    tree_steps(child, steps);
+                    steps.push(Step::End);
+                }
+                scraper::Node::Text(t) => steps.push(Step::Text(t.to_string())),
+                _ => {}
+            }
+        }
+    }
+
     /// Extracts `html` through the flat list and through scraper's tree, with the default
     /// options and with a main text of one word enough (so that small pages are judged by their
-    /// blocks too), and asserts the same documents; returns whether the flat list was built.
+    /// blocks too), and asserts the same documents; where the flat list was built, asserts that
+    /// it holds the elements, attributes and text nodes of the tree the same builder makes, in
+    /// its order. Returns whether the flat list was built.
     fn same(html: &str) -> bool {
         let url = url::Url::parse("http://127.0.0.1/dir/page.html").unwrap();
         let extractors = [
@@ -230,7 +370,15 @@ mod tests {
                 "{html:?}"
             );
         }
-        matches!(parse_document(html).0, Parsed::Flat(_))
+        let Parsed::Flat(flat) = parse_document(html).0 else {
+            return false;
+        };
+        let (tree, built_here) = crate::parse::parse_fast_traced(html).expect("the fast path");
+        assert!(built_here, "{html:?}");
+        let mut steps = Vec::new();
+        tree_steps(tree.tree.root(), &mut steps);
+        assert_eq!(flat_steps(&flat), steps, "{html:?}");
+        true
     }
 
     /// The appends that matter to a flat list: texts joined or kept apart, nodes appended to
@@ -254,6 +402,22 @@ mod tests {
         "<noscript><p>no</p></noscript><iframe src=f></iframe><p>y",
         "<pre>\nkept\n</pre><textarea>\nt</textarea>",
         "<select><option>a<option>b</select><form><input></form>",
+        "<p>x</body><!--c--> y<!--d-->z",
+        "<head></head><!--c--><title>t</title><p>x",
+        "<head></head><!--c-->\n<meta name=robots content=noindex><p>x",
+        "<head></head> <!--c--> <p>x",
+        "<body>a</body></html><!--c--> <b>b</b>",
+        "<p><b>x</p></body></html> y",
+        "<form><div>x</form>y</div>z",
+        "<table><form><tr><td>1</td></tr></form></table>",
+        "<a href=1><span>one<a href=2>two</a>",
+        "<table> <colgroup> <col> </colgroup> <caption>c</caption> <tr><td>x</table>",
+        "<body class=a><p>x</p><body id=b class=c><html lang=en>",
+        "<body class=a><body id=b class=c><p>x",
+        "<p>x</br>y</p>z</p>w",
+        "<pre>\n\nx</pre><listing>\ny</listing><textarea>\n</textarea>",
+        "<pre>&#10;x</pre><pre>&#10x</pre>",
+        "<iframe></iframe><iframe>c</iframe><script></script><p>d",
     ];
 
     #[test]

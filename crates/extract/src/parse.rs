@@ -48,14 +48,23 @@ pub(crate) enum Parsed {
 /// the same elements, attributes and texts in the same order either way (see [`crate::flat`]).
 pub(crate) fn parse_document(html: &str) -> (Parsed, bool) {
     if let Some(input) = fast_input(html) {
-        if let Some(flat) = tokenize(&input, FastBuilder::new(FlatOut::new(&input))) {
-            return (Parsed::Flat(flat), false);
+        match tokenize(&input, FastBuilder::new(FlatOut::new(&input))) {
+            Ok(flat) => return (Parsed::Flat(flat), false),
+            // The flat list could not take an append the builder made: the builder can still
+            // build the tree.
+            Err(builder) if builder.sink().gave_up() => {
+                let builder = FastBuilder::new(TreeOut::new(sized_document(&input)));
+                if let Ok(tree) = tokenize(&input, builder) {
+                    return (Parsed::Tree(tree), false);
+                }
+            }
+            Err(_) => {}
         }
         let builder = TreeBuilder::new(
             HtmlTreeSink::new(sized_document(&input)),
             TreeBuilderOpts::default(),
         );
-        if let Some(tree) = tokenize(&input, builder) {
+        if let Ok(tree) = tokenize(&input, builder) {
             return (Parsed::Tree(tree), false);
         }
     }
@@ -114,17 +123,19 @@ pub(crate) fn parse_fast(html: &str) -> Option<Html> {
 /// html5ever's tree builder did).
 pub(crate) fn parse_fast_traced(html: &str) -> Option<(Html, bool)> {
     let html = fast_input(html)?;
-    if let Some(tree) = tokenize(&html, FastBuilder::new(TreeOut::new(sized_document(&html)))) {
+    if let Ok(tree) = tokenize(&html, FastBuilder::new(TreeOut::new(sized_document(&html)))) {
         return Some((tree, true));
     }
     let builder = TreeBuilder::new(
         HtmlTreeSink::new(sized_document(&html)),
         TreeBuilderOpts::default(),
     );
-    tokenize(&html, builder).map(|tree| (tree, false))
+    tokenize(&html, builder).ok().map(|tree| (tree, false))
 }
 
-fn tokenize<B: Builder>(html: &str, builder: B) -> Option<B::Output> {
+/// The tokens of `html` through `builder`: what it built, or the builder where it or the
+/// tokenizer gave up.
+fn tokenize<B: Builder>(html: &str, builder: B) -> Result<B::Output, B> {
     let mut tokenizer = Tokenizer {
         html,
         src: html.as_bytes(),
@@ -133,8 +144,10 @@ fn tokenize<B: Builder>(html: &str, builder: B) -> Option<B::Output> {
         nesting: Model::default(),
         scratch: String::new(),
     };
-    tokenizer.run().ok()?;
-    Some(tokenizer.tb.finish())
+    match tokenizer.run() {
+        Ok(()) => Ok(tokenizer.tb.finish()),
+        Err(GiveUp) => Err(tokenizer.tb),
+    }
 }
 
 /// What builds the tree from the tokenizer's tokens: [`FastBuilder`], or html5ever's
@@ -149,6 +162,11 @@ pub(crate) trait Builder {
     fn foreign_current(&self) -> bool;
     /// The document, after the end of the input.
     fn finish(self) -> Self::Output;
+    /// An empty vector for a start tag's attributes (one the builder's sink has emptied, when
+    /// it has one).
+    fn spare_attrs(&mut self) -> Vec<Attribute> {
+        Vec::new()
+    }
 }
 
 impl Builder for TreeBuilder<ego_tree_id::NodeId, HtmlTreeSink> {
@@ -370,7 +388,10 @@ impl<'a, B: Builder> Tokenizer<'a, B> {
         name: LocalName,
         written: &'a str,
     ) -> Step<(usize, After)> {
-        let mut attrs: Vec<Attribute> = Vec::new();
+        let mut attrs: Vec<Attribute> = match kind {
+            TagKind::StartTag => self.tb.spare_attrs(),
+            TagKind::EndTag => Vec::new(),
+        };
         // Past a few attributes, names are looked up in a set: a hostile tag with a million
         // attributes would otherwise cost a million squared comparisons.
         let mut names: Option<std::collections::HashSet<LocalName>> = None;
