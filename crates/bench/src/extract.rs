@@ -7,7 +7,8 @@
 //! a Debian documentation package); the pairs are then not judged. `--dump FILE` writes every
 //! `Document` (`{:?}`), one per page, so that a change to the extractor can be checked to give the
 //! same output on the same corpus. `--check-parser` checks that the fast tokenizer builds the same
-//! tree as html5ever's on every page of the corpus. `--analyse` also times the crawl's whole analysis
+//! tree as html5ever's on every page of the corpus, and that the extraction from the flat list gives
+//! the same `Document` as the extraction through scraper's tree. `--analyse` also times the crawl's whole analysis
 //! of a page (extraction, normalisation, digests, fingerprints, template lines) in CPU ms per page, and
 //! `--dump-analysis FILE` writes it, so that a speed-up can be checked to decide exactly as before.
 
@@ -49,8 +50,9 @@ pub struct Args {
     #[arg(long)]
     dump: Option<PathBuf>,
     /// Also parse every page with `scraper::Html::parse_document` and check that the fast
-    /// tokenizer and tree builder built the same tree (`parser_check` in the output, with how
-    /// many pages each took; an error if any differ).
+    /// tokenizer and tree builder built the same tree, and extract every page through scraper's
+    /// tree and check the same `Document` (`parser_check` in the output, with how many pages each
+    /// took and how many were read from the flat list; an error if any differ).
     #[arg(long)]
     check_parser: bool,
     /// Also time the crawl's whole analysis of a page (`Analyzer::analyze_html`: extraction,
