@@ -54,7 +54,7 @@ pub(crate) trait Sink {
         attrs: Vec<html5ever::Attribute>,
     ) -> Step<Self::Handle>;
     /// Text appended to `parent` (joined to its last child when that is text).
-    fn append_text(&mut self, parent: Self::Handle, text: StrTendril) -> Step<()>;
+    fn append_text(&mut self, parent: Self::Handle, text: &str) -> Step<()>;
     /// A comment appended to `parent`.
     fn append_comment(&mut self, parent: Self::Handle, text: StrTendril) -> Step<()>;
     /// The DOCTYPE.
@@ -110,8 +110,11 @@ impl Sink for TreeOut {
         Ok(id)
     }
 
-    fn append_text(&mut self, parent: TreeId, text: StrTendril) -> Step<()> {
-        self.0.append(&parent, NodeOrText::AppendText(text));
+    fn append_text(&mut self, parent: TreeId, text: &str) -> Step<()> {
+        self.0.append(
+            &parent,
+            NodeOrText::AppendText(StrTendril::from_slice(text)),
+        );
         Ok(())
     }
 
@@ -225,13 +228,13 @@ fn leading_space(text: &str) -> usize {
 }
 
 /// Takes `text`'s leading ASCII white space off, if it has any, and returns it.
-fn split_space(text: &mut StrTendril) -> Option<StrTendril> {
+fn split_space<'t>(text: &mut &'t str) -> Option<&'t str> {
     let space = leading_space(text);
     if space == 0 {
         return None;
     }
-    let taken = text.subtendril(0, space as u32);
-    text.pop_front(space as u32);
+    let (taken, rest) = text.split_at(space);
+    *text = rest;
     Some(taken)
 }
 
@@ -534,7 +537,7 @@ impl<S: Sink> FastBuilder<S> {
         self.insert(name, Vec::new(), true)
     }
 
-    fn append_text(&mut self, text: StrTendril) -> Step<()> {
+    fn append_text(&mut self, text: &str) -> Step<()> {
         let parent = self.current()?.id;
         self.sink.append_text(parent, text)
     }
@@ -746,15 +749,15 @@ impl<S: Sink> FastBuilder<S> {
         Ok(Flow::Data)
     }
 
-    fn characters(&mut self, mut text: StrTendril) -> Step<Flow> {
+    fn characters(&mut self, mut text: &str) -> Step<Flow> {
         loop {
             match self.mode {
                 Mode::Initial | Mode::BeforeHtml | Mode::BeforeHead => {
-                    let space = leading_space(&text);
+                    let space = leading_space(text);
                     if space == text.len() {
                         return Ok(Flow::Data);
                     }
-                    text.pop_front(space as u32);
+                    text = &text[space..];
                     self.anything_else_before_body()?;
                 }
                 Mode::InHead | Mode::AfterHead => {
@@ -1867,6 +1870,20 @@ impl<S: Sink> FastBuilder<S> {
     }
 }
 
+impl<S: Sink> FastBuilder<S> {
+    /// A character token's text, the newline after `<pre>` dropped when `ignore_lf`.
+    fn text_after(&mut self, text: &str, ignore_lf: bool) -> Step<Flow> {
+        let text = match text.strip_prefix('\n') {
+            Some(rest) if ignore_lf => rest,
+            _ => text,
+        };
+        if text.is_empty() {
+            return Ok(Flow::Data);
+        }
+        self.characters(text)
+    }
+}
+
 impl<S: Sink> Builder for FastBuilder<S> {
     type Output = S::Output;
 
@@ -1876,19 +1893,16 @@ impl<S: Sink> Builder for FastBuilder<S> {
             Token::ParseError(_) => Ok(Flow::Data),
             Token::NullCharacterToken => Err(GiveUp),
             Token::DoctypeToken(doctype) => self.doctype(doctype),
-            Token::CharacterTokens(mut text) => {
-                if ignore_lf && text.starts_with('\n') {
-                    text.pop_front(1);
-                }
-                if text.is_empty() {
-                    return Ok(Flow::Data);
-                }
-                self.characters(text)
-            }
+            Token::CharacterTokens(text) => self.text_after(&text, ignore_lf),
             Token::CommentToken(text) => self.comment(text),
             Token::TagToken(tag) => self.tag(tag),
             Token::EOFToken => self.eof(),
         }
+    }
+
+    fn text(&mut self, text: &str, _tendril: impl FnOnce() -> Step<StrTendril>) -> Step<Flow> {
+        let ignore_lf = std::mem::take(&mut self.ignore_lf);
+        self.text_after(text, ignore_lf)
     }
 
     fn foreign_current(&self) -> bool {

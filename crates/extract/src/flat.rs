@@ -199,10 +199,10 @@ impl Sink for FlatOut {
         Ok(handle)
     }
 
-    fn append_text(&mut self, parent: u32, text: StrTendril) -> Step<()> {
+    fn append_text(&mut self, parent: u32, text: &str) -> Step<()> {
         let at = self.reach(parent)?;
         let start = index(self.flat.text.len())?;
-        self.flat.text.push_str(&text);
+        self.flat.text.push_str(text);
         let end = index(self.flat.text.len())?;
         match self.open[at].last_text {
             // Nothing was appended to `parent` since that text, so it is the last item and

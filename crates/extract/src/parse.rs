@@ -28,7 +28,7 @@ use html5ever::tendril::StrTendril;
 use html5ever::tokenizer::states::RawKind;
 use html5ever::tokenizer::{Doctype, Tag, TagKind, Token, TokenSink, TokenSinkResult};
 use html5ever::tree_builder::{TreeBuilder, TreeBuilderOpts, TreeSink};
-use html5ever::{Attribute, LocalName, QualName, ns};
+use html5ever::{Attribute, LocalName, QualName, local_name, ns};
 use scraper::{Html, HtmlTreeSink};
 use std::borrow::Cow;
 
@@ -167,6 +167,15 @@ pub(crate) trait Builder {
     fn spare_attrs(&mut self) -> Vec<Attribute> {
         Vec::new()
     }
+    /// A character token: `text`, which `tendril` gives as a tendril for a builder that takes
+    /// tokens (html5ever's); one that reads the text in place skips making it.
+    fn text(&mut self, text: &str, tendril: impl FnOnce() -> Step<StrTendril>) -> Step<Flow>
+    where
+        Self: Sized,
+    {
+        let _ = text;
+        self.process(Token::CharacterTokens(tendril()?))
+    }
 }
 
 impl Builder for TreeBuilder<ego_tree_id::NodeId, HtmlTreeSink> {
@@ -227,6 +236,115 @@ mod ego_tree_id {
     pub(super) type NodeId = <scraper::HtmlTreeSink as html5ever::tree_builder::TreeSink>::Handle;
 }
 
+/// The interned name of a lower-case tag or attribute name: the common ones by a match on the
+/// bytes (a decision tree on length and bytes), the rest through the atom table, whose lookup
+/// hashes the name first.
+fn local_name(name: &str) -> LocalName {
+    match name.as_bytes() {
+        b"a" => local_name!("a"),
+        b"abbr" => local_name!("abbr"),
+        b"accesskey" => local_name!("accesskey"),
+        b"align" => local_name!("align"),
+        b"alt" => local_name!("alt"),
+        b"area" => local_name!("area"),
+        b"article" => local_name!("article"),
+        b"aside" => local_name!("aside"),
+        b"b" => local_name!("b"),
+        b"blockquote" => local_name!("blockquote"),
+        b"body" => local_name!("body"),
+        b"border" => local_name!("border"),
+        b"br" => local_name!("br"),
+        b"button" => local_name!("button"),
+        b"caption" => local_name!("caption"),
+        b"cellpadding" => local_name!("cellpadding"),
+        b"cellspacing" => local_name!("cellspacing"),
+        b"center" => local_name!("center"),
+        b"charset" => local_name!("charset"),
+        b"cite" => local_name!("cite"),
+        b"class" => local_name!("class"),
+        b"code" => local_name!("code"),
+        b"col" => local_name!("col"),
+        b"colgroup" => local_name!("colgroup"),
+        b"colspan" => local_name!("colspan"),
+        b"content" => local_name!("content"),
+        b"dd" => local_name!("dd"),
+        b"div" => local_name!("div"),
+        b"dl" => local_name!("dl"),
+        b"dt" => local_name!("dt"),
+        b"em" => local_name!("em"),
+        b"font" => local_name!("font"),
+        b"footer" => local_name!("footer"),
+        b"form" => local_name!("form"),
+        b"h1" => local_name!("h1"),
+        b"h2" => local_name!("h2"),
+        b"h3" => local_name!("h3"),
+        b"h4" => local_name!("h4"),
+        b"h5" => local_name!("h5"),
+        b"h6" => local_name!("h6"),
+        b"head" => local_name!("head"),
+        b"header" => local_name!("header"),
+        b"height" => local_name!("height"),
+        b"hr" => local_name!("hr"),
+        b"href" => local_name!("href"),
+        b"hreflang" => local_name!("hreflang"),
+        b"html" => local_name!("html"),
+        b"http-equiv" => local_name!("http-equiv"),
+        b"i" => local_name!("i"),
+        b"id" => local_name!("id"),
+        b"iframe" => local_name!("iframe"),
+        b"img" => local_name!("img"),
+        b"input" => local_name!("input"),
+        b"kbd" => local_name!("kbd"),
+        b"label" => local_name!("label"),
+        b"lang" => local_name!("lang"),
+        b"li" => local_name!("li"),
+        b"link" => local_name!("link"),
+        b"main" => local_name!("main"),
+        b"media" => local_name!("media"),
+        b"meta" => local_name!("meta"),
+        b"name" => local_name!("name"),
+        b"nav" => local_name!("nav"),
+        b"noscript" => local_name!("noscript"),
+        b"ol" => local_name!("ol"),
+        b"option" => local_name!("option"),
+        b"p" => local_name!("p"),
+        b"pre" => local_name!("pre"),
+        b"rel" => local_name!("rel"),
+        b"role" => local_name!("role"),
+        b"rowspan" => local_name!("rowspan"),
+        b"script" => local_name!("script"),
+        b"section" => local_name!("section"),
+        b"select" => local_name!("select"),
+        b"small" => local_name!("small"),
+        b"span" => local_name!("span"),
+        b"src" => local_name!("src"),
+        b"strong" => local_name!("strong"),
+        b"style" => local_name!("style"),
+        b"sub" => local_name!("sub"),
+        b"summary" => local_name!("summary"),
+        b"sup" => local_name!("sup"),
+        b"table" => local_name!("table"),
+        b"target" => local_name!("target"),
+        b"tbody" => local_name!("tbody"),
+        b"td" => local_name!("td"),
+        b"textarea" => local_name!("textarea"),
+        b"tfoot" => local_name!("tfoot"),
+        b"th" => local_name!("th"),
+        b"thead" => local_name!("thead"),
+        b"title" => local_name!("title"),
+        b"tr" => local_name!("tr"),
+        b"tt" => local_name!("tt"),
+        b"type" => local_name!("type"),
+        b"u" => local_name!("u"),
+        b"ul" => local_name!("ul"),
+        b"valign" => local_name!("valign"),
+        b"value" => local_name!("value"),
+        b"var" => local_name!("var"),
+        b"width" => local_name!("width"),
+        _ => LocalName::from(name),
+    }
+}
+
 fn is_space(b: u8) -> bool {
     matches!(b, b'\t' | b'\n' | b'\x0C' | b' ')
 }
@@ -257,8 +375,12 @@ impl<'a, B: Builder> Tokenizer<'a, B> {
 
     fn text(&mut self, start: usize, end: usize) -> Step<()> {
         if end > start {
-            let text = self.slice(start, end)?;
-            self.process(Token::CharacterTokens(text))?;
+            let text = self.str(start, end)?;
+            let buf = &self.buf;
+            self.tb.text(text, || {
+                buf.try_subtendril(start as u32, (end - start) as u32)
+                    .map_err(|_| GiveUp)
+            })?;
         }
         Ok(())
     }
@@ -276,7 +398,7 @@ impl<'a, B: Builder> Tokenizer<'a, B> {
             len += c.encode_utf8(&mut utf8[len..]).len();
         }
         let text = std::str::from_utf8(&utf8[..len]).unwrap_or("\u{fffd}");
-        self.process(Token::CharacterTokens(StrTendril::from_slice(text)))?;
+        self.tb.text(text, || Ok(StrTendril::from_slice(text)))?;
         Ok(())
     }
 
@@ -374,7 +496,7 @@ impl<'a, B: Builder> Tokenizer<'a, B> {
         let name = if upper {
             LocalName::from(written.to_ascii_lowercase())
         } else {
-            LocalName::from(written)
+            local_name(written)
         };
         self.tag_rest(i, kind, name, written)
     }
@@ -436,7 +558,7 @@ impl<'a, B: Builder> Tokenizer<'a, B> {
             let attr_name = if upper {
                 LocalName::from(self.str(name_start, i)?.to_ascii_lowercase())
             } else {
-                LocalName::from(self.str(name_start, i)?)
+                local_name(self.str(name_start, i)?)
             };
             // After attribute name.
             while is_space(self.byte(i)?) {
@@ -1157,6 +1279,23 @@ pub(crate) mod tests {
     fn builds_html5evers_tree_on_edge_cases() {
         for html in HANDLED {
             assert!(same(html), "the fast path gave up on {html:?}");
+        }
+    }
+
+    /// The match gives the atoms the table gives.
+    #[test]
+    fn common_names_are_the_tables_atoms() {
+        for name in [
+            "a",
+            "div",
+            "href",
+            "http-equiv",
+            "class",
+            "tfoot",
+            "data-x",
+            "x",
+        ] {
+            assert_eq!(local_name(name), LocalName::from(name), "{name}");
         }
     }
 
