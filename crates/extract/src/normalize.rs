@@ -302,6 +302,30 @@ impl<'a> Iterator for Tokens<'a> {
 
 /// An English month name or its abbreviation, with punctuation around it.
 fn is_month(token: &str) -> bool {
+    // Most tokens are told apart by their first two letters: a month name's first letter is the
+    // token's first ASCII letter (a letter outside ASCII before it would make the word no month),
+    // and the next byte is its second.
+    let bytes = token.as_bytes();
+    let Some(first) = bytes.iter().position(u8::is_ascii_alphabetic) else {
+        return false;
+    };
+    let pair = (
+        bytes[first] | 0x20,
+        bytes.get(first + 1).map_or(0, |b| b | 0x20),
+    );
+    if !matches!(
+        pair,
+        (b'j', b'a' | b'u')
+            | (b'f', b'e')
+            | (b'm', b'a')
+            | (b'a', b'p' | b'u')
+            | (b's', b'e')
+            | (b'o', b'c')
+            | (b'n', b'o')
+            | (b'd', b'e')
+    ) {
+        return false;
+    }
     // Trimmed of what is not a letter at either end; a month name is 3 to 9 ASCII letters.
     let word = if token.is_ascii() {
         let bytes = token.as_bytes();
@@ -547,6 +571,26 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    #[test]
+    fn months_are_told_by_their_names_whatever_surrounds_them() {
+        for (token, month) in [
+            ("March", true),
+            ("(MARCH),", true),
+            ("«sept.", true),
+            ("12-Jun", true),
+            ("éMarch", false),
+            ("Mär", false),
+            ("junior", false),
+            ("Decembers", false),
+            ("—oct—", true),
+            ("a", false),
+            ("", false),
+        ] {
+            assert_eq!(is_month(token), month, "{token:?}");
+            assert_eq!(reference_is_month(token), month, "{token:?}");
+        }
+    }
+
     /// [`is_month`] as a list of names.
     fn reference_is_month(token: &str) -> bool {
         const MONTHS: [&str; 12] = [
@@ -772,6 +816,11 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn is_month_matches_the_list_of_names(token in "[(«—\\-.,éa-zA-Z0-9]{0,12}") {
+            prop_assert_eq!(is_month(&token), reference_is_month(&token), "{:?}", token);
+        }
+
         #[test]
         fn one_pass_matches_the_two_pass_reference(
             text in tricky_text(),
