@@ -398,6 +398,22 @@ fn is_date_part(token: &str) -> bool {
 
 /// Appends one white-space-free token to `out`.
 fn normalize_token(token: &str, options: NormalizeOptions, out: &mut String, gap: &mut bool) {
+    if token.bytes().all(|b| b.is_ascii_alphabetic()) {
+        // Most tokens are words of ASCII letters: nothing in them is dropped or separates.
+        if token.is_empty() {
+            return;
+        }
+        if *gap && !out.is_empty() {
+            out.push(' ');
+        }
+        *gap = false;
+        let start = out.len();
+        out.push_str(token);
+        if options.lowercase {
+            out[start..].make_ascii_lowercase();
+        }
+        return;
+    }
     if token.is_ascii() {
         // The same decisions for ASCII, a byte at a time: no ASCII character is invisible, and
         // the only numeric ones are the digits.
