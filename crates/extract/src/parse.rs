@@ -60,11 +60,7 @@ pub(crate) fn parse_document(html: &str) -> (Parsed, bool) {
             }
             Err(_) => {}
         }
-        let builder = TreeBuilder::new(
-            HtmlTreeSink::new(sized_document(&input)),
-            TreeBuilderOpts::default(),
-        );
-        if let Ok(tree) = tokenize(&input, builder) {
+        if let Ok(tree) = tokenize(&input, html5ever_builder(&input)) {
             return (Parsed::Tree(tree), false);
         }
     }
@@ -101,6 +97,14 @@ fn fast_input(html: &str) -> Option<Cow<'_, str>> {
     })
 }
 
+/// html5ever's tree builder into scraper's sink, for `html`'s tokens.
+fn html5ever_builder(html: &str) -> TreeBuilder<ego_tree_id::NodeId, HtmlTreeSink> {
+    TreeBuilder::new(
+        HtmlTreeSink::new(sized_document(html)),
+        TreeBuilderOpts::default(),
+    )
+}
+
 /// An empty document with room for every node up front: scraper's tree is one vector of large
 /// nodes, and growing it by doubling copies them all again (7% of the time on markup-dense
 /// pages). A page has up to one and a half nodes per `<`: an element per start tag, and a text
@@ -126,11 +130,9 @@ pub(crate) fn parse_fast_traced(html: &str) -> Option<(Html, bool)> {
     if let Ok(tree) = tokenize(&html, FastBuilder::new(TreeOut::new(sized_document(&html)))) {
         return Some((tree, true));
     }
-    let builder = TreeBuilder::new(
-        HtmlTreeSink::new(sized_document(&html)),
-        TreeBuilderOpts::default(),
-    );
-    tokenize(&html, builder).ok().map(|tree| (tree, false))
+    tokenize(&html, html5ever_builder(&html))
+        .ok()
+        .map(|tree| (tree, false))
 }
 
 /// The tokens of `html` through `builder`: what it built, or the builder where it or the
