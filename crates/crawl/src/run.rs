@@ -619,7 +619,7 @@ impl Driver {
                         {
                             // Committed and on disk: a kill now takes back at most these
                             // completions' successors, not the run's first second.
-                            self.core.frontier.commit()?;
+                            self.core.commit()?;
                             self.store.flush()?;
                             uncommitted = 0;
                             urgent = false;
@@ -628,7 +628,7 @@ impl Driver {
                     }
                 }
                 _ = tokio::time::sleep_until(tokio::time::Instant::from_std(last_flush + URGENT_FLUSH_GAP)), if urgent => {
-                    self.core.frontier.commit()?;
+                    self.core.commit()?;
                     self.store.flush()?;
                     uncommitted = 0;
                     urgent = false;
@@ -647,7 +647,7 @@ impl Driver {
                 _ = tick.tick() => {
                     // What a crash takes back is at most a second of the frontier's work: the
                     // pages whose acknowledgement is lost are fetched again.
-                    self.core.frontier.commit()?;
+                    self.core.commit()?;
                     uncommitted = 0;
                     self.core.progress.elapsed = start.elapsed();
                     self.core.progress.in_flight = in_flight;

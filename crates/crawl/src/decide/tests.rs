@@ -973,8 +973,7 @@ fn stubs_that_share_their_hosts_boilerplate_are_distinct_once_the_template_is_le
     }
     let made_again = sim
         .core
-        .counters
-        .get(counters::REFINGERPRINTED_BY_TEMPLATE)
+        .counter(counters::REFINGERPRINTED_BY_TEMPLATE)
         .unwrap();
     assert!(made_again > 0);
 }
@@ -1034,4 +1033,35 @@ fn spellings_an_older_store_kept_in_a_sled_tree_are_moved_into_the_set() {
     assert!(old.is_empty().unwrap());
     // Opened again: the set alone.
     assert!(super::open_variants(&store).unwrap().contains(spelling));
+}
+
+#[test]
+fn counts_kept_in_memory_reach_the_store_at_a_commit() {
+    let mut sim = Sim::new(
+        &["http://h.test/"],
+        LearnConfig::default(),
+        web(&[
+            (
+                "http://h.test/",
+                page("Home", &article(9, 200), &["/a.html", "/b.html"]),
+            ),
+            ("http://h.test/a.html", page("A", &article(1, 300), &[])),
+            ("http://h.test/b.html", page("A", &article(1, 300), &[])),
+        ]),
+    );
+    sim.crawl();
+    let stored = |sim: &Sim, name: &str| sim.core.counters.get(name).unwrap();
+    let skipped = format!("{}{}", counters::SKIPPED_PREFIX, "exact-duplicate");
+    assert_eq!(sim.core.counter(counters::FETCHED).unwrap(), 3);
+    assert_eq!(sim.core.counter(counters::INDEXED).unwrap(), 2);
+    assert_eq!(sim.core.counter(&skipped).unwrap(), 1);
+    sim.core.commit().unwrap();
+    for name in [counters::FETCHED, counters::INDEXED, skipped.as_str()] {
+        assert_eq!(
+            stored(&sim, name),
+            sim.core.counter(name).unwrap(),
+            "{name}"
+        );
+    }
+    assert!(sim.core.unwritten.is_empty());
 }
