@@ -1003,6 +1003,7 @@ impl Driver {
                                 max_links,
                             )?;
                             page.apply_template(&analyzer, template.as_deref());
+                            page.shed();
                             Ok(page)
                         })
                         .await;

@@ -161,7 +161,8 @@ pub fn normalize_lines(
         drop_line: bool,
     }
     let mut contents = String::with_capacity(text.len());
-    let mut tokens: Vec<Token> = Vec::new();
+    // About one token per seven bytes of prose: most texts never grow the vector.
+    let mut tokens: Vec<Token> = Vec::with_capacity(text.len() / 7 + 1);
     let mut line_count = 0;
     for (index, text_line) in text.lines().enumerate() {
         line_count = index + 1;

@@ -32,13 +32,26 @@ pub(crate) fn check(url: &Url, text: &str, limits: &TrapLimits) -> Option<Trap> 
             max: limits.max_segments,
         });
     }
-    // No segment can repeat too often in a path that short (most paths).
-    let segments: Vec<&str> = if count > limits.max_segment_repeats {
-        path.split('/')
-            .filter(|segment| !segment.is_empty())
-            .collect()
+    // No segment can repeat too often in a path that short (most paths). Most paths that can
+    // have at most 16 segments, kept on the stack.
+    let mut stack = [""; 16];
+    let heap: Vec<&str>;
+    let segments: &[&str] = if count <= limits.max_segment_repeats {
+        &[]
+    } else if count <= stack.len() {
+        for (slot, segment) in stack
+            .iter_mut()
+            .zip(path.split('/').filter(|segment| !segment.is_empty()))
+        {
+            *slot = segment;
+        }
+        &stack[..count]
     } else {
-        Vec::new()
+        heap = path
+            .split('/')
+            .filter(|segment| !segment.is_empty())
+            .collect();
+        &heap
     };
     // At most `max_segments` segments: counting by pairs is cheaper than hashing them.
     for (i, segment) in segments.iter().enumerate() {
@@ -123,6 +136,45 @@ mod tests {
                 max: 3
             })
         );
+    }
+
+    #[test]
+    fn repeats_are_found_in_paths_of_any_length() {
+        let limits = TrapLimits {
+            max_segments: 64,
+            ..TrapLimits::default()
+        };
+        // Distinct segments, then a fourth "a" at the end: 16 segments (on the stack) and 20.
+        for n in [12, 16] {
+            let mut path: String = (0..n - 1).map(|i| format!("/s{i}")).collect();
+            path = path.replacen("/s1/", "/a/", 1).replacen("/s3/", "/a/", 1);
+            path = path.replacen("/s5/", "/a/", 1);
+            let input = format!("https://example.com{path}/a");
+            let url = Url::parse(&input).expect("test URL parses");
+            assert_eq!(
+                check(&url, url.as_str(), &limits),
+                Some(Trap::RepeatedSegment {
+                    segment: "a".into(),
+                    count: 4,
+                    max: 3
+                }),
+                "{input}"
+            );
+        }
+        // 40 segments (on the heap), each of ten four times.
+        let long: String = (0..40).map(|i| format!("/s{}", i % 10)).collect();
+        let url = Url::parse(&format!("https://example.com{long}")).expect("test URL parses");
+        assert_eq!(
+            check(&url, url.as_str(), &limits),
+            Some(Trap::RepeatedSegment {
+                segment: "s0".into(),
+                count: 4,
+                max: 3
+            })
+        );
+        let distinct: String = (0..30).map(|i| format!("/s{i}")).collect();
+        let url = Url::parse(&format!("https://example.com{distinct}")).expect("test URL parses");
+        assert_eq!(check(&url, url.as_str(), &limits), None);
     }
 
     #[test]

@@ -199,6 +199,18 @@ impl FetchedPage {
         self.analysis = Some(analysis);
     }
 
+    /// Frees what the core never reads of the analysis (the whole page's text, the links as the
+    /// extractor found them, the normalised main text: the keyed links and the fingerprints
+    /// stand for them), so that the analysis thread frees it rather than the coordinator. A
+    /// page replayed from another process arrives without them too.
+    pub fn shed(&mut self) {
+        if let Some(analysis) = self.analysis.as_mut() {
+            analysis.document.full_text = String::new();
+            analysis.document.links = Vec::new();
+            analysis.text = String::new();
+        }
+    }
+
     /// Makes the page's fingerprints without its host's template lines (see
     /// [`Analyzer::apply_template`]); part of the CPU work the driver does off the core.
     pub fn apply_template(&mut self, analyzer: &Analyzer, template: Option<&TemplateSet>) {
