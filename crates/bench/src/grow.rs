@@ -175,7 +175,7 @@ pub fn run(args: Args) -> Result<()> {
 
     let mut rows = Vec::new();
     // (pages fetched, median RSS, heap, growing structures, mark) at each mark.
-    let mut points: Vec<(u64, u64, u64, u64, u64)> = Vec::new();
+    let mut points: Vec<(u64, u64, u64, u64, u64, u64)> = Vec::new();
     for &mark in &args.marks {
         let Some(at) = samples.iter().position(|s| s.fetched >= mark) else {
             continue;
@@ -193,8 +193,20 @@ pub fn run(args: Args) -> Result<()> {
         let mut window: Vec<u64> = samples[from_index..=at].iter().map(|w| w.rss).collect();
         window.sort_unstable();
         let rss_median = window[window.len() / 2];
+        // The anonymous part alone: the RSS also counts the pages of the full-text index's
+        // segments that a merge maps while it reads them, which the system can take back.
+        let mut anon_window: Vec<u64> = samples[from_index..=at].iter().map(|w| w.anon).collect();
+        anon_window.sort_unstable();
+        let anon_median = anon_window[anon_window.len() / 2];
         let mib = |bytes: u64| round3(bytes as f64 / f64::from(1 << 20));
-        points.push((s.fetched, rss_median, s.heap, s.structures.total(), mark));
+        points.push((
+            s.fetched,
+            rss_median,
+            s.heap,
+            s.structures.total(),
+            mark,
+            anon_median,
+        ));
         let secs = (s.secs - from.secs).max(1e-9);
         let per_page = |bytes: u64| (bytes as f64 / s.fetched.max(1) as f64).round() as u64;
         let pages = s.fetched.saturating_sub(from.fetched);
@@ -214,6 +226,11 @@ pub fn run(args: Args) -> Result<()> {
             },
             "rss_bytes_per_page": per_page(s.rss),
             "rss_anon_mib": mib(s.anon),
+            "rss_anon_window_mib": {
+                "min": mib(anon_window[0]),
+                "median": mib(anon_median),
+                "max": mib(anon_window[anon_window.len() - 1]),
+            },
             "heap_mib": mib(s.heap),
             // Bytes per page fetched of each growing structure, and their sum.
             "structures_bytes_per_page": {
@@ -236,6 +253,7 @@ pub fn run(args: Args) -> Result<()> {
                 "from": a.4,
                 "to": b.4,
                 "rss_median_bytes_per_page": slope(a.1, b.1),
+                "rss_anon_median_bytes_per_page": slope(a.5, b.5),
                 "heap_bytes_per_page": slope(a.2, b.2),
                 "structures_bytes_per_page": slope(a.3, b.3),
             })
@@ -291,10 +309,11 @@ pub fn run(args: Args) -> Result<()> {
         }
         for g in &growth {
             println!(
-                "from {} to {}: median RSS {} B/page, heap {} B/page, growing sets {} B/page",
+                "from {} to {}: median RSS {} B/page (anonymous {}), heap {} B/page, growing sets {} B/page",
                 g["from"],
                 g["to"],
                 g["rss_median_bytes_per_page"],
+                g["rss_anon_median_bytes_per_page"],
                 g["heap_bytes_per_page"],
                 g["structures_bytes_per_page"]
             );
