@@ -80,7 +80,7 @@ pub fn normalize_text(text: &str, options: NormalizeOptions) -> String {
     let mut gap = true;
     if !options.strip_noise_numbers {
         for token in Tokens(text) {
-            normalize_token(token, options, &mut out, &mut gap);
+            normalize_scanned(token, options, &mut out, &mut gap);
             gap = true;
         }
         return out;
@@ -89,15 +89,16 @@ pub fn normalize_text(text: &str, options: NormalizeOptions) -> String {
     // the month are noise too. One pass: a token is written once the next one has said whether
     // it is a month (which drops a date part before it); a token one or two after a month is
     // dropped if it is a date part.
-    let mut pending: Option<(&str, bool)> = None;
+    let mut pending: Option<(Scanned<'_>, bool)> = None;
     let (mut month_1, mut month_2) = (false, false); // the token one back, two back is a month
     for token in Tokens(text) {
-        let month = is_month(token);
-        let drop = is_noise_number(token) || ((month_1 || month_2) && is_date_part(token));
+        let month = is_month(token.text);
+        let drop = token.digit
+            && (is_noise_number(token.text) || ((month_1 || month_2) && is_date_part(token.text)));
         if let Some((before, drop_before)) = pending.take() {
-            let drop_before = drop_before || (month && is_date_part(before));
+            let drop_before = drop_before || (month && before.digit && is_date_part(before.text));
             if !drop_before {
-                normalize_token(before, options, &mut out, &mut gap);
+                normalize_scanned(before, options, &mut out, &mut gap);
                 gap = true;
             }
         }
@@ -105,7 +106,7 @@ pub fn normalize_text(text: &str, options: NormalizeOptions) -> String {
         (month_2, month_1) = (month_1, month);
     }
     if let Some((last, false)) = pending {
-        normalize_token(last, options, &mut out, &mut gap);
+        normalize_scanned(last, options, &mut out, &mut gap);
     }
     out
 }
@@ -169,14 +170,17 @@ pub fn normalize_lines(
         for token in Tokens(text_line) {
             let mut start = contents.len();
             let mut gap = true;
-            normalize_token(token, options, &mut contents, &mut gap);
+            normalize_scanned(token, options, &mut contents, &mut gap);
             // The space that separates it from the token before is not part of its content.
             if contents.as_bytes().get(start) == Some(&b' ') {
                 start += 1;
             }
-            let noise = options.strip_noise_numbers && is_noise_number(token);
+            let noise = options.strip_noise_numbers && token.digit && is_noise_number(token.text);
             let (month, date_part) = if options.strip_noise_numbers {
-                (is_month(token), is_date_part(token))
+                (
+                    is_month(token.text),
+                    token.digit && is_date_part(token.text),
+                )
             } else {
                 (false, false)
             };
@@ -253,10 +257,21 @@ fn push_word(out: &mut String, word: &str) {
 /// without decoding.
 struct Tokens<'a>(&'a str);
 
-impl<'a> Iterator for Tokens<'a> {
-    type Item = &'a str;
+/// A token and what the scan that found it learned of its bytes, so that the rules after it
+/// need not read it again to tell a word from a number.
+#[derive(Clone, Copy)]
+struct Scanned<'a> {
+    text: &'a str,
+    /// It holds an ASCII digit (no digit: no noise number, no date part).
+    digit: bool,
+    /// It is ASCII letters only (the common word: copied and lower-cased as it stands).
+    letters: bool,
+}
 
-    fn next(&mut self) -> Option<&'a str> {
+impl<'a> Iterator for Tokens<'a> {
+    type Item = Scanned<'a>;
+
+    fn next(&mut self) -> Option<Scanned<'a>> {
         let text = self.0;
         let bytes = text.as_bytes();
         // Skip white space.
@@ -281,23 +296,31 @@ impl<'a> Iterator for Tokens<'a> {
             return None;
         }
         let start = i;
+        let (mut digit, mut letters) = (false, true);
         while i < bytes.len() {
             let b = bytes[i];
             if b < 0x80 {
                 if b.is_ascii_whitespace() || b == 0x0b {
                     break;
                 }
+                digit |= b.is_ascii_digit();
+                letters &= b.is_ascii_alphabetic();
                 i += 1;
             } else {
                 let c = text[i..].chars().next().unwrap_or(' ');
                 if c.is_whitespace() {
                     break;
                 }
+                letters = false;
                 i += c.len_utf8();
             }
         }
         self.0 = &text[i..];
-        Some(&text[start..i])
+        Some(Scanned {
+            text: &text[start..i],
+            digit,
+            letters,
+        })
     }
 }
 
@@ -397,24 +420,39 @@ fn is_date_part(token: &str) -> bool {
     day || year
 }
 
-/// Appends one white-space-free token to `out`.
-fn normalize_token(token: &str, options: NormalizeOptions, out: &mut String, gap: &mut bool) {
-    if token.bytes().all(|b| b.is_ascii_alphabetic()) {
-        // Most tokens are words of ASCII letters: nothing in them is dropped or separates.
-        if token.is_empty() {
-            return;
-        }
-        if *gap && !out.is_empty() {
-            out.push(' ');
-        }
-        *gap = false;
-        let start = out.len();
-        out.push_str(token);
-        if options.lowercase {
-            out[start..].make_ascii_lowercase();
-        }
+/// Appends one white-space-free token to `out`, by the path its scan chose.
+fn normalize_scanned(
+    token: Scanned<'_>,
+    options: NormalizeOptions,
+    out: &mut String,
+    gap: &mut bool,
+) {
+    if token.letters {
+        push_letters(token.text, options, out, gap);
+    } else {
+        normalize_other(token.text, options, out, gap);
+    }
+}
+
+/// Appends a token of ASCII letters (or an empty one) to `out`.
+fn push_letters(token: &str, options: NormalizeOptions, out: &mut String, gap: &mut bool) {
+    // Most tokens are words of ASCII letters: nothing in them is dropped or separates.
+    if token.is_empty() {
         return;
     }
+    if *gap && !out.is_empty() {
+        out.push(' ');
+    }
+    *gap = false;
+    let start = out.len();
+    out.push_str(token);
+    if options.lowercase {
+        out[start..].make_ascii_lowercase();
+    }
+}
+
+/// Appends a token that is not ASCII letters only to `out`.
+fn normalize_other(token: &str, options: NormalizeOptions, out: &mut String, gap: &mut bool) {
     if token.is_ascii() {
         // The same decisions for ASCII, a byte at a time: no ASCII character is invisible, and
         // the only numeric ones are the digits.
@@ -881,6 +919,17 @@ mod tests {
         fn any_text_matches_the_reference(text in any::<String>()) {
             let options = NormalizeOptions::FINGERPRINT;
             prop_assert_eq!(normalize_text(&text, options), reference(&text, options));
+        }
+
+        #[test]
+        fn the_scan_tells_digits_and_letters_as_the_bytes_do(text in tricky_text()) {
+            let tokens: Vec<Scanned<'_>> = Tokens(&text).collect();
+            let split: Vec<&str> = text.split(char::is_whitespace).filter(|t| !t.is_empty()).collect();
+            prop_assert_eq!(tokens.iter().map(|t| t.text).collect::<Vec<_>>(), split);
+            for t in tokens {
+                prop_assert_eq!(t.digit, t.text.bytes().any(|b| b.is_ascii_digit()), "{}", t.text);
+                prop_assert_eq!(t.letters, t.text.bytes().all(|b| b.is_ascii_alphabetic()), "{}", t.text);
+            }
         }
     }
 }
