@@ -70,6 +70,10 @@ enum Command {
     Store(store::Args),
 }
 
+/// The simcrawl binary's allocator, so that the crawls measured here allocate as it does.
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 fn main() -> Result<()> {
     // As the simcrawl binary does: the crawls measured here run in this process.
     simcrawl_crawl::memory::limit_arenas();

@@ -67,13 +67,17 @@ pub fn peak_rss_bytes() -> Result<u64> {
     status_bytes("VmHWM:")
 }
 
-/// Bytes of the heap in use now (glibc's `mallinfo2`: small blocks in use plus mmapped
-/// blocks). Against the RSS it tells the memory the program holds from what the allocator
-/// keeps free and from file-backed pages (tantivy's memory-mapped segments).
+/// Bytes of the heap in use now (jemalloc's `stats.allocated`, plus glibc's `mallinfo2` for what
+/// C code allocates there). Against the RSS it tells the memory the program holds from what the
+/// allocator keeps free and from file-backed pages (tantivy's memory-mapped segments).
 pub fn heap_in_use() -> u64 {
+    // jemalloc's count of the bytes the program holds (the bench's allocator, as the binary's),
+    // read after advancing its statistics' epoch; glibc's malloc holds the C libraries' few.
+    let _ = tikv_jemalloc_ctl::epoch::advance();
+    let jemalloc = tikv_jemalloc_ctl::stats::allocated::read().unwrap_or(0) as u64;
     // SAFETY: mallinfo2 takes no argument and returns a plain struct by value.
     let info = unsafe { libc::mallinfo2() };
-    (info.uordblks + info.hblkhd) as u64
+    jemalloc + (info.uordblks + info.hblkhd) as u64
 }
 
 /// The `simcrawl` binary next to this one (`cargo build --release` builds both).

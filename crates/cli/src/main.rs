@@ -10,6 +10,13 @@ mod seeds;
 use clap::Parser;
 use std::process::ExitCode;
 
+/// jemalloc rather than glibc's malloc: as a crawl's heap grows, glibc's free lists grow with it (at a
+/// million pages of the test web its malloc took 8% of the CPU, against 3% at 100,000), and its
+/// arenas keep memory they no longer use; with jemalloc the CPU per page stays within 5% from 100 k
+/// to 1 M pages (`simcrawl-bench grow`, docs/BENCHMARKS.md).
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 fn main() -> ExitCode {
     simcrawl_crawl::memory::limit_arenas();
     restore_sigpipe();

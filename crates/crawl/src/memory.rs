@@ -9,6 +9,10 @@
 //! pages that are wholly free. Measured with `simcrawl-bench grow` at 100 k pages of a large test
 //! web: 329–392 MiB resident with glibc's default arenas (sixteen on two cores), of which the heap
 //! in use was 127–129 MiB; 191 MiB with four arenas, at the same CPU time per page.
+//!
+//! Both binaries now allocate through jemalloc (their `#[global_allocator]`), whose CPU per page
+//! stays flat as a crawl's heap grows where glibc's did not; the cap still bounds what C code and a
+//! library embedding the crawl with glibc's malloc allocate.
 
 /// The most arenas the allocator may make: enough that the threads at work on two cores seldom
 /// wait for one another's allocations, few enough that their free memory is shared.
