@@ -77,6 +77,7 @@ static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 fn main() -> Result<()> {
     // As the simcrawl binary does: the crawls measured here run in this process.
     simcrawl_crawl::memory::limit_arenas();
+    simcrawl_crawl::memory::return_freed_pages_sooner();
     let cli = Cli::parse();
     if cfg!(debug_assertions) {
         eprintln!(

@@ -19,6 +19,7 @@ static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> ExitCode {
     simcrawl_crawl::memory::limit_arenas();
+    simcrawl_crawl::memory::return_freed_pages_sooner();
     restore_sigpipe();
     let cli = flags::Cli::parse();
     init_logging(cli.verbose, cli.quiet);

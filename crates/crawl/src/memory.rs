@@ -35,3 +35,25 @@ pub fn limit_arenas() {
         libc::mallopt(libc::M_ARENA_MAX, MAX_ARENAS);
     }
 }
+
+/// How long jemalloc keeps pages freed but not returned, in milliseconds (its default: 10,000).
+pub const DIRTY_DECAY_MS: isize = 1_000;
+
+/// Makes jemalloc, the binaries' allocator, return the pages a crawl frees within
+/// [`DIRTY_DECAY_MS`]: with its default of ten seconds the frontier's 10 M queued URLs held 283 MiB
+/// after the queues' commits freed their buffers, against 266 with glibc's malloc trimmed, and a
+/// short crawl's peak RSS was 40 MB higher. Call it first thing in `main`, with
+/// [`limit_arenas`]: arenas made later take the new default. Where jemalloc is not the allocator
+/// it only tunes jemalloc's own idle state.
+pub fn return_freed_pages_sooner() {
+    for name in [
+        &b"arenas.dirty_decay_ms\0"[..],
+        &b"arena.0.dirty_decay_ms\0"[..],
+    ] {
+        // SAFETY: each name is a NUL-terminated jemalloc control whose value is a `ssize_t`
+        // (`isize`), as written.
+        if let Err(e) = unsafe { tikv_jemalloc_ctl::raw::write(name, DIRTY_DECAY_MS) } {
+            tracing::debug!(error = %e, "jemalloc's decay time not set");
+        }
+    }
+}
