@@ -121,16 +121,21 @@ pub(crate) fn fold(h: u64) -> u32 {
     (h ^ (h >> 32)) as u32
 }
 
+/// Permutation `(a_lo, a_hi, b)` of folded feature `x`: `hi32(a·x + b mod 2^64)`, as
+/// `hi32(a_lo·x + b) + lo32(a_hi·x)`.
+#[inline(always)]
+fn permute(a_lo: u32, a_hi: u32, b: u64, x: u32) -> u32 {
+    let hi = ((u64::from(a_lo) * u64::from(x)).wrapping_add(b) >> 32) as u32;
+    hi.wrapping_add(a_hi.wrapping_mul(x))
+}
+
 #[inline(always)]
 fn update_generic(mins: &mut [u32], a_lo: &[u32], a_hi: &[u32], b: &[u64], xs: &[u32]) {
     let n = mins.len().min(a_lo.len()).min(a_hi.len()).min(b.len());
     let (mins, a_lo, a_hi, b) = (&mut mins[..n], &a_lo[..n], &a_hi[..n], &b[..n]);
     for &x in xs {
-        let x64 = u64::from(x);
         for i in 0..n {
-            let hi = ((u64::from(a_lo[i]) * x64).wrapping_add(b[i]) >> 32) as u32;
-            let v = hi.wrapping_add(a_hi[i].wrapping_mul(x));
-            mins[i] = mins[i].min(v);
+            mins[i] = mins[i].min(permute(a_lo[i], a_hi[i], b[i], x));
         }
     }
 }
@@ -159,11 +164,8 @@ fn update_blocked<const W: usize>(
             unreachable!("each block is W long")
         };
         for &x in xs {
-            let x64 = u64::from(x);
             for i in 0..W {
-                let hi = ((u64::from(lo[i]) * x64).wrapping_add(add[i]) >> 32) as u32;
-                let v = hi.wrapping_add(hi_a[i].wrapping_mul(x));
-                m[i] = m[i].min(v);
+                m[i] = m[i].min(permute(lo[i], hi_a[i], add[i], x));
             }
         }
         mins[block].copy_from_slice(&m);
