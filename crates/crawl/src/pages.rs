@@ -4,7 +4,8 @@
 //! included) in a sled tree, and the fingerprints in chunks of [`FINGERPRINT_CHUNK`] consecutive
 //! ids (one sled entry per chunk: sled holds 20–50 bytes of memory for every entry, whatever its
 //! size); it maps body digests, text digests and canonical-key hashes to ids in [`KeyMap`]s, which
-//! live in memory (about 12.5 bytes a member) and are written with the store's commits. The
+//! are written with the store's commits and keep their recent members in memory, the rest in files
+//! with about 1.5 bytes a member of index in memory. The
 //! SimHash index lives in memory and is rebuilt from the chunks when the store is opened.
 //!
 //! Writes for one page go in a fixed order, the page record first. sled recovers a prefix of the
@@ -394,7 +395,7 @@ impl PageIndex {
 
     /// The page indexed under a canonical-key hash, if any.
     pub fn by_key(&self, key_hash: u128) -> Result<Option<u32>, CrawlError> {
-        Ok(self.keys.get(key_hash))
+        Ok(self.keys.get(key_hash)?)
     }
 
     /// Every indexed page, in id order.
@@ -548,7 +549,7 @@ impl PageIndex {
         canonical: Option<u128>,
         host: &str,
     ) -> Result<Verdict, CrawlError> {
-        if let Some(original) = self.body_digests.get(page.body_digest.0)
+        if let Some(original) = self.body_digests.get(page.body_digest.0)?
             && self
                 .pages
                 .get(&original)?
@@ -563,7 +564,7 @@ impl PageIndex {
         }
         if page.words > 0
             && let Some(key) = canonical
-            && let Some(original) = self.keys.get(key)
+            && let Some(original) = self.keys.get(key)?
             && let Some(fp) = self.fingerprint(original)?
         {
             let distance = fp.distance(page.simhash);
@@ -581,7 +582,7 @@ impl PageIndex {
             return Ok(Verdict::Unique);
         }
         // The map compares 80 bits of a digest; the record has all of it.
-        if let Some(original) = self.text_digests.get(page.text_digest.0)
+        if let Some(original) = self.text_digests.get(page.text_digest.0)?
             && let Some(record) = self.pages.get(&original)?
             && record.text_digest == page.text_digest.0
             && self.agrees_with(page, &record, host, canonical.is_some())
@@ -770,7 +771,7 @@ impl PageIndex {
 
     /// Maps another canonical key to an indexed page (a redirect source, a canonical alias).
     pub fn add_key(&self, key_hash: u128, id: u32) -> Result<(), CrawlError> {
-        self.keys.insert_if_absent(key_hash, id);
+        self.keys.insert_if_absent(key_hash, id)?;
         Ok(())
     }
 
@@ -779,7 +780,7 @@ impl PageIndex {
     /// tree `sketches` has it made again from the stored text.
     fn write_secondary(&self, record: &PageRecord) -> Result<(), CrawlError> {
         let id = record.id;
-        self.map_page(record);
+        self.map_page(record)?;
         if record.sketch.is_none() && self.sketches.get(&id)?.is_none() {
             let analyzer = crate::page::Analyzer::default();
             let text = simcrawl_extract::normalize_text(
@@ -796,13 +797,14 @@ impl PageIndex {
     }
 
     /// Adds a page's digests and key to the maps (a digest or key already there keeps its page).
-    fn map_page(&self, record: &PageRecord) {
+    fn map_page(&self, record: &PageRecord) -> Result<(), CrawlError> {
         let id = record.id;
         if let Some(key) = record.key_hash {
-            self.keys.insert_if_absent(key, id);
+            self.keys.insert_if_absent(key, id)?;
         }
-        self.body_digests.insert_if_absent(record.body_digest, id);
-        self.text_digests.insert_if_absent(record.text_digest, id);
+        self.body_digests.insert_if_absent(record.body_digest, id)?;
+        self.text_digests.insert_if_absent(record.text_digest, id)?;
+        Ok(())
     }
 
     /// Adds to the maps the pages indexed after their last commit, which a crash took back from
@@ -813,7 +815,7 @@ impl PageIndex {
         let from = self.body_digests.max_value().unwrap_or(0);
         for item in self.pages.range(from..) {
             let (_, record) = item?;
-            self.map_page(&record);
+            self.map_page(&record)?;
         }
         Ok(())
     }
@@ -834,7 +836,7 @@ impl PageIndex {
             }
             for item in tree.iter() {
                 let (key, id) = item?;
-                map.insert_if_absent(key, id);
+                map.insert_if_absent(key, id)?;
             }
             moved = true;
         }

@@ -80,6 +80,21 @@ pub enum StoreError {
         detail: String,
     },
 
+    /// A [`KeyMap`](crate::KeyMap)'s members written out of memory (its spilled runs, unnamed
+    /// files in the store's directory) could not be written or read back.
+    #[error(
+        "cannot use the on-disk part of `{tree}` in {dir}: {source}; check the free space and the \
+         health of that disk"
+    )]
+    Spill {
+        /// The map.
+        tree: String,
+        /// Where its runs are written.
+        dir: PathBuf,
+        /// What the operating system said.
+        source: io::Error,
+    },
+
     /// Any other I/O error while opening the store.
     #[error("cannot open store at {path}: {source}")]
     Io {

@@ -31,8 +31,23 @@
 //! one cache line of keys. A run keeps each key's top 80 bits, 64 of them stored and the top 16
 //! or more given by the index (see [`PREFIX_BITS`] for what that costs in collisions). Keys are
 //! expected to be uniform hashes: skewed keys are still correct, only slower.
+//!
+//! # Out of memory: a map's large runs
+//!
+//! A [`KeyMap`]'s runs of [`SPILL_MIN_MEMBERS`] or more are written to an unnamed file in the
+//! store's directory (gone when the process ends) and keep in memory only their index and one byte
+//! of each key, about 1.5 bytes a member instead of 12.5: a lookup that finds the byte among its
+//! bucket's (about 8 members) reads that bucket from the file, so a key that is absent (most
+//! digests looked up: most pages are new) reads nothing 97% of the time, and one that is present
+//! reads one block the operating system has cached. The map's memory then stays level as the
+//! crawl grows (the page index's three maps were 36 bytes per page). The chunks in sled stay what
+//! a reopened map is built from. A [`KeySet`] stays wholly in memory: its lookups mostly find
+//! their key (a link met before), and each would be a read.
 
 use std::collections::HashMap;
+use std::io::{BufWriter, Read, Write};
+use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
@@ -48,6 +63,18 @@ pub const RECENT_MAX: usize = 1 << 16;
 
 /// A run is merged into the new one when it is at most this many times larger.
 const MERGE_RATIO: usize = 4;
+
+/// A [`KeyMap`]'s runs of at least this many members are written to disk (see
+/// [Out of memory](self#out-of-memory-a-maps-large-runs)): a map keeps at most about
+/// `SPILL_MIN_MEMBERS * 1.33 + RECENT_MAX` members in memory (about 3 MiB).
+pub const SPILL_MIN_MEMBERS: usize = 1 << 17;
+
+/// Where a table's large runs go, and from what size (a map's; a set's stay in memory).
+#[derive(Debug, Clone)]
+pub(crate) struct Spill {
+    pub(crate) dir: PathBuf,
+    pub(crate) min_members: usize,
+}
 
 /// What a member carries: nothing (a set) or a `u32` (a map), with its byte form in a chunk.
 pub(crate) trait Slot: Copy + Default + std::fmt::Debug + Send + Sync + 'static {
@@ -123,14 +150,19 @@ impl KeySet {
 
     /// Adds `key`; returns whether it was new.
     pub fn insert_if_absent(&self, key: u128) -> bool {
-        self.state.write().insert_if_absent(key, ()).is_none()
+        let mut inner = self.state.write();
+        if inner.get_in_memory(key).is_some() {
+            return false;
+        }
+        inner.add(key, ());
+        true
     }
 
     /// Whether `key` is a member and, if it is not, a token for
     /// [`insert_absent`](KeySet::insert_absent).
     pub fn probe(&self, key: u128) -> Probe {
         let inner = self.state.read();
-        if inner.get(key).is_some() {
+        if inner.get_in_memory(key).is_some() {
             Probe::Member
         } else {
             Probe::Absent(Absent {
@@ -147,7 +179,7 @@ impl KeySet {
     pub fn insert_absent(&self, absent: Absent) -> bool {
         let mut inner = self.state.write();
         let unchanged = absent.set == self.state.id && absent.generation == inner.generation;
-        if !unchanged && inner.get(absent.key).is_some() {
+        if !unchanged && inner.get_in_memory(absent.key).is_some() {
             return false;
         }
         inner.add(absent.key, ());
@@ -156,7 +188,7 @@ impl KeySet {
 
     /// Whether `key` is a member.
     pub fn contains(&self, key: u128) -> bool {
-        self.state.read().get(key).is_some()
+        self.state.read().get_in_memory(key).is_some()
     }
 
     /// The number of members.
@@ -175,10 +207,12 @@ impl KeySet {
     }
 }
 
-/// A durable map of `u128` keys to `u32`s with insert-if-absent, kept in memory (about 12.5 bytes
-/// per member) and written to the store at each commit, like a [`KeySet`] (see its
-/// [durability](KeySet#durability)): after a crash, the members added since the last commit are
-/// gone, and the caller adds them again from what it wrote elsewhere.
+/// A durable map of `u128` keys to `u32`s with insert-if-absent, written to the store at each
+/// commit like a [`KeySet`] (see its [durability](KeySet#durability)): after a crash, the members
+/// added since the last commit are gone, and the caller adds them again from what it wrote
+/// elsewhere. Its recent members are in memory (about 12.5 bytes each), its older ones in files
+/// with an index in memory (about 1.5 bytes each; see
+/// [Out of memory](self#out-of-memory-a-maps-large-runs)), so a lookup can fail on a read.
 ///
 /// Keys are expected to be uniform hashes (digests). A lookup compares a key's top 80 bits: two
 /// keys that agree on them are taken for one (about n²/2^80 for n members, see [`KeySet`]), so a
@@ -188,10 +222,10 @@ impl KeySet {
 /// # fn main() -> Result<(), simcrawl_store::StoreError> {
 /// let store = simcrawl_store::Store::temporary()?;
 /// let bodies = store.key_map("body_digests")?;
-/// assert!(bodies.insert_if_absent(0x5eed, 7)); // new
-/// assert!(!bodies.insert_if_absent(0x5eed, 9)); // the first value stays
-/// assert_eq!(bodies.get(0x5eed), Some(7));
-/// assert_eq!(bodies.get(0xbad), None);
+/// assert!(bodies.insert_if_absent(0x5eed, 7)?); // new
+/// assert!(!bodies.insert_if_absent(0x5eed, 9)?); // the first value stays
+/// assert_eq!(bodies.get(0x5eed)?, Some(7));
+/// assert_eq!(bodies.get(0xbad)?, None);
 /// # Ok(()) }
 /// ```
 #[derive(Clone)]
@@ -218,14 +252,26 @@ impl KeyMap {
         }
     }
 
-    /// The value of `key`, if it is a member.
-    pub fn get(&self, key: u128) -> Option<u32> {
-        self.state.read().get(key)
+    /// The value of `key`, if it is a member. Fails only if a run written to disk cannot be read.
+    pub fn get(&self, key: u128) -> Result<Option<u32>, StoreError> {
+        self.state
+            .read()
+            .get(key)
+            .map_err(|e| self.state.spill_error(e))
     }
 
     /// Adds `key` with `value` unless `key` is a member; returns whether it was new.
-    pub fn insert_if_absent(&self, key: u128, value: u32) -> bool {
-        self.state.write().insert_if_absent(key, value).is_none()
+    pub fn insert_if_absent(&self, key: u128, value: u32) -> Result<bool, StoreError> {
+        let mut inner = self.state.write();
+        if inner
+            .get(key)
+            .map_err(|e| self.state.spill_error(e))?
+            .is_some()
+        {
+            return Ok(false);
+        }
+        inner.add(key, value);
+        Ok(true)
     }
 
     /// The number of members.
@@ -247,6 +293,17 @@ impl KeyMap {
     /// Bytes of memory the members take (runs, their indexes and the recent table), for reports.
     pub fn memory_bytes(&self) -> u64 {
         self.state.read().memory_bytes()
+    }
+
+    /// Members in runs written to disk (see [Out of memory](self#out-of-memory-a-maps-large-runs)).
+    pub fn members_on_disk(&self) -> u64 {
+        self.state
+            .read()
+            .runs
+            .iter()
+            .filter(|r| matches!(r, Level::Disk(_)))
+            .map(|r| r.len() as u64)
+            .sum()
     }
 }
 
@@ -282,8 +339,8 @@ pub(crate) struct TableState<V: Slot> {
 }
 
 struct TableInner<V: Slot> {
-    /// Sorted, disjoint runs, largest (oldest) first.
-    runs: Vec<Run<V>>,
+    /// Sorted, disjoint runs, largest (oldest) first: in memory, or written to disk.
+    runs: Vec<Level<V>>,
     /// Members not in a run yet.
     recent: HashMap<u128, V>,
     /// Members not written yet, in insertion order.
@@ -295,6 +352,10 @@ struct TableInner<V: Slot> {
     generation: u64,
     /// The largest value of any member (maps of ids).
     max_value: Option<u32>,
+    /// Where large runs go (`None`: they stay in memory).
+    spill: Option<Spill>,
+    /// The table's name, for warnings.
+    name: Arc<str>,
 }
 
 /// The larger of a map's largest value so far and `value`.
@@ -306,8 +367,13 @@ fn larger<V: Slot>(current: Option<u32>, value: V) -> Option<u32> {
 }
 
 impl<V: Slot> TableState<V> {
-    /// Reads every chunk of the table's tree.
-    pub(crate) fn open(tree: sled::Tree, name: &str) -> Result<TableState<V>, StoreError> {
+    /// Reads every chunk of the table's tree. With `spill`, its runs of `spill.min_members` or
+    /// more go to files in `spill.dir`.
+    pub(crate) fn open(
+        tree: sled::Tree,
+        name: &str,
+        spill: Option<Spill>,
+    ) -> Result<TableState<V>, StoreError> {
         let backend = |e| StoreError::backend(name, e);
         let width = 16 + V::BYTES;
         let mut members: Vec<(u128, V)> = Vec::new();
@@ -340,25 +406,43 @@ impl<V: Slot> TableState<V> {
         members.sort_by_key(|m| m.0);
         members.dedup_by_key(|m| m.0);
         let len = members.len() as u64;
-        let runs = if members.is_empty() {
-            Vec::new()
-        } else {
-            vec![Run::new(members)]
+        let name: Arc<str> = name.into();
+        let mut inner = TableInner {
+            runs: Vec::new(),
+            recent: HashMap::new(),
+            pending: Vec::new(),
+            next_chunk,
+            len,
+            generation: 0,
+            max_value,
+            spill,
+            name: Arc::clone(&name),
         };
+        if !members.is_empty() {
+            let run = inner.spill_if_large(Level::Mem(Run::new(members)));
+            inner.runs.push(run);
+        }
         Ok(TableState {
             tree,
-            name: name.into(),
+            name,
             id: NEXT_SET_ID.fetch_add(1, Ordering::Relaxed),
-            inner: RwLock::new(TableInner {
-                runs,
-                recent: HashMap::new(),
-                pending: Vec::new(),
-                next_chunk,
-                len,
-                generation: 0,
-                max_value,
-            }),
+            inner: RwLock::new(inner),
         })
+    }
+
+    /// A failed read of a run on disk, as the store reports it.
+    fn spill_error(&self, source: std::io::Error) -> StoreError {
+        let dir = self
+            .read()
+            .spill
+            .as_ref()
+            .map(|s| s.dir.clone())
+            .unwrap_or_default();
+        StoreError::Spill {
+            tree: self.name.to_string(),
+            dir,
+            source,
+        }
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, TableInner<V>> {
@@ -416,20 +500,23 @@ impl<V: Slot> TableCommit<'_, V> {
 }
 
 impl<V: Slot> TableInner<V> {
-    fn get(&self, key: u128) -> Option<V> {
+    fn get(&self, key: u128) -> std::io::Result<Option<V>> {
         if let Some(v) = self.recent.get(&key) {
-            return Some(*v);
+            return Ok(Some(*v));
         }
-        self.runs.iter().find_map(|run| run.get(key))
+        for run in &self.runs {
+            if let Some(v) = run.get(key)? {
+                return Ok(Some(v));
+            }
+        }
+        Ok(None)
     }
 
-    /// The value already there, or `None` after adding `value`.
-    fn insert_if_absent(&mut self, key: u128, value: V) -> Option<V> {
-        if let Some(v) = self.get(key) {
-            return Some(v);
-        }
-        self.add(key, value);
-        None
+    /// [`get`](Self::get) for a table whose runs are all in memory (a set: it never spills), where
+    /// a lookup cannot fail.
+    fn get_in_memory(&self, key: u128) -> Option<V> {
+        debug_assert!(self.spill.is_none());
+        self.get(key).ok().flatten()
     }
 
     /// Adds a key known to be absent.
@@ -445,11 +532,7 @@ impl<V: Slot> TableInner<V> {
     }
 
     fn memory_bytes(&self) -> u64 {
-        let runs: usize = self
-            .runs
-            .iter()
-            .map(|r| r.low.capacity() * 8 + r.values.capacity() * V::BYTES + r.index.capacity() * 4)
-            .sum();
+        let runs: usize = self.runs.iter().map(Level::memory_bytes).sum();
         // A hash table's buckets (it fills 7 in 8): the key and the value as laid out (a
         // `u128` aligns to 16 bytes), and a control byte.
         let member = std::mem::size_of::<(u128, V)>();
@@ -458,20 +541,322 @@ impl<V: Slot> TableInner<V> {
         (runs + recent) as u64
     }
 
-    /// Turns the recent members into a run, merging the runs that are not much larger.
+    /// Turns the recent members into a run, merging the runs that are not much larger, and
+    /// writes the result to disk if it is large and the table spills. A merge with a run on disk
+    /// that fails (a full disk) leaves both runs as they were, with a warning: nothing is lost,
+    /// only more memory used.
     fn compact(&mut self) {
         let mut members: Vec<(u128, V)> = self.recent.drain().collect();
         members.sort_unstable_by_key(|m| m.0);
-        let mut run = Run::new(members);
+        let mut run = Level::Mem(Run::new(members));
         while let Some(last) = self.runs.last() {
             if last.len() > run.len() * MERGE_RATIO {
                 break;
             }
-            let last = self.runs.pop().expect("checked above");
-            run = Run::merge(last, run);
+            let Some(last) = self.runs.pop() else { break };
+            run = match (last, run) {
+                (Level::Mem(a), Level::Mem(b)) => Level::Mem(Run::merge(a, b)),
+                (a, b) => match self.merge_to_disk(&a, &b) {
+                    Ok(merged) => Level::Disk(merged),
+                    Err(e) => {
+                        tracing::warn!(map = %self.name, error = %e,
+                            "cannot merge a map's runs on disk: keeping them as they are");
+                        self.runs.push(a);
+                        b
+                    }
+                },
+            };
         }
+        let run = self.spill_if_large(run);
         self.runs.push(run);
         self.recent.shrink_to(RECENT_MAX);
+    }
+
+    /// `run` written to disk if it is in memory, large, and the table spills; else `run`. A
+    /// failed write keeps it in memory, with a warning.
+    fn spill_if_large(&self, run: Level<V>) -> Level<V> {
+        let Level::Mem(mem) = run else { return run };
+        let Some(spill) = self.spill.as_ref().filter(|s| mem.len() >= s.min_members) else {
+            return Level::Mem(mem);
+        };
+        let written = DiskWriter::create(&spill.dir, mem.len()).and_then(|mut out| {
+            let mut members = Forward::of_mem(&mem);
+            while let Some((p, v)) = members.next()? {
+                out.push(p, v)?;
+            }
+            out.finish()
+        });
+        match written {
+            Ok(disk) => Level::Disk(disk),
+            Err(e) => {
+                tracing::warn!(map = %self.name, dir = %spill.dir.display(), error = %e,
+                    "cannot write a map's run to disk: keeping it in memory");
+                Level::Mem(mem)
+            }
+        }
+    }
+
+    /// Two disjoint runs, one of them at least on disk, merged into a new run on disk.
+    fn merge_to_disk(&self, a: &Level<V>, b: &Level<V>) -> std::io::Result<DiskRun<V>> {
+        let dir = self
+            .spill
+            .as_ref()
+            .map(|s| s.dir.as_path())
+            .ok_or_else(|| std::io::Error::other("a table that does not spill has a disk run"))?;
+        let mut out = DiskWriter::create(dir, a.len() + b.len())?;
+        let (mut xs, mut ys) = (a.forward(), b.forward());
+        let (mut x, mut y) = (xs.next()?, ys.next()?);
+        loop {
+            match (x, y) {
+                (Some(m), Some(n)) if m.0 < n.0 => {
+                    out.push(m.0, m.1)?;
+                    x = xs.next()?;
+                }
+                (_, Some(n)) => {
+                    out.push(n.0, n.1)?;
+                    y = ys.next()?;
+                }
+                (Some(m), None) => {
+                    out.push(m.0, m.1)?;
+                    x = xs.next()?;
+                }
+                (None, None) => break,
+            }
+        }
+        out.finish()
+    }
+}
+
+/// A run in memory, or written to disk.
+enum Level<V: Slot> {
+    Mem(Run<V>),
+    Disk(DiskRun<V>),
+}
+
+impl<V: Slot> Level<V> {
+    fn len(&self) -> usize {
+        match self {
+            Level::Mem(run) => run.len(),
+            Level::Disk(run) => run.len,
+        }
+    }
+
+    fn get(&self, key: u128) -> std::io::Result<Option<V>> {
+        match self {
+            Level::Mem(run) => Ok(run.get(key)),
+            Level::Disk(run) => run.get(key),
+        }
+    }
+
+    fn memory_bytes(&self) -> usize {
+        match self {
+            Level::Mem(r) => {
+                r.low.capacity() * 8 + r.values.capacity() * V::BYTES + r.index.capacity() * 4
+            }
+            Level::Disk(r) => r.index.capacity() * 4 + r.tags.capacity(),
+        }
+    }
+
+    /// The members in key order.
+    fn forward(&self) -> Forward<'_, V> {
+        match self {
+            Level::Mem(run) => Forward::of_mem(run),
+            Level::Disk(run) => Forward {
+                index: &run.index,
+                bits: run.bits,
+                len: run.len,
+                pos: 0,
+                bucket: 0,
+                source: Source::Disk(std::io::BufReader::with_capacity(
+                    1 << 16,
+                    ReadAt {
+                        file: &run.file,
+                        offset: 0,
+                    },
+                )),
+            },
+        }
+    }
+}
+
+/// Bytes a member takes in a run's file: its 64 stored bits (little-endian), then its value.
+fn member_width<V: Slot>() -> usize {
+    8 + V::BYTES
+}
+
+/// A sorted run written to an unnamed file: each member's 64 stored bits and value, in order.
+/// Memory keeps the index of its buckets (as a [`Run`]'s) and each member's lowest byte.
+struct DiskRun<V: Slot> {
+    file: std::fs::File,
+    len: usize,
+    index: Vec<u32>,
+    bits: u32,
+    /// Each member's lowest byte: a key whose byte is not among its bucket's is absent, read
+    /// nothing.
+    tags: Vec<u8>,
+    _values: std::marker::PhantomData<V>,
+}
+
+impl<V: Slot> DiskRun<V> {
+    fn get(&self, key: u128) -> std::io::Result<Option<V>> {
+        let p = prefix(key);
+        let low = p as u64;
+        let b = bucket(p, self.bits);
+        let (start, end) = (self.index[b] as usize, self.index[b + 1] as usize);
+        let Some(first) = self.tags[start..end].iter().position(|t| *t == low as u8) else {
+            return Ok(None);
+        };
+        let width = member_width::<V>();
+        let from = start + first;
+        let mut block = [0_u8; 16 * 12];
+        let mut heap = Vec::new();
+        let buf = if (end - from) * width <= block.len() {
+            &mut block[..(end - from) * width]
+        } else {
+            heap.resize((end - from) * width, 0);
+            &mut heap[..]
+        };
+        self.file.read_exact_at(buf, (from * width) as u64)?;
+        for member in buf.chunks_exact(width) {
+            let (stored, value) = member.split_at(8);
+            let stored = u64::from_le_bytes(stored.try_into().expect("split at 8 bytes"));
+            if stored == low {
+                return Ok(Some(V::read(value)));
+            }
+            if stored > low {
+                break;
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// Writes a run's members, in key order, to a new unnamed file.
+struct DiskWriter<V: Slot> {
+    out: BufWriter<std::fs::File>,
+    len: usize,
+    index: Vec<u32>,
+    bits: u32,
+    tags: Vec<u8>,
+    scratch: Vec<u8>,
+    _values: std::marker::PhantomData<V>,
+}
+
+impl<V: Slot> DiskWriter<V> {
+    /// A writer for a run of `len` members, in `dir`.
+    fn create(dir: &std::path::Path, len: usize) -> std::io::Result<DiskWriter<V>> {
+        let file = tempfile::tempfile_in(dir)?;
+        let bits = index_bits(len);
+        Ok(DiskWriter {
+            out: BufWriter::with_capacity(1 << 16, file),
+            len: 0,
+            index: vec![u32::MAX; (1 << bits) + 1],
+            bits,
+            tags: Vec::with_capacity(len),
+            scratch: Vec::with_capacity(V::BYTES),
+            _values: std::marker::PhantomData,
+        })
+    }
+
+    /// Appends the member of prefix `p` (larger than the last one's).
+    fn push(&mut self, p: u128, value: V) -> std::io::Result<()> {
+        let b = bucket(p, self.bits);
+        if self.index[b] == u32::MAX {
+            self.index[b] = self.len as u32;
+        }
+        self.out.write_all(&(p as u64).to_le_bytes())?;
+        self.scratch.clear();
+        value.write(&mut self.scratch);
+        self.out.write_all(&self.scratch)?;
+        self.tags.push(p as u8);
+        self.len += 1;
+        Ok(())
+    }
+
+    fn finish(self) -> std::io::Result<DiskRun<V>> {
+        let file = self.out.into_inner().map_err(|e| e.into_error())?;
+        let mut tags = self.tags;
+        tags.shrink_to_fit();
+        Ok(DiskRun {
+            file,
+            len: self.len,
+            index: fill_index(self.index, self.len),
+            bits: self.bits,
+            tags,
+            _values: std::marker::PhantomData,
+        })
+    }
+}
+
+/// A file read from an offset on, without moving the file's own position.
+struct ReadAt<'a> {
+    file: &'a std::fs::File,
+    offset: u64,
+}
+
+impl Read for ReadAt<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.file.read_at(buf, self.offset)?;
+        self.offset += n as u64;
+        Ok(n)
+    }
+}
+
+/// Where [`Forward`] reads the members' stored bits and values.
+enum Source<'a, V: Slot> {
+    Mem { low: &'a [u64], values: &'a [V] },
+    Disk(std::io::BufReader<ReadAt<'a>>),
+}
+
+/// Walks a run's members from the first to the last, with their prefixes.
+struct Forward<'a, V: Slot> {
+    index: &'a [u32],
+    bits: u32,
+    len: usize,
+    pos: usize,
+    /// The bucket of the member at `pos`.
+    bucket: usize,
+    source: Source<'a, V>,
+}
+
+impl<'a, V: Slot> Forward<'a, V> {
+    fn of_mem(run: &'a Run<V>) -> Forward<'a, V> {
+        Forward {
+            index: &run.index,
+            bits: run.bits,
+            len: run.len(),
+            pos: 0,
+            bucket: 0,
+            source: Source::Mem {
+                low: &run.low,
+                values: &run.values,
+            },
+        }
+    }
+
+    fn next(&mut self) -> std::io::Result<Option<(u128, V)>> {
+        if self.pos >= self.len {
+            return Ok(None);
+        }
+        while self.index[self.bucket + 1] as usize <= self.pos {
+            self.bucket += 1;
+        }
+        let (low, value) = match &mut self.source {
+            Source::Mem { low, values } => (low[self.pos], values[self.pos]),
+            Source::Disk(reader) => {
+                let mut member = [0_u8; 16];
+                let member = &mut member[..member_width::<V>()];
+                reader.read_exact(member)?;
+                let (stored, value) = member.split_at(8);
+                (
+                    u64::from_le_bytes(stored.try_into().expect("split at 8 bytes")),
+                    V::read(value),
+                )
+            }
+        };
+        self.pos += 1;
+        let top = (self.bucket >> (self.bits - MIN_INDEX_BITS)) as u128;
+        Ok(Some(((top << 64) | u128::from(low), value)))
     }
 }
 
@@ -730,6 +1115,89 @@ mod tests {
             let merged = Run::merge(run_of(a), run_of(b));
             assert_eq!(merged.low.capacity(), (n + m) as usize);
             assert_eq!(merged.values.len(), (n + m) as usize);
+        }
+    }
+
+    /// An empty map whose runs of `min` members or more go to files in `dir`.
+    fn spilling(dir: &std::path::Path, min: usize) -> TableInner<u32> {
+        TableInner {
+            runs: Vec::new(),
+            recent: HashMap::new(),
+            pending: Vec::new(),
+            next_chunk: 0,
+            len: 0,
+            generation: 0,
+            max_value: None,
+            spill: Some(Spill {
+                dir: dir.to_owned(),
+                min_members: min,
+            }),
+            name: "test".into(),
+        }
+    }
+
+    #[test]
+    fn runs_on_disk_find_their_keys_and_only_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut map = spilling(dir.path(), 1000);
+        let value = |k: u128| (k >> 90) as u32 ^ 0x5a5a;
+        // Uniform keys, and keys that share their top bits (one bucket of thousands, read from
+        // the heap rather than a block on the stack).
+        let keys: Vec<u128> = (1..=20_000_u128)
+            .map(spread)
+            .chain((1..3000_u128).map(|i| i << 48))
+            .collect();
+        for (i, k) in keys.iter().enumerate() {
+            map.add(*k, value(*k));
+            if i % 700 == 699 {
+                map.compact();
+            }
+        }
+        let on_disk: usize = map
+            .runs
+            .iter()
+            .filter(|r| matches!(r, Level::Disk(_)))
+            .map(Level::len)
+            .sum();
+        assert!(on_disk >= 15_000, "{on_disk} members on disk");
+        for k in &keys {
+            assert_eq!(map.get(*k).unwrap(), Some(value(*k)));
+            // Another top 80 bits (the skewed keys differ from each other below bit 64).
+            assert_eq!(map.get(k ^ 1 << 64).unwrap(), None);
+        }
+        for k in &keys[..20_000] {
+            assert_eq!(map.get(k.wrapping_add(1 << 48)).unwrap(), None);
+        }
+        // A member's byte in memory without the member: the read finds it absent.
+        let near = keys[0] ^ (1 << 56);
+        assert_eq!(map.get(near).unwrap(), None);
+        // Merged on disk, every member is there once (in a run, or not compacted yet).
+        let mut all = Vec::new();
+        for run in &map.runs {
+            let mut members = run.forward();
+            while let Some((p, v)) = members.next().unwrap() {
+                all.push((p, v));
+            }
+        }
+        all.extend(map.recent.iter().map(|(k, v)| (prefix(*k), *v)));
+        all.sort_unstable();
+        let mut expected: Vec<(u128, u32)> = keys.iter().map(|k| (prefix(*k), value(*k))).collect();
+        expected.sort_unstable();
+        assert_eq!(all, expected);
+    }
+
+    #[test]
+    fn a_run_that_cannot_go_to_disk_stays_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let gone = dir.path().join("gone");
+        let mut map = spilling(&gone, 10);
+        for i in 0..100_u128 {
+            map.add(spread(i), i as u32);
+        }
+        map.compact();
+        assert!(matches!(map.runs.as_slice(), [Level::Mem(_)]));
+        for i in 0..100_u128 {
+            assert_eq!(map.get(spread(i)).unwrap(), Some(i as u32));
         }
     }
 

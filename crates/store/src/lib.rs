@@ -9,7 +9,8 @@
 //! - [`Log<V>`]: an append-only log with monotonic `u64` ids (the skip log).
 //! - [`Queues<Q, V>`]: durable FIFO queues, one per key, with lengths in memory (the per-host queues
 //!   of the frontier), [`KeySet`]: a set of 128-bit keys in memory (the seen set), and [`KeyMap`]:
-//!   128-bit keys to `u32`s in memory (the page index's digests). They are written behind:
+//!   128-bit keys to `u32`s (the page index's digests), its older members in unnamed files with an
+//!   index in memory. They are written behind:
 //!   changes are kept in memory and committed together in one sled transaction
 //!   ([`Store::commit`], [`Store::flush`]), because a sled write per URL would cap the frontier near
 //!   20,000 URLs per second, and sled holds 20–50 bytes of memory per entry it keeps.
@@ -102,7 +103,7 @@ mod tree;
 
 pub use codec::{Codec, CodecError, EncodeAs};
 pub use error::{BackendError, StoreError};
-pub use keyset::{Absent, KEYS_PER_CHUNK, KeyMap, KeySet, Probe, RECENT_MAX};
+pub use keyset::{Absent, KEYS_PER_CHUNK, KeyMap, KeySet, Probe, RECENT_MAX, SPILL_MIN_MEMBERS};
 pub use lock::LOCK_FILE_NAME;
 pub use log::{LOG_CHUNK, Log, LogIter};
 pub use meta::Counters;

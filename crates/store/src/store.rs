@@ -395,16 +395,21 @@ impl Store {
     ///
     /// The first open in a process reads every member; later opens of the same name share them.
     pub fn key_set(&self, name: &str) -> Result<KeySet, StoreError> {
-        let state = self.table(name, &self.shared.key_sets)?;
+        let state = self.table(name, &self.shared.key_sets, None)?;
         Ok(KeySet::new(state, Arc::clone(&self.shared)))
     }
 
-    /// A durable map of 128-bit keys to `u32`s named `name`, kept in memory and written in
-    /// chunks. See [`KeyMap`].
+    /// A durable map of 128-bit keys to `u32`s named `name`, written in chunks; its recent members
+    /// in memory, its older ones in unnamed files in the store's directory (the system's
+    /// temporary directory for a [temporary](Store::temporary) store). See [`KeyMap`].
     ///
     /// The first open in a process reads every member; later opens of the same name share them.
     pub fn key_map(&self, name: &str) -> Result<KeyMap, StoreError> {
-        let state = self.table(name, &self.shared.key_maps)?;
+        let spill = crate::keyset::Spill {
+            dir: self.shared.path.clone().unwrap_or_else(std::env::temp_dir),
+            min_members: crate::keyset::SPILL_MIN_MEMBERS,
+        };
+        let state = self.table(name, &self.shared.key_maps, Some(spill))?;
         Ok(KeyMap::new(state, Arc::clone(&self.shared)))
     }
 
@@ -413,13 +418,14 @@ impl Store {
         &self,
         name: &str,
         states: &Mutex<HashMap<String, Arc<TableState<V>>>>,
+        spill: Option<crate::keyset::Spill>,
     ) -> Result<Arc<TableState<V>>, StoreError> {
         let inner = self.open_user_tree(name, V::KIND.to_owned())?;
         let mut states = states.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(state) = states.get(name) {
             return Ok(Arc::clone(state));
         }
-        let state = Arc::new(TableState::open(inner, name)?);
+        let state = Arc::new(TableState::open(inner, name, spill)?);
         states.insert(name.to_owned(), Arc::clone(&state));
         Ok(state)
     }

@@ -2,7 +2,7 @@
 //! learned rule maps onto a known page (then the rule is verified now and then by fetching it);
 //! either is logged once per spelling.
 
-use super::{Core, Now, redact, rule_skip};
+use super::{Core, Now, redact, rule_skip, spelled_otherwise};
 use crate::error::CrawlError;
 use crate::skiplog::{SkipReason, SkipRecord};
 use simcrawl_frontier::{Admission, Lease, Via};
@@ -157,13 +157,17 @@ impl Core {
             .admit(candidate, depth, Via::Link { referrer })?;
         let key_hash = match admission {
             Admission::Queued { .. } => {
-                self.variants.insert_if_absent(spelling);
+                self.spelling_queued(spelling, candidate.key.hash128());
                 return Ok(());
             }
             Admission::Seen { key_hash } => key_hash,
             _ => return Ok(()), // exclusions are counted by the frontier
         };
-        // Most links are spellings met before: answered from memory.
+        // Most links are spellings met before: answered from memory. A URL spelled as its key
+        // was queued so unless marked otherwise (see `spelling_queued`).
+        if spelling == key_hash && !self.variants.contains(spelled_otherwise(key_hash)) {
+            return Ok(());
+        }
         if !self.variants.insert_if_absent(spelling) {
             return Ok(()); // this spelling was seen (and logged) before
         }

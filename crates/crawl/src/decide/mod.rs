@@ -23,6 +23,13 @@ pub mod lease;
 pub mod links;
 pub mod page;
 pub mod rules;
+/// The member of the spellings set that says URL key `key_hash` was queued under another
+/// spelling than the key's own (see [`Core::spelling_queued`]): the key's hash with fixed bits
+/// flipped, a hash no spelling has.
+fn spelled_otherwise(key_hash: u128) -> u128 {
+    key_hash ^ 0x9c1f_5a3e_d84b_27c6_0f71_e2a9_4b3d_86c5
+}
+
 /// The spellings met, as a [`KeySet`]; a store that kept them in a sled tree (`variants`, before
 /// 2026-11-27) has them moved into the set when first opened.
 fn open_variants(store: &Store) -> Result<KeySet, CrawlError> {
@@ -120,7 +127,8 @@ pub struct Core {
     /// Redirect targets queued, by key hash, with the number of redirects that led to them: a
     /// chain is followed through the frontier, and ends at the fetcher's redirect limit.
     redirect_hops: HashMap<u128, u32>,
-    /// The URL spellings met (queued, or logged as variants): a [`KeySet`], so that a link met
+    /// The URL spellings met (queued, or logged as variants; a URL queued under its key's own
+    /// spelling is not in it, see [`Core::spelling_queued`]): a [`KeySet`], so that a link met
     /// again costs neither a store write nor a sled entry's memory.
     variants: KeySet,
     /// Address class of hosts fetched so far, for the link policy (persisted in `host_classes`).
@@ -199,10 +207,24 @@ impl Core {
                     source,
                 })?;
             self.frontier.admit(&candidate, 0, Via::Seed)?;
-            self.variants
-                .insert_if_absent(xxh3_128(candidate.fetch.as_str().as_bytes()));
+            self.spelling_queued(
+                xxh3_128(candidate.fetch.as_str().as_bytes()),
+                candidate.key.hash128(),
+            );
         }
         Ok(())
+    }
+
+    /// Records the spelling a URL of key `key_hash` was queued under, so that a link spelled the
+    /// same is not a variant and any other spelling is one. A URL spelled as its key (most are:
+    /// nothing to canonicalise away) adds nothing, the frontier's seen set has its key; another
+    /// spelling adds itself and the key's mark [`spelled_otherwise`], for the key's own spelling
+    /// is then a variant. The set holds about one member per variant instead of one per URL.
+    fn spelling_queued(&self, spelling: u128, key_hash: u128) {
+        if spelling != key_hash {
+            self.variants.insert_if_absent(spelling);
+            self.variants.insert_if_absent(spelled_otherwise(key_hash));
+        }
     }
 
     /// The template of `url`'s host as a page's fingerprints leave it out: the driver hands it to

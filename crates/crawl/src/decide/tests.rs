@@ -354,6 +354,55 @@ fn a_second_spelling_of_a_known_url_is_a_variant_logged_once_and_not_fetched() {
 }
 
 #[test]
+fn the_keys_own_spelling_is_a_variant_when_the_url_was_queued_under_another() {
+    // The home page links a.html with a tracking parameter (queued so), and b.html plain twice
+    // (queued under its key's own spelling); b.html links a.html plain, twice, once a.html is
+    // indexed (a variant until then is named by its key, the URL itself, and not logged).
+    let mut sim = Sim::new(
+        &["http://h.test/"],
+        LearnConfig::default(),
+        web(&[
+            (
+                "http://h.test/",
+                page(
+                    "Home",
+                    &article(9, 200),
+                    &["/a.html?utm_source=news", "/b.html", "/b.html"],
+                ),
+            ),
+            (
+                "http://h.test/a.html?utm_source=news",
+                page("A", &article(1, 300), &["/b.html"]),
+            ),
+            (
+                "http://h.test/b.html",
+                page("B", &article(2, 300), &["/a.html", "/b.html", "/a.html"]),
+            ),
+        ]),
+    );
+    sim.crawl();
+    assert_eq!(
+        sim.fetched,
+        [
+            "http://h.test/",
+            "http://h.test/a.html?utm_source=news",
+            "http://h.test/b.html"
+        ]
+    );
+    let variants: Vec<_> = sim
+        .skips()
+        .into_iter()
+        .filter(|s| s.reason == SkipReason::UrlVariant)
+        .map(|s| s.url.clone())
+        .collect();
+    assert_eq!(
+        variants,
+        ["http://h.test/a.html"],
+        "logged once, and only it"
+    );
+}
+
+#[test]
 fn a_page_marked_noindex_is_not_indexed_and_a_404_is_no_page() {
     let mut sim = Sim::new(
         &["http://h.test/"],
