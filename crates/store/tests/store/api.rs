@@ -525,7 +525,7 @@ fn a_key_set_answers_like_a_hash_set_across_compactions_and_reopen() {
 #[test]
 fn a_key_map_keeps_each_first_value_across_compactions_and_reopen() {
     use simcrawl_store::{RECENT_MAX, SPILL_MIN_MEMBERS};
-    assert!(2 * RECENT_MAX >= SPILL_MIN_MEMBERS);
+    const { assert!(2 * RECENT_MAX >= SPILL_MIN_MEMBERS) };
     use std::collections::HashMap;
     let (_tmp, dir) = fresh_store_dir();
     let key = |i: u64| u128::from(i).wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835);
