@@ -80,8 +80,9 @@ pub enum StoreError {
         detail: String,
     },
 
-    /// A [`KeyMap`](crate::KeyMap)'s members written out of memory (its spilled runs, unnamed
-    /// files in the store's directory) could not be written or read back.
+    /// A [`KeyMap`](crate::KeyMap)'s or [`SpillingKeySet`](crate::SpillingKeySet)'s members
+    /// written out of memory (unnamed files in the store's directory) could not be read back. (A
+    /// run that cannot be written stays in memory, with a warning.)
     #[error(
         "cannot use the on-disk part of `{tree}` in {dir}: {source}; check the free space and the \
          health of that disk"

@@ -20,8 +20,8 @@
 //!
 //! sled 0.34 splits a tree's leaves past 16 entries and keeps, for every leaf, cached or not, its
 //! page-table record and the disk locations of its fragments: 20–50 bytes of memory per entry
-//! written, beyond its cache (`simcrawl-bench store`). A map member here costs about 12.5 bytes,
-//! and a lookup no sled read.
+//! written, beyond its cache (`simcrawl-bench store`). A map member here costs about 12.5 bytes
+//! in memory, 1.5 once its run is on disk (below), and a lookup no sled read.
 //!
 //! # In memory
 //!
@@ -37,12 +37,13 @@
 //! A [`KeyMap`]'s runs of [`SPILL_MIN_MEMBERS`] or more are written to an unnamed file in the
 //! store's directory (gone when the process ends) and keep in memory only their index and one byte
 //! of each key, about 1.5 bytes a member instead of 12.5: a lookup that finds the byte among its
-//! bucket's (about 8 members) reads that bucket from the file, so a key that is absent (most
-//! digests looked up: most pages are new) reads nothing 97% of the time, and one that is present
-//! reads one block the operating system has cached. The map's memory then stays level as the
+//! bucket's (8 to 16 members) reads that bucket from the file, so a key that is absent (most
+//! digests looked up: most pages are new) reads nothing 94–97% of the time, and one that is
+//! present reads one block the operating system has cached. The map's memory then stays level as the
 //! crawl grows (the page index's three maps were 36 bytes per page). The chunks in sled stay what
-//! a reopened map is built from. A [`KeySet`] stays wholly in memory: its lookups mostly find
-//! their key (a link met before), and each would be a read.
+//! a reopened map is built from. A [`SpillingKeySet`] (the URL spellings met) does the same; a
+//! [`KeySet`] (the seen set) stays wholly in memory: its lookups mostly find an old key (a link
+//! to a page met long before), and each would be a read.
 
 use std::collections::HashMap;
 use std::io::{BufWriter, Read, Write};
@@ -207,6 +208,93 @@ impl KeySet {
     }
 }
 
+/// A durable set of `u128` keys whose runs of [`SPILL_MIN_MEMBERS`] or more are written to disk,
+/// as a [`KeyMap`]'s (see [Out of memory](self#out-of-memory-a-maps-large-runs)): about 1.5 bytes
+/// of memory a member once spilled, and a lookup that finds an old member reads its bucket from
+/// the file. For a set whose lookups mostly miss or find recent members (the URL spellings met:
+/// most variant spellings are met once); the seen set, whose lookups mostly find old members,
+/// is a [`KeySet`]. Written and committed as a [`KeySet`] (see its
+/// [durability](KeySet#durability)).
+///
+/// ```
+/// # fn main() -> Result<(), simcrawl_store::StoreError> {
+/// let store = simcrawl_store::Store::temporary()?;
+/// let spellings = store.spilling_key_set("spellings")?;
+/// assert!(spellings.insert_if_absent(0x5eed)?); // new
+/// assert!(!spellings.insert_if_absent(0x5eed)?);
+/// assert!(spellings.contains(0x5eed)? && !spellings.contains(0xbad)?);
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct SpillingKeySet {
+    // Declared before `_shared` so that sled's handle is dropped first.
+    state: Arc<TableState<()>>,
+    _shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for SpillingKeySet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SpillingKeySet")
+            .field("name", &self.state.name)
+            .field("len", &self.len())
+            .finish()
+    }
+}
+
+impl SpillingKeySet {
+    /// How [`Store::spilling_key_set`](crate::Store::spilling_key_set) names the type, so that a
+    /// name is not opened as both kinds of set in one process.
+    pub(crate) const KIND: &'static str = "SpillingKeySet";
+
+    pub(crate) fn new(state: Arc<TableState<()>>, shared: Arc<Shared>) -> SpillingKeySet {
+        SpillingKeySet {
+            state,
+            _shared: shared,
+        }
+    }
+
+    /// Whether `key` is a member. Fails only if a run written to disk cannot be read.
+    pub fn contains(&self, key: u128) -> Result<bool, StoreError> {
+        let found = self.state.read().get(key);
+        Ok(found.map_err(|e| self.state.spill_error(e))?.is_some())
+    }
+
+    /// Adds `key`; returns whether it was new.
+    pub fn insert_if_absent(&self, key: u128) -> Result<bool, StoreError> {
+        let mut inner = self.state.write();
+        if inner
+            .get(key)
+            .map_err(|e| self.state.spill_error(e))?
+            .is_some()
+        {
+            return Ok(false);
+        }
+        inner.add(key, ());
+        Ok(true)
+    }
+
+    /// The number of members.
+    pub fn len(&self) -> u64 {
+        self.state.read().len
+    }
+
+    /// Whether the set has no member.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes of memory the members take (runs in memory, the indexes of those on disk, the recent
+    /// set), for reports.
+    pub fn memory_bytes(&self) -> u64 {
+        self.state.read().memory_bytes()
+    }
+
+    /// Members in runs written to disk.
+    pub fn members_on_disk(&self) -> u64 {
+        self.state.read().members_on_disk()
+    }
+}
+
 /// A durable map of `u128` keys to `u32`s with insert-if-absent, written to the store at each
 /// commit like a [`KeySet`] (see its [durability](KeySet#durability)): after a crash, the members
 /// added since the last commit are gone, and the caller adds them again from what it wrote
@@ -297,13 +385,7 @@ impl KeyMap {
 
     /// Members in runs written to disk (see [Out of memory](self#out-of-memory-a-maps-large-runs)).
     pub fn members_on_disk(&self) -> u64 {
-        self.state
-            .read()
-            .runs
-            .iter()
-            .filter(|r| matches!(r, Level::Disk(_)))
-            .map(|r| r.len() as u64)
-            .sum()
+        self.state.read().members_on_disk()
     }
 }
 
@@ -335,6 +417,8 @@ pub(crate) struct TableState<V: Slot> {
     name: Arc<str>,
     /// Unique in the process.
     id: u64,
+    /// Where its large runs go, for errors (`None`: it does not spill).
+    spill_dir: Option<PathBuf>,
     inner: RwLock<TableInner<V>>,
 }
 
@@ -426,21 +510,17 @@ impl<V: Slot> TableState<V> {
             tree,
             name,
             id: NEXT_SET_ID.fetch_add(1, Ordering::Relaxed),
+            spill_dir: inner.spill.as_ref().map(|s| s.dir.clone()),
             inner: RwLock::new(inner),
         })
     }
 
     /// A failed read of a run on disk, as the store reports it.
+    /// (It takes no lock: callers hold the table's.)
     fn spill_error(&self, source: std::io::Error) -> StoreError {
-        let dir = self
-            .read()
-            .spill
-            .as_ref()
-            .map(|s| s.dir.clone())
-            .unwrap_or_default();
         StoreError::Spill {
             tree: self.name.to_string(),
-            dir,
+            dir: self.spill_dir.clone().unwrap_or_default(),
             source,
         }
     }
@@ -531,6 +611,14 @@ impl<V: Slot> TableInner<V> {
         }
     }
 
+    fn members_on_disk(&self) -> u64 {
+        self.runs
+            .iter()
+            .filter(|r| matches!(r, Level::Disk(_)))
+            .map(|r| r.len() as u64)
+            .sum()
+    }
+
     fn memory_bytes(&self) -> u64 {
         let runs: usize = self.runs.iter().map(Level::memory_bytes).sum();
         // A hash table's buckets (it fills 7 in 8): the key and the value as laid out (a
@@ -561,8 +649,13 @@ impl<V: Slot> TableInner<V> {
                     Err(e) => {
                         tracing::warn!(map = %self.name, error = %e,
                             "cannot merge a map's runs on disk: keeping them as they are");
+                        // Not tried again before the next compaction (the same error would
+                        // come back); the new run goes after a smaller one, which only costs
+                        // lookups a run more.
                         self.runs.push(a);
-                        b
+                        self.runs.push(self.spill_if_large(b));
+                        self.recent.shrink_to(RECENT_MAX);
+                        return;
                     }
                 },
             };
@@ -1197,6 +1290,32 @@ mod tests {
         map.compact();
         assert!(matches!(map.runs.as_slice(), [Level::Mem(_)]));
         for i in 0..100_u128 {
+            assert_eq!(map.get(spread(i)).unwrap(), Some(i as u32));
+        }
+    }
+
+    #[test]
+    fn a_merge_that_cannot_be_written_keeps_both_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let spill = dir.path().join("spill");
+        std::fs::create_dir(&spill).unwrap();
+        let mut map = spilling(&spill, 500);
+        for i in 0..1000_u128 {
+            map.add(spread(i), i as u32);
+        }
+        map.compact();
+        assert!(matches!(map.runs.as_slice(), [Level::Disk(_)]));
+        // The directory is gone: the next merge with the run on disk fails, once.
+        std::fs::remove_dir(&spill).unwrap();
+        for i in 1000..1300_u128 {
+            map.add(spread(i), i as u32);
+        }
+        map.compact();
+        assert!(matches!(
+            map.runs.as_slice(),
+            [Level::Disk(_), Level::Mem(_)]
+        ));
+        for i in 0..1300_u128 {
             assert_eq!(map.get(spread(i)).unwrap(), Some(i as u32));
         }
     }

@@ -103,7 +103,9 @@ mod tree;
 
 pub use codec::{Codec, CodecError, EncodeAs};
 pub use error::{BackendError, StoreError};
-pub use keyset::{Absent, KEYS_PER_CHUNK, KeyMap, KeySet, Probe, RECENT_MAX, SPILL_MIN_MEMBERS};
+pub use keyset::{
+    Absent, KEYS_PER_CHUNK, KeyMap, KeySet, Probe, RECENT_MAX, SPILL_MIN_MEMBERS, SpillingKeySet,
+};
 pub use lock::LOCK_FILE_NAME;
 pub use log::{LOG_CHUNK, Log, LogIter};
 pub use meta::Counters;

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::codec::Codec;
 use crate::error::StoreError;
-use crate::keyset::{KeyMap, KeySet, Slot, TableCommit, TableState};
+use crate::keyset::{KeyMap, KeySet, Slot, SpillingKeySet, TableCommit, TableState};
 use crate::lock::{LockFile, open_error};
 use crate::log::Log;
 use crate::meta::{self, Counters};
@@ -395,8 +395,31 @@ impl Store {
     ///
     /// The first open in a process reads every member; later opens of the same name share them.
     pub fn key_set(&self, name: &str) -> Result<KeySet, StoreError> {
-        let state = self.table(name, &self.shared.key_sets, None)?;
+        let state = self.table(name, &self.shared.key_sets, None, <()>::KIND)?;
         Ok(KeySet::new(state, Arc::clone(&self.shared)))
+    }
+
+    /// A durable set of 128-bit keys named `name` whose older members are in unnamed files, as a
+    /// [`KeyMap`]'s: for a set whose lookups mostly miss or find recent members. See
+    /// [`SpillingKeySet`]. A name is opened one way or the other in a process, not both; the
+    /// chunks in the store are the same, so a store's set can be opened the other way later.
+    pub fn spilling_key_set(&self, name: &str) -> Result<SpillingKeySet, StoreError> {
+        let state = self.table(
+            name,
+            &self.shared.key_sets,
+            Some(self.spill()),
+            SpillingKeySet::KIND,
+        )?;
+        Ok(SpillingKeySet::new(state, Arc::clone(&self.shared)))
+    }
+
+    /// Where a table's large runs go: the store's directory, or for a temporary store the
+    /// system's temporary directory.
+    fn spill(&self) -> crate::keyset::Spill {
+        crate::keyset::Spill {
+            dir: self.shared.path.clone().unwrap_or_else(std::env::temp_dir),
+            min_members: crate::keyset::SPILL_MIN_MEMBERS,
+        }
     }
 
     /// A durable map of 128-bit keys to `u32`s named `name`, written in chunks; its recent members
@@ -405,11 +428,7 @@ impl Store {
     ///
     /// The first open in a process reads every member; later opens of the same name share them.
     pub fn key_map(&self, name: &str) -> Result<KeyMap, StoreError> {
-        let spill = crate::keyset::Spill {
-            dir: self.shared.path.clone().unwrap_or_else(std::env::temp_dir),
-            min_members: crate::keyset::SPILL_MIN_MEMBERS,
-        };
-        let state = self.table(name, &self.shared.key_maps, Some(spill))?;
+        let state = self.table(name, &self.shared.key_maps, Some(self.spill()), u32::KIND)?;
         Ok(KeyMap::new(state, Arc::clone(&self.shared)))
     }
 
@@ -419,8 +438,9 @@ impl Store {
         name: &str,
         states: &Mutex<HashMap<String, Arc<TableState<V>>>>,
         spill: Option<crate::keyset::Spill>,
+        kind: &str,
     ) -> Result<Arc<TableState<V>>, StoreError> {
-        let inner = self.open_user_tree(name, V::KIND.to_owned())?;
+        let inner = self.open_user_tree(name, kind.to_owned())?;
         let mut states = states.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(state) = states.get(name) {
             return Ok(Arc::clone(state));

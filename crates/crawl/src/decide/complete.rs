@@ -175,6 +175,7 @@ impl Core {
         };
         match self.frontier.admit(&candidate, lease.depth, via)? {
             Admission::Queued { key_hash } => {
+                self.queued_as(&candidate)?;
                 self.count(counters::REDIRECTS_QUEUED, 1)?;
                 self.redirect_hops.insert(key_hash, hops);
                 Ok(true)

@@ -157,7 +157,7 @@ impl Core {
             .admit(candidate, depth, Via::Link { referrer })?;
         let key_hash = match admission {
             Admission::Queued { .. } => {
-                self.spelling_queued(spelling, candidate.key.hash128());
+                self.spelling_queued(spelling, candidate.key.hash128())?;
                 return Ok(());
             }
             Admission::Seen { key_hash } => key_hash,
@@ -165,10 +165,10 @@ impl Core {
         };
         // Most links are spellings met before: answered from memory. A URL spelled as its key
         // was queued so unless marked otherwise (see `spelling_queued`).
-        if spelling == key_hash && !self.variants.contains(spelled_otherwise(key_hash)) {
+        if spelling == key_hash && !self.variants.contains(spelled_otherwise(key_hash))? {
             return Ok(());
         }
-        if !self.variants.insert_if_absent(spelling) {
+        if !self.variants.insert_if_absent(spelling)? {
             return Ok(()); // this spelling was seen (and logged) before
         }
         let url = candidate.fetch.as_url().clone();

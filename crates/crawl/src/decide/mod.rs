@@ -30,14 +30,14 @@ fn spelled_otherwise(key_hash: u128) -> u128 {
     key_hash ^ 0x9c1f_5a3e_d84b_27c6_0f71_e2a9_4b3d_86c5
 }
 
-/// The spellings met, as a [`KeySet`]; a store that kept them in a sled tree (`variants`, before
+/// The spellings met, as a [`SpillingKeySet`]; a store that kept them in a sled tree (`variants`, before
 /// 2026-11-27) has them moved into the set when first opened.
-fn open_variants(store: &Store) -> Result<KeySet, CrawlError> {
-    let set = store.key_set(layout::VARIANTS_SET)?;
+fn open_variants(store: &Store) -> Result<SpillingKeySet, CrawlError> {
+    let set = store.spilling_key_set(layout::VARIANTS_SET)?;
     let old: Tree<u128, ()> = store.tree(layout::VARIANTS_TREE)?;
     if !old.is_empty()? {
         for item in old.iter() {
-            set.insert_if_absent(item?.0);
+            set.insert_if_absent(item?.0)?;
         }
         store.flush()?;
         old.clear()?;
@@ -60,7 +60,8 @@ use crate::rules::RuleBook;
 use crate::skiplog::{SkipReason, SkipRecord};
 use simcrawl_fetch::AddressClass;
 use simcrawl_frontier::{Frontier, Instant, Lease, Via};
-use simcrawl_store::{Counters, KeySet, Log, Store, Tree};
+use simcrawl_store::{Counters, KeySet, Log, SpillingKeySet, Store, Tree};
+use simcrawl_url::Candidate;
 use std::collections::HashMap;
 use std::time::SystemTime;
 use url::Url;
@@ -128,9 +129,9 @@ pub struct Core {
     /// chain is followed through the frontier, and ends at the fetcher's redirect limit.
     redirect_hops: HashMap<u128, u32>,
     /// The URL spellings met (queued, or logged as variants; a URL queued under its key's own
-    /// spelling is not in it, see [`Core::spelling_queued`]): a [`KeySet`], so that a link met
+    /// spelling is not in it, see [`Core::spelling_queued`]): a [`SpillingKeySet`], so that a link met
     /// again costs neither a store write nor a sled entry's memory.
-    variants: KeySet,
+    variants: SpillingKeySet,
     /// Address class of hosts fetched so far, for the link policy (persisted in `host_classes`).
     classes: HashMap<String, AddressClass>,
     classes_tree: Tree<String, u8>,
@@ -207,10 +208,7 @@ impl Core {
                     source,
                 })?;
             self.frontier.admit(&candidate, 0, Via::Seed)?;
-            self.spelling_queued(
-                xxh3_128(candidate.fetch.as_str().as_bytes()),
-                candidate.key.hash128(),
-            );
+            self.queued_as(&candidate)?;
         }
         Ok(())
     }
@@ -220,11 +218,23 @@ impl Core {
     /// nothing to canonicalise away) adds nothing, the frontier's seen set has its key; another
     /// spelling adds itself and the key's mark [`spelled_otherwise`], for the key's own spelling
     /// is then a variant. The set holds about one member per variant instead of one per URL.
-    fn spelling_queued(&self, spelling: u128, key_hash: u128) {
+    /// [`spelling_queued`](Self::spelling_queued) for `candidate`, which the frontier queued or
+    /// marked seen (every way a key enters the seen set but a link met again: a link, a seed, a
+    /// redirect target, a fetch's final URL, a URL queued again).
+    fn queued_as(&self, candidate: &Candidate) -> Result<(), CrawlError> {
+        self.spelling_queued(
+            xxh3_128(candidate.fetch.as_str().as_bytes()),
+            candidate.key.hash128(),
+        )
+    }
+
+    fn spelling_queued(&self, spelling: u128, key_hash: u128) -> Result<(), CrawlError> {
         if spelling != key_hash {
-            self.variants.insert_if_absent(spelling);
-            self.variants.insert_if_absent(spelled_otherwise(key_hash));
+            self.variants.insert_if_absent(spelling)?;
+            self.variants
+                .insert_if_absent(spelled_otherwise(key_hash))?;
         }
+        Ok(())
     }
 
     /// The template of `url`'s host as a page's fingerprints leave it out: the driver hands it to

@@ -47,8 +47,10 @@ impl Core {
             self.observe_redirect(from, to, now)?;
         }
         // The redirect target is now known too.
-        if page.final_key.key.hash128() != lease.key_hash {
-            self.frontier.mark_seen(&page.final_key)?;
+        if page.final_key.key.hash128() != lease.key_hash
+            && self.frontier.mark_seen(&page.final_key)?
+        {
+            self.queued_as(&page.final_key)?;
         }
         if let Some(delay) = page.retry_after.filter(|_| !self.foreign) {
             // A server may ask for any delay (Retry-After: 1e23); the host waits at most

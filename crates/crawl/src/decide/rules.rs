@@ -146,6 +146,9 @@ impl Core {
         }
         let referrer = referrer.unwrap_or("");
         let admission = self.frontier.requeue(url, depth, Via::Link { referrer })?;
+        if admission.is_queued() {
+            self.queued_as(url)?;
+        }
         Ok(admission.is_queued())
     }
 }

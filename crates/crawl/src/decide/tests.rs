@@ -1077,11 +1077,19 @@ fn spellings_an_older_store_kept_in_a_sled_tree_are_moved_into_the_set() {
     let old: simcrawl_store::Tree<u128, ()> = store.tree(layout::VARIANTS_TREE).unwrap();
     old.insert(&spelling, &()).unwrap();
     let set = super::open_variants(&store).unwrap();
-    assert!(set.contains(spelling));
-    assert!(!set.insert_if_absent(spelling), "met before: logged once");
+    assert!(set.contains(spelling).unwrap());
+    assert!(
+        !set.insert_if_absent(spelling).unwrap(),
+        "met before: logged once"
+    );
     assert!(old.is_empty().unwrap());
     // Opened again: the set alone.
-    assert!(super::open_variants(&store).unwrap().contains(spelling));
+    assert!(
+        super::open_variants(&store)
+            .unwrap()
+            .contains(spelling)
+            .unwrap()
+    );
 }
 
 #[test]

@@ -588,6 +588,50 @@ fn a_key_map_keeps_each_first_value_across_compactions_and_reopen() {
 }
 
 #[test]
+fn a_spilling_key_set_finds_its_members_on_disk_and_after_reopen() {
+    use simcrawl_store::RECENT_MAX;
+    let (_tmp, dir) = fresh_store_dir();
+    let key = |i: u64| u128::from(i).wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835);
+    let n = 2 * RECENT_MAX as u64 + 333;
+    {
+        let store = open(&dir);
+        let set = store.spilling_key_set("spellings").must("set");
+        for i in 0..n {
+            assert!(set.insert_if_absent(key(i)).must("insert"), "new key {i}");
+            if i % 7 == 0 {
+                assert!(!set.insert_if_absent(key(i / 2)).must("insert"));
+            }
+        }
+        for i in (0..n).step_by(97) {
+            assert!(set.contains(key(i)).must("contains"));
+            assert!(!set.contains(key(i + n)).must("contains"));
+        }
+        // Two runs of RECENT_MAX made one of SPILL_MIN_MEMBERS: it went to disk.
+        assert_eq!(set.members_on_disk(), 2 * RECENT_MAX as u64);
+        // One name, one kind of set in a process.
+        assert!(matches!(
+            store.key_set("spellings"),
+            Err(StoreError::TreeTypeMismatch { .. })
+        ));
+        store.flush().must("flush");
+    }
+    let store = open(&dir);
+    let set = store.spilling_key_set("spellings").must("set");
+    assert_eq!(set.len(), n);
+    for i in 0..n {
+        assert!(set.contains(key(i)).must("contains"), "member {i}");
+        assert!(!set.contains(key(i + n)).must("contains"), "non-member {i}");
+    }
+    drop(set);
+    drop(store);
+    // The chunks are a set's: opened as one wholly in memory, the same members.
+    let store = open(&dir);
+    let set = store.key_set("spellings").must("set");
+    assert_eq!(set.len(), n);
+    assert!(set.contains(key(n / 2)) && !set.contains(key(n)));
+}
+
+#[test]
 fn a_probed_key_is_inserted_once_whatever_happened_since_the_probe() {
     use simcrawl_store::Probe;
     let (_tmp, dir) = fresh_store_dir();
