@@ -52,8 +52,10 @@ impl LockFile {
             .map_err(|e| open_error(&path, e))?;
         // A lock held by this very process may be a store that was just dropped whose lock file
         // descriptor still lives, for a moment, in a child between fork and exec (any thread of the
-        // process may be spawning one). Such a lock goes away on its own: retry for a short while.
-        // A lock held by another process, or kept by a store of this one, is reported as it is.
+        // process may be spawning one); the drop emptied the file, so it names no holder. Such a
+        // lock goes away on its own, as does one whose holder has not written its pid yet: retry
+        // for a short while. A lock held by another process, or kept by a store of this one, is
+        // reported as it is (after the wait, for this process's own).
         let deadline = std::time::Instant::now() + SAME_PROCESS_WAIT;
         let mut pause = std::time::Duration::from_millis(2);
         loop {
@@ -61,7 +63,8 @@ impl LockFile {
                 Ok(()) => break,
                 Err(TryLockError::WouldBlock) => {
                     let pid = read_pid(&path);
-                    if pid == Some(std::process::id()) && std::time::Instant::now() < deadline {
+                    let passing = pid.is_none() || pid == Some(std::process::id());
+                    if passing && std::time::Instant::now() < deadline {
                         std::thread::sleep(pause);
                         pause = (pause * 2).min(std::time::Duration::from_millis(50));
                         continue;
@@ -127,6 +130,22 @@ mod tests {
         }
         drop(held);
         assert!(LockFile::acquire(dir.path()).is_ok());
+    }
+
+    #[test]
+    fn a_lock_released_cleanly_but_still_inherited_for_a_moment_is_waited_for() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let held = LockFile::acquire(dir.path()).expect("first lock");
+        // What a child between fork and exec holds: the same open file, so the same lock.
+        let inherited = held.file.try_clone().expect("dup");
+        drop(held); // empties the file: no pid names the holder
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            drop(inherited);
+        });
+        let again = LockFile::acquire(dir.path());
+        release.join().expect("thread");
+        assert!(again.is_ok(), "{again:?}");
     }
 
     #[test]
