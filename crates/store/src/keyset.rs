@@ -255,22 +255,12 @@ impl SpillingKeySet {
 
     /// Whether `key` is a member. Fails only if a run written to disk cannot be read.
     pub fn contains(&self, key: u128) -> Result<bool, StoreError> {
-        let found = self.state.read().get(key);
-        Ok(found.map_err(|e| self.state.spill_error(e))?.is_some())
+        Ok(self.state.try_get(key)?.is_some())
     }
 
     /// Adds `key`; returns whether it was new.
     pub fn insert_if_absent(&self, key: u128) -> Result<bool, StoreError> {
-        let mut inner = self.state.write();
-        if inner
-            .get(key)
-            .map_err(|e| self.state.spill_error(e))?
-            .is_some()
-        {
-            return Ok(false);
-        }
-        inner.add(key, ());
-        Ok(true)
+        self.state.try_insert(key, ())
     }
 
     /// The number of members.
@@ -342,24 +332,12 @@ impl KeyMap {
 
     /// The value of `key`, if it is a member. Fails only if a run written to disk cannot be read.
     pub fn get(&self, key: u128) -> Result<Option<u32>, StoreError> {
-        self.state
-            .read()
-            .get(key)
-            .map_err(|e| self.state.spill_error(e))
+        self.state.try_get(key)
     }
 
     /// Adds `key` with `value` unless `key` is a member; returns whether it was new.
     pub fn insert_if_absent(&self, key: u128, value: u32) -> Result<bool, StoreError> {
-        let mut inner = self.state.write();
-        if inner
-            .get(key)
-            .map_err(|e| self.state.spill_error(e))?
-            .is_some()
-        {
-            return Ok(false);
-        }
-        inner.add(key, value);
-        Ok(true)
+        self.state.try_insert(key, value)
     }
 
     /// The number of members.
@@ -516,6 +494,23 @@ impl<V: Slot> TableState<V> {
     }
 
     /// A failed read of a run on disk, as the store reports it.
+    /// The value of `key`, for a table whose runs may be on disk.
+    fn try_get(&self, key: u128) -> Result<Option<V>, StoreError> {
+        let found = self.read().get(key);
+        found.map_err(|e| self.spill_error(e))
+    }
+
+    /// Adds `key` with `value` unless it is a member, for a table whose runs may be on disk;
+    /// returns whether it was new.
+    fn try_insert(&self, key: u128, value: V) -> Result<bool, StoreError> {
+        let mut inner = self.write();
+        if inner.get(key).map_err(|e| self.spill_error(e))?.is_some() {
+            return Ok(false);
+        }
+        inner.add(key, value);
+        Ok(true)
+    }
+
     /// (It takes no lock: callers hold the table's.)
     fn spill_error(&self, source: std::io::Error) -> StoreError {
         StoreError::Spill {
