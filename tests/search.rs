@@ -108,15 +108,12 @@ fn after_kill_9_the_search_index_holds_exactly_the_stores_pages() {
     assert_eq!(index_ids(&dir.store()), (0..pages).collect::<Vec<_>>());
     // And each page's copies in the index are the store's: the URLs kept, and the count.
     let store = simcrawl_store::Store::open(dir.store()).expect("the store opens");
-    let copies: std::collections::HashMap<u32, (u64, String)> =
-        simcrawl_crawl::search::stored_copies(&store)
-            .expect("the copies read")
-            .into_iter()
-            .collect();
+    let copies: simcrawl_store::Tree<u32, (u64, String)> =
+        store.tree("copies").expect("the copies tree");
     let index = SearchIndex::open_read_only(&index_dir(&dir.store())).expect("the index opens");
     let mut with_copies = 0;
     for id in 0..pages {
-        let (total, urls) = copies.get(&id).cloned().unwrap_or_default();
+        let (total, urls) = copies.get(&id).expect("readable").unwrap_or_default();
         let urls: Vec<String> = urls.lines().map(str::to_owned).collect();
         assert_eq!(
             index.copies(id).expect("copies"),

@@ -21,12 +21,8 @@ pub const CRAWL_META_TREE: &str = "crawl";
 /// The address class each fetched host answered from (0 public, 1 private, 2 link-local), so that a
 /// resumed crawl applies the same link policy: `Tree<String (host:port), u8>`.
 pub const HOST_CLASSES_TREE: &str = "host_classes";
-/// The copies skipped against each indexed page, for the search index, in chunks of
-/// [`crate::search::COPY_CHUNK`] pages: `Tree<u32 (page id / COPY_CHUNK), [(u32 (page id), u64
-/// (how many), String (the first 100 URLs, one per line))]>` (a page without copies is left out).
-pub const COPY_CHUNKS_TREE: &str = "copy_chunks";
-/// Where stores before 2026-11-27, evening, kept [`COPY_CHUNKS_TREE`]'s pages: one entry each,
-/// `Tree<u32 (page id), (u64, String)>`; moved into the chunks when first opened.
+/// The copies skipped against each indexed page, for the search index: `Tree<u32 (page id), (u64
+/// (how many), String (the first 100 URLs, one per line))>`.
 pub const COPIES_TREE: &str = "copies";
 /// The pages of a sharded crawl indexed here for the other processes (they hold them as their
 /// own): `Tree<u32 (page id), ()>`. The reports leave them out.

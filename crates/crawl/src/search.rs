@@ -21,104 +21,12 @@ impl From<simcrawl_search::SearchError> for CrawlError {
 }
 
 /// The copies skipped against a page: how many, and the first URLs (newline-separated).
-pub type Copies = (u64, String);
-
-/// Pages whose copies share one sled entry ([`layout::COPY_CHUNKS_TREE`]): sled holds 16–50 bytes
-/// of memory for every entry it has, and about every other page has a copy.
-pub const COPY_CHUNK: u32 = 16;
-
-/// The copies of the pages `c * COPY_CHUNK ..` that have any, by id.
-#[derive(Debug, Clone, Default, PartialEq)]
-struct CopyChunk(Vec<(u32, Copies)>);
-
-impl simcrawl_store::codec::Codec for CopyChunk {
-    fn encode_into(&self, out: &mut Vec<u8>) {
-        use simcrawl_store::codec::write_element;
-        write_element(&(self.0.len() as u32), out);
-        for (id, (n, urls)) in &self.0 {
-            write_element(id, out);
-            write_element(n, out);
-            write_element(urls, out);
-        }
-    }
-
-    fn decode(bytes: &[u8]) -> Result<Self, simcrawl_store::codec::CodecError> {
-        let mut r = simcrawl_store::codec::Reader::new::<Self>(bytes);
-        let len: u32 = r.element()?;
-        let mut pages = Vec::with_capacity(len.min(COPY_CHUNK) as usize);
-        for _ in 0..len {
-            pages.push((r.element()?, (r.element()?, r.element()?)));
-        }
-        r.finish()?;
-        Ok(CopyChunk(pages))
-    }
-}
-
-/// The copies skipped against each page, in chunks of [`COPY_CHUNK`] pages. A store written before
-/// the chunks (a tree of one entry per page, [`layout::COPIES_TREE`]) has them moved in when
-/// opened: a chunk takes the old tree's entries whole, so a move cut short by a crash is done
-/// again the same way, and the old tree is emptied last.
-struct CopyBook {
-    chunks: Tree<u32, CopyChunk>,
-}
-
-impl CopyBook {
-    fn open(store: &Store) -> Result<CopyBook, CrawlError> {
-        let book = CopyBook {
-            chunks: store.tree(layout::COPY_CHUNKS_TREE)?,
-        };
-        let old: Tree<u32, Copies> = store.tree(layout::COPIES_TREE)?;
-        if !old.is_empty()? {
-            for item in old.iter() {
-                let (id, copies) = item?;
-                book.set(id, copies)?;
-            }
-            store.flush()?;
-            old.clear()?;
-            store.flush()?;
-        }
-        Ok(book)
-    }
-
-    /// Page `id`'s copies (none: `(0, "")`).
-    fn get(&self, id: u32) -> Result<Copies, CrawlError> {
-        let chunk = self.chunks.get(&(id / COPY_CHUNK))?.unwrap_or_default();
-        Ok(chunk
-            .0
-            .into_iter()
-            .find(|(page, _)| *page == id)
-            .map(|(_, copies)| copies)
-            .unwrap_or_default())
-    }
-
-    /// Sets page `id`'s copies.
-    fn set(&self, id: u32, copies: Copies) -> Result<(), CrawlError> {
-        let key = id / COPY_CHUNK;
-        let mut chunk = self.chunks.get(&key)?.unwrap_or_default();
-        match chunk.0.binary_search_by_key(&id, |(page, _)| *page) {
-            Ok(at) => chunk.0[at].1 = copies,
-            Err(at) => chunk.0.insert(at, (id, copies)),
-        }
-        self.chunks.insert(&key, &chunk)?;
-        Ok(())
-    }
-
-    /// Every page with copies, in id order.
-    fn iter(&self) -> impl Iterator<Item = Result<(u32, Copies), CrawlError>> + '_ {
-        self.chunks.iter().flat_map(|item| {
-            let pages: Vec<Result<(u32, Copies), CrawlError>> = match item {
-                Ok((_, chunk)) => chunk.0.into_iter().map(Ok).collect(),
-                Err(e) => vec![Err(e.into())],
-            };
-            pages
-        })
-    }
-}
+type Copies = (u64, String);
 
 /// The search index of a running crawl.
 pub(crate) struct SearchSync {
     index: SearchIndex,
-    copies: CopyBook,
+    copies: Tree<u32, Copies>,
     /// Pages to write at the next checkpoint: those a crash left out of the index.
     dirty: BTreeSet<u32>,
 }
@@ -135,7 +43,7 @@ impl SearchSync {
         unclean: bool,
     ) -> Result<SearchSync, CrawlError> {
         let dir = simcrawl_search::index_dir(store_dir);
-        let copies = CopyBook::open(store)?;
+        let copies: Tree<u32, Copies> = store.tree(layout::COPIES_TREE)?;
         let index = match SearchIndex::open(&dir) {
             Err(simcrawl_search::SearchError::OtherLayout(_)) => {
                 tracing::warn!(
@@ -199,7 +107,7 @@ impl SearchSync {
 
     /// A copy (`url`) was skipped against page `original`.
     pub(crate) fn copy(&mut self, original: u32, url: &str) -> Result<(), CrawlError> {
-        let (mut n, mut urls) = self.copies.get(original)?;
+        let (mut n, mut urls) = self.copies.get(&original)?.unwrap_or_default();
         n += 1;
         // Past the URLs kept, only the count changes.
         if (n as usize) <= MAX_COPIES {
@@ -208,7 +116,7 @@ impl SearchSync {
             }
             urls.push_str(url);
         }
-        self.copies.set(original, (n, urls))?;
+        self.copies.insert(&original, &(n, urls))?;
         self.index.add_copy(original, n, Some(url))?;
         Ok(())
     }
@@ -245,7 +153,11 @@ fn put(index: &mut SearchIndex, record: &PageRecord) -> Result<(), CrawlError> {
 }
 
 /// Adds the copies the store has of pages `0..pages`.
-fn add_copies(index: &mut SearchIndex, copies: &CopyBook, pages: u32) -> Result<(), CrawlError> {
+fn add_copies(
+    index: &mut SearchIndex,
+    copies: &Tree<u32, Copies>,
+    pages: u32,
+) -> Result<(), CrawlError> {
     for item in copies.iter() {
         let (id, (total, urls)) = item?;
         if id >= pages {
@@ -262,7 +174,7 @@ fn add_copies(index: &mut SearchIndex, copies: &CopyBook, pages: u32) -> Result<
 /// Puts every page of the store in a new index, with its copies, and commits.
 fn fill(
     index: &mut SearchIndex,
-    copies: &CopyBook,
+    copies: &Tree<u32, Copies>,
     pages: &PageIndex,
     mut progress: impl FnMut(u64, u64),
 ) -> Result<u64, CrawlError> {
@@ -294,12 +206,6 @@ fn remove_index(dir: &Path) -> Result<(), CrawlError> {
     Ok(())
 }
 
-/// The copies the store holds for the search index: for each page with any, how many were skipped
-/// against it and the first URLs (newline-separated), by page id.
-pub fn stored_copies(store: &Store) -> Result<Vec<(u32, Copies)>, CrawlError> {
-    CopyBook::open(store)?.iter().collect()
-}
-
 /// Builds the search index of the store in `store_dir` again from its pages (`simcrawl index`):
 /// the old index is removed first. `progress` is called with (pages done, pages in all).
 pub fn rebuild(
@@ -310,42 +216,7 @@ pub fn rebuild(
     let dir = simcrawl_search::index_dir(store_dir);
     remove_index(&dir)?;
     let pages = PageIndex::open(store, 0, 0.0)?;
-    let copies = CopyBook::open(store)?;
+    let copies: Tree<u32, Copies> = store.tree(layout::COPIES_TREE)?;
     let mut index = SearchIndex::open(&dir)?;
     fill(&mut index, &copies, &pages, progress)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn copies_live_in_chunks_and_an_older_stores_are_moved_in() {
-        let store = Store::temporary().unwrap();
-        // An older store: one entry per page.
-        let old: Tree<u32, Copies> = store.tree(layout::COPIES_TREE).unwrap();
-        old.insert(&3, &(2, "http://a/1\nhttp://a/2".into()))
-            .unwrap();
-        old.insert(&50, &(1, "http://b/1".into())).unwrap();
-        let book = CopyBook::open(&store).unwrap();
-        assert!(old.is_empty().unwrap());
-        assert_eq!(book.get(3).unwrap(), (2, "http://a/1\nhttp://a/2".into()));
-        assert_eq!(book.get(4).unwrap(), (0, String::new()));
-        // Pages of one chunk, set in any order, come back in id order.
-        book.set(1, (1, "http://c/1".into())).unwrap();
-        book.set(3, (3, "http://a/1\nhttp://a/2\nhttp://a/3".into()))
-            .unwrap();
-        book.set(2 * COPY_CHUNK + 1, (1, "http://d/1".into()))
-            .unwrap();
-        let all: Vec<(u32, Copies)> = book.iter().collect::<Result<_, _>>().unwrap();
-        let ids: Vec<u32> = all.iter().map(|(id, _)| *id).collect();
-        assert_eq!(ids, [1, 3, 2 * COPY_CHUNK + 1, 50]);
-        assert_eq!(all[1].1.0, 3);
-        // Three chunks, one sled entry each.
-        assert_eq!(book.chunks.len().unwrap(), 3);
-        drop(book);
-        let again = CopyBook::open(&store).unwrap();
-        assert_eq!(again.get(50).unwrap(), (1, "http://b/1".into()));
-        assert_eq!(stored_copies(&store).unwrap().len(), 4);
-    }
 }
