@@ -1290,6 +1290,39 @@ mod tests {
     }
 
     #[test]
+    fn a_run_on_disk_that_cannot_be_read_is_an_error_naming_the_map() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = sled::Config::new().temporary(true).open().unwrap();
+        let spill = Spill {
+            dir: dir.path().to_owned(),
+            min_members: 100,
+        };
+        let state: TableState<u32> =
+            TableState::open(db.open_tree("digests").unwrap(), "digests", Some(spill)).unwrap();
+        for i in 0..200_u128 {
+            assert!(state.try_insert(spread(i), i as u32).unwrap());
+        }
+        state.write().compact();
+        // The file loses its members (a disk that failed): the lookup says so, and returns.
+        {
+            let inner = state.read();
+            let Some(Level::Disk(run)) = inner.runs.first() else {
+                panic!("the run went to disk");
+            };
+            run.file.set_len(0).unwrap();
+        }
+        let found = (0..200_u128).find_map(|i| state.try_get(spread(i)).err());
+        match found {
+            Some(StoreError::Spill { tree, dir: at, .. }) => {
+                assert_eq!(tree, "digests");
+                assert_eq!(at, dir.path());
+            }
+            other => panic!("expected a Spill error, got {other:?}"),
+        }
+        assert!(state.try_insert(spread(0), 1).is_err());
+    }
+
+    #[test]
     fn a_merge_that_cannot_be_written_keeps_both_runs() {
         let dir = tempfile::tempdir().unwrap();
         let spill = dir.path().join("spill");
