@@ -34,6 +34,7 @@ fn valid_records(s: &str, n: u64) -> Vec<Vec<u8>> {
         short: n.is_multiple_of(2),
         key_hash: n.is_multiple_of(3).then_some(u128::from(n) << 64),
         sketch: n.is_multiple_of(5).then(|| s.as_bytes().to_vec()),
+        foreign: n.is_multiple_of(7),
     };
     let skip = SkipRecord {
         time_ms: n,

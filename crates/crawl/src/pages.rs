@@ -1,25 +1,29 @@
 //! The index of unique pages and the exact and near-duplicate checks against it.
 //!
 //! Every unique page gets a dense id. The store keeps, per id, the page record (its MinHash sketch
-//! included) in a sled tree, and the fingerprints in chunks of [`FINGERPRINT_CHUNK`] consecutive
+//! included) in a [`Records`] file beside sled (sled would hold memory for each), and the fingerprints in chunks of [`FINGERPRINT_CHUNK`] consecutive
 //! ids (one sled entry per chunk: sled holds 20–50 bytes of memory for every entry, whatever its
 //! size); it maps body digests, text digests and canonical-key hashes to ids in [`KeyMap`]s, which
 //! are written with the store's commits and keep their recent members in memory, the rest in files
 //! with about 1.5 bytes a member of index in memory. The
 //! SimHash index lives in memory and is rebuilt from the chunks when the store is opened.
 //!
-//! Writes for one page go in a fixed order, the page record first. sled recovers a prefix of the
-//! writes after a crash, so only the newest page's trees can be incomplete; the maps lack the
-//! pages indexed since their last commit, and the fingerprints those since the last full chunk:
+//! Writes for one page go in a fixed order, the page record first: it is in the records file when
+//! the push returns, before sled has anything of the page. sled recovers a prefix of its writes
+//! after a crash, so only the newest page's trees can be incomplete; the maps lack the pages
+//! indexed since their last commit, and the fingerprints those since the last full chunk:
 //! [`PageIndex::open`] completes them from the records (which carry the digests, the key and the
-//! fingerprint), and a page is never indexed twice.
+//! fingerprint), and a page is never indexed twice. Only a power loss can take back a record that
+//! sled kept writes of (the records are made durable at each [`Store::flush`], sled on its own
+//! too): the maps' hits are checked against the record they name, and `open` drops the
+//! fingerprints of pages past the last record.
 
 use crate::error::CrawlError;
 use crate::page::PageAnalysis;
 use crate::skiplog::SkipReason;
 use simcrawl_dedup::{SimHash, SimHashIndex, Sketch};
 use simcrawl_store::codec::{Codec, CodecError, Reader, write_element};
-use simcrawl_store::{KeyMap, Store, Tree};
+use simcrawl_store::{KeyMap, Records, Store, Tree};
 
 /// A text or near-duplicate's whole page has at most this many times the words of its
 /// original's, and the other way round.
@@ -132,12 +136,15 @@ pub struct PageRecord {
     /// Its MinHash sketch, as [`Sketch::to_bytes`] writes it (`None` in records from before
     /// version 4, whose sketches are in the tree `sketches`).
     pub sketch: Option<Vec<u8>>,
+    /// Indexed for another process of a sharded crawl (see [`crate::shard`]); `false` in
+    /// records from before version 5, whose marks are only in the tree of foreign pages.
+    pub foreign: bool,
 }
 
 /// Version 2 appends the whole page's fingerprint, its size and the short flag; version 3 the
-/// hash of its canonical key; version 4 its sketch. Older records still decode, with those
-/// unknown.
-const PAGE_VERSION: u8 = 4;
+/// hash of its canonical key; version 4 its sketch; version 5 whether it is another process's.
+/// Older records still decode, with those unknown.
+const PAGE_VERSION: u8 = 5;
 
 impl Codec for PageRecord {
     fn encode_into(&self, out: &mut Vec<u8>) {
@@ -167,6 +174,7 @@ impl Codec for PageRecord {
         if let Some(sketch) = &self.sketch {
             write_element(sketch, out);
         }
+        write_element(&self.foreign, out);
     }
 
     fn decode(bytes: &[u8]) -> Result<Self, CodecError> {
@@ -209,6 +217,7 @@ impl Codec for PageRecord {
             } else {
                 None
             },
+            foreign: if version >= 5 { r.element()? } else { false },
         };
         r.finish()?;
         Ok(record)
@@ -241,7 +250,7 @@ const FINGERPRINT_CHUNKS: &str = "fingerprint_chunks";
 
 /// The unique pages, their digests and fingerprints, and the checks against them.
 pub struct PageIndex {
-    pages: Tree<u32, PageRecord>,
+    pages: Records<PageRecord>,
     /// Full chunks of [`FINGERPRINT_CHUNK`] fingerprints, by chunk number.
     fingerprints: Tree<u32, Vec<u8>>,
     /// The first id whose fingerprint is not in a written chunk.
@@ -280,7 +289,7 @@ impl PageIndex {
             )));
         }
         let mut index = PageIndex {
-            pages: store.tree("pages")?,
+            pages: store.records(PAGE_RECORDS)?,
             fingerprints: store.tree(FINGERPRINT_CHUNKS)?,
             fingerprint_base: 0,
             fingerprint_tail: Vec::new(),
@@ -301,8 +310,17 @@ impl PageIndex {
             index.foreign_ids.insert(item?.0);
         }
         index.migrate_sled_maps(store)?;
-        if let Some((id, _)) = index.pages.last()? {
-            index.next_id = id + 1;
+        index.migrate_sled_records(store)?;
+        index.next_id = index.pages.len();
+        if let Some(max) = index.body_digests.max_value()
+            && max >= index.next_id
+        {
+            tracing::warn!(
+                pages = index.next_id,
+                mapped = max + 1,
+                "the store's maps name pages whose records a power loss took back; \
+                 those pages will be fetched and indexed again"
+            );
         }
         index.complete_maps()?;
         index.complete_fingerprints(store)?;
@@ -361,7 +379,9 @@ impl PageIndex {
         self.foreign_ids.contains(&id)
     }
 
-    /// Marks page `id` as another process's.
+    /// Marks page `id` as another process's: the next page, before [`insert`](Self::insert)
+    /// writes it (its record says so too: the record can outlive the mark, which sled writes
+    /// behind), or one indexed already.
     pub fn mark_foreign(&mut self, id: u32) -> Result<(), CrawlError> {
         self.foreign.insert(&id, &())?;
         self.foreign_ids.insert(id);
@@ -381,7 +401,7 @@ impl PageIndex {
 
     /// The record of page `id`.
     pub fn get(&self, id: u32) -> Result<Option<PageRecord>, CrawlError> {
-        Ok(self.pages.get(&id)?)
+        Ok(self.pages.get(id)?)
     }
 
     /// Page `id`'s record, taken from [`insert`](Self::insert)'s hands when it was the last page
@@ -401,7 +421,7 @@ impl PageIndex {
     /// Every indexed page, in id order.
     pub fn records(&self) -> impl Iterator<Item = Result<PageRecord, CrawlError>> + '_ {
         self.pages
-            .iter()
+            .iter_from(0)
             .map(|r| r.map(|(_, p)| p).map_err(CrawlError::from))
     }
 
@@ -491,6 +511,28 @@ impl PageIndex {
             Some((chunk, _)) => (chunk + 1).saturating_mul(FINGERPRINT_CHUNK),
             None => 0,
         };
+        if self.fingerprint_base > self.next_id {
+            // sled kept chunks of pages whose records a power loss took back: those pages are
+            // not indexed, and the chunk of the last record is made again from the records.
+            let keep = self.next_id / FINGERPRINT_CHUNK;
+            let past: Vec<u32> = self
+                .fingerprints
+                .range(keep..)
+                .map(|item| item.map(|(chunk, _)| chunk))
+                .collect::<Result<_, _>>()?;
+            for chunk in past {
+                self.fingerprints.remove(&chunk)?;
+            }
+            self.fingerprint_base = keep * FINGERPRINT_CHUNK;
+        }
+        let past: Vec<u32> = self
+            .short_full
+            .range(self.next_id..)
+            .map(|item| item.map(|(id, _)| id))
+            .collect::<Result<_, _>>()?;
+        for id in past {
+            self.short_full.remove(&id)?;
+        }
         let old: Tree<u32, u64> = store.tree("fingerprints")?;
         let mut next = self.fingerprint_base;
         for item in old.range(next..) {
@@ -501,7 +543,7 @@ impl PageIndex {
             self.push_fingerprint(id, fp)?;
             next += 1;
         }
-        for item in self.pages.range(next..) {
+        for item in self.pages.iter_from(next) {
             let (id, record) = item?;
             let cut_short =
                 record.short && record.full_words > 0 && self.short_full.get(&id)?.is_none();
@@ -519,7 +561,7 @@ impl PageIndex {
     /// The stored sketch of page `id`: in its record, or for a record from before version 4 in
     /// the tree `sketches`.
     pub fn sketch(&self, id: u32) -> Result<Option<Sketch>, CrawlError> {
-        match self.pages.get(&id)? {
+        match self.pages.get(id)? {
             Some(record) => self.sketch_of(&record),
             None => Ok(None),
         }
@@ -552,7 +594,7 @@ impl PageIndex {
         if let Some(original) = self.body_digests.get(page.body_digest.0)?
             && self
                 .pages
-                .get(&original)?
+                .get(original)?
                 .is_some_and(|r| r.body_digest == page.body_digest.0)
         {
             return Ok(Verdict::Duplicate {
@@ -583,7 +625,7 @@ impl PageIndex {
         }
         // The map compares 80 bits of a digest; the record has all of it.
         if let Some(original) = self.text_digests.get(page.text_digest.0)?
-            && let Some(record) = self.pages.get(&original)?
+            && let Some(record) = self.pages.get(original)?
             && record.text_digest == page.text_digest.0
             && self.agrees_with(page, &record, host, canonical.is_some())
         {
@@ -598,7 +640,7 @@ impl PageIndex {
         matches.sort_by_key(|m| (m.distance, m.id));
         for m in matches {
             // One read of the candidate's record: its sketch, then the copy test.
-            let Some(record) = self.pages.get(&m.id)? else {
+            let Some(record) = self.pages.get(m.id)? else {
                 continue;
             };
             let jaccard = match self.sketch_of(&record)? {
@@ -654,7 +696,7 @@ impl PageIndex {
         host: &str,
         declares_copy: bool,
     ) -> Result<bool, CrawlError> {
-        let Some(record) = self.pages.get(&original)? else {
+        let Some(record) = self.pages.get(original)? else {
             return Ok(false);
         };
         Ok(self.agrees_with(page, &record, host, declares_copy))
@@ -678,7 +720,7 @@ impl PageIndex {
     /// [`PageIndex::check`] with this index's Jaccard threshold; `None` if at no k. `simcrawl
     /// tune` and `simcrawl clusters` replay the index with it.
     pub fn copy_threshold(&self, a: u32, b: u32, distance: u32) -> Result<Option<u32>, CrawlError> {
-        let (Some(ra), Some(rb)) = (self.pages.get(&a)?, self.pages.get(&b)?) else {
+        let (Some(ra), Some(rb)) = (self.pages.get(a)?, self.pages.get(b)?) else {
             return Ok(None);
         };
         if rb.words == 0 {
@@ -729,9 +771,17 @@ impl PageIndex {
             short: page.short,
             key_hash: Some(key_hash),
             sketch: Some(page.sketch.to_bytes()),
+            foreign: self.foreign_ids.contains(&id),
         };
         // The record first: after a crash, open() completes the rest from it.
-        self.pages.insert(&id, &record)?;
+        let pushed = self.pages.push(&record)?;
+        if pushed != id {
+            return Err(simcrawl_store::StoreError::Inconsistent {
+                tree: PAGE_RECORDS.to_owned(),
+                detail: format!("page {id} was given record id {pushed}"),
+            }
+            .into());
+        }
         self.write_secondary(&record)?;
         self.push_fingerprint(id, record.simhash)?;
         self.next_id += 1;
@@ -762,7 +812,7 @@ impl PageIndex {
             self.simhash.insert(simhash, id);
             record.simhash = simhash.0;
         }
-        self.pages.insert(&id, &record)?;
+        self.pages.replace(id, &record)?;
         if changed {
             self.set_fingerprint(id, simhash.0)?;
         }
@@ -811,11 +861,16 @@ impl PageIndex {
     /// them but not from the records. A page's entries all go in between two commits (one thread
     /// writes both), so the body digests' largest id says where the commit stopped; adding a page
     /// again changes nothing, so the pages from that id on are all added.
-    fn complete_maps(&self) -> Result<(), CrawlError> {
+    fn complete_maps(&mut self) -> Result<(), CrawlError> {
         let from = self.body_digests.max_value().unwrap_or(0);
-        for item in self.pages.range(from..) {
-            let (_, record) = item?;
+        for item in self.pages.iter_from(from) {
+            let (id, record) = item?;
             self.map_page(&record)?;
+            if record.foreign && !self.foreign_ids.contains(&id) {
+                // The record outlived its mark (a crash before sled wrote the mark out).
+                self.foreign.insert(&id, &())?;
+                self.foreign_ids.insert(id);
+            }
         }
         Ok(())
     }
@@ -851,6 +906,34 @@ impl PageIndex {
     }
 }
 
+impl PageIndex {
+    /// Moves the records of a store written before they had a file of their own (the sled tree
+    /// `pages`) into [`PAGE_RECORDS`], makes them durable, then empties the tree. A move cut
+    /// short is made again whole.
+    fn migrate_sled_records(&self, store: &Store) -> Result<(), CrawlError> {
+        let old: Tree<u32, PageRecord> = store.tree("pages")?;
+        if old.is_empty()? {
+            return Ok(());
+        }
+        self.pages.clear()?;
+        for item in old.iter() {
+            let (id, record) = item?;
+            let pushed = self.pages.push(&record)?;
+            if pushed != id {
+                return Err(simcrawl_store::StoreError::Inconsistent {
+                    tree: "pages".to_owned(),
+                    detail: format!("page ids are not dense: {id} where {pushed} was due"),
+                }
+                .into());
+            }
+        }
+        self.pages.sync()?;
+        old.clear()?;
+        store.flush()?;
+        Ok(())
+    }
+}
+
 /// A little-endian `u64` from the first eight bytes (callers pass eight).
 fn le_u64(bytes: &[u8]) -> u64 {
     let mut b = [0u8; 8];
@@ -859,6 +942,8 @@ fn le_u64(bytes: &[u8]) -> u64 {
     u64::from_le_bytes(b)
 }
 
+/// The [`Records`] of the pages, by id (before, the sled tree `pages`).
+pub const PAGE_RECORDS: &str = "page_records";
 /// The [`KeyMap`] of body digests (xxh3-128 of the body) to page ids.
 pub const BODY_DIGESTS: &str = "page_body_digests";
 /// The [`KeyMap`] of text digests (xxh3-128 of the normalised main text) to page ids.
@@ -1128,7 +1213,7 @@ mod tests {
                 .unwrap();
             // Simulate a crash after the record of page 1 but before its secondary entries.
             let b = analyse(&article(6, 300), "");
-            let pages: Tree<u32, PageRecord> = store.tree("pages").unwrap();
+            let pages: Records<PageRecord> = store.records(PAGE_RECORDS).unwrap();
             let mut record = index.get(0).unwrap().unwrap();
             record.id = 1;
             record.url = "http://127.0.0.1/b".into();
@@ -1137,7 +1222,7 @@ mod tests {
             record.simhash = b.simhash.0;
             record.text = b.document.main_text.clone();
             record.sketch = Some(b.sketch.to_bytes());
-            pages.insert(&1, &record).unwrap();
+            assert_eq!(pages.push(&record).unwrap(), 1);
             store.flush().unwrap();
         }
         let store = Store::open(dir.path()).unwrap();
@@ -1175,7 +1260,7 @@ mod tests {
                     .unwrap();
             }
             store.flush().unwrap();
-            let pages: Tree<u32, PageRecord> = store.tree("pages").unwrap();
+            let pages: Records<PageRecord> = store.records(PAGE_RECORDS).unwrap();
             for (i, text) in texts.iter().enumerate().skip(2) {
                 let page = analyse(text, "");
                 let id = i as u32;
@@ -1188,7 +1273,7 @@ mod tests {
                 record.text = page.document.main_text.clone();
                 record.key_hash = Some(key_of(id));
                 record.sketch = Some(page.sketch.to_bytes());
-                pages.insert(&id, &record).unwrap();
+                assert_eq!(pages.push(&record).unwrap(), id);
             }
             store.flush().unwrap();
         }
@@ -1204,6 +1289,51 @@ mod tests {
                 "page {i}: {verdict:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_record_a_power_loss_took_back_is_not_a_verdict_s_original() {
+        // sled kept a page's map members and fingerprint, the records file lost its record.
+        let dir = tempfile::tempdir().unwrap();
+        let texts: Vec<PageAnalysis> = (0..4).map(|i| analyse(&article(60 + i, 300), "")).collect();
+        {
+            let store = Store::open(dir.path()).unwrap();
+            let mut index = PageIndex::open(&store, 3, 0.8).unwrap();
+            for (i, page) in texts.iter().take(3).enumerate() {
+                let url = format!("http://127.0.0.1/{i}");
+                index.insert(&url, i as u128, 0, 0, page).unwrap();
+            }
+            store.flush().unwrap();
+        }
+        let index_file = dir.path().join(format!("{PAGE_RECORDS}.index"));
+        let len = std::fs::metadata(&index_file).unwrap().len();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&index_file)
+            .unwrap()
+            .set_len(len - 12)
+            .unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let mut index = PageIndex::open(&store, 3, 0.8).unwrap();
+        assert_eq!(index.len(), 2);
+        assert_eq!(index.fingerprints().unwrap().len(), 2);
+        assert_eq!(
+            index.check(&texts[2], None, "h.example").unwrap(),
+            Verdict::Unique
+        );
+        // Its id goes to the next page, which the lost page's map members do not name.
+        let id = index
+            .insert("http://127.0.0.1/3", 3, 0, 0, &texts[3])
+            .unwrap();
+        assert_eq!(id, 2);
+        assert_eq!(
+            index.check(&texts[2], None, "h.example").unwrap(),
+            Verdict::Unique
+        );
+        assert!(matches!(
+            index.check(&texts[3], None, "h.example").unwrap(),
+            Verdict::Duplicate { original: 2, .. }
+        ));
     }
 
     #[test]
@@ -1273,6 +1403,19 @@ mod tests {
             for tree in ["body_digests", "text_digests", "page_keys"] {
                 assert!(store.tree::<u128, u32>(tree).unwrap().is_empty().unwrap());
             }
+            // The record, from the sled tree into its file.
+            assert_eq!(
+                index.get(0).unwrap().map(|r| r.url),
+                Some(record.url.clone())
+            );
+            assert!(
+                store
+                    .tree::<u32, PageRecord>("pages")
+                    .unwrap()
+                    .is_empty()
+                    .unwrap()
+            );
+            assert_eq!(store.records::<PageRecord>(PAGE_RECORDS).unwrap().len(), 1);
             // The fingerprint, from the tree of one per page into the chunks.
             assert_eq!(index.fingerprints().unwrap(), [(0, page.simhash)]);
             assert!(

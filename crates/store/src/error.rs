@@ -96,6 +96,18 @@ pub enum StoreError {
         source: io::Error,
     },
 
+    /// A [`Records`](crate::Records) file could not be read or written.
+    #[error(
+        "cannot use the records file {file}: {source}; check the free space and the health of \
+         that disk"
+    )]
+    Records {
+        /// The file.
+        file: PathBuf,
+        /// What the operating system said.
+        source: io::Error,
+    },
+
     /// Any other I/O error while opening the store.
     #[error("cannot open store at {path}: {source}")]
     Io {

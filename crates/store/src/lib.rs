@@ -7,6 +7,8 @@
 //!   [`insert_if_absent`](Tree::insert_if_absent) (pages, digests, fingerprints, rules).
 //! - [`Counters`]: named `u64` counters with atomic updates, so that totals never need a full scan.
 //! - [`Log<V>`]: an append-only log with monotonic `u64` ids (the skip log).
+//! - [`Records<V>`]: values by dense `u32` id in an append-only file beside sled, read with two
+//!   `pread`s and held nowhere in memory (the page records: sled holds memory for every entry).
 //! - [`Queues<Q, V>`]: durable FIFO queues, one per key, with lengths in memory (the per-host queues
 //!   of the frontier), [`KeySet`]: a set of 128-bit keys in memory (the seen set), and [`KeyMap`]:
 //!   128-bit keys to `u32`s (the page index's digests), its older members in unnamed files with an
@@ -37,6 +39,7 @@
 //! - `log`: [`Log`].
 //! - `queue`: [`Queues`] and [`QueueIter`], and the commit order.
 //! - `keyset`: [`KeySet`] and [`KeyMap`].
+//! - `records`: [`Records`] and its format.
 //! - `lock`: the lock file ([`LOCK_FILE_NAME`]).
 //! - `error`: [`StoreError`].
 //!
@@ -46,6 +49,8 @@
 //! <store>/simcrawl.lock        holder's pid; locked with flock while a process uses the store
 //! <store>/simcrawl.store       written once the store is initialised (tells damage from a new store)
 //! <store>/sled/                sled's files
+//! <store>/<name>.records       a Records' values, in frames (see `records`)
+//! <store>/<name>.index         its index: each id's frame
 //! ```
 //!
 //! Tree names are chosen by callers. `meta` and names starting with `meta/` are reserved by this crate,
@@ -74,6 +79,11 @@
 //! let id = skips.append(&"https://example.com/a?utm=x duplicates /a".to_owned())?;
 //! assert_eq!(skips.last_id()?, Some(id));
 //!
+//! // Records by dense id, in a file beside sled's: ids 0, 1, 2, ...
+//! let docs = store.records::<String>("docs")?;
+//! let page = docs.push(&"the first page's record".to_owned())?;
+//! assert_eq!(docs.get(page)?.as_deref(), Some("the first page's record"));
+//!
 //! // One durable queue per host; lease the head, remove it when the work is done.
 //! let queues = store.queues::<String, String>("queues")?;
 //! let host = "example.com".to_owned();
@@ -98,6 +108,7 @@ mod lock;
 mod log;
 mod meta;
 mod queue;
+mod records;
 mod store;
 mod tree;
 
@@ -112,5 +123,6 @@ pub use meta::Counters;
 pub use queue::{
     CHUNK_ITEMS, HEAD_CACHE_BYTES, PENDING_MAX, PENDING_REMOVALS_MAX, QueueIter, Queues,
 };
+pub use records::{RecordIter, Records};
 pub use store::{INITIALISED_FILE_NAME, META_TREE, Options, SCHEMA_VERSION, SLED_DIR_NAME, Store};
 pub use tree::{Iter, Tree};

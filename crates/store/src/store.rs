@@ -14,6 +14,7 @@ use crate::lock::{LockFile, open_error};
 use crate::log::Log;
 use crate::meta::{self, Counters};
 use crate::queue::{QueueState, Queues};
+use crate::records::Records;
 use crate::tree::Tree;
 use sled::Transactional;
 
@@ -85,6 +86,10 @@ pub(crate) struct Shared {
     key_maps: Mutex<HashMap<String, Arc<TableState<u32>>>>,
     /// The appending state of every [`Log`] opened, by name.
     logs: Mutex<HashMap<String, Arc<Mutex<crate::log::LogState>>>>,
+    /// The state of every [`Records`] opened, by name.
+    records: crate::records::RecordStates,
+    /// For a [temporary](Store::temporary) store: the directory of its record files.
+    temporary_dir: Option<tempfile::TempDir>,
     _lock: Option<LockFile>,
     /// The last holder did not close the store: see [`Store::opened_after_unclean_stop`].
     unclean: bool,
@@ -309,6 +314,10 @@ impl Store {
             key_sets: Mutex::new(HashMap::new()),
             key_maps: Mutex::new(HashMap::new()),
             logs: Mutex::new(HashMap::new()),
+            records: Mutex::new(HashMap::new()),
+            temporary_dir: Some(
+                tempfile::tempdir().map_err(|e| open_error(&std::env::temp_dir(), e))?,
+            ),
             _lock: None,
             unclean: false,
             snapshot: None,
@@ -482,11 +491,12 @@ impl Store {
     }
 
     /// Commits the write-behind structures, then writes every buffered write to disk and returns
-    /// when it is durable.
+    /// when it is durable: the [`Records`] files first, then sled's.
     ///
     /// Call it at checkpoints and on shutdown; see [Durability](Store#durability).
     pub fn flush(&self) -> Result<(), StoreError> {
         self.shared.commit()?;
+        crate::records::sync_all(&self.shared.records)?;
         self.shared
             .db
             .flush()
@@ -496,39 +506,84 @@ impl Store {
 
     /// The size of sled's files on disk, in bytes (about 170 bytes per small entry).
     pub fn size_on_disk(&self) -> Result<u64, StoreError> {
+        let records: u64 = self
+            .shared
+            .records
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+            .map(|r| r.size_on_disk())
+            .sum();
         self.shared
             .db
             .size_on_disk()
+            .map(|sled| sled + records)
             .map_err(|e| StoreError::backend("<store>", e))
+    }
+
+    /// Values addressed by dense `u32` ids in a file of their own beside sled's,
+    /// `<store>/<name>.records` (with `<name>.index`): for records written once per id and read
+    /// by id, which sled would hold memory for. See [`Records`].
+    ///
+    /// The name shares the trees' namespace: it cannot be opened both ways in a process.
+    pub fn records<V: Codec>(&self, name: &str) -> Result<Records<V>, StoreError> {
+        check_tree_name(name)?;
+        if name.contains(['/', '\\']) || name.starts_with('.') {
+            return Err(StoreError::InvalidTreeName {
+                name: name.to_owned(),
+                reason: "a records file's name is a file name: no `/`, no leading `.`",
+            });
+        }
+        self.register(name, format!("Records<{}>", std::any::type_name::<V>()))?;
+        let mut states = self
+            .shared
+            .records
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(state) = states.get(name) {
+            return Ok(Records::new(Arc::clone(state), Arc::clone(&self.shared)));
+        }
+        let dir = match (&self.shared.path, &self.shared.temporary_dir) {
+            (Some(path), _) => path.clone(),
+            (None, Some(temp)) => temp.path().to_owned(),
+            (None, None) => std::env::temp_dir(),
+        };
+        let state = Arc::new(crate::records::RecordState::open(&dir, name)?);
+        states.insert(name.to_owned(), Arc::clone(&state));
+        Ok(Records::new(state, Arc::clone(&self.shared)))
     }
 
     /// Checks the name, records how it is opened, and opens the sled tree.
     fn open_user_tree(&self, name: &str, kind: String) -> Result<sled::Tree, StoreError> {
         check_tree_name(name)?;
-        {
-            let mut opened = self
-                .shared
-                .opened
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            match opened.get(name) {
-                Some(existing) if *existing != kind => {
-                    return Err(StoreError::TreeTypeMismatch {
-                        name: name.to_owned(),
-                        opened_as: existing.clone(),
-                        requested: kind,
-                    });
-                }
-                Some(_) => {}
-                None => {
-                    opened.insert(name.to_owned(), kind);
-                }
-            }
-        }
+        self.register(name, kind)?;
         self.shared
             .db
             .open_tree(name.as_bytes())
             .map_err(|e| StoreError::backend(name, e))
+    }
+
+    /// Records that `name` is opened as `kind`, or fails if it was opened as something else.
+    fn register(&self, name: &str, kind: String) -> Result<(), StoreError> {
+        let mut opened = self
+            .shared
+            .opened
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        match opened.get(name) {
+            Some(existing) if *existing != kind => {
+                return Err(StoreError::TreeTypeMismatch {
+                    name: name.to_owned(),
+                    opened_as: existing.clone(),
+                    requested: kind,
+                });
+            }
+            Some(_) => {}
+            None => {
+                opened.insert(name.to_owned(), kind);
+            }
+        }
+        Ok(())
     }
 }
 
@@ -605,6 +660,8 @@ fn open_shared(path: &Path, options: &Options) -> Result<Shared, StoreError> {
         key_sets: Mutex::new(HashMap::new()),
         key_maps: Mutex::new(HashMap::new()),
         logs: Mutex::new(HashMap::new()),
+        records: Mutex::new(HashMap::new()),
+        temporary_dir: None,
         _lock: Some(lock),
         unclean,
         snapshot: None,

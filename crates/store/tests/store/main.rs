@@ -7,4 +7,5 @@ mod api;
 mod crash;
 mod errors;
 mod model;
+mod records;
 mod util;

@@ -1,0 +1,426 @@
+//! [`Records`]: values addressed by dense `u32` ids, in an append-only file beside sled.
+//!
+//! sled 0.34 holds memory for every entry it keeps, beyond its page cache: a leaf of 8–16 entries
+//! keeps its page-table slot and its fragments' disk addresses, and a leaf of large values more (a
+//! crawl's page records, a few kilobytes each, cost it about as much memory per page as the whole
+//! near-duplicate index). Records written once per id and read by id do not need a B-tree: they
+//! go in a file of their own, and an index file gives each id's place. Neither is held in memory;
+//! a read is two `pread`s, served from the operating system's cache.
+//!
+//! # Format
+//!
+//! - `<store>/<name>.records`: the magic `simcrawl-records 1\n`, then frames: the id (`u32`), the
+//!   value's length (`u32`), the xxh3-64 of the id's four bytes and the value (`u64`), all
+//!   little-endian, then the value's [`Codec`] bytes. A frame is never changed: a value replaced
+//!   is a new frame.
+//! - `<store>/<name>.index`: the magic `simcrawl-rindex 1\n`, then for each id `i`, at
+//!   `MAGIC + 12 i`, its frame's offset (`u64`) and its value's length (`u32`), little-endian.
+//!
+//! # Order and crashes
+//!
+//! [`push`](Records::push) writes the frame, then the index entry, each with one `pwrite`, before
+//! it returns: a record whose push returned survives the process being killed, so a caller that
+//! writes the record before anything in sled that refers to it never has a reference without
+//! its record. A kill between the two writes leaves a frame without an index entry, which is
+//! never read (the next push writes over it). When the store is opened, trailing index entries
+//! whose frames are not whole and intact (a power loss before the operating system wrote them)
+//! are dropped. [`Store::flush`](crate::Store::flush) makes both files durable before sled's
+//! writes.
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::marker::PhantomData;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use xxhash_rust::xxh3::Xxh3;
+
+use crate::codec::Codec;
+use crate::error::StoreError;
+use crate::store::Shared;
+
+const DATA_MAGIC: &[u8; 19] = b"simcrawl-records 1\n";
+const INDEX_MAGIC: &[u8; 18] = b"simcrawl-rindex 1\n";
+/// A frame's header: id, length, checksum.
+const FRAME_HEADER: usize = 4 + 4 + 8;
+/// An index entry: offset, length.
+const INDEX_ENTRY: u64 = 8 + 4;
+
+/// Values of type `V` addressed by dense ids `0, 1, 2, …` in the order they were pushed, in a
+/// file of their own (see the [module](self) documentation for the format and the crash order).
+///
+/// Handles of one name share one state; pushes and reads from several threads are serialised.
+pub struct Records<V> {
+    state: Arc<RecordState>,
+    _shared: Arc<Shared>,
+    _types: PhantomData<fn() -> V>,
+}
+
+impl<V> Clone for Records<V> {
+    fn clone(&self) -> Self {
+        Records {
+            state: Arc::clone(&self.state),
+            _shared: Arc::clone(&self._shared),
+            _types: PhantomData,
+        }
+    }
+}
+
+/// The files of one [`Records`] and where the next push goes.
+pub(crate) struct RecordState {
+    name: String,
+    data_path: PathBuf,
+    index_path: PathBuf,
+    files: Mutex<Files>,
+}
+
+struct Files {
+    data: File,
+    index: File,
+    /// Ids `0..len` have a record.
+    len: u32,
+    /// Where the next frame goes.
+    data_end: u64,
+}
+
+impl RecordState {
+    /// Opens (creating) `<dir>/<name>.records` and `.index`, and drops the trailing index entries
+    /// whose frames are not whole.
+    pub(crate) fn open(dir: &Path, name: &str) -> Result<RecordState, StoreError> {
+        let data_path = dir.join(format!("{name}.records"));
+        let index_path = dir.join(format!("{name}.index"));
+        let data = open_file(&data_path, DATA_MAGIC)?;
+        let index = open_file(&index_path, INDEX_MAGIC)?;
+        let data_end = file_len(&data, &data_path)?;
+        let index_len = file_len(&index, &index_path)?;
+        let entries = (index_len - INDEX_MAGIC.len() as u64) / INDEX_ENTRY;
+        let state = RecordState {
+            name: name.to_owned(),
+            data_path,
+            index_path,
+            files: Mutex::new(Files {
+                data,
+                index,
+                len: 0,
+                data_end,
+            }),
+        };
+        let mut len = u32::try_from(entries).map_err(|_| state.corrupt("more than 2^32 ids"))?;
+        {
+            let mut files = state.lock();
+            files.len = len;
+            while len > 0 {
+                match state.read(&files, len - 1) {
+                    Ok(_) => break,
+                    Err(StoreError::Corrupt { .. }) => {
+                        tracing::warn!(
+                            records = %state.name,
+                            id = len - 1,
+                            "dropping a record the last stop did not write whole"
+                        );
+                        len -= 1;
+                        files.len = len;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            let keep = INDEX_MAGIC.len() as u64 + u64::from(len) * INDEX_ENTRY;
+            if keep != index_len {
+                files
+                    .index
+                    .set_len(keep)
+                    .map_err(|e| state.io(&state.index_path, e))?;
+            }
+        }
+        Ok(state)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Files> {
+        self.files.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn io(&self, path: &Path, source: io::Error) -> StoreError {
+        StoreError::Records {
+            file: path.to_owned(),
+            source,
+        }
+    }
+
+    fn corrupt(&self, detail: impl std::fmt::Display) -> StoreError {
+        StoreError::Corrupt {
+            path: self.data_path.clone(),
+            detail: format!("records `{}`: {detail}", self.name),
+        }
+    }
+
+    /// The value bytes of id `id` (`< files.len`), checked against its frame.
+    fn read(&self, files: &Files, id: u32) -> Result<Vec<u8>, StoreError> {
+        let mut entry = [0u8; INDEX_ENTRY as usize];
+        files
+            .index
+            .read_exact_at(&mut entry, index_offset(id))
+            .map_err(|e| self.io(&self.index_path, e))?;
+        let offset = u64::from_le_bytes(entry[..8].try_into().unwrap_or_default());
+        let len = u32::from_le_bytes(entry[8..].try_into().unwrap_or_default());
+        let end = offset
+            .checked_add((FRAME_HEADER as u64) + u64::from(len))
+            .filter(|end| offset >= DATA_MAGIC.len() as u64 && *end <= files.data_end);
+        if end.is_none() {
+            return Err(self.corrupt(format_args!(
+                "id {id} points past the end of the file ({offset} + {len})"
+            )));
+        }
+        let mut frame = vec![0u8; FRAME_HEADER + len as usize];
+        files
+            .data
+            .read_exact_at(&mut frame, offset)
+            .map_err(|e| self.io(&self.data_path, e))?;
+        let (header, value) = frame.split_at(FRAME_HEADER);
+        let frame_id = u32::from_le_bytes(header[..4].try_into().unwrap_or_default());
+        let frame_len = u32::from_le_bytes(header[4..8].try_into().unwrap_or_default());
+        let sum = u64::from_le_bytes(header[8..].try_into().unwrap_or_default());
+        if frame_id != id || frame_len != len || sum != checksum(id, value) {
+            return Err(self.corrupt(format_args!(
+                "the frame of id {id} at offset {offset} does not match its index entry or its checksum"
+            )));
+        }
+        frame.drain(..FRAME_HEADER);
+        Ok(frame)
+    }
+
+    /// Writes `value` as id `id`'s frame at the end of the data, then its index entry.
+    fn write(&self, files: &mut Files, id: u32, value: &[u8]) -> Result<(), StoreError> {
+        let len = u32::try_from(value.len())
+            .map_err(|_| self.corrupt(format_args!("a value of {} bytes", value.len())))?;
+        let mut frame = Vec::with_capacity(FRAME_HEADER + value.len());
+        frame.extend_from_slice(&id.to_le_bytes());
+        frame.extend_from_slice(&len.to_le_bytes());
+        frame.extend_from_slice(&checksum(id, value).to_le_bytes());
+        frame.extend_from_slice(value);
+        let offset = files.data_end;
+        files
+            .data
+            .write_all_at(&frame, offset)
+            .map_err(|e| self.io(&self.data_path, e))?;
+        let mut entry = [0u8; INDEX_ENTRY as usize];
+        entry[..8].copy_from_slice(&offset.to_le_bytes());
+        entry[8..].copy_from_slice(&len.to_le_bytes());
+        files
+            .index
+            .write_all_at(&entry, index_offset(id))
+            .map_err(|e| self.io(&self.index_path, e))?;
+        files.data_end = offset + frame.len() as u64;
+        Ok(())
+    }
+
+    /// Makes both files durable.
+    pub(crate) fn sync(&self) -> Result<(), StoreError> {
+        let files = self.lock();
+        files
+            .data
+            .sync_data()
+            .map_err(|e| self.io(&self.data_path, e))?;
+        files
+            .index
+            .sync_data()
+            .map_err(|e| self.io(&self.index_path, e))
+    }
+
+    /// Bytes of both files.
+    pub(crate) fn size_on_disk(&self) -> u64 {
+        let files = self.lock();
+        files.data_end + index_offset(files.len)
+    }
+}
+
+/// Where id `id`'s index entry is.
+fn index_offset(id: u32) -> u64 {
+    INDEX_MAGIC.len() as u64 + u64::from(id) * INDEX_ENTRY
+}
+
+fn checksum(id: u32, value: &[u8]) -> u64 {
+    let mut hasher = Xxh3::new();
+    hasher.update(&id.to_le_bytes());
+    hasher.update(value);
+    hasher.digest()
+}
+
+fn file_len(file: &File, path: &Path) -> Result<u64, StoreError> {
+    file.metadata()
+        .map(|m| m.len())
+        .map_err(|source| StoreError::Records {
+            file: path.to_owned(),
+            source,
+        })
+}
+
+/// Opens `path` for reading and writing, creating it with `magic`, and checks its magic.
+fn open_file(path: &Path, magic: &[u8]) -> Result<File, StoreError> {
+    let io = |source| StoreError::Records {
+        file: path.to_owned(),
+        source,
+    };
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(io)?;
+    let len = file_len(&file, path)?;
+    if len == 0 {
+        file.write_all_at(magic, 0).map_err(io)?;
+        return Ok(file);
+    }
+    let mut found = vec![0u8; magic.len()];
+    if len < magic.len() as u64 || file.read_exact_at(&mut found, 0).is_err() || found != magic {
+        return Err(StoreError::Corrupt {
+            path: path.to_owned(),
+            detail: "not a simcrawl records file (its first bytes differ)".to_owned(),
+        });
+    }
+    Ok(file)
+}
+
+impl<V: Codec> Records<V> {
+    pub(crate) fn new(state: Arc<RecordState>, shared: Arc<Shared>) -> Self {
+        Records {
+            state,
+            _shared: shared,
+            _types: PhantomData,
+        }
+    }
+
+    /// The number of records: ids `0..len()` have one.
+    pub fn len(&self) -> u32 {
+        self.state.lock().len
+    }
+
+    /// Whether no record was pushed.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Appends `value` under the next id, `len()`, and returns it. The record is in the file (the
+    /// operating system's) when this returns.
+    pub fn push(&self, value: &V) -> Result<u32, StoreError> {
+        let bytes = value.encode();
+        let mut files = self.state.lock();
+        let id = files.len;
+        if id == u32::MAX {
+            return Err(StoreError::IdsExhausted {
+                tree: self.state.name.clone(),
+            });
+        }
+        self.state.write(&mut files, id, &bytes)?;
+        files.len = id + 1;
+        Ok(id)
+    }
+
+    /// Replaces the record of id `id` (which must have one) with `value`.
+    pub fn replace(&self, id: u32, value: &V) -> Result<(), StoreError> {
+        let bytes = value.encode();
+        let mut files = self.state.lock();
+        if id >= files.len {
+            return Err(StoreError::Inconsistent {
+                tree: self.state.name.clone(),
+                detail: format!("id {id} replaced, but only {} records exist", files.len),
+            });
+        }
+        self.state.write(&mut files, id, &bytes)
+    }
+
+    /// The record of id `id`, or `None` if there is none.
+    pub fn get(&self, id: u32) -> Result<Option<V>, StoreError> {
+        let bytes = {
+            let files = self.state.lock();
+            if id >= files.len {
+                return Ok(None);
+            }
+            self.state.read(&files, id)?
+        };
+        V::decode(&bytes)
+            .map(Some)
+            .map_err(|source| StoreError::Decode {
+                tree: self.state.name.clone(),
+                source,
+            })
+    }
+
+    /// The records from id `from` on, in id order, as `(id, value)`: those pushed while iterating
+    /// are included. The iterator holds a handle of its own.
+    pub fn iter_from(&self, from: u32) -> RecordIter<V> {
+        RecordIter {
+            records: self.clone(),
+            next: Some(from),
+        }
+    }
+
+    /// Removes every record: ids start from 0 again.
+    pub fn clear(&self) -> Result<(), StoreError> {
+        let mut files = self.state.lock();
+        files
+            .index
+            .set_len(INDEX_MAGIC.len() as u64)
+            .map_err(|e| self.state.io(&self.state.index_path, e))?;
+        files
+            .data
+            .set_len(DATA_MAGIC.len() as u64)
+            .map_err(|e| self.state.io(&self.state.data_path, e))?;
+        files.len = 0;
+        files.data_end = DATA_MAGIC.len() as u64;
+        Ok(())
+    }
+
+    /// Makes the records durable (as [`Store::flush`](crate::Store::flush) does for all of them).
+    pub fn sync(&self) -> Result<(), StoreError> {
+        self.state.sync()
+    }
+
+    /// The data file's path.
+    pub fn path(&self) -> &Path {
+        &self.state.data_path
+    }
+}
+
+/// The records of a [`Records`] from an id on: [`Records::iter_from`].
+pub struct RecordIter<V> {
+    records: Records<V>,
+    next: Option<u32>,
+}
+
+impl<V: Codec> Iterator for RecordIter<V> {
+    type Item = Result<(u32, V), StoreError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let id = self.next?;
+        self.next = id.checked_add(1);
+        match self.records.get(id) {
+            Ok(Some(value)) => Some(Ok((id, value))),
+            Ok(None) => {
+                self.next = None;
+                None
+            }
+            Err(e) => {
+                self.next = None;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+/// The states of the record files opened in a store, by name.
+pub(crate) type RecordStates = Mutex<HashMap<String, Arc<RecordState>>>;
+
+/// Syncs every record file opened in the store.
+pub(crate) fn sync_all(states: &RecordStates) -> Result<(), StoreError> {
+    let states: Vec<_> = states
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .values()
+        .cloned()
+        .collect();
+    states.iter().try_for_each(|s| s.sync())
+}

@@ -1,0 +1,224 @@
+//! [`Records`]: values by dense id in a file beside sled. Pushes, replacements and reads across
+//! reopening; a tail the last stop did not write whole; damage named; a killed writer.
+
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::Path;
+use std::sync::mpsc::RecvTimeoutError;
+use std::time::Duration;
+
+use simcrawl_store::{Records, Store, StoreError};
+
+use crate::util::{Must, after_marker, fresh_store_dir, lines_of, open, spawn_helper};
+
+fn value(id: u32) -> String {
+    format!("record {id}: {}", "x".repeat((id as usize * 37) % 500))
+}
+
+fn records(store: &Store) -> Records<String> {
+    store.records::<String>("docs").must("records")
+}
+
+#[test]
+fn pushes_replacements_and_reads_survive_reopening() {
+    let (_tmp, dir) = fresh_store_dir();
+    {
+        let store = open(&dir);
+        let docs = records(&store);
+        assert!(docs.is_empty());
+        for id in 0..100 {
+            assert_eq!(docs.push(&value(id)).must("push"), id);
+        }
+        docs.replace(7, &"seven, again".to_owned()).must("replace");
+        assert_eq!(docs.get(100).must("get past the end"), None);
+        // A second handle of the name shares the state.
+        assert_eq!(records(&store).len(), 100);
+        store.flush().must("flush");
+    }
+    let store = open(&dir);
+    let docs = records(&store);
+    assert_eq!(docs.len(), 100);
+    assert_eq!(docs.get(7).must("get"), Some("seven, again".to_owned()));
+    assert_eq!(docs.get(99).must("get"), Some(value(99)));
+    let from_90: Vec<(u32, String)> = docs.iter_from(90).map(|r| r.must("iter")).collect();
+    assert_eq!(
+        from_90,
+        (90..100).map(|id| (id, value(id))).collect::<Vec<_>>()
+    );
+    assert_eq!(docs.push(&value(100)).must("push"), 100);
+    assert!(
+        store.size_on_disk().must("size") > 100 * 20,
+        "the records count in the store's size"
+    );
+    docs.clear().must("clear");
+    assert_eq!((docs.len(), docs.get(0).must("get")), (0, None));
+    assert_eq!(docs.push(&value(0)).must("push after clear"), 0);
+}
+
+#[test]
+fn a_temporary_store_keeps_its_records_in_a_directory_of_its_own() {
+    let store = Store::temporary().must("temporary");
+    let docs = records(&store);
+    assert_eq!(docs.push(&value(0)).must("push"), 0);
+    let dir = docs.path().parent().expect("a directory").to_owned();
+    assert!(dir.exists());
+    drop(docs);
+    drop(store);
+    assert!(!dir.exists(), "{} outlived its store", dir.display());
+}
+
+#[test]
+fn a_name_is_records_or_a_tree_not_both() {
+    let store = Store::temporary().must("temporary");
+    store.tree::<u32, String>("docs").must("tree");
+    assert!(matches!(
+        store.records::<String>("docs"),
+        Err(StoreError::TreeTypeMismatch { .. })
+    ));
+    assert!(matches!(
+        store.records::<String>("../escape"),
+        Err(StoreError::InvalidTreeName { .. })
+    ));
+}
+
+/// Appends `bytes` to `path`.
+fn append(path: &Path, bytes: &[u8]) {
+    let mut file = OpenOptions::new().append(true).open(path).expect("open");
+    file.write_all(bytes).expect("append");
+}
+
+#[test]
+fn a_tail_not_written_whole_is_dropped_and_the_next_push_takes_its_id() {
+    let (_tmp, dir) = fresh_store_dir();
+    let (data, index) = {
+        let store = open(&dir);
+        let docs = records(&store);
+        for id in 0..10 {
+            docs.push(&value(id)).must("push");
+        }
+        store.flush().must("flush");
+        (dir.join("docs.records"), dir.join("docs.index"))
+    };
+    // A kill between a frame and its index entry: a frame nobody points to.
+    append(&data, b"\x0a\0\0\0\x05\0\0\0half a frame");
+    {
+        let store = open(&dir);
+        assert_eq!(records(&store).len(), 10);
+    }
+    // A power loss: the last index entry written, its frame not (the data cut short).
+    let len = std::fs::metadata(&data).expect("metadata").len();
+    OpenOptions::new()
+        .write(true)
+        .open(&data)
+        .expect("open")
+        .set_len(len - 40)
+        .expect("cut");
+    // And an index entry half written.
+    append(&index, &[1, 2, 3]);
+    let store = open(&dir);
+    let docs = records(&store);
+    assert_eq!(docs.len(), 9, "the record whose frame was cut is dropped");
+    assert_eq!(docs.get(8).must("get"), Some(value(8)));
+    assert_eq!(docs.push(&value(90)).must("push"), 9);
+    assert_eq!(docs.get(9).must("get"), Some(value(90)));
+}
+
+#[test]
+fn a_damaged_frame_or_file_is_an_error_naming_the_file() {
+    let (_tmp, dir) = fresh_store_dir();
+    {
+        let store = open(&dir);
+        let docs = records(&store);
+        for id in 0..10 {
+            docs.push(&value(id)).must("push");
+        }
+        store.flush().must("flush");
+    }
+    let data = dir.join("docs.records");
+    let mut bytes = std::fs::read(&data).expect("read");
+    let at = bytes.len() / 3;
+    bytes[at] ^= 0x55;
+    std::fs::write(&data, &bytes).expect("write");
+    {
+        let store = open(&dir);
+        let docs = records(&store);
+        let errors: Vec<StoreError> = (0..10).filter_map(|id| docs.get(id).err()).collect();
+        assert_eq!(errors.len(), 1, "one frame is damaged: {errors:?}");
+        match &errors[0] {
+            StoreError::Corrupt { path, .. } => assert_eq!(path, &data),
+            other => panic!("not Corrupt: {other}"),
+        }
+    }
+    std::fs::write(&data, b"something else entirely").expect("write");
+    let store = open(&dir);
+    match store.records::<String>("docs") {
+        Err(StoreError::Corrupt { path, .. }) => assert_eq!(path, data),
+        Err(other) => panic!("not Corrupt: {other}"),
+        Ok(_) => panic!("a file that is not a records file opened"),
+    }
+}
+
+const DIR_ENV: &str = "SIMCRAWL_STORE_TEST_RECORDS_DIR";
+
+#[test]
+#[ignore = "helper: run as a child process by the records kill test"]
+fn helper_records_writer() {
+    let Ok(dir) = std::env::var(DIR_ENV) else {
+        eprintln!("{DIR_ENV} is not set: nothing to do outside the records kill test");
+        return;
+    };
+    let store = open(dir.as_ref());
+    let docs = records(&store);
+    let from = docs.len();
+    for id in from..from + 1_000_000 {
+        assert_eq!(docs.push(&value(id)).must("push"), id);
+        if id % 7 == 3 {
+            docs.replace(id / 2, &value(id / 2)).must("replace");
+        }
+        println!("PUSHED {id}");
+    }
+}
+
+#[test]
+fn a_killed_writer_keeps_every_record_whose_push_returned() {
+    let (_tmp, dir) = fresh_store_dir();
+    let dir_text = dir.to_str().expect("utf-8 temp path");
+    let mut acknowledged = None;
+    for round in 0..4u64 {
+        let mut child = spawn_helper("records::helper_records_writer", &[(DIR_ENV, dir_text)]);
+        let lines = lines_of(child.stdout.take().expect("stdout"));
+        let wait = Duration::from_millis(30 + round * 40);
+        let deadline = std::time::Instant::now() + wait;
+        loop {
+            match lines.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now()))
+            {
+                Ok(line) => {
+                    if let Some(id) = after_marker(&line, "PUSHED") {
+                        acknowledged = Some(id.parse::<u32>().expect("id"));
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => break,
+                Err(RecvTimeoutError::Disconnected) => panic!("the writer stopped by itself"),
+            }
+        }
+        child.kill().expect("kill");
+        child.wait().expect("wait");
+        while let Ok(line) = lines.recv_timeout(Duration::from_millis(200)) {
+            if let Some(id) = after_marker(&line, "PUSHED") {
+                acknowledged = Some(id.parse::<u32>().expect("id"));
+            }
+        }
+        let store = open(&dir);
+        let docs = records(&store);
+        let last = acknowledged.expect("the writer pushed something");
+        assert!(
+            docs.len() > last,
+            "round {round}: {} records, {last} acknowledged",
+            docs.len()
+        );
+        for item in docs.iter_from(0) {
+            let (id, text) = item.must("read back");
+            assert_eq!(text, value(id), "round {round}: record {id}");
+        }
+    }
+}
