@@ -108,13 +108,21 @@ fn after_kill_9_the_search_index_holds_exactly_the_stores_pages() {
     assert_eq!(index_ids(&dir.store()), (0..pages).collect::<Vec<_>>());
     // And each page's copies in the index are the store's: the URLs kept, and the count.
     let store = simcrawl_store::Store::open(dir.store()).expect("the store opens");
-    let copies: simcrawl_store::Tree<u32, (u64, String)> =
-        store.tree("copies").expect("the copies tree");
+    let copies: simcrawl_store::Records<(u32, u64, String)> =
+        store.records("page_copies").expect("the copies");
+    let mut by_page: std::collections::BTreeMap<u32, (Vec<String>, u64)> = Default::default();
+    for item in copies.iter_from(0) {
+        let (_, (id, _, url)) = item.expect("readable");
+        let (urls, total) = by_page.entry(id).or_default();
+        *total += 1;
+        if urls.len() < simcrawl_search::MAX_COPIES {
+            urls.push(url);
+        }
+    }
     let index = SearchIndex::open_read_only(&index_dir(&dir.store())).expect("the index opens");
     let mut with_copies = 0;
     for id in 0..pages {
-        let (total, urls) = copies.get(&id).expect("readable").unwrap_or_default();
-        let urls: Vec<String> = urls.lines().map(str::to_owned).collect();
+        let (urls, total) = by_page.remove(&id).unwrap_or_default();
         assert_eq!(
             index.copies(id).expect("copies"),
             (urls, total),
@@ -122,5 +130,9 @@ fn after_kill_9_the_search_index_holds_exactly_the_stores_pages() {
         );
         with_copies += usize::from(total > 0);
     }
+    assert!(
+        by_page.is_empty(),
+        "copies of pages the store lacks: {by_page:?}"
+    );
     assert!(with_copies > 0, "the small web has copies");
 }

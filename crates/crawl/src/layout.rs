@@ -21,8 +21,12 @@ pub const CRAWL_META_TREE: &str = "crawl";
 /// The address class each fetched host answered from (0 public, 1 private, 2 link-local), so that a
 /// resumed crawl applies the same link policy: `Tree<String (host:port), u8>`.
 pub const HOST_CLASSES_TREE: &str = "host_classes";
-/// The copies skipped against each indexed page, for the search index: `Tree<u32 (page id), (u64
-/// (how many), String (the first 100 URLs, one per line))>`.
+/// The copies skipped against the indexed pages, for the search index, one record per copy in
+/// the order they were skipped: `Records<(u32 (the original's page id), String (the copy's URL))>`.
+pub const COPIES_RECORDS: &str = "page_copies";
+/// Before [`COPIES_RECORDS`] (2026-11-28): the copies per indexed page, `Tree<u32 (page id), (u64
+/// (how many), String (the first 100 URLs, one per line))>`, moved to the records when first
+/// opened.
 pub const COPIES_TREE: &str = "copies";
 /// The pages of a sharded crawl indexed here for the other processes (they hold them as their
 /// own): `Tree<u32 (page id), ()>`. The reports leave them out.

@@ -1182,14 +1182,14 @@ impl Driver {
                         self.write_output(id, &url, depth, analysis)?;
                     }
                 }
-                Effect::Skipped(record) => {
+                Effect::Skipped { log_id, record } => {
                     if self.search.is_some()
                         && let Some(original) = record.original.as_deref()
                         && let Some(id) = self.core.original_id(original)?
                         && !self.core.pages.is_foreign(id)
                         && let Some(search) = self.search.as_mut()
                     {
-                        search.copy(id, &record.url)?;
+                        search.copy(id, log_id, &record.url)?;
                     }
                     if let Some(archive) = self.archive.as_mut() {
                         if record.reason.before_fetch() {

@@ -7,8 +7,8 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use simcrawl_search::{MAX_COPIES, PageDoc, SearchIndex};
-use simcrawl_store::{Store, Tree};
+use simcrawl_search::{PageDoc, SearchIndex};
+use simcrawl_store::{Records, Store, Tree};
 
 use crate::error::CrawlError;
 use crate::layout;
@@ -20,13 +20,25 @@ impl From<simcrawl_search::SearchError> for CrawlError {
     }
 }
 
-/// The copies skipped against a page: how many, and the first URLs (newline-separated).
-type Copies = (u64, String);
+/// A copy skipped against a page: the page's id, the skip log's id of the skip (0: unknown, a
+/// copy moved from an older store), and the copy's URL.
+type Copy = (u32, u64, String);
+
+/// Before [`layout::COPIES_RECORDS`]: the copies skipped against a page, how many and the first
+/// URLs (newline-separated).
+type OldCopies = (u64, String);
 
 /// The search index of a running crawl.
 pub(crate) struct SearchSync {
     index: SearchIndex,
-    copies: Tree<u32, Copies>,
+    /// Every copy skipped, in order: in a file beside sled's (sled holds memory for every entry
+    /// it has, and the copies are written once and read only to build the index again). A copy
+    /// is in the file before sled has written out its skip: after a crash, the copies past the
+    /// skip log's last record are dropped (the page is fetched and skipped again).
+    copies: Records<Copy>,
+    /// Copies skipped against each page so far, by page id, up to 255: the next copy's number
+    /// (only the first [`MAX_COPIES`](simcrawl_search::MAX_COPIES) keep their URL, so later ones need no exact number).
+    counts: Vec<u8>,
     /// Pages to write at the next checkpoint: those a crash left out of the index.
     dirty: BTreeSet<u32>,
 }
@@ -43,7 +55,8 @@ impl SearchSync {
         unclean: bool,
     ) -> Result<SearchSync, CrawlError> {
         let dir = simcrawl_search::index_dir(store_dir);
-        let copies: Tree<u32, Copies> = store.tree(layout::COPIES_TREE)?;
+        let copies = open_copies(store)?;
+        drop_copies_past_the_skip_log(store, &copies)?;
         let index = match SearchIndex::open(&dir) {
             Err(simcrawl_search::SearchError::OtherLayout(_)) => {
                 tracing::warn!(
@@ -61,6 +74,7 @@ impl SearchSync {
         let mut sync = SearchSync {
             index,
             copies,
+            counts: Vec::new(),
             dirty: BTreeSet::new(),
         };
         let store_pages = u32::try_from(pages.len()).unwrap_or(u32::MAX);
@@ -71,10 +85,11 @@ impl SearchSync {
             sync.dirty.insert(id);
         }
         let mut store_copies = 0;
-        for item in sync.copies.iter() {
-            let (id, (n, _)) = item?;
+        for item in sync.copies.iter_from(0) {
+            let (_, (id, _, _)) = item?;
             if id < store_pages {
-                store_copies += n;
+                store_copies += 1;
+                sync.count(id);
             }
         }
         let copies_again = unclean || store_copies != sync.index.copy_count();
@@ -105,20 +120,22 @@ impl SearchSync {
         Ok(())
     }
 
-    /// A copy (`url`) was skipped against page `original`.
-    pub(crate) fn copy(&mut self, original: u32, url: &str) -> Result<(), CrawlError> {
-        let (mut n, mut urls) = self.copies.get(&original)?.unwrap_or_default();
-        n += 1;
-        // Past the URLs kept, only the count changes.
-        if (n as usize) <= MAX_COPIES {
-            if !urls.is_empty() {
-                urls.push('\n');
-            }
-            urls.push_str(url);
-        }
-        self.copies.insert(&original, &(n, urls))?;
-        self.index.add_copy(original, n, Some(url))?;
+    /// A copy (`url`) was skipped against page `original`, as skip `log_id` of the skip log.
+    pub(crate) fn copy(&mut self, original: u32, log_id: u64, url: &str) -> Result<(), CrawlError> {
+        self.copies.push(&(original, log_id, url.to_owned()))?;
+        let seq = self.count(original);
+        self.index.add_copy(original, seq, Some(url))?;
         Ok(())
+    }
+
+    /// Counts a copy of page `id` and returns its number (1, 2, ..., at most 255).
+    fn count(&mut self, id: u32) -> u64 {
+        let at = id as usize;
+        if self.counts.len() <= at {
+            self.counts.resize(at + 1, 0);
+        }
+        self.counts[at] = self.counts[at].saturating_add(1);
+        u64::from(self.counts[at])
     }
 
     /// Writes the entries changed since the last checkpoint and commits, recording the store's
@@ -155,18 +172,64 @@ fn put(index: &mut SearchIndex, record: &PageRecord) -> Result<(), CrawlError> {
 /// Adds the copies the store has of pages `0..pages`.
 fn add_copies(
     index: &mut SearchIndex,
-    copies: &Tree<u32, Copies>,
+    copies: &Records<Copy>,
     pages: u32,
 ) -> Result<(), CrawlError> {
-    for item in copies.iter() {
-        let (id, (total, urls)) = item?;
-        if id >= pages {
+    let mut counts = vec![0u8; pages as usize];
+    for item in copies.iter_from(0) {
+        let (_, (id, _, url)) = item?;
+        let Some(count) = counts.get_mut(id as usize) else {
             continue;
-        }
+        };
+        *count = count.saturating_add(1);
+        index.add_copy(id, u64::from(*count), Some(&url))?;
+    }
+    Ok(())
+}
+
+/// The store's copies, moved first from the tree of a store written before they had a file (a
+/// move cut short is made again whole: the records are cleared first, the tree emptied last).
+fn open_copies(store: &Store) -> Result<Records<Copy>, CrawlError> {
+    let copies: Records<Copy> = store.records(layout::COPIES_RECORDS)?;
+    let old: Tree<u32, OldCopies> = store.tree(layout::COPIES_TREE)?;
+    if old.is_empty()? {
+        return Ok(copies);
+    }
+    copies.clear()?;
+    for item in old.iter() {
+        let (id, (total, urls)) = item?;
         let mut urls = urls.lines();
-        for seq in 1..=total {
-            index.add_copy(id, seq, urls.next())?;
+        for _ in 0..total {
+            // Past the first MAX_COPIES only the count was kept.
+            copies.push(&(id, 0, urls.next().unwrap_or_default().to_owned()))?;
         }
+    }
+    copies.sync()?;
+    old.clear()?;
+    store.flush()?;
+    Ok(copies)
+}
+
+/// Drops the copies whose skips are past the skip log's last record: a crash took the skips
+/// back from sled, not the copies from their file, and the pages will be skipped again.
+fn drop_copies_past_the_skip_log(store: &Store, copies: &Records<Copy>) -> Result<(), CrawlError> {
+    let last = store
+        .log::<crate::SkipRecord>(layout::SKIP_LOG)?
+        .last_id()?
+        .unwrap_or(0);
+    let mut keep = copies.len();
+    while keep > 0 {
+        match copies.get(keep - 1)? {
+            Some((_, log_id, _)) if log_id > last => keep -= 1,
+            _ => break,
+        }
+    }
+    if keep < copies.len() {
+        tracing::info!(
+            copies = copies.len() - keep,
+            "dropping the copies whose skips the last stop did not write out"
+        );
+        copies.truncate(keep)?;
     }
     Ok(())
 }
@@ -174,7 +237,7 @@ fn add_copies(
 /// Puts every page of the store in a new index, with its copies, and commits.
 fn fill(
     index: &mut SearchIndex,
-    copies: &Tree<u32, Copies>,
+    copies: &Records<Copy>,
     pages: &PageIndex,
     mut progress: impl FnMut(u64, u64),
 ) -> Result<u64, CrawlError> {
@@ -216,7 +279,78 @@ pub fn rebuild(
     let dir = simcrawl_search::index_dir(store_dir);
     remove_index(&dir)?;
     let pages = PageIndex::open(store, 0, 0.0)?;
-    let copies: Tree<u32, Copies> = store.tree(layout::COPIES_TREE)?;
+    let copies = open_copies(store)?;
     let mut index = SearchIndex::open(&dir)?;
     fill(&mut index, &copies, &pages, progress)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::page::Analyzer;
+    use url::Url;
+
+    #[test]
+    fn a_store_with_its_copies_in_a_tree_has_them_moved_to_records_and_searchable() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let mut pages = PageIndex::open(&store, 3, 0.8).unwrap();
+        let text = crate::testutil::words(5, 200).join(" ");
+        let html = format!("<html><head><title>A</title></head><body><p>{text}</p></body></html>");
+        let url = Url::parse("http://127.0.0.1/a").unwrap();
+        let analysis = Analyzer::default().analyze_html(html.as_bytes(), &html, &url, None);
+        let id = pages.insert(url.as_str(), 1, 0, 0, &analysis).unwrap();
+        // As the build before wrote them: 102 copies of page 0, the first 100 URLs kept.
+        let urls: Vec<String> = (1..=100).map(|i| format!("http://m.test/{i}")).collect();
+        store
+            .tree::<u32, OldCopies>(layout::COPIES_TREE)
+            .unwrap()
+            .insert(&id, &(102, urls.join("\n")))
+            .unwrap();
+        store.flush().unwrap();
+        let mut sync = SearchSync::open(&store, dir.path(), &pages, false).unwrap();
+        let copies: Records<Copy> = store.records(layout::COPIES_RECORDS).unwrap();
+        assert_eq!(copies.get(101).unwrap(), Some((id, 0, String::new())));
+        assert_eq!(copies.len(), 102);
+        assert!(
+            store
+                .tree::<u32, OldCopies>(layout::COPIES_TREE)
+                .unwrap()
+                .is_empty()
+                .unwrap()
+        );
+        assert_eq!(sync.index.copy_count(), 102);
+        let (shown, total) = sync.index.copies(id).unwrap();
+        assert_eq!((shown, total), (urls.clone(), 102));
+        // A copy skipped now is the 103rd, and reopening counts it.
+        let skip = crate::SkipRecord {
+            time_ms: 0,
+            url: "http://m.test/103".into(),
+            reason: crate::SkipReason::ExactDuplicate,
+            original: Some(url.to_string()),
+            distance: Some(0),
+            jaccard: None,
+            rule: None,
+            host: "m.test".into(),
+            depth: 1,
+            referrer: None,
+        };
+        let log_id = store
+            .log::<crate::SkipRecord>(layout::SKIP_LOG)
+            .unwrap()
+            .append(&skip)
+            .unwrap();
+        sync.copy(id, log_id, "http://m.test/103").unwrap();
+        sync.checkpoint(&pages).unwrap();
+        assert_eq!(sync.index.copy_count(), 103);
+        // A copy whose skip a crash took back from sled: dropped when the store is opened.
+        copies
+            .push(&(id, log_id + 1, "http://m.test/104".into()))
+            .unwrap();
+        drop(sync);
+        let sync = SearchSync::open(&store, dir.path(), &pages, true).unwrap();
+        assert_eq!(copies.len(), 103);
+        assert_eq!(sync.index.copy_count(), 103);
+        assert_eq!(sync.counts.first(), Some(&103));
+    }
 }

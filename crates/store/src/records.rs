@@ -358,6 +358,21 @@ impl<V: Codec> Records<V> {
         }
     }
 
+    /// Keeps the records of ids `0..len` only: the next push gets id `len` (the frames of the
+    /// others stay in the data file, never read).
+    pub fn truncate(&self, len: u32) -> Result<(), StoreError> {
+        let mut files = self.state.lock();
+        if len >= files.len {
+            return Ok(());
+        }
+        files
+            .index
+            .set_len(index_offset(len))
+            .map_err(|e| self.state.io(&self.state.index_path, e))?;
+        files.len = len;
+        Ok(())
+    }
+
     /// Removes every record: ids start from 0 again.
     pub fn clear(&self) -> Result<(), StoreError> {
         let mut files = self.state.lock();

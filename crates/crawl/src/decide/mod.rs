@@ -102,7 +102,12 @@ pub enum Effect {
     },
     /// A URL or page was skipped (its archive record is due: on its own before a fetch, with the
     /// response after one).
-    Skipped(SkipRecord),
+    Skipped {
+        /// The skip log's id of the record.
+        log_id: u64,
+        /// What was skipped and why.
+        record: SkipRecord,
+    },
 }
 
 /// The URL without credentials, for logs.
@@ -356,8 +361,8 @@ impl Core {
             &format!("{}{}", counters::SKIPPED_PREFIX, record.reason.as_str()),
             1,
         )?;
-        self.skips.append(&record)?;
-        self.effects.push(Effect::Skipped(record));
+        let log_id = self.skips.append(&record)?;
+        self.effects.push(Effect::Skipped { log_id, record });
         Ok(())
     }
 

@@ -152,7 +152,7 @@ impl Sim {
             .iter()
             .filter_map(|e| match e {
                 Effect::Indexed { url, .. } => Some(url.clone()),
-                Effect::Skipped(_) => None,
+                Effect::Skipped { .. } => None,
             })
             .collect()
     }
@@ -161,7 +161,7 @@ impl Sim {
         self.effects
             .iter()
             .filter_map(|e| match e {
-                Effect::Skipped(s) => Some(s),
+                Effect::Skipped { record, .. } => Some(record),
                 Effect::Indexed { .. } => None,
             })
             .collect()

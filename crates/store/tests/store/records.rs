@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use simcrawl_store::{Records, Store, StoreError};
 
-use crate::util::{Must, after_marker, fresh_store_dir, lines_of, open, spawn_helper};
+use crate::util::{
+    Must, after_marker, fresh_store_dir, lines_of, open, spawn_helper, wait_for_line,
+};
 
 fn value(id: u32) -> String {
     format!("record {id}: {}", "x".repeat((id as usize * 37) % 500))
@@ -50,6 +52,11 @@ fn pushes_replacements_and_reads_survive_reopening() {
         store.size_on_disk().must("size") > 100 * 20,
         "the records count in the store's size"
     );
+    docs.truncate(95).must("truncate");
+    assert_eq!((docs.len(), docs.get(95).must("get")), (95, None));
+    assert_eq!(docs.push(&value(500)).must("push after truncate"), 95);
+    assert_eq!(docs.get(95).must("get"), Some(value(500)));
+    assert_eq!(docs.get(94).must("get"), Some(value(94)));
     docs.clear().must("clear");
     assert_eq!((docs.len(), docs.get(0).must("get")), (0, None));
     assert_eq!(docs.push(&value(0)).must("push after clear"), 0);
@@ -187,6 +194,9 @@ fn a_killed_writer_keeps_every_record_whose_push_returned() {
     for round in 0..4u64 {
         let mut child = spawn_helper("records::helper_records_writer", &[(DIR_ENV, dir_text)]);
         let lines = lines_of(child.stdout.take().expect("stdout"));
+        // Killed a while after its first push: however slow the machine is to start it.
+        let first = wait_for_line(&lines, "PUSHED");
+        acknowledged = Some(first.parse::<u32>().expect("id"));
         let wait = Duration::from_millis(30 + round * 40);
         let deadline = std::time::Instant::now() + wait;
         loop {
