@@ -3,40 +3,41 @@
 //!
 //! # Format
 //!
-//! Entries go in chunks of up to [`LOG_CHUNK`], one sled entry per chunk in the store's tree
-//! `meta/log/<name>`: sled holds 20–50 bytes of memory for every entry it has, whatever its size,
-//! so a log of one entry per id grew the crawl's memory by as much per skipped page as the skip
-//! itself took on disk. Key: the chunk's first id, `u64` big-endian (so the tree's order is id
-//! order). Value: the chunk's entries in id order, each its id (`u64` big-endian), its length
-//! (`u32` little-endian) and its [`Codec`] bytes. Ids start at 1 and have no gaps while nothing is
-//! lost; an entry is never rewritten or removed.
-//!
-//! An append writes its chunk again, whole (at most [`LOG_CHUNK`] entries): the entry is in sled
-//! when `append` returns, as it was when each entry was an entry of its own.
+//! Entries go in a [`Records`](crate::Records) file of their own, `<store>/<name>.records` (with
+//! its `.index`): entry `id` is record `id - 1`, its [`Codec`] bytes. sled holds memory for every
+//! entry it has, whatever its size: one sled entry per skip, or per chunk of four skips, grew the
+//! crawl's memory with every page skipped, and an append rewrote its chunk. An entry is never
+//! rewritten or removed; ids start at 1 and have no gaps.
 //!
 //! # Ids across restarts and crashes
 //!
-//! The next id is derived from the last chunk when the log is first opened in a process, so ids
-//! keep increasing across reopen. After a crash, entries appended after the last flush may be
-//! lost, and their ids are then handed out again. That is safe because sled recovers a prefix of
-//! the writes: anything else that recorded a lost id (a cursor, a counter) was written after the
-//! entry, so it is lost too. An id whose entry survived is never reused.
+//! A log is written behind, as the queues are: an entry is in its file when
+//! [`append`](Log::append) returns, and the log's length goes to the meta tree (`log_len/<name>`)
+//! with each [`Store::commit`](crate::Store::commit), in the commit's transaction. Opening the
+//! store keeps the entries up to that length: after a crash, the log holds exactly the entries
+//! appended before the last commit sled recovered, like the queues it is committed with, and the
+//! ids of the entries dropped are handed out again. So the skip log of a crawl killed mid-way
+//! agrees with its frontier: a URL whose skip was dropped is one the frontier gives out again.
 //!
-//! A log written before the chunks (the user tree `<name>`, one entry per id) is moved into
-//! chunks when it is first opened, and its tree emptied.
+//! A log written by an older build, in sled (chunks of entries in `meta/log/<name>`, or one
+//! entry per id in the tree `<name>`), is moved to its file when first opened: the file is
+//! written and synced, then the length recorded, then the trees emptied.
 
 use std::collections::HashMap;
 use std::marker::PhantomData;
+use std::path::Path;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::codec::{Codec, CodecError};
 use crate::error::StoreError;
+use crate::records::RecordState;
 use crate::store::Shared;
 
-/// Entries per chunk: an append rewrites its chunk, so a chunk is kept small.
+/// Entries per chunk in the format before the logs had files (read when a store is moved).
 pub const LOG_CHUNK: usize = 4;
 
-/// An entry's header in a chunk: its id and its length.
+/// An entry's header in an old chunk: its id and its length.
 const HEADER: usize = 8 + 4;
 
 /// An append-only log of `V` with strictly increasing `u64` ids, starting at 1.
@@ -44,31 +45,45 @@ const HEADER: usize = 8 + 4;
 /// Handles of one name share one state: appends from several threads or handles are serialised,
 /// and a reader never sees id `n + 1` before id `n`.
 pub struct Log<V> {
-    // Declared before `shared` so that sled's handle is dropped first.
-    chunks: sled::Tree,
-    state: Arc<Mutex<LogState>>,
-    name: Arc<str>,
+    state: Arc<LogState>,
     _shared: Arc<Shared>,
     _types: PhantomData<fn() -> V>,
 }
 
-/// A log's appending state, shared by its handles in a process.
-#[derive(Debug, Default)]
+/// A log's file and the length last committed, shared by its handles in a process.
 pub(crate) struct LogState {
-    /// The next id to hand out.
-    next: u64,
-    /// The chunk being filled: its first id, its entries, and their bytes.
-    first: u64,
-    count: usize,
-    bytes: Vec<u8>,
+    name: String,
+    records: Arc<RecordState>,
+    /// The length written to the meta tree by the last commit.
+    committed: AtomicU32,
+}
+
+impl LogState {
+    /// The meta key of the log's committed length.
+    fn meta_key(&self) -> Vec<u8> {
+        meta_key(&self.name)
+    }
+
+    /// The length to write with a commit, if it changed since the last one.
+    pub(crate) fn uncommitted(&self) -> Option<(Vec<u8>, u32)> {
+        let len = self.records.len();
+        (len != self.committed.load(Ordering::Acquire)).then(|| (self.meta_key(), len))
+    }
+
+    /// A commit wrote `len`.
+    pub(crate) fn committed(&self, len: u32) {
+        self.committed.store(len, Ordering::Release);
+    }
+}
+
+fn meta_key(name: &str) -> Vec<u8> {
+    format!("log_len/{name}").into_bytes()
 }
 
 impl<V> Clone for Log<V> {
     fn clone(&self) -> Self {
         Log {
-            chunks: self.chunks.clone(),
             state: Arc::clone(&self.state),
-            name: Arc::clone(&self.name),
             _shared: Arc::clone(&self._shared),
             _types: PhantomData,
         }
@@ -77,192 +92,180 @@ impl<V> Clone for Log<V> {
 
 impl<V> std::fmt::Debug for Log<V> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Log").field("name", &self.name).finish()
+        f.debug_struct("Log")
+            .field("name", &self.state.name)
+            .finish()
     }
 }
 
+/// The states of the logs opened in a store, by name.
+pub(crate) type LogStates = Mutex<HashMap<String, Arc<LogState>>>;
+
+/// The logs' states, to commit.
+pub(crate) fn log_states(states: &LogStates) -> Vec<Arc<LogState>> {
+    states
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .values()
+        .cloned()
+        .collect()
+}
+
 impl<V: Codec> Log<V> {
-    /// Opens log `name`: `old` is its tree of one entry per id (written before the chunks),
-    /// `chunks` the tree of its chunks, `states` the states of the logs already open.
+    /// Opens log `name`, its file in `dir`: `old` is its tree of one entry per id and `chunks` its
+    /// tree of chunks (the formats before the file).
     pub(crate) fn open(
         old: sled::Tree,
         chunks: sled::Tree,
         name: &str,
+        dir: &Path,
         shared: Arc<Shared>,
-        states: &Mutex<HashMap<String, Arc<Mutex<LogState>>>>,
     ) -> Result<Self, StoreError> {
-        let mut states = states.lock().unwrap_or_else(PoisonError::into_inner);
-        let state = match states.get(name) {
-            Some(state) => Arc::clone(state),
-            None => {
-                let state = Arc::new(Mutex::new(LogState::default()));
-                states.insert(name.to_owned(), Arc::clone(&state));
-                state
+        let mut states = shared.logs.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(state) = states.get(name) {
+            let state = Arc::clone(state);
+            drop(states);
+            return Ok(Log {
+                state,
+                _shared: shared,
+                _types: PhantomData,
+            });
+        }
+        let records = Arc::new(RecordState::open(dir, name)?);
+        let key = meta_key(name);
+        let recorded = shared
+            .meta
+            .get(&key)
+            .map_err(|e| StoreError::backend(name, e))?
+            .map(|v| decode_len(name, &v))
+            .transpose()?;
+        let state = Arc::new(LogState {
+            name: name.to_owned(),
+            records: Arc::clone(&records),
+            committed: AtomicU32::new(0),
+        });
+        match recorded {
+            Some(len) => {
+                if records.len() > len {
+                    // Appended after the last commit sled kept: dropped, as the queues' changes.
+                    records.truncate(len)?;
+                }
+                state.committed(records.len().min(len));
+                if !chunks.is_empty() || !old.is_empty() {
+                    // A move from sled that stopped after it recorded the length.
+                    chunks.clear().map_err(|e| StoreError::backend(name, e))?;
+                    old.clear().map_err(|e| StoreError::backend(name, e))?;
+                }
             }
-        };
-        let log = Log {
-            chunks,
-            state,
-            name: name.into(),
-            _shared: shared,
-            _types: PhantomData,
-        };
-        let mut state = log.lock();
-        if state.next == 0 {
-            *state = log.read_state()?;
-            if !old.is_empty() {
-                log.move_old(&old, &mut state)?;
+            None => {
+                records.clear()?;
+                if !chunks.is_empty() || !old.is_empty() {
+                    move_from_sled(&records, &chunks, &old, name)?;
+                    records.sync()?;
+                }
+                let len = records.len();
+                shared
+                    .meta
+                    .insert(&key, &len.to_be_bytes())
+                    .map_err(|e| StoreError::backend(name, e))?;
+                state.committed(len);
+                chunks.clear().map_err(|e| StoreError::backend(name, e))?;
+                old.clear().map_err(|e| StoreError::backend(name, e))?;
             }
         }
-        drop(state);
-        Ok(log)
+        states.insert(name.to_owned(), Arc::clone(&state));
+        drop(states);
+        shared
+            .records
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(name.to_owned(), records);
+        Ok(Log {
+            state,
+            _shared: shared,
+            _types: PhantomData,
+        })
     }
 
     /// Appends `entry` and returns its id, which is greater than every id in the log.
     pub fn append(&self, entry: &V) -> Result<u64, StoreError> {
-        let bytes = entry.encode();
-        let mut state = self.lock();
-        self.append_bytes(&mut state, &bytes)
+        self.state
+            .records
+            .push_bytes(&entry.encode())
+            .map(|index| u64::from(index) + 1)
     }
 
     /// The entry with id `id`.
     pub fn get(&self, id: u64) -> Result<Option<V>, StoreError> {
-        let chunk = self
-            .chunks
-            .range(..=id.to_be_bytes())
-            .next_back()
-            .transpose()
-            .map_err(|e| self.backend(e))?;
-        let Some((_, bytes)) = chunk else {
+        let Some(index) = id.checked_sub(1).and_then(|i| u32::try_from(i).ok()) else {
             return Ok(None);
         };
-        for entry in Entries::new(&bytes) {
-            let (at, value) = entry.map_err(|e| StoreError::decode(&self.name, e))?;
-            if at == id {
-                return V::decode(value)
-                    .map(Some)
-                    .map_err(|e| StoreError::decode(&self.name, e));
-            }
+        match self.state.records.get_bytes(index)? {
+            Some(bytes) => decode(&self.state.name, &bytes).map(Some),
+            None => Ok(None),
         }
-        Ok(None)
     }
 
     /// The largest id in the log, `None` if it is empty.
     pub fn last_id(&self) -> Result<Option<u64>, StoreError> {
-        let next = self.lock().next;
-        Ok(next.checked_sub(1).filter(|last| *last > 0))
+        let len = self.state.records.len();
+        Ok((len > 0).then_some(u64::from(len)))
     }
 
     /// The entries with ids `>= id`, in id order. `iter_from(0)` or `iter_from(1)` reads the whole log;
     /// a reader that has seen up to `n` resumes with `iter_from(n + 1)`.
     pub fn iter_from(&self, id: u64) -> LogIter<V> {
-        // The chunk that holds `id` starts at or before it. A failure to find it is the first item.
-        let start = match self.chunks.range(..=id.to_be_bytes()).next_back() {
-            None => Ok(id),
-            Some(Ok((key, _))) => be_u64(&key).map_err(|e| StoreError::decode(&self.name, e)),
-            Some(Err(e)) => Err(self.backend(e)),
-        };
         LogIter {
-            chunks: self
-                .chunks
-                .range(start.as_ref().map_or(id, |s| *s).to_be_bytes()..),
-            chunk: None,
-            at: 0,
-            error: start.err(),
-            from: id,
-            name: Arc::clone(&self.name),
+            state: Arc::clone(&self.state),
+            next: u32::try_from(id.saturating_sub(1)).ok(),
             _types: PhantomData,
         }
     }
+}
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, LogState> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
+fn decode<V: Codec>(name: &str, bytes: &[u8]) -> Result<V, StoreError> {
+    V::decode(bytes).map_err(|e| StoreError::decode(name, e))
+}
 
-    fn append_bytes(&self, state: &mut LogState, bytes: &[u8]) -> Result<u64, StoreError> {
-        let id = state.next;
-        if id == u64::MAX {
-            return Err(StoreError::IdsExhausted {
-                tree: self.name.to_string(),
-            });
-        }
-        let len = u32::try_from(bytes.len()).map_err(|_| {
+fn decode_len(name: &str, bytes: &[u8]) -> Result<u32, StoreError> {
+    <[u8; 4]>::try_from(bytes)
+        .map(u32::from_be_bytes)
+        .map_err(|_| {
             StoreError::decode(
-                &self.name,
-                CodecError::invalid::<V>(format!("an entry of {} bytes", bytes.len())),
+                name,
+                CodecError::invalid::<u32>(format!("a log length of {} bytes", bytes.len())),
             )
-        })?;
-        if state.count == LOG_CHUNK {
-            state.first = id;
-            state.count = 0;
-            state.bytes.clear();
-        }
-        let kept = state.bytes.len();
-        state.bytes.extend_from_slice(&id.to_be_bytes());
-        state.bytes.extend_from_slice(&len.to_le_bytes());
-        state.bytes.extend_from_slice(bytes);
-        if let Err(e) = self
-            .chunks
-            .insert(state.first.to_be_bytes(), state.bytes.as_slice())
-        {
-            state.bytes.truncate(kept);
-            return Err(self.backend(e));
-        }
-        state.count += 1;
-        state.next = id + 1;
-        Ok(id)
-    }
-
-    /// The state after the last chunk written.
-    fn read_state(&self) -> Result<LogState, StoreError> {
-        let last = self.chunks.last().map_err(|e| self.backend(e))?;
-        let Some((key, bytes)) = last else {
-            return Ok(LogState {
-                next: 1,
-                first: 1,
-                count: LOG_CHUNK, // the first append starts a chunk
-                bytes: Vec::new(),
-            });
-        };
-        let first = be_u64(&key).map_err(|e| StoreError::decode(&self.name, e))?;
-        let mut last_id = first;
-        let mut count = 0;
-        for entry in Entries::new(&bytes) {
-            let (id, _) = entry.map_err(|e| StoreError::decode(&self.name, e))?;
-            last_id = id;
-            count += 1;
-        }
-        Ok(LogState {
-            next: last_id
-                .checked_add(1)
-                .ok_or_else(|| StoreError::IdsExhausted {
-                    tree: self.name.to_string(),
-                })?,
-            first,
-            count,
-            bytes: bytes.to_vec(),
         })
-    }
+}
 
-    /// Moves a log of one sled entry per id into chunks (after those already written), then
-    /// empties its tree.
-    fn move_old(&self, old: &sled::Tree, state: &mut LogState) -> Result<(), StoreError> {
-        for item in old.iter() {
-            let (key, value) = item.map_err(|e| self.backend(e))?;
-            let id = be_u64(&key).map_err(|e| StoreError::decode(&self.name, e))?;
-            if id < state.next {
-                continue; // moved already, before a crash cut the move short
+/// Appends the entries of a log written in sled, in id order: its chunks, then its tree of one
+/// entry per id (ids after the chunks'; a gap left by a lost entry closes up).
+fn move_from_sled(
+    records: &RecordState,
+    chunks: &sled::Tree,
+    old: &sled::Tree,
+    name: &str,
+) -> Result<(), StoreError> {
+    let mut next = 1u64;
+    for item in chunks.iter() {
+        let (_, bytes) = item.map_err(|e| StoreError::backend(name, e))?;
+        for entry in Entries::new(&bytes) {
+            let (id, value) = entry.map_err(|e| StoreError::decode(name, e))?;
+            if id >= next {
+                records.push_bytes(value)?;
+                next = id + 1;
             }
-            // Ids have no gaps; a gap left by a lost entry closes up here.
-            self.append_bytes(state, &value)?;
         }
-        old.clear().map_err(|e| self.backend(e))?;
-        Ok(())
     }
-
-    fn backend(&self, error: sled::Error) -> StoreError {
-        StoreError::backend(&self.name, error)
+    for item in old.iter() {
+        let (key, value) = item.map_err(|e| StoreError::backend(name, e))?;
+        let id = be_u64(&key).map_err(|e| StoreError::decode(name, e))?;
+        if id >= next {
+            records.push_bytes(&value)?;
+            next = id + 1;
+        }
     }
+    Ok(())
 }
 
 /// A `u64` from eight big-endian bytes.
@@ -272,7 +275,7 @@ fn be_u64(bytes: &[u8]) -> Result<u64, CodecError> {
         .map_err(|_| CodecError::invalid::<u64>(format!("a key of {} bytes", bytes.len())))
 }
 
-/// The entries of a chunk: (id, the entry's bytes).
+/// The entries of an old chunk: (id, the entry's bytes).
 struct Entries<'a> {
     bytes: &'a [u8],
 }
@@ -314,22 +317,20 @@ impl<'a> Iterator for Entries<'a> {
 }
 
 /// The entries of a [`Log`] from an id on, decoded: `(id, entry)`. Each item is a `Result`: a
-/// read can fail, and a stored entry may not decode.
+/// read can fail, and a stored entry may not decode. Entries appended while iterating are
+/// included.
 pub struct LogIter<V> {
-    chunks: sled::Iter,
-    /// The chunk being read, and where in it.
-    chunk: Option<sled::IVec>,
-    at: usize,
-    /// An error met before the first chunk was read, given as the first item.
-    error: Option<StoreError>,
-    from: u64,
-    name: Arc<str>,
+    state: Arc<LogState>,
+    /// The next record to read (`None`: done).
+    next: Option<u32>,
     _types: PhantomData<fn() -> V>,
 }
 
 impl<V> std::fmt::Debug for LogIter<V> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LogIter").field("log", &self.name).finish()
+        f.debug_struct("LogIter")
+            .field("log", &self.state.name)
+            .finish()
     }
 }
 
@@ -337,38 +338,19 @@ impl<V: Codec> Iterator for LogIter<V> {
     type Item = Result<(u64, V), StoreError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if let Some(error) = self.error.take() {
-            self.chunk = None;
-            return Some(Err(error));
-        }
-        loop {
-            if let Some(chunk) = &self.chunk {
-                let mut entries = Entries::new(&chunk[self.at..]);
-                if let Some(entry) = entries.next() {
-                    self.at = chunk.len() - entries.bytes.len();
-                    let (id, value) = match entry {
-                        Ok(entry) => entry,
-                        Err(e) => {
-                            self.chunk = None;
-                            return Some(Err(StoreError::decode(&self.name, e)));
-                        }
-                    };
-                    if id < self.from {
-                        continue;
-                    }
-                    return Some(
-                        V::decode(value)
-                            .map(|v| (id, v))
-                            .map_err(|e| StoreError::decode(&self.name, e)),
-                    );
-                }
+        let index = self.next?;
+        match self.state.records.get_bytes(index) {
+            Ok(Some(bytes)) => {
+                self.next = index.checked_add(1);
+                Some(decode(&self.state.name, &bytes).map(|v| (u64::from(index) + 1, v)))
             }
-            match self.chunks.next()? {
-                Ok((_, bytes)) => {
-                    self.chunk = Some(bytes);
-                    self.at = 0;
-                }
-                Err(e) => return Some(Err(StoreError::backend(&self.name, e))),
+            Ok(None) => {
+                self.next = None;
+                None
+            }
+            Err(e) => {
+                self.next = None;
+                Some(Err(e))
             }
         }
     }

@@ -9,7 +9,8 @@
 //!
 //! # Format
 //!
-//! - `<store>/<name>.records`: the magic `simcrawl-records 1\n`, then frames: the id (`u32`), the
+//! - `<store>/<name>.records` (`name` with every byte but letters, digits, `-` and `_` written
+//!   `%XX`): the magic `simcrawl-records 1\n`, then frames: the id (`u32`), the
 //!   value's length (`u32`), the xxh3-64 of the id's four bytes and the value (`u64`), all
 //!   little-endian, then the value's [`Codec`] bytes. A frame is never changed: a value replaced
 //!   is a new frame.
@@ -89,8 +90,9 @@ impl RecordState {
     /// Opens (creating) `<dir>/<name>.records` and `.index`, and drops the trailing index entries
     /// whose frames are not whole.
     pub(crate) fn open(dir: &Path, name: &str) -> Result<RecordState, StoreError> {
-        let data_path = dir.join(format!("{name}.records"));
-        let index_path = dir.join(format!("{name}.index"));
+        let stem = file_stem(name);
+        let data_path = dir.join(format!("{stem}.records"));
+        let index_path = dir.join(format!("{stem}.index"));
         let data = open_file(&data_path, DATA_MAGIC)?;
         let index = open_file(&index_path, INDEX_MAGIC)?;
         let data_end = file_len(&data, &data_path)?;
@@ -215,6 +217,64 @@ impl RecordState {
         Ok(())
     }
 
+    /// The number of records.
+    pub(crate) fn len(&self) -> u32 {
+        self.lock().len
+    }
+
+    /// Appends `bytes` under the next id and returns it.
+    pub(crate) fn push_bytes(&self, bytes: &[u8]) -> Result<u32, StoreError> {
+        let mut files = self.lock();
+        let id = files.len;
+        if id == u32::MAX {
+            return Err(StoreError::IdsExhausted {
+                tree: self.name.clone(),
+            });
+        }
+        self.write(&mut files, id, bytes)?;
+        files.len = id + 1;
+        Ok(id)
+    }
+
+    /// The bytes of id `id`, if it has a record.
+    pub(crate) fn get_bytes(&self, id: u32) -> Result<Option<Vec<u8>>, StoreError> {
+        let files = self.lock();
+        if id >= files.len {
+            return Ok(None);
+        }
+        self.read(&files, id).map(Some)
+    }
+
+    /// Keeps ids `0..len` only.
+    pub(crate) fn truncate(&self, len: u32) -> Result<(), StoreError> {
+        let mut files = self.lock();
+        if len >= files.len {
+            return Ok(());
+        }
+        files
+            .index
+            .set_len(index_offset(len))
+            .map_err(|e| self.io(&self.index_path, e))?;
+        files.len = len;
+        Ok(())
+    }
+
+    /// Removes every record.
+    pub(crate) fn clear(&self) -> Result<(), StoreError> {
+        let mut files = self.lock();
+        files
+            .index
+            .set_len(INDEX_MAGIC.len() as u64)
+            .map_err(|e| self.io(&self.index_path, e))?;
+        files
+            .data
+            .set_len(DATA_MAGIC.len() as u64)
+            .map_err(|e| self.io(&self.data_path, e))?;
+        files.len = 0;
+        files.data_end = DATA_MAGIC.len() as u64;
+        Ok(())
+    }
+
     /// Makes both files durable.
     pub(crate) fn sync(&self) -> Result<(), StoreError> {
         let files = self.lock();
@@ -233,6 +293,20 @@ impl RecordState {
         let files = self.lock();
         files.data_end + index_offset(files.len)
     }
+}
+
+/// The files' name for `name`: its letters, digits, `-` and `_` as they are, every other byte
+/// as `%XX` (a log named `frontier/excluded` is `frontier%2Fexcluded.records`).
+fn file_stem(name: &str) -> String {
+    let mut stem = String::with_capacity(name.len());
+    for byte in name.bytes() {
+        if byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_' {
+            stem.push(char::from(byte));
+        } else {
+            stem.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    stem
 }
 
 /// Where id `id`'s index entry is.
@@ -295,7 +369,7 @@ impl<V: Codec> Records<V> {
 
     /// The number of records: ids `0..len()` have one.
     pub fn len(&self) -> u32 {
-        self.state.lock().len
+        self.state.len()
     }
 
     /// Whether no record was pushed.
@@ -306,17 +380,7 @@ impl<V: Codec> Records<V> {
     /// Appends `value` under the next id, `len()`, and returns it. The record is in the file (the
     /// operating system's) when this returns.
     pub fn push(&self, value: &V) -> Result<u32, StoreError> {
-        let bytes = value.encode();
-        let mut files = self.state.lock();
-        let id = files.len;
-        if id == u32::MAX {
-            return Err(StoreError::IdsExhausted {
-                tree: self.state.name.clone(),
-            });
-        }
-        self.state.write(&mut files, id, &bytes)?;
-        files.len = id + 1;
-        Ok(id)
+        self.state.push_bytes(&value.encode())
     }
 
     /// Replaces the record of id `id` (which must have one) with `value`.
@@ -334,12 +398,8 @@ impl<V: Codec> Records<V> {
 
     /// The record of id `id`, or `None` if there is none.
     pub fn get(&self, id: u32) -> Result<Option<V>, StoreError> {
-        let bytes = {
-            let files = self.state.lock();
-            if id >= files.len {
-                return Ok(None);
-            }
-            self.state.read(&files, id)?
+        let Some(bytes) = self.state.get_bytes(id)? else {
+            return Ok(None);
         };
         V::decode(&bytes)
             .map(Some)
@@ -361,32 +421,12 @@ impl<V: Codec> Records<V> {
     /// Keeps the records of ids `0..len` only: the next push gets id `len` (the frames of the
     /// others stay in the data file, never read).
     pub fn truncate(&self, len: u32) -> Result<(), StoreError> {
-        let mut files = self.state.lock();
-        if len >= files.len {
-            return Ok(());
-        }
-        files
-            .index
-            .set_len(index_offset(len))
-            .map_err(|e| self.state.io(&self.state.index_path, e))?;
-        files.len = len;
-        Ok(())
+        self.state.truncate(len)
     }
 
     /// Removes every record: ids start from 0 again.
     pub fn clear(&self) -> Result<(), StoreError> {
-        let mut files = self.state.lock();
-        files
-            .index
-            .set_len(INDEX_MAGIC.len() as u64)
-            .map_err(|e| self.state.io(&self.state.index_path, e))?;
-        files
-            .data
-            .set_len(DATA_MAGIC.len() as u64)
-            .map_err(|e| self.state.io(&self.state.data_path, e))?;
-        files.len = 0;
-        files.data_end = DATA_MAGIC.len() as u64;
-        Ok(())
+        self.state.clear()
     }
 
     /// Makes the records durable (as [`Store::flush`](crate::Store::flush) does for all of them).

@@ -85,9 +85,9 @@ pub(crate) struct Shared {
     /// The state of every [`KeyMap`] opened, by name: written behind, at each commit.
     key_maps: Mutex<HashMap<String, Arc<TableState<u32>>>>,
     /// The appending state of every [`Log`] opened, by name.
-    logs: Mutex<HashMap<String, Arc<Mutex<crate::log::LogState>>>>,
+    pub(crate) logs: crate::log::LogStates,
     /// The state of every [`Records`] opened, by name.
-    records: crate::records::RecordStates,
+    pub(crate) records: crate::records::RecordStates,
     /// For a [temporary](Store::temporary) store: the directory of its record files.
     temporary_dir: Option<tempfile::TempDir>,
     _lock: Option<LockFile>,
@@ -116,9 +116,12 @@ impl Shared {
         states.values().cloned().collect()
     }
 
-    /// Writes what the write-behind structures ([`Queues`], [`KeySet`], [`KeyMap`]) hold, in one
-    /// sled transaction: after a crash, all of a commit is there or none of it.
+    /// Writes what the write-behind structures ([`Queues`], [`KeySet`], [`KeyMap`]) hold, and
+    /// the [`Log`]s' lengths, in one sled transaction: after a crash, all of a commit is there or
+    /// none of it.
     pub(crate) fn commit(&self) -> Result<(), StoreError> {
+        let logs = crate::log::log_states(&self.logs);
+        let log_lengths: Vec<_> = logs.iter().map(|l| l.uncommitted()).collect();
         let queues = self.queue_states();
         let sets = table_states(&self.key_sets);
         let maps = table_states(&self.key_maps);
@@ -128,10 +131,14 @@ impl Shared {
         if queue_commits.iter().all(|c| c.is_empty())
             && set_commits.iter().all(|c| c.is_empty())
             && map_commits.iter().all(|c| c.is_empty())
+            && log_lengths.iter().all(Option::is_none)
         {
             return Ok(());
         }
         let mut meta = sled::Batch::default();
+        for (key, len) in log_lengths.iter().flatten() {
+            meta.insert(key.as_slice(), &len.to_be_bytes());
+        }
         let mut trees = vec![self.meta.clone()];
         let mut batches = Vec::new();
         for commit in &mut queue_commits {
@@ -155,6 +162,11 @@ impl Shared {
         }
         set_commits.into_iter().for_each(TableCommit::finish);
         map_commits.into_iter().for_each(TableCommit::finish);
+        for (log, length) in logs.iter().zip(&log_lengths) {
+            if let Some((_, len)) = length {
+                log.committed(*len);
+            }
+        }
         trim_heap();
         Ok(())
     }
@@ -362,8 +374,8 @@ impl Store {
             old,
             chunks,
             name,
+            &self.files_dir(),
             Arc::clone(&self.shared),
-            &self.shared.logs,
         )
     }
 
@@ -543,14 +555,19 @@ impl Store {
         if let Some(state) = states.get(name) {
             return Ok(Records::new(Arc::clone(state), Arc::clone(&self.shared)));
         }
-        let dir = match (&self.shared.path, &self.shared.temporary_dir) {
+        let state = Arc::new(crate::records::RecordState::open(&self.files_dir(), name)?);
+        states.insert(name.to_owned(), Arc::clone(&state));
+        Ok(Records::new(state, Arc::clone(&self.shared)))
+    }
+
+    /// Where the [`Records`] and [`Log`] files go: the store's directory, or a temporary store's
+    /// directory of its own.
+    fn files_dir(&self) -> PathBuf {
+        match (&self.shared.path, &self.shared.temporary_dir) {
             (Some(path), _) => path.clone(),
             (None, Some(temp)) => temp.path().to_owned(),
             (None, None) => std::env::temp_dir(),
-        };
-        let state = Arc::new(crate::records::RecordState::open(&dir, name)?);
-        states.insert(name.to_owned(), Arc::clone(&state));
-        Ok(Records::new(state, Arc::clone(&self.shared)))
+        }
     }
 
     /// Checks the name, records how it is opened, and opens the sled tree.

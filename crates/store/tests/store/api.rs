@@ -175,25 +175,39 @@ fn log_ids_start_at_one_and_keep_growing_across_reopen() {
 }
 
 #[test]
-fn a_log_is_kept_in_chunks_and_read_from_any_id_across_reopen() {
+fn a_log_is_read_from_any_id_across_reopen_and_one_in_sled_chunks_is_moved_to_its_file() {
     let (_tmp, dir) = fresh_store_dir();
-    let n = 3 * LOG_CHUNK as u64 + 5;
+    let n = 3 * LOG_CHUNK as u64 + 2;
+    drop(open(&dir));
+    {
+        // As the build before wrote a log: chunks of LOG_CHUNK entries in `meta/log/<name>`,
+        // each entry its id (u64 big-endian), its length (u32 little-endian) and its bytes.
+        let db = raw_sled(&dir);
+        let chunks = db.open_tree(b"meta/log/skips").expect("the chunks tree");
+        for first in (1..=n).step_by(LOG_CHUNK) {
+            let mut value = Vec::new();
+            for id in first..(first + LOG_CHUNK as u64).min(n + 1) {
+                let entry = format!("entry {id}");
+                value.extend_from_slice(&id.to_be_bytes());
+                value.extend_from_slice(&(entry.len() as u32).to_le_bytes());
+                value.extend_from_slice(entry.as_bytes());
+            }
+            chunks.insert(first.to_be_bytes(), value).expect("insert");
+        }
+        db.flush().expect("flush");
+    }
     {
         let store = open(&dir);
         let log = store.log::<String>("skips").must("log");
-        for i in 1..=n {
+        assert_eq!(log.last_id().must("last"), Some(n));
+        for i in n + 1..=n + 3 {
             assert_eq!(log.append(&format!("entry {i}")).must("append"), i);
         }
         store.flush().must("flush");
     }
+    let n = n + 3;
     let store = open(&dir);
     let log = store.log::<String>("skips").must("log");
-    assert_eq!(log.last_id().must("last"), Some(n));
-    // The last chunk, not full, is continued, then a new one begins.
-    for i in n + 1..=n + LOG_CHUNK as u64 {
-        assert_eq!(log.append(&format!("entry {i}")).must("append"), i);
-    }
-    let n = n + LOG_CHUNK as u64;
     for from in [0, 1, 2, LOG_CHUNK as u64, LOG_CHUNK as u64 + 1, n, n + 1] {
         let read: Vec<(u64, String)> = log.iter_from(from).map(|r| r.must("iter")).collect();
         let expected: Vec<(u64, String)> = (from.max(1)..=n)
@@ -206,21 +220,17 @@ fn a_log_is_kept_in_chunks_and_read_from_any_id_across_reopen() {
     }
     assert_eq!(log.get(0).must("get"), None);
     assert_eq!(log.get(n + 1).must("get"), None);
-    store.flush().must("flush");
+    assert!(dir.join("skips.records").exists(), "the log has its file");
     drop((log, store));
     let chunks = raw_sled(&dir)
         .open_tree(b"meta/log/skips")
         .expect("the chunks tree")
         .len();
-    assert_eq!(
-        chunks,
-        (n as usize).div_ceil(LOG_CHUNK),
-        "one sled entry a chunk"
-    );
+    assert_eq!(chunks, 0, "the chunks are emptied once moved");
 }
 
 #[test]
-fn a_log_of_one_sled_entry_per_id_is_moved_into_chunks_on_open() {
+fn a_log_of_one_sled_entry_per_id_is_moved_to_its_file_on_open() {
     let (_tmp, dir) = fresh_store_dir();
     {
         // As versions 2 and 3 wrote a log: one entry per id in the tree of its name.

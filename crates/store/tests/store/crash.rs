@@ -1,7 +1,7 @@
 //! Crash safety: a child process writes to a store and is killed with SIGKILL at a random moment.
-//! On reopen, nothing flushed is lost; the trees, counters and log hold exactly the effect of a
-//! prefix of the operations (sled recovers a prefix of its log); the queues, which are written
-//! behind, hold exactly their state at the last commit (a flush) within that prefix; log ids and
+//! On reopen, nothing flushed is lost; the trees and counters hold exactly the effect of a
+//! prefix of the operations (sled recovers a prefix of its log); the queues and the log, which
+//! are written behind, hold exactly their state at the last commit (a flush) within that prefix; log ids and
 //! queue seqs carry on from there; and the dead child's lock does not block.
 
 use std::collections::{BTreeMap, VecDeque};
@@ -93,12 +93,13 @@ struct Model {
     state: State,
     /// The last seq handed out.
     next_seq: u64,
-    /// The queues and the last seq as of the last commit (flush).
+    /// The queues, the last seq and the log as of the last commit (flush).
     committed_queues: BTreeMap<String, VecDeque<(u64, u64)>>,
     committed_seq: u64,
+    committed_log: Vec<u64>,
     /// The same before the last commit, and the operation that commit followed: a kill during that
     /// commit leaves the store with every write of that operation but without the commit.
-    previous_commit: (BTreeMap<String, VecDeque<(u64, u64)>>, u64),
+    previous_commit: (BTreeMap<String, VecDeque<(u64, u64)>>, u64, Vec<u64>),
     last_commit_after: u64,
 }
 
@@ -251,10 +252,11 @@ impl Handles {
     }
 }
 
-/// The state but its queues.
+/// The state but what is written behind: its queues and its log.
 fn without_queues(state: &State) -> State {
     State {
         queues: BTreeMap::new(),
+        log: Vec::new(),
         ..state.clone()
     }
 }
@@ -336,7 +338,7 @@ fn killed_writers_lose_nothing_flushed_and_leave_a_consistent_prefix() {
 
         // Find every prefix of the operations whose result the store holds (several prefixes can
         // give the same state, e.g. around a push followed by a pop). Appends only grow the log, so
-        // no prefix past a longer log can match.
+        // no prefix whose commits hold a longer log can match.
         let mut model = Model::default();
         let mut applied = 0;
         let mut all_ops = ops(seed);
@@ -344,19 +346,18 @@ fn killed_writers_lose_nothing_flushed_and_leave_a_consistent_prefix() {
         let mut matches = Vec::new();
         // For the failure message: prefixes whose trees, counters and log match, and their queues.
         let mut near_misses = Vec::new();
-        while model.state.log.len() <= recovered.log.len() {
+        while model.previous_commit.2.len() <= recovered.log.len() {
             let expected = State {
                 queues: model.committed_queues.clone(),
+                log: model.committed_log.clone(),
                 ..model.state.clone()
             };
             let without_last_commit = (applied == model.last_commit_after).then(|| State {
                 queues: model.previous_commit.0.clone(),
+                log: model.previous_commit.2.clone(),
                 ..model.state.clone()
             });
-            if applied >= flushed
-                && model.state.log.len() == recovered.log.len()
-                && expected == recovered
-            {
+            if applied >= flushed && expected == recovered {
                 matches.push((applied, model.committed_seq));
             } else if applied >= flushed && without_last_commit.as_ref() == Some(&recovered) {
                 matches.push((applied, model.previous_commit.1));
@@ -374,6 +375,7 @@ fn killed_writers_lose_nothing_flushed_and_leave_a_consistent_prefix() {
                 model.previous_commit = (
                     std::mem::replace(&mut model.committed_queues, model.state.queues.clone()),
                     model.committed_seq,
+                    std::mem::replace(&mut model.committed_log, model.state.log.clone()),
                 );
                 model.committed_seq = model.next_seq;
                 model.last_commit_after = index;

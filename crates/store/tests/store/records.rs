@@ -190,13 +190,12 @@ fn helper_records_writer() {
 fn a_killed_writer_keeps_every_record_whose_push_returned() {
     let (_tmp, dir) = fresh_store_dir();
     let dir_text = dir.to_str().expect("utf-8 temp path");
-    let mut acknowledged = None;
     for round in 0..4u64 {
         let mut child = spawn_helper("records::helper_records_writer", &[(DIR_ENV, dir_text)]);
         let lines = lines_of(child.stdout.take().expect("stdout"));
         // Killed a while after its first push: however slow the machine is to start it.
         let first = wait_for_line(&lines, "PUSHED");
-        acknowledged = Some(first.parse::<u32>().expect("id"));
+        let mut acknowledged = Some(first.parse::<u32>().expect("id"));
         let wait = Duration::from_millis(30 + round * 40);
         let deadline = std::time::Instant::now() + wait;
         loop {
