@@ -259,6 +259,17 @@ pub fn run(args: Args) -> Result<()> {
             let (a, b) = (w[0], w[1]);
             let pages = b.0.saturating_sub(a.0).max(1) as f64;
             let slope = |x: u64, y: u64| ((y as f64 - x as f64) / pages).round() as i64;
+            // A least-squares line through every sample of the stretch: the medians at its two
+            // ends are a few seconds each, and the full-text index's arena and merges move the
+            // level by tens of MiB at either end.
+            let stretch: Vec<&Sample> = samples
+                .iter()
+                .filter(|s| (a.0..=b.0).contains(&s.fetched))
+                .collect();
+            let fit = |value: fn(&Sample) -> u64| {
+                fitted_slope(stretch.iter().map(|s| (s.fetched as f64, value(s) as f64)))
+                    .map(|bytes| bytes.round() as i64)
+            };
             json!({
                 "from": a.4,
                 "to": b.4,
@@ -266,6 +277,9 @@ pub fn run(args: Args) -> Result<()> {
                 "rss_anon_median_bytes_per_page": slope(a.5, b.5),
                 "heap_bytes_per_page": slope(a.2, b.2),
                 "structures_bytes_per_page": slope(a.3, b.3),
+                "rss_anon_fit_bytes_per_page": fit(|s| s.anon),
+                "heap_fit_bytes_per_page": fit(|s| s.heap),
+                "samples": stretch.len(),
             })
         })
         .collect();
@@ -319,13 +333,17 @@ pub fn run(args: Args) -> Result<()> {
         }
         for g in &growth {
             println!(
-                "from {} to {}: median RSS {} B/page (anonymous {}), median heap {} B/page, growing sets {} B/page",
+                "from {} to {}: median RSS {} B/page (anonymous {}), median heap {} B/page, growing sets {} B/page; \
+                 fitted over {} samples: anonymous RSS {} B/page, heap {}",
                 g["from"],
                 g["to"],
                 g["rss_median_bytes_per_page"],
                 g["rss_anon_median_bytes_per_page"],
                 g["heap_bytes_per_page"],
-                g["structures_bytes_per_page"]
+                g["structures_bytes_per_page"],
+                g["samples"],
+                g["rss_anon_fit_bytes_per_page"],
+                g["heap_fit_bytes_per_page"]
             );
         }
         println!("* median over the stretch before the mark");
@@ -439,4 +457,29 @@ fn plot(samples: &[Sample]) -> String {
         path(&rss, max_rss)
     ));
     svg
+}
+
+/// The slope of the least-squares line through `points` (x, y), or `None` for fewer than two
+/// distinct x.
+fn fitted_slope(points: impl Iterator<Item = (f64, f64)>) -> Option<f64> {
+    let points: Vec<(f64, f64)> = points.collect();
+    let n = points.len() as f64;
+    let mean_x = points.iter().map(|p| p.0).sum::<f64>() / n;
+    let mean_y = points.iter().map(|p| p.1).sum::<f64>() / n;
+    let sxx: f64 = points.iter().map(|p| (p.0 - mean_x).powi(2)).sum();
+    let sxy: f64 = points.iter().map(|p| (p.0 - mean_x) * (p.1 - mean_y)).sum();
+    (points.len() >= 2 && sxx > 0.0).then(|| sxy / sxx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fitted_slope;
+
+    #[test]
+    fn the_fitted_slope_is_the_line_s_and_none_without_two_points() {
+        let line = (0..10).map(|x| (f64::from(x), 3.0 * f64::from(x) + 7.0));
+        assert!((fitted_slope(line).unwrap() - 3.0).abs() < 1e-9);
+        assert_eq!(fitted_slope(std::iter::once((1.0, 2.0))), None);
+        assert_eq!(fitted_slope([(1.0, 2.0), (1.0, 5.0)].into_iter()), None);
+    }
 }

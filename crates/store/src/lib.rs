@@ -6,7 +6,8 @@
 //! - [`Tree<K, V>`]: a named tree with typed keys and values, ordered by key, with an atomic
 //!   [`insert_if_absent`](Tree::insert_if_absent) (pages, digests, fingerprints, rules).
 //! - [`Counters`]: named `u64` counters with atomic updates, so that totals never need a full scan.
-//! - [`Log<V>`]: an append-only log with monotonic `u64` ids (the skip log).
+//! - [`Log<V>`]: an append-only log with monotonic `u64` ids (the skip log), in a records file,
+//!   its length committed with the queues.
 //! - [`Records<V>`]: values by dense `u32` id in an append-only file beside sled, read with two
 //!   `pread`s and held nowhere in memory (the page records: sled holds memory for every entry).
 //! - [`Queues<Q, V>`]: durable FIFO queues, one per key, with lengths in memory (the per-host queues
@@ -49,7 +50,7 @@
 //! <store>/simcrawl.lock        holder's pid; locked with flock while a process uses the store
 //! <store>/simcrawl.store       written once the store is initialised (tells damage from a new store)
 //! <store>/sled/                sled's files
-//! <store>/<name>.records       a Records' values, in frames (see `records`)
+//! <store>/<name>.records       a Records' or a Log's values, in frames (see `records`)
 //! <store>/<name>.index         its index: each id's frame
 //! ```
 //!

@@ -88,6 +88,9 @@ struct State {
     queues: BTreeMap<String, VecDeque<(u64, u64)>>,
 }
 
+/// The queues' items by key: (seq, value).
+type QueueState = BTreeMap<String, VecDeque<(u64, u64)>>;
+
 #[derive(Debug, Default)]
 struct Model {
     state: State,
@@ -99,7 +102,7 @@ struct Model {
     committed_log: Vec<u64>,
     /// The same before the last commit, and the operation that commit followed: a kill during that
     /// commit leaves the store with every write of that operation but without the commit.
-    previous_commit: (BTreeMap<String, VecDeque<(u64, u64)>>, u64, Vec<u64>),
+    previous_commit: (QueueState, u64, Vec<u64>),
     last_commit_after: u64,
 }
 
