@@ -338,20 +338,9 @@ impl<V: Codec> Iterator for LogIter<V> {
     type Item = Result<(u64, V), StoreError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let index = self.next?;
-        match self.state.records.get_bytes(index) {
-            Ok(Some(bytes)) => {
-                self.next = index.checked_add(1);
-                Some(decode(&self.state.name, &bytes).map(|v| (u64::from(index) + 1, v)))
-            }
-            Ok(None) => {
-                self.next = None;
-                None
-            }
-            Err(e) => {
-                self.next = None;
-                Some(Err(e))
-            }
-        }
+        let read = self.state.records.read_next(&mut self.next)?;
+        Some(read.and_then(|(index, bytes)| {
+            decode(&self.state.name, &bytes).map(|v| (u64::from(index) + 1, v))
+        }))
     }
 }

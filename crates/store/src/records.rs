@@ -245,6 +245,21 @@ impl RecordState {
         self.read(&files, id).map(Some)
     }
 
+    /// The bytes of record `*next`, and `*next` moved on: `None` past the last record, and for
+    /// good after one or after an error.
+    pub(crate) fn read_next(
+        &self,
+        next: &mut Option<u32>,
+    ) -> Option<Result<(u32, Vec<u8>), StoreError>> {
+        let id = (*next)?;
+        let read = self.get_bytes(id).transpose();
+        *next = match read {
+            Some(Ok(_)) => id.checked_add(1),
+            _ => None,
+        };
+        read.map(|r| r.map(|bytes| (id, bytes)))
+    }
+
     /// Keeps ids `0..len` only.
     pub(crate) fn truncate(&self, len: u32) -> Result<(), StoreError> {
         let mut files = self.lock();
@@ -450,19 +465,15 @@ impl<V: Codec> Iterator for RecordIter<V> {
     type Item = Result<(u32, V), StoreError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let id = self.next?;
-        self.next = id.checked_add(1);
-        match self.records.get(id) {
-            Ok(Some(value)) => Some(Ok((id, value))),
-            Ok(None) => {
-                self.next = None;
-                None
-            }
-            Err(e) => {
-                self.next = None;
-                Some(Err(e))
-            }
-        }
+        let read = self.records.state.read_next(&mut self.next)?;
+        Some(read.and_then(|(id, bytes)| {
+            V::decode(&bytes)
+                .map(|value| (id, value))
+                .map_err(|source| StoreError::Decode {
+                    tree: self.records.state.name.clone(),
+                    source,
+                })
+        }))
     }
 }
 
