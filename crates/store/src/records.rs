@@ -19,14 +19,15 @@
 //!
 //! # Order and crashes
 //!
-//! [`push`](Records::push) writes the frame, then the index entry, each with one `pwrite`, before
-//! it returns: a record whose push returned survives the process being killed, so a caller that
-//! writes the record before anything in sled that refers to it never has a reference without
-//! its record. A kill between the two writes leaves a frame without an index entry, which is
-//! never read (the next push writes over it). When the store is opened, trailing index entries
-//! whose frames are not whole and intact (a power loss before the operating system wrote them)
-//! are dropped. [`Store::flush`](crate::Store::flush) makes both files durable before sled's
-//! writes.
+//! [`push`](Records::push) writes the frame, then the index entry, each with one `pwrite`, then
+//! the new count to sled's meta tree (`records_len/<name>`, one key rewritten: nothing that grows
+//! in sled). When the store is opened, the records past the count sled kept are dropped: after a
+//! crash the records are the prefix sled's own writes are, so a caller that writes a record
+//! before anything in sled about it finds the store as if the records were in sled (a page whose
+//! record survived but whose other effects sled lost would be half indexed). Trailing index
+//! entries whose frames are not whole and intact (a power loss before the operating system wrote
+//! them) are dropped too; [`Store::flush`](crate::Store::flush) makes both files durable before
+//! sled's writes. A [`Log`](crate::Log) keeps its count with the store's commits instead.
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -324,6 +325,37 @@ fn file_stem(name: &str) -> String {
     stem
 }
 
+/// The meta key of a [`Records`]' count in sled.
+fn sled_len_key(name: &str) -> Vec<u8> {
+    format!("records_len/{name}").into_bytes()
+}
+
+/// The count of records `name` that sled holds, if it holds one.
+pub(crate) fn sled_len(shared: &Shared, name: &str) -> Result<Option<u32>, StoreError> {
+    let value = shared
+        .meta
+        .get(sled_len_key(name))
+        .map_err(|e| StoreError::backend(name, e))?;
+    value
+        .map(|v| {
+            <[u8; 4]>::try_from(v.as_ref())
+                .map(u32::from_be_bytes)
+                .map_err(|_| StoreError::Inconsistent {
+                    tree: name.to_owned(),
+                    detail: format!("a records count of {} bytes", v.len()),
+                })
+        })
+        .transpose()
+}
+
+fn write_sled_len(shared: &Shared, name: &str, len: u32) -> Result<(), StoreError> {
+    shared
+        .meta
+        .insert(sled_len_key(name), &len.to_be_bytes())
+        .map(|_| ())
+        .map_err(|e| StoreError::backend(name, e))
+}
+
 /// Where id `id`'s index entry is.
 fn index_offset(id: u32) -> u64 {
     INDEX_MAGIC.len() as u64 + u64::from(id) * INDEX_ENTRY
@@ -393,9 +425,12 @@ impl<V: Codec> Records<V> {
     }
 
     /// Appends `value` under the next id, `len()`, and returns it. The record is in the file (the
-    /// operating system's) when this returns.
+    /// operating system's) when this returns, and the new count in sled's meta tree (so a crash
+    /// keeps the record if and only if sled keeps the count: see the [module](self) docs).
     pub fn push(&self, value: &V) -> Result<u32, StoreError> {
-        self.state.push_bytes(&value.encode())
+        let id = self.state.push_bytes(&value.encode())?;
+        write_sled_len(&self._shared, &self.state.name, id + 1)?;
+        Ok(id)
     }
 
     /// Replaces the record of id `id` (which must have one) with `value`.
@@ -436,12 +471,14 @@ impl<V: Codec> Records<V> {
     /// Keeps the records of ids `0..len` only: the next push gets id `len` (the frames of the
     /// others stay in the data file, never read).
     pub fn truncate(&self, len: u32) -> Result<(), StoreError> {
-        self.state.truncate(len)
+        self.state.truncate(len)?;
+        write_sled_len(&self._shared, &self.state.name, self.state.len())
     }
 
     /// Removes every record: ids start from 0 again.
     pub fn clear(&self) -> Result<(), StoreError> {
-        self.state.clear()
+        self.state.clear()?;
+        write_sled_len(&self._shared, &self.state.name, 0)
     }
 
     /// Makes the records durable (as [`Store::flush`](crate::Store::flush) does for all of them).

@@ -556,6 +556,18 @@ impl Store {
             return Ok(Records::new(Arc::clone(state), Arc::clone(&self.shared)));
         }
         let state = Arc::new(crate::records::RecordState::open(&self.files_dir(), name)?);
+        // The records past the count sled kept: sled's writes made after them are lost, so
+        // they go too, and the store is the prefix a crash leaves of sled alone.
+        if let Some(len) = crate::records::sled_len(&self.shared, name)?
+            && state.len() > len
+        {
+            tracing::info!(
+                records = name,
+                dropped = state.len() - len,
+                "dropping the records whose count the last stop did not write out"
+            );
+            state.truncate(len)?;
+        }
         states.insert(name.to_owned(), Arc::clone(&state));
         Ok(Records::new(state, Arc::clone(&self.shared)))
     }

@@ -10,7 +10,7 @@ use std::time::Duration;
 use simcrawl_store::{Records, Store, StoreError};
 
 use crate::util::{
-    Must, after_marker, fresh_store_dir, lines_of, open, spawn_helper, wait_for_line,
+    Must, after_marker, fresh_store_dir, lines_of, open, raw_sled, spawn_helper, wait_for_line,
 };
 
 fn value(id: u32) -> String {
@@ -183,29 +183,39 @@ fn helper_records_writer() {
             docs.replace(id / 2, &value(id / 2)).must("replace");
         }
         println!("PUSHED {id}");
+        if id % 50 == 0 {
+            store.flush().must("flush");
+            println!("FLUSHED {id}");
+        }
     }
 }
 
 #[test]
-fn a_killed_writer_keeps_every_record_whose_push_returned() {
+fn a_killed_writer_keeps_the_records_sled_kept_the_count_of() {
+    // Every record flushed survives, none past the last push, and each one kept is whole.
     let (_tmp, dir) = fresh_store_dir();
     let dir_text = dir.to_str().expect("utf-8 temp path");
+    let mut flushed: Option<u32> = None;
     for round in 0..4u64 {
         let mut child = spawn_helper("records::helper_records_writer", &[(DIR_ENV, dir_text)]);
         let lines = lines_of(child.stdout.take().expect("stdout"));
-        // Killed a while after its first push: however slow the machine is to start it.
-        let first = wait_for_line(&lines, "PUSHED");
-        let mut acknowledged = Some(first.parse::<u32>().expect("id"));
-        let wait = Duration::from_millis(30 + round * 40);
-        let deadline = std::time::Instant::now() + wait;
+        // Killed a while after its first flush: however slow the machine is to start it.
+        let first = wait_for_line(&lines, "FLUSHED");
+        flushed = Some(first.parse::<u32>().expect("id"));
+        let mut pushed = flushed;
+        let note = |line: &str, pushed: &mut Option<u32>, flushed: &mut Option<u32>| {
+            if let Some(id) = after_marker(line, "PUSHED") {
+                *pushed = Some(id.parse::<u32>().expect("id"));
+            }
+            if let Some(id) = after_marker(line, "FLUSHED") {
+                *flushed = Some(id.parse::<u32>().expect("id"));
+            }
+        };
+        let deadline = std::time::Instant::now() + Duration::from_millis(30 + round * 40);
         loop {
             match lines.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now()))
             {
-                Ok(line) => {
-                    if let Some(id) = after_marker(&line, "PUSHED") {
-                        acknowledged = Some(id.parse::<u32>().expect("id"));
-                    }
-                }
+                Ok(line) => note(&line, &mut pushed, &mut flushed),
                 Err(RecvTimeoutError::Timeout) => break,
                 Err(RecvTimeoutError::Disconnected) => panic!("the writer stopped by itself"),
             }
@@ -213,16 +223,14 @@ fn a_killed_writer_keeps_every_record_whose_push_returned() {
         child.kill().expect("kill");
         child.wait().expect("wait");
         while let Ok(line) = lines.recv_timeout(Duration::from_millis(200)) {
-            if let Some(id) = after_marker(&line, "PUSHED") {
-                acknowledged = Some(id.parse::<u32>().expect("id"));
-            }
+            note(&line, &mut pushed, &mut flushed);
         }
         let store = open(&dir);
         let docs = records(&store);
-        let last = acknowledged.expect("the writer pushed something");
+        let (flushed, pushed) = (flushed.expect("flushed"), pushed.expect("pushed"));
         assert!(
-            docs.len() > last,
-            "round {round}: {} records, {last} acknowledged",
+            docs.len() > flushed && docs.len() <= pushed + 2,
+            "round {round}: {} records, {flushed} flushed, {pushed} pushed",
             docs.len()
         );
         for item in docs.iter_from(0) {
@@ -230,4 +238,31 @@ fn a_killed_writer_keeps_every_record_whose_push_returned() {
             assert_eq!(text, value(id), "round {round}: record {id}");
         }
     }
+    assert!(flushed.is_some());
+}
+
+#[test]
+fn the_records_past_the_count_sled_kept_are_dropped_when_the_store_is_opened() {
+    // As after a kill: the file has records whose count sled had not written out.
+    let (_tmp, dir) = fresh_store_dir();
+    {
+        let store = open(&dir);
+        let docs = records(&store);
+        for id in 0..10 {
+            docs.push(&value(id)).must("push");
+        }
+        store.flush().must("flush");
+    }
+    {
+        let db = raw_sled(&dir);
+        let meta = db.open_tree(simcrawl_store::META_TREE).expect("meta");
+        meta.insert(b"records_len/docs", &7u32.to_be_bytes())
+            .expect("insert");
+        db.flush().expect("flush");
+    }
+    let store = open(&dir);
+    let docs = records(&store);
+    assert_eq!(docs.len(), 7);
+    assert_eq!(docs.push(&value(70)).must("push"), 7);
+    assert_eq!(docs.get(7).must("get"), Some(value(70)));
 }
