@@ -8,8 +8,9 @@
 //! with about 1.5 bytes a member of index in memory. The
 //! SimHash index lives in memory and is rebuilt from the chunks when the store is opened.
 //!
-//! Writes for one page go in a fixed order, the page record first: it is in the records file when
-//! the push returns, before sled has anything of the page. sled recovers a prefix of its writes
+//! Writes for one page go in a fixed order, the page record first: it is in the records file, and
+//! its count in sled, when the push returns, before sled has anything else of the page (the store
+//! drops the records past the count sled kept, so the records are sled's prefix). sled recovers a prefix of its writes
 //! after a crash, so only the newest page's trees can be incomplete; the maps lack the pages
 //! indexed since their last commit, and the fingerprints those since the last full chunk:
 //! [`PageIndex::open`] completes them from the records (which carry the digests, the key and the
