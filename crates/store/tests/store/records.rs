@@ -21,6 +21,16 @@ fn records(store: &Store) -> Records<String> {
     store.records::<String>("docs").must("records")
 }
 
+/// A store in `dir` with the records of ids 0..10, flushed.
+fn write_ten(dir: &Path) {
+    let store = open(dir);
+    let docs = records(&store);
+    for id in 0..10 {
+        docs.push(&value(id)).must("push");
+    }
+    store.flush().must("flush");
+}
+
 #[test]
 fn pushes_replacements_and_reads_survive_reopening() {
     let (_tmp, dir) = fresh_store_dir();
@@ -97,15 +107,8 @@ fn append(path: &Path, bytes: &[u8]) {
 #[test]
 fn a_tail_not_written_whole_is_dropped_and_the_next_push_takes_its_id() {
     let (_tmp, dir) = fresh_store_dir();
-    let (data, index) = {
-        let store = open(&dir);
-        let docs = records(&store);
-        for id in 0..10 {
-            docs.push(&value(id)).must("push");
-        }
-        store.flush().must("flush");
-        (dir.join("docs.records"), dir.join("docs.index"))
-    };
+    write_ten(&dir);
+    let (data, index) = (dir.join("docs.records"), dir.join("docs.index"));
     // A kill between a frame and its index entry: a frame nobody points to.
     append(&data, b"\x0a\0\0\0\x05\0\0\0half a frame");
     {
@@ -133,14 +136,7 @@ fn a_tail_not_written_whole_is_dropped_and_the_next_push_takes_its_id() {
 #[test]
 fn a_damaged_frame_or_file_is_an_error_naming_the_file() {
     let (_tmp, dir) = fresh_store_dir();
-    {
-        let store = open(&dir);
-        let docs = records(&store);
-        for id in 0..10 {
-            docs.push(&value(id)).must("push");
-        }
-        store.flush().must("flush");
-    }
+    write_ten(&dir);
     let data = dir.join("docs.records");
     let mut bytes = std::fs::read(&data).expect("read");
     let at = bytes.len() / 3;
@@ -245,14 +241,7 @@ fn a_killed_writer_keeps_the_records_sled_kept_the_count_of() {
 fn the_records_past_the_count_sled_kept_are_dropped_when_the_store_is_opened() {
     // As after a kill: the file has records whose count sled had not written out.
     let (_tmp, dir) = fresh_store_dir();
-    {
-        let store = open(&dir);
-        let docs = records(&store);
-        for id in 0..10 {
-            docs.push(&value(id)).must("push");
-        }
-        store.flush().must("flush");
-    }
+    write_ten(&dir);
     {
         let db = raw_sled(&dir);
         let meta = db.open_tree(simcrawl_store::META_TREE).expect("meta");
