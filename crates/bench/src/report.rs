@@ -53,6 +53,7 @@ pub fn run(args: Args) -> Result<()> {
                 host,
                 depth: (i % 5) as u32,
                 referrer: None,
+                evidence: None,
             })?;
         }
         store.flush()?;

@@ -47,6 +47,7 @@ fn valid_records(s: &str, n: u64) -> Vec<Vec<u8>> {
         host: "h".into(),
         depth: 1,
         referrer: Some(s.to_string()),
+        evidence: None,
     };
     let failure = FailureRecord {
         time_ms: n,

@@ -613,6 +613,7 @@ mod tests {
             host: host.into(),
             depth: 2,
             referrer: None,
+            evidence: None,
         }
     }
 

@@ -73,6 +73,9 @@ pub mod counters {
     /// Pages judged copies by their fingerprints, and distinct once their host's template was set
     /// aside.
     pub const DISTINCT_BY_TEMPLATE: &str = "crawl/distinct_by_template";
+    /// Skips whose evidence did not support their reason ([`crate::evidence::check`]), indexed
+    /// instead. Always 0 unless the crawl has a bug.
+    pub const CONTRADICTED: &str = "crawl/contradicted";
     /// Text and near-duplicate skips queued again when their host's template formed.
     pub const REQUEUED_BY_TEMPLATE: &str = "crawl/requeued_by_template";
     /// Indexed pages whose fingerprints were made again when their host's template changed.

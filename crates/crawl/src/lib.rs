@@ -55,6 +55,7 @@ pub mod archive;
 pub mod config;
 pub mod decide;
 pub mod error;
+pub mod evidence;
 pub mod failures;
 pub mod inspect;
 pub mod layout;

@@ -20,15 +20,12 @@
 //! fingerprints of pages past the last record.
 
 use crate::error::CrawlError;
+use crate::evidence::{Evidence, Policy, TextEvidence, judge, min_k};
 use crate::page::PageAnalysis;
 use crate::skiplog::SkipReason;
 use simcrawl_dedup::{SimHash, SimHashIndex, Sketch};
 use simcrawl_store::codec::{Codec, CodecError, Reader, write_element};
 use simcrawl_store::{KeyMap, Records, Store, Tree};
-
-/// A text or near-duplicate's whole page has at most this many times the words of its
-/// original's, and the other way round.
-pub const MAX_SIZE_RATIO: f64 = 2.0;
 
 /// `host[:port]` of a URL string ("" when it does not parse).
 fn host_of(url: &str) -> String {
@@ -37,65 +34,61 @@ fn host_of(url: &str) -> String {
         .unwrap_or_default()
 }
 
-/// What the copy test of [`PageIndex::agrees`] reads of a page, analysed or indexed.
-struct CopyView<'a> {
-    full_words: u32,
-    full_simhash: u64,
-    title_key: std::borrow::Cow<'a, str>,
-    short: bool,
-    host: std::borrow::Cow<'a, str>,
+/// The title of a record, normalised as [`PageAnalysis::title_key`].
+fn title_key(record: &PageRecord) -> String {
+    record
+        .title
+        .as_deref()
+        .map(|t| simcrawl_extract::normalize_text(t, simcrawl_extract::NormalizeOptions::FINGERPRINT))
+        .unwrap_or_default()
 }
 
-impl<'a> CopyView<'a> {
-    fn of_analysis(page: &'a PageAnalysis, host: &'a str) -> Self {
-        CopyView {
-            full_words: u32::try_from(page.full_words).unwrap_or(u32::MAX),
-            full_simhash: page.full_simhash.0,
-            title_key: std::borrow::Cow::Borrowed(&page.title_key),
-            short: page.short,
-            host: std::borrow::Cow::Borrowed(host),
-        }
-    }
+/// Words as a `u32`.
+fn words32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
 
-    fn of_record(record: &'a PageRecord) -> Self {
-        let title = record
-            .title
-            .as_deref()
-            .map(|t| {
-                simcrawl_extract::normalize_text(t, simcrawl_extract::NormalizeOptions::FINGERPRINT)
-            })
-            .unwrap_or_default();
-        CopyView {
-            full_words: record.full_words,
-            full_simhash: record.full_simhash,
-            title_key: std::borrow::Cow::Owned(title),
-            short: record.short,
-            host: std::borrow::Cow::Owned(host_of(&record.url)),
-        }
+/// The evidence of analysed `page` (on `host`) against indexed `record`, its sketches'
+/// Jaccard estimate given.
+fn evidence_of(
+    page: &PageAnalysis,
+    host: &str,
+    record: &PageRecord,
+    jaccard: Option<f64>,
+    declares_copy: bool,
+) -> TextEvidence {
+    let record_host = host_of(&record.url);
+    TextEvidence {
+        words: [words32(page.words), record.words],
+        template_words: [0, 0],
+        whole_words: [words32(page.full_words), record.full_words],
+        short: [page.short, record.short],
+        same_text: page.text_digest.0 == record.text_digest,
+        distance: page.simhash.distance(SimHash(record.simhash)),
+        jaccard,
+        whole_distance: (page.full_words > 0 && record.full_words > 0)
+            .then(|| page.full_simhash.distance(SimHash(record.full_simhash))),
+        same_title: page.title_key == title_key(record),
+        same_host: record_host == host,
+        declares_copy,
     }
+}
 
-    /// The smallest k at which this page is consistent with being a copy of `original` (the
-    /// rules of [`PageIndex::agrees`]), or `None` if at no k: 0, unless a main text is short,
-    /// then the distance of the whole pages' texts.
-    fn copy_from(&self, original: &CopyView<'_>, declares_copy: bool) -> Option<u32> {
-        if original.full_words > 0 {
-            let (a, b) = (
-                f64::from(self.full_words.max(1)),
-                f64::from(original.full_words),
-            );
-            if a.max(b) > a.min(b) * MAX_SIZE_RATIO {
-                return None;
-            }
-        }
-        let same_title = original.title_key == self.title_key;
-        if !same_title && !declares_copy && original.host == self.host {
-            return None;
-        }
-        if self.short || original.short {
-            return (same_title && original.full_words > 0)
-                .then(|| SimHash(original.full_simhash).distance(SimHash(self.full_simhash)));
-        }
-        Some(0)
+/// The evidence of indexed page `b` against indexed page `a`, as if `b` were fetched after `a`.
+fn record_evidence(b: &PageRecord, a: &PageRecord, jaccard: Option<f64>) -> TextEvidence {
+    TextEvidence {
+        words: [b.words, a.words],
+        template_words: [0, 0],
+        whole_words: [b.full_words, a.full_words],
+        short: [b.short, a.short],
+        same_text: b.text_digest == a.text_digest,
+        distance: SimHash(b.simhash).distance(SimHash(a.simhash)),
+        jaccard,
+        whole_distance: (b.full_words > 0 && a.full_words > 0)
+            .then(|| SimHash(b.full_simhash).distance(SimHash(a.full_simhash))),
+        same_title: title_key(b) == title_key(a),
+        same_host: host_of(&b.url) == host_of(&a.url),
+        declares_copy: false,
     }
 }
 
@@ -236,11 +229,37 @@ pub enum Verdict {
         reason: SkipReason,
         /// The indexed page it copies.
         original: u32,
-        /// SimHash distance, when fingerprints were compared.
-        distance: Option<u32>,
-        /// MinHash Jaccard estimate, when sketches were compared.
-        jaccard: Option<f64>,
+        /// What the verdict rests on ([`evidence::check`] holds for it).
+        evidence: Evidence,
     },
+}
+
+impl Verdict {
+    /// The SimHash distance the verdict rests on, if any (0 for identical bytes).
+    pub fn distance(&self) -> Option<u32> {
+        match self {
+            Verdict::Duplicate {
+                evidence: Evidence::Text(e),
+                ..
+            } => Some(e.distance),
+            Verdict::Duplicate {
+                evidence: Evidence::SameBytes,
+                ..
+            } => Some(0),
+            Verdict::Unique => None,
+        }
+    }
+
+    /// The MinHash Jaccard estimate the verdict rests on, if one was read.
+    pub fn jaccard(&self) -> Option<f64> {
+        match self {
+            Verdict::Duplicate {
+                evidence: Evidence::Text(e),
+                ..
+            } => e.jaccard,
+            _ => None,
+        }
+    }
 }
 
 /// Pages whose fingerprints make one sled entry (8 bytes each, little-endian, in id order).
@@ -263,11 +282,6 @@ pub struct PageIndex {
     text_digests: KeyMap,
     keys: KeyMap,
     simhash: SimHashIndex,
-    /// The whole pages' SimHashes of the short pages (`short_full`): a short page's main text
-    /// is no evidence, so its copies are also looked for by the whole page (one copy's main text
-    /// can be a block of ads where the other's is a table of contents).
-    short_full: Tree<u32, u64>,
-    short_full_index: SimHashIndex,
     jaccard: f64,
     next_id: u32,
     /// In a sharded crawl's store, the pages indexed for the other processes (see
@@ -299,8 +313,6 @@ impl PageIndex {
             text_digests: store.key_map(TEXT_DIGESTS)?,
             keys: store.key_map(URL_KEYS)?,
             simhash: SimHashIndex::new(k, 1 << 20)?,
-            short_full: store.tree("short_full")?,
-            short_full_index: SimHashIndex::new(k, 1 << 10)?,
             jaccard,
             next_id: 0,
             foreign: store.tree(crate::layout::FOREIGN_PAGES_TREE)?,
@@ -343,14 +355,6 @@ impl PageIndex {
             .map(|(id, fp)| (fp, id))
             .collect();
         index.simhash = SimHashIndex::build(k, entries)?;
-        let mut short = Vec::new();
-        for item in index.short_full.iter() {
-            let (id, fp) = item?;
-            if id < index.next_id {
-                short.push((SimHash(fp), id));
-            }
-        }
-        index.short_full_index = SimHashIndex::build(k, short)?;
         Ok(index)
     }
 
@@ -360,7 +364,7 @@ impl PageIndex {
         let maps = self.body_digests.memory_bytes()
             + self.text_digests.memory_bytes()
             + self.keys.memory_bytes();
-        let near = self.simhash.memory_bytes() + self.short_full_index.memory_bytes();
+        let near = self.simhash.memory_bytes();
         (maps, near as u64)
     }
 
@@ -447,6 +451,7 @@ impl PageIndex {
     }
 
     /// Page `id`'s fingerprint.
+    #[cfg(test)]
     fn fingerprint(&self, id: u32) -> Result<Option<SimHash>, CrawlError> {
         if id >= self.fingerprint_base {
             let at = (id - self.fingerprint_base) as usize;
@@ -526,14 +531,6 @@ impl PageIndex {
             }
             self.fingerprint_base = keep * FINGERPRINT_CHUNK;
         }
-        let past: Vec<u32> = self
-            .short_full
-            .range(self.next_id..)
-            .map(|item| item.map(|(id, _)| id))
-            .collect::<Result<_, _>>()?;
-        for id in past {
-            self.short_full.remove(&id)?;
-        }
         let old: Tree<u32, u64> = store.tree("fingerprints")?;
         let mut next = self.fingerprint_base;
         for item in old.range(next..) {
@@ -546,9 +543,7 @@ impl PageIndex {
         }
         for item in self.pages.iter_from(next) {
             let (id, record) = item?;
-            let cut_short =
-                record.short && record.full_words > 0 && self.short_full.get(&id)?.is_none();
-            if cut_short || record.sketch.is_none() {
+            if record.sketch.is_none() {
                 self.write_secondary(&record)?;
             }
             self.push_fingerprint(id, record.simhash)?;
@@ -580,12 +575,36 @@ impl PageIndex {
         }
     }
 
-    /// Checks a page against the index: same body; then, when the page declares a canonical URL that is
-    /// indexed, that page (within k); then same text; then any page within k confirmed by MinHash.
-    ///
-    /// A text or near-duplicate must also be consistent with being a copy ([`PageIndex::agrees`]):
-    /// whole pages of comparable size, the same title on one host, and for a short main text the
-    /// same title and the whole page's text within k too. `host` is the page's `host[:port]`. A candidate that fails is passed over, never skipped.
+    /// The policy pages are judged with: this index's k and Jaccard threshold.
+    pub fn policy(&self) -> Policy {
+        Policy {
+            k: self.simhash.k(),
+            jaccard: self.jaccard,
+        }
+    }
+
+    /// What comparing `page` (on `host`) with indexed page `record` shows, its main text as
+    /// fingerprinted (no template lines set aside beyond those its fingerprints leave out: the
+    /// crawl adds its host templates' part, see `Core::page`). `declares_copy`: the page names
+    /// `record` canonical.
+    pub fn compare(
+        &self,
+        page: &PageAnalysis,
+        host: &str,
+        record: &PageRecord,
+        declares_copy: bool,
+    ) -> Result<TextEvidence, CrawlError> {
+        let jaccard = match self.sketch_of(record)? {
+            Some(sketch) => Some(page.sketch.jaccard(&sketch)?),
+            None => None,
+        };
+        Ok(evidence_of(page, host, record, jaccard, declares_copy))
+    }
+
+    /// Checks a page against the index: same body; then, when the page declares a canonical URL
+    /// that is indexed, that page; then the same text; then the pages within k, nearest first.
+    /// Every candidate is [`judge`]d by the one rule of evidence ([`crate::evidence`]); one that
+    /// fails is passed over, never skipped. `host` is the page's `host[:port]`.
     pub fn check(
         &self,
         page: &PageAnalysis,
@@ -601,148 +620,86 @@ impl PageIndex {
             return Ok(Verdict::Duplicate {
                 reason: SkipReason::ExactDuplicate,
                 original,
-                distance: Some(0),
-                jaccard: None,
+                evidence: Evidence::SameBytes,
             });
-        }
-        if page.words > 0
-            && let Some(key) = canonical
-            && let Some(original) = self.keys.get(key)?
-            && let Some(fp) = self.fingerprint(original)?
-        {
-            let distance = fp.distance(page.simhash);
-            if distance <= self.simhash.k() {
-                return Ok(Verdict::Duplicate {
-                    reason: SkipReason::Canonical,
-                    original,
-                    distance: Some(distance),
-                    jaccard: None,
-                });
-            }
         }
         if page.words == 0 {
             // Nothing to compare: an empty page resembles nothing but its exact copies.
             return Ok(Verdict::Unique);
         }
+        let policy = self.policy();
+        let mut tried = None;
+        if let Some(key) = canonical
+            && let Some(original) = self.keys.get(key)?
+            && let Some(record) = self.pages.get(original)?
+        {
+            tried = Some(original);
+            let e = self.compare(page, host, &record, true)?;
+            if let Ok(reason) = judge(&e, &policy) {
+                return Ok(Verdict::Duplicate {
+                    reason,
+                    original,
+                    evidence: Evidence::Text(e),
+                });
+            }
+        }
         // The map compares 80 bits of a digest; the record has all of it.
         if let Some(original) = self.text_digests.get(page.text_digest.0)?
+            && tried != Some(original)
             && let Some(record) = self.pages.get(original)?
             && record.text_digest == page.text_digest.0
-            && self.agrees_with(page, &record, host, canonical.is_some())
         {
-            return Ok(Verdict::Duplicate {
-                reason: SkipReason::TextDuplicate,
-                original,
-                distance: Some(0),
-                jaccard: None,
-            });
+            let e = self.compare(page, host, &record, false)?;
+            if let Ok(reason) = judge(&e, &policy) {
+                return Ok(Verdict::Duplicate {
+                    reason,
+                    original,
+                    evidence: Evidence::Text(e),
+                });
+            }
         }
         let mut matches = self.simhash.query(page.simhash);
         matches.sort_by_key(|m| (m.distance, m.id));
         for m in matches {
-            // One read of the candidate's record: its sketch, then the copy test.
+            if tried == Some(m.id) {
+                continue;
+            }
+            // One read of the candidate's record: its sketch, then the rule.
             let Some(record) = self.pages.get(m.id)? else {
                 continue;
             };
-            let jaccard = match self.sketch_of(&record)? {
-                Some(sketch) => page.sketch.jaccard(&sketch)?,
-                None => 0.0,
-            };
-            if (self.jaccard == 0.0 || jaccard >= self.jaccard)
-                && self.agrees_with(page, &record, host, canonical.is_some())
-            {
+            let e = self.compare(page, host, &record, false)?;
+            if let Ok(reason) = judge(&e, &policy) {
                 return Ok(Verdict::Duplicate {
-                    reason: SkipReason::NearDuplicate,
+                    reason,
                     original: m.id,
-                    distance: Some(m.distance),
-                    jaccard: Some(jaccard),
+                    evidence: Evidence::Text(e),
                 });
-            }
-        }
-        if page.short && page.full_words > 0 {
-            // A short main text is no evidence either way: the copy of a short page is found by
-            // its whole page (the same title, and the whole pages within k: `agrees`).
-            let mut matches = self.short_full_index.query(page.full_simhash);
-            matches.sort_by_key(|m| (m.distance, m.id));
-            for m in matches {
-                if self.agrees(page, m.id, host, canonical.is_some())? {
-                    return Ok(Verdict::Duplicate {
-                        reason: SkipReason::NearDuplicate,
-                        original: m.id,
-                        distance: Some(m.distance),
-                        jaccard: None,
-                    });
-                }
             }
         }
         Ok(Verdict::Unique)
     }
 
-    /// Whether `page`, whose main text matches indexed page `original`'s, is consistent with being
-    /// a copy of it:
-    ///
-    /// - **size, both ways**: the larger whole page has at most [`MAX_SIZE_RATIO`] times the
-    ///   words of the smaller (a 190-word page is not a copy of a 555-word page that shares its
-    ///   densest block);
-    /// - **title, on one host**: two pages of one host with different titles are two pages, as
-    ///   their author says, unless the page declares another URL canonical (`declares_copy`: a
-    ///   print version says "print version" in its title and names its article);
-    /// - **short main text** (either side): the titles agree and the whole pages' texts are
-    ///   within k too. A short main text may be all a reference stub has, or a line the host
-    ///   repeats on every page: it is never enough evidence alone.
-    pub fn agrees(
-        &self,
-        page: &PageAnalysis,
-        original: u32,
-        host: &str,
-        declares_copy: bool,
-    ) -> Result<bool, CrawlError> {
-        let Some(record) = self.pages.get(original)? else {
-            return Ok(false);
-        };
-        Ok(self.agrees_with(page, &record, host, declares_copy))
-    }
-
-    /// [`agrees`](Self::agrees) with the original's record at hand.
-    fn agrees_with(
-        &self,
-        page: &PageAnalysis,
-        record: &PageRecord,
-        host: &str,
-        declares_copy: bool,
-    ) -> bool {
-        CopyView::of_analysis(page, host)
-            .copy_from(&CopyView::of_record(record), declares_copy)
-            .is_some_and(|k| k <= self.simhash.k())
-    }
-
     /// The smallest k at which a crawl with page `a` indexed would skip page `b` as a text or
-    /// near-duplicate of it (`distance`: their SimHash distance), by the stages and guards of
-    /// [`PageIndex::check`] with this index's Jaccard threshold; `None` if at no k. `simcrawl
-    /// tune` and `simcrawl clusters` replay the index with it.
-    pub fn copy_threshold(&self, a: u32, b: u32, distance: u32) -> Result<Option<u32>, CrawlError> {
+    /// near-duplicate of it, by [`judge`] with this index's Jaccard threshold; `None` if at no
+    /// k. `simcrawl tune` and `simcrawl clusters` replay the index with it.
+    pub fn copy_threshold(&self, a: u32, b: u32) -> Result<Option<u32>, CrawlError> {
         let (Some(ra), Some(rb)) = (self.pages.get(a)?, self.pages.get(b)?) else {
             return Ok(None);
         };
         if rb.words == 0 {
             return Ok(None); // an empty page resembles nothing but its exact copies
         }
-        let Some(consistent) = CopyView::of_record(&rb).copy_from(&CopyView::of_record(&ra), false)
-        else {
-            return Ok(None);
-        };
-        if ra.text_digest == rb.text_digest {
-            return Ok(Some(consistent));
+        let e = record_evidence(&rb, &ra, self.jaccard_of(&rb, &ra)?);
+        Ok(min_k(&e, self.jaccard))
+    }
+
+    /// The Jaccard estimate of two indexed pages' sketches, when both are stored.
+    fn jaccard_of(&self, a: &PageRecord, b: &PageRecord) -> Result<Option<f64>, CrawlError> {
+        match (self.sketch_of(a)?, self.sketch_of(b)?) {
+            (Some(sa), Some(sb)) => Ok(Some(sa.jaccard(&sb)?)),
+            _ => Ok(None),
         }
-        if self.jaccard > 0.0 {
-            let (Some(sa), Some(sb)) = (self.sketch(a)?, self.sketch(b)?) else {
-                return Ok(None);
-            };
-            if sb.jaccard(&sa)? < self.jaccard {
-                return Ok(None);
-            }
-        }
-        Ok(Some(consistent.max(distance)))
     }
 
     /// Indexes a unique page fetched from `url` (canonical-key hash `key_hash`) and returns its id.
@@ -787,9 +744,6 @@ impl PageIndex {
         self.push_fingerprint(id, record.simhash)?;
         self.next_id += 1;
         self.simhash.insert(page.simhash, id);
-        if page.short && page.full_words > 0 {
-            self.short_full_index.insert(page.full_simhash, id);
-        }
         self.last_inserted = Some(record);
         Ok(id)
     }
@@ -840,9 +794,6 @@ impl PageIndex {
             );
             self.sketches
                 .insert(&id, &analyzer.minhasher().sketch(&text).to_bytes())?;
-        }
-        if record.short && record.full_words > 0 {
-            self.short_full.insert(&id, &record.full_simhash)?;
         }
         Ok(())
     }
@@ -1014,10 +965,12 @@ mod tests {
     }
 
     #[test]
-    fn a_short_page_s_copy_is_found_by_its_whole_page_when_the_main_blocks_differ() {
+    fn a_short_page_whose_main_block_differs_is_indexed_whatever_its_whole_page_says() {
         // A table of contents: links, and a short introduction. Its copy on another host carries
         // a promotion that outweighs the introduction, so the two main texts have nothing in
-        // common; the whole pages are the same but for the promotion.
+        // common; the whole pages are the same but for the promotion. A whole page's fingerprint
+        // never decides alone (two reference stubs in one heavy template are as close): the
+        // page is fetched and indexed, and the mirror rule, not this verdict, saves the fetches.
         let toc: String = article(7, 400)
             .split_whitespace()
             .enumerate()
@@ -1046,15 +999,8 @@ mod tests {
         assert!(b.short);
         assert_ne!(b.document.main_text, a.document.main_text);
         assert!(b.simhash.distance(a.simhash) > 3);
-        assert!(matches!(
-            index.check(&b, None, "b.example").unwrap(),
-            Verdict::Duplicate {
-                reason: SkipReason::NearDuplicate,
-                original: 0,
-                jaccard: None,
-                ..
-            }
-        ));
+        assert!(b.full_simhash.distance(a.full_simhash) <= 3);
+        assert_eq!(index.check(&b, None, "b.example").unwrap(), Verdict::Unique);
         // Another title: another page, whatever the rest.
         let c = page("Index", &promo, "http://b.example/index.html");
         assert_eq!(index.check(&c, None, "b.example").unwrap(), Verdict::Unique);
@@ -1137,7 +1083,7 @@ mod tests {
         // The same text declaring the indexed page (key 1) as its canonical: `canonical`, not text.
         assert!(matches!(
             index.check(&noisy, Some(1), "h.example").unwrap(),
-            Verdict::Duplicate { reason: SkipReason::Canonical, original, distance: Some(0), .. } if original == id
+            Verdict::Duplicate { reason: SkipReason::Canonical, original, evidence: Evidence::Text(e) } if original == id && e.same_text
         ));
         // A canonical naming an unknown page changes nothing.
         assert!(matches!(
@@ -1155,12 +1101,12 @@ mod tests {
             Verdict::Duplicate {
                 reason: SkipReason::NearDuplicate,
                 original,
-                distance,
-                jaccard,
+                evidence: Evidence::Text(e),
             } => {
                 assert_eq!(original, id);
-                assert!(distance.unwrap() <= 3);
-                assert!(jaccard.unwrap() >= 0.8);
+                assert!(e.distance <= 3);
+                assert!(e.jaccard.unwrap() >= 0.8);
+                assert!(!e.same_text);
             }
             other => panic!("expected a near-duplicate, got {other:?}"),
         }
@@ -1498,17 +1444,19 @@ mod tests {
 }
 
 /// What the crawl would decide about page `b` if page `a` were the only page indexed: the
-/// verdict of [`PageIndex::check`] itself (same stages, same guards), with the reason in words.
-/// `simcrawl explain` prints it.
+/// verdict of [`PageIndex::check`] itself (the same rule of evidence), with the evidence and the
+/// reason in words. `simcrawl explain` prints it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PairVerdict {
     /// The skip reason, or `None` when `b` would be indexed.
     pub reason: Option<SkipReason>,
     /// Why, in words.
     pub why: String,
-    /// Hamming distance between the two SimHashes.
+    /// What the two main texts' comparison showed (`None` for identical bytes).
+    pub evidence: Option<TextEvidence>,
+    /// Hamming distance between the two main texts' SimHashes.
     pub distance: u32,
-    /// MinHash Jaccard estimate.
+    /// MinHash Jaccard estimate of the two main texts.
     pub jaccard: f64,
 }
 
@@ -1522,38 +1470,60 @@ pub fn compare_pages(
     k: u32,
     jaccard: f64,
 ) -> Result<PairVerdict, CrawlError> {
-    let store = simcrawl_store::Store::temporary()?;
-    let mut index = PageIndex::open(&store, k, jaccard)?;
-    index.insert(a_url, 0, 0, 0, a)?;
-    let distance = a.simhash.distance(b.simhash);
+    if !(0.0..=1.0).contains(&jaccard) {
+        return Err(CrawlError::Config(format!(
+            "--jaccard {jaccard} is not between 0 and 1"
+        )));
+    }
+    if k > simcrawl_dedup::MAX_K {
+        return Err(CrawlError::Config(format!(
+            "--k {k} is above {}",
+            simcrawl_dedup::MAX_K
+        )));
+    }
+    let policy = Policy { k, jaccard };
     let estimate = a.sketch.jaccard(&b.sketch)?;
-    let verdict = index.check(b, None, &host_of(b_url))?;
-    let why = match &verdict {
-        Verdict::Duplicate { reason, .. } => match reason {
-            SkipReason::ExactDuplicate => "the bodies are byte for byte identical".to_owned(),
-            SkipReason::TextDuplicate => "the normalised main texts are identical".to_owned(),
-            _ => format!("distance {distance} <= k = {k}, Jaccard {estimate:.3}"),
-        },
-        Verdict::Unique if b.words == 0 => {
-            "B has no main text: an empty page is a copy only of identical bytes".to_owned()
-        }
-        Verdict::Unique if a.text_digest == b.text_digest => {
-            "the normalised main texts are identical, but the whole pages disagree (size, title, or a short page's whole text): indexed, to be safe".to_owned()
-        }
-        Verdict::Unique if distance > k => format!("Hamming distance {distance} > k = {k}"),
-        Verdict::Unique if jaccard > 0.0 && estimate < jaccard => {
-            format!("distance {distance} <= k = {k}, but Jaccard {estimate:.3} < {jaccard}")
-        }
-        Verdict::Unique => format!(
-            "distance {distance} <= k = {k} and Jaccard {estimate:.3}, but the whole pages disagree (size, title, or a short page's whole text): indexed, to be safe"
-        ),
+    let distance = a.simhash.distance(b.simhash);
+    if a.body_digest == b.body_digest {
+        return Ok(PairVerdict {
+            reason: Some(SkipReason::ExactDuplicate),
+            why: "the bodies are byte for byte identical".to_owned(),
+            evidence: None,
+            distance,
+            jaccard: estimate,
+        });
+    }
+    let record = PageRecord {
+        id: 0,
+        url: a_url.to_owned(),
+        title: a.document.title.clone(),
+        depth: 0,
+        time_ms: 0,
+        body_digest: a.body_digest.0,
+        body_sha256: String::new(),
+        text_digest: a.text_digest.0,
+        simhash: a.simhash.0,
+        words: words32(a.words),
+        text: String::new(),
+        full_simhash: a.full_simhash.0,
+        full_words: words32(a.full_words),
+        short: a.short,
+        key_hash: None,
+        sketch: None,
+        foreign: false,
     };
+    let e = evidence_of(b, &host_of(b_url), &record, Some(estimate), false);
+    let verdict = if b.words == 0 {
+        Err(crate::evidence::NotACopy::NoText)
+    } else {
+        judge(&e, &policy)
+    };
+    let why = crate::evidence::verdict_in_words(&verdict, &e, &policy);
+    let reason = verdict.ok();
     Ok(PairVerdict {
-        reason: match verdict {
-            Verdict::Duplicate { reason, .. } => Some(reason),
-            Verdict::Unique => None,
-        },
+        reason,
         why,
+        evidence: Some(e),
         distance,
         jaccard: estimate,
     })
@@ -1633,8 +1603,7 @@ mod compare_tests {
                 let mut index = PageIndex::open(&store, 8, 0.8).expect("index");
                 index.insert(a_url, 0, 0, 0, a).expect("a");
                 index.insert(b_url, 1, 0, 0, b).expect("b");
-                let distance = a.simhash.distance(b.simhash);
-                let threshold = index.copy_threshold(0, 1, distance).expect("replay");
+                let threshold = index.copy_threshold(0, 1).expect("replay");
                 for k in 0..=8 {
                     let crawl = compare_pages(a, a_url, b, b_url, k, 0.8).expect("compare");
                     assert_eq!(

@@ -334,6 +334,7 @@ mod tests {
             host: "m.test".into(),
             depth: 1,
             referrer: None,
+            evidence: None,
         };
         let log_id = store
             .log::<crate::SkipRecord>(layout::SKIP_LOG)

@@ -1,6 +1,7 @@
 //! The skip log: one record for every page or URL the crawl skipped as a duplicate, with the evidence.
 //! It is what users inspect (`simcrawl skipped`), so every field a decision rests on is in it.
 
+use crate::evidence::TextEvidence;
 use simcrawl_store::codec::{Codec, CodecError, Reader, write_element};
 use std::fmt;
 use std::str::FromStr;
@@ -117,10 +118,38 @@ pub struct SkipRecord {
     pub depth: u32,
     /// The page the URL was found on, if any.
     pub referrer: Option<String>,
+    /// What a text, near or canonical verdict rests on: the two main texts' comparison
+    /// (`None` for other reasons, and in records written before version 2).
+    pub evidence: Option<TextEvidence>,
 }
 
-/// Version of the record encoding, written first.
-const RECORD_VERSION: u8 = 1;
+impl SkipRecord {
+    /// What the skip rests on, in words: the comparison of the two main texts, the rule, or
+    /// the distance and Jaccard of a record written before the evidence was kept; "-" for none.
+    pub fn evidence_text(&self) -> String {
+        if let Some(e) = &self.evidence {
+            return e.describe(None);
+        }
+        let mut parts = Vec::new();
+        if let Some(d) = self.distance {
+            parts.push(format!("distance {d}"));
+        }
+        if let Some(j) = self.jaccard {
+            parts.push(format!("Jaccard {j:.2}"));
+        }
+        if let Some(rule) = &self.rule {
+            parts.push(rule.clone());
+        }
+        if parts.is_empty() {
+            "-".into()
+        } else {
+            parts.join(", ")
+        }
+    }
+}
+
+/// Version of the record encoding, written first. Version 2 appends the evidence.
+const RECORD_VERSION: u8 = 2;
 
 fn write_opt<T: Codec>(value: &Option<T>, out: &mut Vec<u8>) {
     write_element(&value.is_some(), out);
@@ -150,12 +179,13 @@ impl Codec for SkipRecord {
         write_element(&self.host, out);
         write_element(&self.depth, out);
         write_opt(&self.referrer, out);
+        write_opt(&self.evidence, out);
     }
 
     fn decode(bytes: &[u8]) -> Result<Self, CodecError> {
         let mut r = Reader::new::<Self>(bytes);
         let version: u8 = r.element()?;
-        if version != RECORD_VERSION {
+        if !(1..=RECORD_VERSION).contains(&version) {
             return Err(CodecError::invalid::<Self>(format!(
                 "unknown record version {version}"
             )));
@@ -172,6 +202,11 @@ impl Codec for SkipRecord {
         let host = r.element()?;
         let depth = r.element()?;
         let referrer = read_opt(&mut r)?;
+        let evidence = if version >= 2 {
+            read_opt::<TextEvidence>(&mut r)?
+        } else {
+            None
+        };
         r.finish()?;
         Ok(SkipRecord {
             time_ms,
@@ -184,6 +219,7 @@ impl Codec for SkipRecord {
             host,
             depth,
             referrer,
+            evidence,
         })
     }
 }
@@ -215,6 +251,13 @@ mod tests {
             host: "127.0.0.1:8081".into(),
             depth: 3,
             referrer: Some("http://127.0.0.1:8081/".into()),
+            evidence: Some(TextEvidence {
+                words: [300, 301],
+                distance: 2,
+                jaccard: Some(0.91),
+                same_title: true,
+                ..TextEvidence::default()
+            }),
         };
         assert_eq!(SkipRecord::decode(&full.encode()).unwrap(), full);
         let sparse = SkipRecord {
@@ -222,6 +265,7 @@ mod tests {
             distance: None,
             jaccard: None,
             referrer: None,
+            evidence: None,
             rule: Some("mirror 127.0.0.1:8082/ -> 127.0.0.1:8080/".into()),
             reason: SkipReason::Mirror,
             ..full

@@ -73,7 +73,7 @@ pub fn near_pairs(index: &PageIndex, max_k: u32) -> Result<Vec<(u32, u32, u32)>,
 pub fn copy_pairs(index: &PageIndex, max_k: u32) -> Result<Vec<(u32, u32, u32, u32)>, CrawlError> {
     let mut pairs = Vec::new();
     for (a, b, d) in near_pairs(index, max_k)? {
-        if let Some(k) = index.copy_threshold(a, b, d)?
+        if let Some(k) = index.copy_threshold(a, b)?
             && k <= max_k
         {
             pairs.push((a, b, d, k));

@@ -445,12 +445,7 @@ fn skips(out: &mut String, d: &ReportData) {
             }
         );
         for r in records {
-            let evidence = match (r.distance, r.jaccard, &r.rule) {
-                (_, _, Some(rule)) => esc(rule),
-                (Some(dist), Some(j), None) => format!("distance {dist}, Jaccard {j:.2}"),
-                (Some(dist), None, None) => format!("distance {dist}"),
-                _ => String::new(),
-            };
+            let evidence = esc(&r.evidence_text());
             let _ = write!(
                 out,
                 "<tr><td>{}</td><td>{}</td><td class=\"muted\">{evidence}</td></tr>",

@@ -550,12 +550,7 @@ fn show_skips(inspector: &simcrawl_crawl::inspect::Inspector, n: usize) -> Resul
     for (reason, records) in inspector.first_skips_by_reason(n)? {
         println!("\nskipped as {reason}:");
         for r in records {
-            let evidence = match (r.distance, r.jaccard, &r.rule) {
-                (_, _, Some(rule)) => rule.clone(),
-                (Some(d), Some(j), None) => format!("distance {d}, jaccard {j:.2}"),
-                (Some(d), None, None) => format!("distance {d}"),
-                _ => String::new(),
-            };
+            let evidence = r.evidence_text();
             println!(
                 "  {}\n    = {}  {}",
                 r.url,

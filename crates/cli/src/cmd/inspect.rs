@@ -23,8 +23,9 @@ use std::process::ExitCode;
 const URL_WIDTH: usize = 56;
 
 /// The columns of `simcrawl skipped --format csv`, in order; the JSON lines carry the same fields.
-const SKIP_COLUMNS: [&str; 10] = [
+const SKIP_COLUMNS: [&str; 11] = [
     "url", "reason", "original", "distance", "jaccard", "rule", "host", "depth", "referrer", "time",
+    "evidence",
 ];
 
 /// Opens a crawl's store to read it; a store that could only be read through a temporary copy
@@ -708,11 +709,30 @@ fn skip_json(r: &SkipRecord) -> Value {
         "depth": r.depth,
         "referrer": r.referrer,
         "time": rfc3339(r.time_ms),
+        "evidence": r.evidence.as_ref().map(evidence_json),
+    })
+}
+
+/// A comparison's evidence as one JSON object (pairs: the skipped page's, then the original's).
+fn evidence_json(e: &simcrawl_crawl::evidence::TextEvidence) -> Value {
+    json!({
+        "same_text": e.same_text,
+        "distance": e.distance,
+        "jaccard": e.jaccard.map(|j| (j * 1000.0).round() / 1000.0),
+        "words": e.words,
+        "template_words": e.template_words,
+        "whole_words": e.whole_words,
+        "short": e.short(),
+        "whole_distance": e.whole_distance,
+        "same_title": e.same_title,
+        "same_host": e.same_host,
+        "declares_canonical": e.declares_copy,
+        "text": e.describe(None),
     })
 }
 
 /// A skip record as CSV fields, in [`SKIP_COLUMNS`] order; absent values are empty.
-fn skip_fields(r: &SkipRecord) -> [String; 10] {
+fn skip_fields(r: &SkipRecord) -> [String; 11] {
     let opt = |s: &Option<String>| s.clone().unwrap_or_default();
     [
         r.url.clone(),
@@ -725,26 +745,13 @@ fn skip_fields(r: &SkipRecord) -> [String; 10] {
         r.depth.to_string(),
         opt(&r.referrer),
         rfc3339(r.time_ms),
+        r.evidence.as_ref().map(|e| e.describe(None)).unwrap_or_default(),
     ]
 }
 
-/// What a skip rests on, in words: the distance and Jaccard, the rule, or both.
+/// What a skip rests on, in words (see [`SkipRecord::evidence_text`]).
 fn evidence(r: &SkipRecord) -> String {
-    let mut parts = Vec::new();
-    if let Some(d) = r.distance {
-        parts.push(format!("distance {d}"));
-    }
-    if let Some(j) = r.jaccard {
-        parts.push(format!("Jaccard {j:.2}"));
-    }
-    if let Some(rule) = &r.rule {
-        parts.push(rule.clone());
-    }
-    if parts.is_empty() {
-        "-".into()
-    } else {
-        parts.join(", ")
-    }
+    r.evidence_text()
 }
 
 fn skip_row(r: &SkipRecord) -> Vec<String> {
@@ -919,7 +926,7 @@ mod tests {
         assert_eq!(csv_field("two\nlines"), "\"two\nlines\"");
         assert_eq!(csv_field(""), "");
         assert_eq!(csv_line(["a", "b,c", ""]), "a,\"b,c\",");
-        assert_eq!(csv_line(SKIP_COLUMNS).split(',').count(), 10);
+        assert_eq!(csv_line(SKIP_COLUMNS).split(',').count(), 11);
     }
 
     fn record() -> SkipRecord {
@@ -934,6 +941,7 @@ mod tests {
             host: "127.0.0.1:8081".into(),
             depth: 3,
             referrer: None,
+            evidence: None,
         }
     }
 
@@ -953,7 +961,7 @@ mod tests {
         assert_eq!(
             csv_line(skip_fields(&r)),
             "\"http://127.0.0.1:8081/a.html?x=1,2\",near-duplicate,http://127.0.0.1:8080/a.html,2,\
-             0.910,,127.0.0.1:8081,3,,2026-09-21T14:13:20Z"
+             0.910,,127.0.0.1:8081,3,,2026-09-21T14:13:20Z,"
         );
         assert_eq!(evidence(&r), "distance 2, Jaccard 0.91");
         let mirror = SkipRecord {
@@ -965,6 +973,29 @@ mod tests {
         };
         assert_eq!(evidence(&mirror), "mirror b -> a");
         assert_eq!(skip_row(&mirror)[2], "-");
+        // A record with its comparison prints that, and the JSON carries it whole.
+        let compared = SkipRecord {
+            evidence: Some(simcrawl_crawl::evidence::TextEvidence {
+                words: [24, 24],
+                whole_words: [130, 131],
+                short: [true, false],
+                same_text: true,
+                whole_distance: Some(1),
+                same_title: true,
+                jaccard: Some(1.0),
+                ..Default::default()
+            }),
+            reason: SkipReason::TextDuplicate,
+            ..record()
+        };
+        assert_eq!(
+            evidence(&compared),
+            "same main text, distance 0, Jaccard 1.00, main texts 24 and 24 words, short: same title, whole pages 1 apart"
+        );
+        let v = skip_json(&compared);
+        assert_eq!(v["evidence"]["words"], json!([24, 24]));
+        assert_eq!(v["evidence"]["short"], true);
+        assert!(csv_line(skip_fields(&compared)).ends_with("whole pages 1 apart\""));
     }
 
     #[test]

@@ -251,6 +251,15 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode> {
             "jaccard_threshold": args.jaccard,
             "verdict": verdict,
             "reason": reason,
+            "evidence": decided.evidence.as_ref().map(|e| json!({
+                "words": e.words,
+                "same_text": e.same_text,
+                "short": e.short(),
+                "whole_words": e.whole_words,
+                "whole_distance": e.whole_distance,
+                "same_title": e.same_title,
+                "same_host": e.same_host,
+            })),
             "differing_features": diffs.iter().map(|(w, ca, cb)| json!({"feature": w, "a": ca, "b": cb})).collect::<Vec<_>>(),
         });
         println!("{obj}");
@@ -274,6 +283,25 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode> {
         "Jaccard (MinHash):   {jaccard:.3} (threshold {})",
         args.jaccard
     );
+    if let Some(e) = &decided.evidence {
+        // What the verdict rests on, as the crawl compares the two: the main texts' words (a
+        // short one is judged by the rule for short pages), the whole pages and the titles.
+        println!(
+            "main texts:          {} and {} words{}{}",
+            e.words[0],
+            e.words[1],
+            if e.same_text { ", the same text" } else { "" },
+            if e.short() { " (short: a copy only if the same text)" } else { "" }
+        );
+        println!(
+            "whole pages:         {} and {} words, {}; {}",
+            e.whole_words[0],
+            e.whole_words[1],
+            e.whole_distance
+                .map_or_else(|| "not compared".to_owned(), |d| format!("{d} bits apart")),
+            if e.same_title { "same title" } else { "titles differ" }
+        );
+    }
     println!("verdict:             {verdict}: {reason}");
     if !diffs.is_empty() {
         println!("\nfeatures that differ most (count in A, count in B):");

@@ -146,6 +146,7 @@ impl Core {
             host: crate::learn::authority(&lease.url),
             depth: lease.depth,
             referrer: lease.referrer.clone(),
+            evidence: None,
         })
     }
 

@@ -232,6 +232,7 @@ impl Core {
             host: crate::learn::authority(&url),
             depth,
             referrer: referrer_owned,
+            evidence: None,
         })
     }
 }

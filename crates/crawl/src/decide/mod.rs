@@ -413,5 +413,6 @@ fn rule_skip(
         host: crate::learn::authority(url),
         depth,
         referrer,
+        evidence: None,
     }
 }

@@ -3,6 +3,7 @@
 
 use super::{Core, Effect, FetchedPage, Now, redact};
 use crate::error::CrawlError;
+use crate::evidence::{self, Evidence, MIN_MAIN_WORDS, TextEvidence, judge};
 use crate::layout::counters;
 use crate::learn::Rule;
 use crate::pages::Verdict;
@@ -12,10 +13,6 @@ use simcrawl_url::Candidate;
 use std::sync::Arc;
 use std::time::Duration;
 use url::Url;
-
-/// A main text with fewer words than this, once the host's template lines are set aside, is
-/// short (the extractor's own minimum for a main text).
-const MIN_MAIN_WORDS: usize = 50;
 
 /// The longest a server's `Retry-After` holds its host back.
 const MAX_HOST_DEFERRAL: Duration = Duration::from_secs(10 * 60);
@@ -109,7 +106,7 @@ impl Core {
         let as_short;
         let analysis = if !analysis.short
             && template_words > 0
-            && analysis.words.saturating_sub(template_words) < MIN_MAIN_WORDS
+            && analysis.words.saturating_sub(template_words) < MIN_MAIN_WORDS as usize
         {
             self.count(counters::SHORT_BY_TEMPLATE, 1)?;
             let mut short = analysis.clone();
@@ -124,15 +121,34 @@ impl Core {
         } else {
             Verdict::Unique
         };
-        if template_words > 0
-            && let Verdict::Duplicate {
-                reason: SkipReason::TextDuplicate | SkipReason::NearDuplicate,
-                original,
-                ..
-            } = verdict
-            && !self.agrees_without_template(&host, analysis, original)?
+        if let Verdict::Duplicate {
+            reason,
+            original,
+            evidence: Evidence::Text(e),
+        } = &mut verdict
         {
-            self.count(counters::DISTINCT_BY_TEMPLATE, 1)?;
+            // The host templates' part of the evidence: the lines either host repeats on its
+            // pages are no evidence, and a main text short without them is judged as short.
+            self.set_aside_templates(&host, analysis, *original, e)?;
+            match judge(e, &self.pages.policy()) {
+                Ok(r) => *reason = r,
+                Err(_) => {
+                    self.count(counters::DISTINCT_BY_TEMPLATE, 1)?;
+                    verdict = Verdict::Unique;
+                }
+            }
+        }
+        if let Verdict::Duplicate {
+            reason, evidence, ..
+        } = &verdict
+            && let Err(contradiction) =
+                evidence::check(*reason, Some(evidence), &self.pages.policy())
+        {
+            // Never reached: every verdict above is the rule's own. A skip that its evidence
+            // does not support is a bug; when unsure, the page is indexed.
+            debug_assert!(false, "{contradiction}");
+            tracing::error!(url = %page.final_url, "{contradiction}; indexed instead");
+            self.count(counters::CONTRADICTED, 1)?;
             verdict = Verdict::Unique;
         }
         let short = analysis.short;
@@ -176,16 +192,19 @@ impl Core {
             Verdict::Duplicate {
                 reason,
                 original,
-                distance,
-                jaccard,
+                ref evidence,
             } => {
                 let skip = SkipRecord {
                     time_ms: now.unix_ms,
                     url: redact(&page.final_url),
                     reason,
                     original: None,
-                    distance,
-                    jaccard: jaccard.map(|j| j as f32),
+                    distance: verdict.distance(),
+                    jaccard: verdict.jaccard().map(|j| j as f32),
+                    evidence: match evidence {
+                        Evidence::Text(e) => Some(*e),
+                        Evidence::SameBytes => None,
+                    },
                     rule: None,
                     host: crate::learn::authority(&lease.url),
                     depth: lease.depth,
@@ -229,17 +248,19 @@ impl Core {
         Ok(())
     }
 
-    /// Whether a page judged a text or near-duplicate of indexed page `original` still is one
-    /// without its host's template lines: when what is left of either main text is short, it
-    /// must be the same text. (A host's stubs share its template and differ in a few words.)
-    fn agrees_without_template(
+    /// Completes the evidence `e` of a page judged a copy of indexed page `original` with the
+    /// templates of both hosts: the words of each main text without its host's template lines,
+    /// and, when either is short without them, whether those are the same text. (A host's stubs
+    /// share its template and differ in a few words.)
+    fn set_aside_templates(
         &mut self,
         host: &str,
         analysis: &crate::page::PageAnalysis,
         original: u32,
-    ) -> Result<bool, CrawlError> {
+        e: &mut TextEvidence,
+    ) -> Result<(), CrawlError> {
         let Some(record) = self.pages.get(original)? else {
-            return Ok(true);
+            return Ok(());
         };
         let ours = self
             .templates
@@ -250,11 +271,17 @@ impl Core {
         let theirs = self
             .templates
             .without_template(&record_host, &record.text)?;
-        let words = |t: &str| t.split_whitespace().count();
-        if words(&ours) >= MIN_MAIN_WORDS && words(&theirs) >= MIN_MAIN_WORDS {
-            return Ok(true);
+        let words = |t: &str| u32::try_from(t.split_whitespace().count()).unwrap_or(u32::MAX);
+        let kept = [words(&ours), words(&theirs)];
+        e.template_words = [
+            e.words[0].saturating_sub(kept[0]),
+            e.words[1].saturating_sub(kept[1]),
+        ];
+        e.words = kept;
+        if e.short() {
+            e.same_text = kept[0] > 0 && ours == theirs;
         }
-        Ok(ours == theirs)
+        Ok(())
     }
 
     /// A page that is no copy of an indexed one: indexed (unless it asks not to be), its links

@@ -1,0 +1,637 @@
+//! The one rule of evidence: when what two pages' comparison showed supports skipping the later
+//! page as a copy of the indexed one.
+//!
+//! Every text, near and canonical verdict of the crawl is [`judge`]d from a [`TextEvidence`]: the
+//! two main texts as compared (a host's template lines set aside), their SimHash distance, their
+//! MinHash Jaccard estimate, whether the normalised texts are identical, and what the whole pages
+//! say (size, title, the whole page's fingerprint). The crawl decides with it, checks every skip
+//! against it before the skip is written ([`check`]), and `simcrawl explain`, `skipped` and the
+//! report print the same evidence, so a verdict never says what its numbers deny.
+//!
+//! The rule, in a few sentences:
+//! - A page with no main text is a copy only of identical bytes.
+//! - The two whole pages must be of comparable size (at most [`MAX_SIZE_RATIO`] times the words
+//!   of each other), and two pages of one host with different titles are two pages, unless the
+//!   page declares the other canonical.
+//! - A **short** main text ([`MIN_MAIN_WORDS`] words, or one the extractor called short) is a
+//!   copy only when it is the **same text** (a reference stub is its facts: `Size: 1 dword` and
+//!   `Size: 2 dwords` are two pages), with the same title and the whole pages within k. A
+//!   whole-page fingerprint may hold a verdict back, never make one.
+//! - Otherwise the same normalised main text is a text duplicate; a main text within k bits of
+//!   SimHash **and** at or above the Jaccard threshold is a near-duplicate (a canonical copy when
+//!   the page names the original canonical).
+//!
+//! ```
+//! use simcrawl_crawl::evidence::{judge, NotACopy, Policy, TextEvidence};
+//! use simcrawl_crawl::SkipReason;
+//!
+//! let policy = Policy { k: 3, jaccard: 0.8 };
+//! let near = TextEvidence {
+//!     words: [320, 318],
+//!     whole_words: [420, 418],
+//!     distance: 2,
+//!     jaccard: Some(0.93),
+//!     same_title: true,
+//!     ..TextEvidence::default()
+//! };
+//! assert_eq!(judge(&near, &policy), Ok(SkipReason::NearDuplicate));
+//! // Two 24-word stubs a few bits apart are two pages: their texts differ.
+//! let stubs = TextEvidence { words: [24, 25], whole_words: [130, 131], distance: 18, jaccard: Some(0.02), ..near };
+//! assert_eq!(judge(&stubs, &policy), Err(NotACopy::ShortTextsDiffer));
+//! ```
+
+use crate::skiplog::SkipReason;
+use simcrawl_store::codec::{Codec, CodecError, Reader, write_element};
+use std::fmt;
+
+/// A main text with fewer words than this (once the host's template lines are set aside) is
+/// short: it is a copy only of the same text (the extractor's own minimum for a main text).
+pub const MIN_MAIN_WORDS: u32 = 50;
+
+/// A copy's whole page has at most this many times the words of its original's, and the other
+/// way round.
+pub const MAX_SIZE_RATIO: f64 = 2.0;
+
+/// The thresholds a crawl judges with (`--k`, `--jaccard`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Policy {
+    /// The largest SimHash distance of a near-duplicate.
+    pub k: u32,
+    /// The smallest MinHash Jaccard estimate of a near-duplicate (0: not required).
+    pub jaccard: f64,
+}
+
+/// What comparing a page (`[0]`) with an indexed original (`[1]`) showed. The fields in pairs are
+/// the page's first, then the original's.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct TextEvidence {
+    /// Words of each normalised main text as compared: without its host's template lines.
+    pub words: [u32; 2],
+    /// Words of each main text set aside as lines of its host's template.
+    pub template_words: [u32; 2],
+    /// Words of each whole page's normalised visible text (0: unknown, an old record).
+    pub whole_words: [u32; 2],
+    /// The extractor found no main block on the page (`[0]`) or the original (`[1]`): its main
+    /// text is short whatever its length.
+    pub short: [bool; 2],
+    /// The two main texts as compared are the same normalised text.
+    pub same_text: bool,
+    /// SimHash distance of the two main texts as compared.
+    pub distance: u32,
+    /// MinHash Jaccard estimate of the two main texts as compared, when their sketches were read.
+    pub jaccard: Option<f64>,
+    /// SimHash distance of the two whole pages' visible texts (a guard for a short main text).
+    pub whole_distance: Option<u32>,
+    /// The two titles, normalised, are the same.
+    pub same_title: bool,
+    /// The two pages are on one host (`host[:port]`).
+    pub same_host: bool,
+    /// The page names the original canonical (rel=canonical, or a learned canonical rule).
+    pub declares_copy: bool,
+}
+
+/// Why a comparison does not support a skip: the page is indexed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotACopy {
+    /// A main text as compared is empty (none, or all of it its host's template lines).
+    NoText,
+    /// One whole page has more than [`MAX_SIZE_RATIO`] times the words of the other.
+    SizeDiffers,
+    /// Two pages of one host with different titles.
+    TitleDiffers,
+    /// A main text is short and the two texts are not the same.
+    ShortTextsDiffer,
+    /// A main text is short and the titles differ.
+    ShortTitleDiffers,
+    /// A main text is short and the whole pages are further than k apart (or unknown).
+    ShortWholeDiffers,
+    /// The main texts are further than k apart.
+    TooFar,
+    /// The main texts are within k, but their Jaccard estimate is below the threshold (or was
+    /// not read).
+    JaccardLow,
+}
+
+impl fmt::Display for NotACopy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            NotACopy::NoText => "a page has no main text (or only its host's template lines): an empty page is a copy only of identical bytes",
+            NotACopy::SizeDiffers => "the whole pages differ in size (more than 2× the words)",
+            NotACopy::TitleDiffers => "two pages of one host with different titles",
+            NotACopy::ShortTextsDiffer => {
+                "a main text is short and the two texts differ: a short page is its facts"
+            }
+            NotACopy::ShortTitleDiffers => "a main text is short and the titles differ",
+            NotACopy::ShortWholeDiffers => {
+                "a main text is short and the whole pages are more than k bits apart"
+            }
+            NotACopy::TooFar => "the main texts' Hamming distance is above k",
+            NotACopy::JaccardLow => "the main texts' Jaccard estimate is below the threshold",
+        })
+    }
+}
+
+impl TextEvidence {
+    /// Whether either main text is short (see the module's rule).
+    pub fn short(&self) -> bool {
+        self.short[0] || self.short[1] || self.words[0].min(self.words[1]) < MIN_MAIN_WORDS
+    }
+
+    /// Whether the whole pages are of comparable size (unknown sizes agree).
+    pub fn sizes_agree(&self) -> bool {
+        let [a, b] = self.whole_words;
+        if a == 0 || b == 0 {
+            return true;
+        }
+        let (a, b) = (f64::from(a), f64::from(b));
+        a.max(b) <= a.min(b) * MAX_SIZE_RATIO
+    }
+
+    /// The evidence in words, as `explain`, `skipped` and the report print it: the main texts'
+    /// comparison, with the thresholds when `policy` is given, and the whole pages' part when
+    /// it counted (a short main text, a declared canonical).
+    pub fn describe(&self, policy: Option<&Policy>) -> String {
+        let mut parts = Vec::new();
+        if self.same_text {
+            parts.push("same main text".to_owned());
+        }
+        parts.push(match policy {
+            Some(p) => format!("distance {} (k = {})", self.distance, p.k),
+            None => format!("distance {}", self.distance),
+        });
+        parts.push(match (self.jaccard, policy) {
+            (Some(j), Some(p)) => format!("Jaccard {j:.3} (threshold {})", p.jaccard),
+            (Some(j), None) => format!("Jaccard {j:.2}"),
+            (None, _) => "Jaccard not read".to_owned(),
+        });
+        parts.push(format!(
+            "main texts {} and {} words",
+            self.words[0], self.words[1]
+        ));
+        if self.template_words != [0, 0] {
+            parts.push(format!(
+                "{} and {} template words set aside",
+                self.template_words[0], self.template_words[1]
+            ));
+        }
+        if self.short() {
+            parts.push(format!(
+                "short: {}, whole pages {}",
+                if self.same_title { "same title" } else { "titles differ" },
+                self.whole_distance
+                    .map_or_else(|| "not compared".to_owned(), |d| format!("{d} apart"))
+            ));
+        }
+        if !self.sizes_agree() {
+            parts.push(format!(
+                "whole pages {} and {} words",
+                self.whole_words[0], self.whole_words[1]
+            ));
+        }
+        if self.same_host && !self.same_title && !self.short() {
+            parts.push("one host, titles differ".to_owned());
+        }
+        if self.declares_copy {
+            parts.push("names the original canonical".to_owned());
+        }
+        parts.join(", ")
+    }
+}
+
+/// The verdict the evidence supports: the skip reason (text duplicate, near-duplicate or
+/// canonical copy), or why the page is not a copy. The crawl's one rule (see the module).
+pub fn judge(e: &TextEvidence, policy: &Policy) -> Result<SkipReason, NotACopy> {
+    if e.words[0] == 0 || e.words[1] == 0 {
+        return Err(NotACopy::NoText);
+    }
+    if !e.sizes_agree() {
+        return Err(NotACopy::SizeDiffers);
+    }
+    if !e.same_title && !e.declares_copy && e.same_host {
+        return Err(NotACopy::TitleDiffers);
+    }
+    if e.short() {
+        if !e.same_text {
+            return Err(NotACopy::ShortTextsDiffer);
+        }
+        if !e.same_title {
+            return Err(NotACopy::ShortTitleDiffers);
+        }
+        if !e.whole_distance.is_some_and(|d| d <= policy.k) {
+            return Err(NotACopy::ShortWholeDiffers);
+        }
+    }
+    let resembles = e.same_text
+        || (e.distance <= policy.k
+            && (policy.jaccard == 0.0 || e.jaccard.is_some_and(|j| j >= policy.jaccard)));
+    if e.declares_copy && resembles {
+        return Ok(SkipReason::Canonical);
+    }
+    if e.same_text {
+        return Ok(SkipReason::TextDuplicate);
+    }
+    if e.distance > policy.k {
+        return Err(NotACopy::TooFar);
+    }
+    if !resembles {
+        return Err(NotACopy::JaccardLow);
+    }
+    Ok(SkipReason::NearDuplicate)
+}
+
+/// A verdict of [`judge`] in words with the numbers it rests on: what `simcrawl explain` prints
+/// after the verdict's name.
+pub fn verdict_in_words(
+    verdict: &Result<SkipReason, NotACopy>,
+    e: &TextEvidence,
+    policy: &Policy,
+) -> String {
+    let k = policy.k;
+    let short = |s: String| {
+        if e.short() {
+            format!(
+                "{s}; the main text is short, the titles agree and the whole pages are {} <= k apart",
+                e.whole_distance.unwrap_or_default()
+            )
+        } else {
+            s
+        }
+    };
+    match verdict {
+        Ok(SkipReason::TextDuplicate) => short("the normalised main texts are identical".to_owned()),
+        Ok(SkipReason::Canonical) if e.same_text => {
+            short("it names the original canonical, and the main texts are identical".to_owned())
+        }
+        Ok(reason) => {
+            let near = match e.jaccard {
+                Some(j) if policy.jaccard > 0.0 => format!(
+                    "distance {} <= k = {k} and Jaccard {j:.3} >= {}",
+                    e.distance, policy.jaccard
+                ),
+                _ => format!("distance {} <= k = {k}", e.distance),
+            };
+            if *reason == SkipReason::Canonical {
+                format!("it names the original canonical, and {near}")
+            } else {
+                near
+            }
+        }
+        Err(NotACopy::TooFar) => format!("Hamming distance {} > k = {k}", e.distance),
+        Err(NotACopy::JaccardLow) => match e.jaccard {
+            Some(j) => format!(
+                "distance {} <= k = {k}, but Jaccard {j:.3} < {}",
+                e.distance, policy.jaccard
+            ),
+            None => format!("distance {} <= k = {k}, but no Jaccard estimate", e.distance),
+        },
+        Err(NotACopy::SizeDiffers) => format!(
+            "{} (whole pages of {} and {} words)",
+            NotACopy::SizeDiffers,
+            e.whole_words[0],
+            e.whole_words[1]
+        ),
+        Err(NotACopy::ShortTextsDiffer) => format!(
+            "{} (main texts of {} and {} words)",
+            NotACopy::ShortTextsDiffer,
+            e.words[0],
+            e.words[1]
+        ),
+        Err(NotACopy::ShortWholeDiffers) => match e.whole_distance {
+            Some(d) => format!(
+                "a main text is short and the whole pages are {d} > k = {k} bits apart"
+            ),
+            None => "a main text is short and the whole pages were not compared".to_owned(),
+        },
+        Err(other) => other.to_string(),
+    }
+}
+
+/// The smallest k (0..=64) at which [`judge`] finds a copy with this Jaccard threshold, or
+/// `None` at every k: what `simcrawl tune` replays.
+pub fn min_k(e: &TextEvidence, jaccard: f64) -> Option<u32> {
+    (0..=64).find(|&k| judge(e, &Policy { k, jaccard }).is_ok())
+}
+
+/// The evidence a skip of the skip log rests on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Evidence {
+    /// The bodies are byte for byte the same (their 128-bit digests compared in full).
+    SameBytes,
+    /// Two main texts compared (text, near and canonical duplicates).
+    Text(TextEvidence),
+}
+
+/// A skip whose evidence does not support its reason.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("a {reason} verdict its evidence does not support ({evidence}): {why}")]
+pub struct Contradiction {
+    /// The reason the skip gave.
+    pub reason: SkipReason,
+    /// The evidence in words.
+    pub evidence: String,
+    /// What the rule says instead.
+    pub why: String,
+}
+
+/// Checks a page skip's reason against its evidence by the one rule: `Ok` when the evidence
+/// supports exactly this reason. Reasons decided before a fetch (a URL variant, a redirect, a
+/// mirror or learned rule) rest on a rule, not on a comparison, and are not checked here.
+pub fn check(
+    reason: SkipReason,
+    evidence: Option<&Evidence>,
+    policy: &Policy,
+) -> Result<(), Contradiction> {
+    let contradiction = |evidence: String, why: String| Contradiction {
+        reason,
+        evidence,
+        why,
+    };
+    match (reason, evidence) {
+        (SkipReason::ExactDuplicate, Some(Evidence::SameBytes)) => Ok(()),
+        (
+            SkipReason::TextDuplicate | SkipReason::NearDuplicate | SkipReason::Canonical,
+            Some(Evidence::Text(e)),
+        ) => match judge(e, policy) {
+            Ok(r) if r == reason => Ok(()),
+            Ok(r) => Err(contradiction(
+                e.describe(Some(policy)),
+                format!("the evidence supports {r}"),
+            )),
+            Err(why) => Err(contradiction(e.describe(Some(policy)), why.to_string())),
+        },
+        (
+            SkipReason::ExactDuplicate
+            | SkipReason::TextDuplicate
+            | SkipReason::NearDuplicate
+            | SkipReason::Canonical,
+            other,
+        ) => Err(contradiction(
+            format!("{other:?}"),
+            "a skip after a fetch needs its comparison".to_owned(),
+        )),
+        _ => Ok(()),
+    }
+}
+
+const EVIDENCE_VERSION: u8 = 1;
+
+impl Codec for TextEvidence {
+    fn encode_into(&self, out: &mut Vec<u8>) {
+        write_element(&EVIDENCE_VERSION, out);
+        for x in self.words.iter().chain(&self.template_words).chain(&self.whole_words) {
+            write_element(x, out);
+        }
+        let flags = u8::from(self.short[0])
+            | u8::from(self.short[1]) << 1
+            | u8::from(self.same_text) << 2
+            | u8::from(self.same_title) << 3
+            | u8::from(self.same_host) << 4
+            | u8::from(self.declares_copy) << 5
+            | u8::from(self.jaccard.is_some()) << 6
+            | u8::from(self.whole_distance.is_some()) << 7;
+        write_element(&flags, out);
+        write_element(&self.distance, out);
+        if let Some(j) = self.jaccard {
+            write_element(&j.to_bits(), out);
+        }
+        if let Some(w) = self.whole_distance {
+            write_element(&w, out);
+        }
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Self, CodecError> {
+        let mut r = Reader::new::<Self>(bytes);
+        let version: u8 = r.element()?;
+        if version != EVIDENCE_VERSION {
+            return Err(CodecError::invalid::<Self>(format!(
+                "unknown evidence version {version}"
+            )));
+        }
+        let mut n = [0u32; 6];
+        for x in &mut n {
+            *x = r.element()?;
+        }
+        let flags: u8 = r.element()?;
+        let bit = |i: u8| flags & (1 << i) != 0;
+        let distance = r.element()?;
+        let jaccard = if bit(6) {
+            Some(f64::from_bits(r.element()?))
+        } else {
+            None
+        };
+        let whole_distance = if bit(7) { Some(r.element()?) } else { None };
+        r.finish()?;
+        Ok(TextEvidence {
+            words: [n[0], n[1]],
+            template_words: [n[2], n[3]],
+            whole_words: [n[4], n[5]],
+            short: [bit(0), bit(1)],
+            same_text: bit(2),
+            distance,
+            jaccard,
+            whole_distance,
+            same_title: bit(3),
+            same_host: bit(4),
+            declares_copy: bit(5),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const POLICY: Policy = Policy { k: 3, jaccard: 0.8 };
+
+    fn long() -> TextEvidence {
+        TextEvidence {
+            words: [300, 310],
+            whole_words: [400, 410],
+            distance: 1,
+            jaccard: Some(0.9),
+            whole_distance: Some(2),
+            same_title: true,
+            same_host: false,
+            ..TextEvidence::default()
+        }
+    }
+
+    #[test]
+    fn a_long_near_copy_needs_distance_and_jaccard() {
+        assert_eq!(judge(&long(), &POLICY), Ok(SkipReason::NearDuplicate));
+        let far = TextEvidence {
+            distance: 4,
+            ..long()
+        };
+        assert_eq!(judge(&far, &POLICY), Err(NotACopy::TooFar));
+        let low = TextEvidence {
+            jaccard: Some(0.79),
+            ..long()
+        };
+        assert_eq!(judge(&low, &POLICY), Err(NotACopy::JaccardLow));
+        let unread = TextEvidence {
+            jaccard: None,
+            ..long()
+        };
+        assert_eq!(judge(&unread, &POLICY), Err(NotACopy::JaccardLow));
+        // --jaccard 0 turns the confirmation off.
+        assert_eq!(
+            judge(&unread, &Policy { k: 3, jaccard: 0.0 }),
+            Ok(SkipReason::NearDuplicate)
+        );
+    }
+
+    #[test]
+    fn the_issue_s_stubs_are_two_pages_whatever_their_whole_pages_say() {
+        // `explain` printed "near-duplicate: distance 18 <= k = 3, Jaccard 0.020" for these.
+        let stubs = TextEvidence {
+            words: [24, 22],
+            whole_words: [124, 122],
+            distance: 18,
+            jaccard: Some(0.02),
+            whole_distance: Some(2),
+            same_title: true,
+            same_host: true,
+            ..TextEvidence::default()
+        };
+        assert_eq!(judge(&stubs, &POLICY), Err(NotACopy::ShortTextsDiffer));
+        // Even within k and above the threshold: a short text that is not the same is a page.
+        let close = TextEvidence {
+            distance: 0,
+            jaccard: Some(0.95),
+            ..stubs
+        };
+        assert_eq!(judge(&close, &POLICY), Err(NotACopy::ShortTextsDiffer));
+        // The same short text, the same title, whole pages within k: a copy.
+        let same = TextEvidence {
+            same_text: true,
+            distance: 0,
+            jaccard: Some(1.0),
+            ..stubs
+        };
+        assert_eq!(judge(&same, &POLICY), Ok(SkipReason::TextDuplicate));
+        let whole_far = TextEvidence {
+            whole_distance: Some(9),
+            ..same
+        };
+        assert_eq!(judge(&whole_far, &POLICY), Err(NotACopy::ShortWholeDiffers));
+        let no_whole = TextEvidence {
+            whole_distance: None,
+            ..same
+        };
+        assert_eq!(judge(&no_whole, &POLICY), Err(NotACopy::ShortWholeDiffers));
+    }
+
+    #[test]
+    fn size_title_and_canonical() {
+        let big = TextEvidence {
+            whole_words: [400, 900],
+            ..long()
+        };
+        assert_eq!(judge(&big, &POLICY), Err(NotACopy::SizeDiffers));
+        let titled = TextEvidence {
+            same_title: false,
+            same_host: true,
+            ..long()
+        };
+        assert_eq!(judge(&titled, &POLICY), Err(NotACopy::TitleDiffers));
+        // Another host's title says nothing; a declared canonical overrides one host's title.
+        let other_host = TextEvidence {
+            same_host: false,
+            ..titled
+        };
+        assert_eq!(judge(&other_host, &POLICY), Ok(SkipReason::NearDuplicate));
+        let declared = TextEvidence {
+            declares_copy: true,
+            ..titled
+        };
+        assert_eq!(judge(&declared, &POLICY), Ok(SkipReason::Canonical));
+        let declared_far = TextEvidence {
+            distance: 20,
+            jaccard: Some(0.1),
+            ..declared
+        };
+        assert_eq!(judge(&declared_far, &POLICY), Err(NotACopy::TooFar));
+        let empty = TextEvidence {
+            words: [0, 300],
+            ..long()
+        };
+        assert_eq!(judge(&empty, &POLICY), Err(NotACopy::NoText));
+    }
+
+    #[test]
+    fn check_refuses_a_reason_its_evidence_does_not_support() {
+        let e = Evidence::Text(long());
+        assert!(check(SkipReason::NearDuplicate, Some(&e), &POLICY).is_ok());
+        let err = check(SkipReason::TextDuplicate, Some(&e), &POLICY).unwrap_err();
+        assert!(err.why.contains("near-duplicate"), "{err}");
+        assert!(check(SkipReason::NearDuplicate, None, &POLICY).is_err());
+        assert!(check(SkipReason::NearDuplicate, Some(&Evidence::SameBytes), &POLICY).is_err());
+        assert!(check(SkipReason::ExactDuplicate, Some(&Evidence::SameBytes), &POLICY).is_ok());
+        assert!(check(SkipReason::Mirror, None, &POLICY).is_ok());
+        let far = Evidence::Text(TextEvidence {
+            distance: 18,
+            jaccard: Some(0.02),
+            ..long()
+        });
+        let err = check(SkipReason::NearDuplicate, Some(&far), &POLICY).unwrap_err();
+        assert!(err.evidence.contains("distance 18 (k = 3)"), "{err}");
+        assert!(err.why.contains("above k"), "{err}");
+    }
+
+    fn evidence() -> impl Strategy<Value = TextEvidence> {
+        (
+            (0u32..400, 0u32..400, 0u32..60, 0u32..60),
+            (0u32..800, 0u32..800),
+            any::<[bool; 2]>(),
+            (any::<bool>(), 0u32..=64, proptest::option::of(0.0f64..=1.0)),
+            proptest::option::of(0u32..=64),
+            any::<[bool; 3]>(),
+        )
+            .prop_map(
+                |((w0, w1, t0, t1), (f0, f1), short, (same_text, distance, jaccard), whole, flags)| {
+                    TextEvidence {
+                        words: [w0, w1],
+                        template_words: [t0, t1],
+                        whole_words: [f0, f1],
+                        short,
+                        same_text,
+                        distance,
+                        jaccard,
+                        whole_distance: whole,
+                        same_title: flags[0],
+                        same_host: flags[1],
+                        declares_copy: flags[2],
+                    }
+                },
+            )
+    }
+
+    proptest! {
+        /// No verdict contradicts its evidence: every copy the rule finds is within its own
+        /// numbers, and the replay's k is exactly where the verdict starts.
+        #[test]
+        fn no_verdict_contradicts_its_evidence(e in evidence(), k in 0u32..=8, jaccard in 0.0f64..=1.0) {
+            let policy = Policy { k, jaccard };
+            match judge(&e, &policy) {
+                Ok(reason) => {
+                    prop_assert!(check(reason, Some(&Evidence::Text(e)), &policy).is_ok());
+                    prop_assert!(e.sizes_agree());
+                    if reason != SkipReason::TextDuplicate && !e.same_text {
+                        prop_assert!(e.distance <= k);
+                        prop_assert!(jaccard == 0.0 || e.jaccard.is_some_and(|j| j >= jaccard));
+                    }
+                    if e.short() {
+                        prop_assert!(e.same_text && e.same_title);
+                        prop_assert!(e.whole_distance.is_some_and(|d| d <= k));
+                    }
+                    prop_assert!(min_k(&e, jaccard).is_some_and(|m| m <= k));
+                }
+                Err(_) => prop_assert!(min_k(&e, jaccard).is_none_or(|m| m > k)),
+            }
+            let bytes = e.encode();
+            prop_assert_eq!(TextEvidence::decode(&bytes).unwrap(), e);
+        }
+    }
+}
