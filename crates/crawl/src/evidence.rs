@@ -86,8 +86,11 @@ pub struct TextEvidence {
     pub same_title: bool,
     /// The two pages are on one host (`host[:port]`).
     pub same_host: bool,
-    /// The page names the original canonical (rel=canonical, or a learned canonical rule).
+    /// The page declares another URL canonical (rel=canonical, or a learned canonical rule): it
+    /// says it is a copy, so one host's title rule does not hold it back (a print version).
     pub declares_copy: bool,
+    /// The URL it declares canonical is the original's: a copy is a `canonical` skip.
+    pub names_original: bool,
 }
 
 /// Why a comparison does not support a skip: the page is indexed.
@@ -177,7 +180,11 @@ impl TextEvidence {
         if self.short() {
             parts.push(format!(
                 "short: {}, whole pages {}",
-                if self.same_title { "same title" } else { "titles differ" },
+                if self.same_title {
+                    "same title"
+                } else {
+                    "titles differ"
+                },
                 self.whole_distance
                     .map_or_else(|| "not compared".to_owned(), |d| format!("{d} apart"))
             ));
@@ -191,8 +198,10 @@ impl TextEvidence {
         if self.same_host && !self.same_title && !self.short() {
             parts.push("one host, titles differ".to_owned());
         }
-        if self.declares_copy {
+        if self.names_original {
             parts.push("names the original canonical".to_owned());
+        } else if self.declares_copy {
+            parts.push("declares another URL canonical".to_owned());
         }
         parts.join(", ")
     }
@@ -224,7 +233,7 @@ pub fn judge(e: &TextEvidence, policy: &Policy) -> Result<SkipReason, NotACopy> 
     let resembles = e.same_text
         || (e.distance <= policy.k
             && (policy.jaccard == 0.0 || e.jaccard.is_some_and(|j| j >= policy.jaccard)));
-    if e.declares_copy && resembles {
+    if e.names_original && resembles {
         return Ok(SkipReason::Canonical);
     }
     if e.same_text {
@@ -258,7 +267,9 @@ pub fn verdict_in_words(
         }
     };
     match verdict {
-        Ok(SkipReason::TextDuplicate) => short("the normalised main texts are identical".to_owned()),
+        Ok(SkipReason::TextDuplicate) => {
+            short("the normalised main texts are identical".to_owned())
+        }
         Ok(SkipReason::Canonical) if e.same_text => {
             short("it names the original canonical, and the main texts are identical".to_owned())
         }
@@ -282,7 +293,10 @@ pub fn verdict_in_words(
                 "distance {} <= k = {k}, but Jaccard {j:.3} < {}",
                 e.distance, policy.jaccard
             ),
-            None => format!("distance {} <= k = {k}, but no Jaccard estimate", e.distance),
+            None => format!(
+                "distance {} <= k = {k}, but no Jaccard estimate",
+                e.distance
+            ),
         },
         Err(NotACopy::SizeDiffers) => format!(
             "{} (whole pages of {} and {} words)",
@@ -297,9 +311,9 @@ pub fn verdict_in_words(
             e.words[1]
         ),
         Err(NotACopy::ShortWholeDiffers) => match e.whole_distance {
-            Some(d) => format!(
-                "a main text is short and the whole pages are {d} > k = {k} bits apart"
-            ),
+            Some(d) => {
+                format!("a main text is short and the whole pages are {d} > k = {k} bits apart")
+            }
             None => "a main text is short and the whole pages were not compared".to_owned(),
         },
         Err(other) => other.to_string(),
@@ -378,7 +392,12 @@ const EVIDENCE_VERSION: u8 = 1;
 impl Codec for TextEvidence {
     fn encode_into(&self, out: &mut Vec<u8>) {
         write_element(&EVIDENCE_VERSION, out);
-        for x in self.words.iter().chain(&self.template_words).chain(&self.whole_words) {
+        for x in self
+            .words
+            .iter()
+            .chain(&self.template_words)
+            .chain(&self.whole_words)
+        {
             write_element(x, out);
         }
         let flags = u8::from(self.short[0])
@@ -397,6 +416,7 @@ impl Codec for TextEvidence {
         if let Some(w) = self.whole_distance {
             write_element(&w, out);
         }
+        write_element(&self.names_original, out);
     }
 
     fn decode(bytes: &[u8]) -> Result<Self, CodecError> {
@@ -420,6 +440,7 @@ impl Codec for TextEvidence {
             None
         };
         let whole_distance = if bit(7) { Some(r.element()?) } else { None };
+        let names_original = r.element()?;
         r.finish()?;
         Ok(TextEvidence {
             words: [n[0], n[1]],
@@ -433,6 +454,7 @@ impl Codec for TextEvidence {
             same_title: bit(3),
             same_host: bit(4),
             declares_copy: bit(5),
+            names_original,
         })
     }
 }
@@ -546,6 +568,11 @@ mod tests {
             declares_copy: true,
             ..titled
         };
+        assert_eq!(judge(&declared, &POLICY), Ok(SkipReason::NearDuplicate));
+        let declared = TextEvidence {
+            names_original: true,
+            ..declared
+        };
         assert_eq!(judge(&declared, &POLICY), Ok(SkipReason::Canonical));
         let declared_far = TextEvidence {
             distance: 20,
@@ -567,8 +594,22 @@ mod tests {
         let err = check(SkipReason::TextDuplicate, Some(&e), &POLICY).unwrap_err();
         assert!(err.why.contains("near-duplicate"), "{err}");
         assert!(check(SkipReason::NearDuplicate, None, &POLICY).is_err());
-        assert!(check(SkipReason::NearDuplicate, Some(&Evidence::SameBytes), &POLICY).is_err());
-        assert!(check(SkipReason::ExactDuplicate, Some(&Evidence::SameBytes), &POLICY).is_ok());
+        assert!(
+            check(
+                SkipReason::NearDuplicate,
+                Some(&Evidence::SameBytes),
+                &POLICY
+            )
+            .is_err()
+        );
+        assert!(
+            check(
+                SkipReason::ExactDuplicate,
+                Some(&Evidence::SameBytes),
+                &POLICY
+            )
+            .is_ok()
+        );
         assert!(check(SkipReason::Mirror, None, &POLICY).is_ok());
         let far = Evidence::Text(TextEvidence {
             distance: 18,
@@ -587,10 +628,17 @@ mod tests {
             any::<[bool; 2]>(),
             (any::<bool>(), 0u32..=64, proptest::option::of(0.0f64..=1.0)),
             proptest::option::of(0u32..=64),
-            any::<[bool; 3]>(),
+            any::<[bool; 4]>(),
         )
             .prop_map(
-                |((w0, w1, t0, t1), (f0, f1), short, (same_text, distance, jaccard), whole, flags)| {
+                |(
+                    (w0, w1, t0, t1),
+                    (f0, f1),
+                    short,
+                    (same_text, distance, jaccard),
+                    whole,
+                    flags,
+                )| {
                     TextEvidence {
                         words: [w0, w1],
                         template_words: [t0, t1],
@@ -602,7 +650,8 @@ mod tests {
                         whole_distance: whole,
                         same_title: flags[0],
                         same_host: flags[1],
-                        declares_copy: flags[2],
+                        declares_copy: flags[2] || flags[3],
+                        names_original: flags[3],
                     }
                 },
             )

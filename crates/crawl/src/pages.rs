@@ -39,7 +39,9 @@ fn title_key(record: &PageRecord) -> String {
     record
         .title
         .as_deref()
-        .map(|t| simcrawl_extract::normalize_text(t, simcrawl_extract::NormalizeOptions::FINGERPRINT))
+        .map(|t| {
+            simcrawl_extract::normalize_text(t, simcrawl_extract::NormalizeOptions::FINGERPRINT)
+        })
         .unwrap_or_default()
 }
 
@@ -71,6 +73,7 @@ fn evidence_of(
         same_title: page.title_key == title_key(record),
         same_host: record_host == host,
         declares_copy,
+        names_original: false,
     }
 }
 
@@ -89,6 +92,7 @@ fn record_evidence(b: &PageRecord, a: &PageRecord, jaccard: Option<f64>) -> Text
         same_title: title_key(b) == title_key(a),
         same_host: host_of(&b.url) == host_of(&a.url),
         declares_copy: false,
+        names_original: false,
     }
 }
 
@@ -586,19 +590,22 @@ impl PageIndex {
     /// What comparing `page` (on `host`) with indexed page `record` shows, its main text as
     /// fingerprinted (no template lines set aside beyond those its fingerprints leave out: the
     /// crawl adds its host templates' part, see `Core::page`). `declares_copy`: the page names
-    /// `record` canonical.
+    /// another URL canonical; `names_original`: that URL is `record`'s.
     pub fn compare(
         &self,
         page: &PageAnalysis,
         host: &str,
         record: &PageRecord,
         declares_copy: bool,
+        names_original: bool,
     ) -> Result<TextEvidence, CrawlError> {
         let jaccard = match self.sketch_of(record)? {
             Some(sketch) => Some(page.sketch.jaccard(&sketch)?),
             None => None,
         };
-        Ok(evidence_of(page, host, record, jaccard, declares_copy))
+        let mut e = evidence_of(page, host, record, jaccard, declares_copy);
+        e.names_original = names_original;
+        Ok(e)
     }
 
     /// Checks a page against the index: same body; then, when the page declares a canonical URL
@@ -634,7 +641,7 @@ impl PageIndex {
             && let Some(record) = self.pages.get(original)?
         {
             tried = Some(original);
-            let e = self.compare(page, host, &record, true)?;
+            let e = self.compare(page, host, &record, true, true)?;
             if let Ok(reason) = judge(&e, &policy) {
                 return Ok(Verdict::Duplicate {
                     reason,
@@ -649,7 +656,7 @@ impl PageIndex {
             && let Some(record) = self.pages.get(original)?
             && record.text_digest == page.text_digest.0
         {
-            let e = self.compare(page, host, &record, false)?;
+            let e = self.compare(page, host, &record, canonical.is_some(), false)?;
             if let Ok(reason) = judge(&e, &policy) {
                 return Ok(Verdict::Duplicate {
                     reason,
@@ -668,7 +675,7 @@ impl PageIndex {
             let Some(record) = self.pages.get(m.id)? else {
                 continue;
             };
-            let e = self.compare(page, host, &record, false)?;
+            let e = self.compare(page, host, &record, canonical.is_some(), false)?;
             if let Ok(reason) = judge(&e, &policy) {
                 return Ok(Verdict::Duplicate {
                     reason,
@@ -1547,6 +1554,40 @@ mod compare_tests {
             compare_pages(&a, "http://h.test/a", &b, "http://h.test/b", 3, 0.8).expect("compare");
         assert_eq!(v.reason, None, "{}", v.why);
         assert!(v.why.contains("no main text"), "{}", v.why);
+    }
+
+    #[test]
+    fn a_short_page_and_the_same_with_a_sentence_added_are_two_pages_and_explain_says_why() {
+        // `explain` once printed "near-duplicate: distance 36 <= k = 3, Jaccard 0.000" here.
+        let nav = crate::testutil::words(5, 100).join(" ");
+        let page = |fact: &str| {
+            analyse(&format!(
+                "<html><head><title>Ref</title></head><body><nav><p>{nav}</p></nav>\
+                 <main><p>{fact}</p></main></body></html>"
+            ))
+        };
+        let a = page("Size: 1 dword. Encoding: register to memory.");
+        let b = page("Size: 1 dword. Encoding: register to memory. Deprecated since version two.");
+        let v =
+            compare_pages(&a, "http://h.test/a", &b, "http://h.test/b", 3, 0.8).expect("compare");
+        assert_eq!(v.reason, None, "{}", v.why);
+        assert!(v.why.contains("short"), "{}", v.why);
+        let e = v.evidence.expect("the comparison");
+        assert!(e.short() && !e.same_text);
+        // The verdict never contradicts its own numbers.
+        let one_fact = page("Size: 2 dwords. Encoding: register to memory.");
+        let w = compare_pages(&a, "http://h.test/a", &one_fact, "http://h.test/c", 8, 0.0)
+            .expect("compare");
+        assert_eq!(w.reason, None, "{}", w.why);
+        let same = page("Size: 1 dword. Encoding: register to memory.");
+        let copy = compare_pages(&a, "http://h.test/a", &same, "http://m.test/a", 3, 0.8)
+            .expect("compare");
+        assert_eq!(
+            copy.reason,
+            Some(SkipReason::ExactDuplicate),
+            "{}",
+            copy.why
+        );
     }
 
     #[test]

@@ -24,8 +24,8 @@ const URL_WIDTH: usize = 56;
 
 /// The columns of `simcrawl skipped --format csv`, in order; the JSON lines carry the same fields.
 const SKIP_COLUMNS: [&str; 11] = [
-    "url", "reason", "original", "distance", "jaccard", "rule", "host", "depth", "referrer", "time",
-    "evidence",
+    "url", "reason", "original", "distance", "jaccard", "rule", "host", "depth", "referrer",
+    "time", "evidence",
 ];
 
 /// Opens a crawl's store to read it; a store that could only be read through a temporary copy
@@ -727,6 +727,7 @@ fn evidence_json(e: &simcrawl_crawl::evidence::TextEvidence) -> Value {
         "same_title": e.same_title,
         "same_host": e.same_host,
         "declares_canonical": e.declares_copy,
+        "names_original": e.names_original,
         "text": e.describe(None),
     })
 }
@@ -745,7 +746,10 @@ fn skip_fields(r: &SkipRecord) -> [String; 11] {
         r.depth.to_string(),
         opt(&r.referrer),
         rfc3339(r.time_ms),
-        r.evidence.as_ref().map(|e| e.describe(None)).unwrap_or_default(),
+        r.evidence
+            .as_ref()
+            .map(|e| e.describe(None))
+            .unwrap_or_default(),
     ]
 }
 

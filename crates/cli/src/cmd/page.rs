@@ -291,7 +291,11 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode> {
             e.words[0],
             e.words[1],
             if e.same_text { ", the same text" } else { "" },
-            if e.short() { " (short: a copy only if the same text)" } else { "" }
+            if e.short() {
+                " (short: a copy only if the same text)"
+            } else {
+                ""
+            }
         );
         println!(
             "whole pages:         {} and {} words, {}; {}",
@@ -299,7 +303,11 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode> {
             e.whole_words[1],
             e.whole_distance
                 .map_or_else(|| "not compared".to_owned(), |d| format!("{d} bits apart")),
-            if e.same_title { "same title" } else { "titles differ" }
+            if e.same_title {
+                "same title"
+            } else {
+                "titles differ"
+            }
         );
     }
     println!("verdict:             {verdict}: {reason}");

@@ -279,7 +279,10 @@ impl Core {
         ];
         e.words = kept;
         if e.short() {
-            e.same_text = kept[0] > 0 && ours == theirs;
+            // The same text whole (each host may set other lines aside), or the same once each
+            // host's template is set aside; a text that is all template lines is no text
+            // (`judge`: no main text).
+            e.same_text = e.same_text || ours == theirs;
         }
         Ok(())
     }
