@@ -8,4 +8,5 @@ mod crash;
 mod errors;
 mod model;
 mod records;
+mod tables;
 mod util;
