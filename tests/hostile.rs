@@ -13,7 +13,15 @@ type Requests = Arc<Mutex<Vec<String>>>;
 /// Serves `answer(path)` for every request, each connection on its own thread, until the test
 /// ends. Every answer closes its connection. Returns the base URL and the request log.
 pub fn serve(answer: impl Fn(&str) -> String + Send + Sync + 'static) -> (String, Requests) {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    serve_at("127.0.0.1", answer)
+}
+
+/// [`serve`] on another loopback address (`127.0.0.2`: another host on this machine).
+pub fn serve_at(
+    ip: &str,
+    answer: impl Fn(&str) -> String + Send + Sync + 'static,
+) -> (String, Requests) {
+    let listener = TcpListener::bind((ip, 0)).expect("a loopback port");
     let base = format!("http://{}", listener.local_addr().expect("its address"));
     let log: Requests = Arc::default();
     let (answer, requests) = (Arc::new(answer), Arc::clone(&log));
@@ -398,4 +406,47 @@ fn ctrl_c_does_not_wait_for_a_stalled_fetch() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("abandoned"), "{stderr}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("interrupted"));
+}
+
+/// A seed's redirect target is a new URL: a seed on 127.0.0.1 that redirects to 127.0.0.2 is not
+/// followed there with `--include` naming 127.0.0.1, with `--exclude` naming 127.0.0.2, or with
+/// `--scope host`; the other host gets no request at all, robots.txt included, and `simcrawl
+/// failed` says where the seed went and why it was not followed.
+#[test]
+fn a_seeds_redirect_does_not_escape_the_scope_or_the_patterns() {
+    let (other, other_log) = serve_at("127.0.0.2", |path| match path {
+        "/robots.txt" => status("404 Not Found", ""),
+        _ => html("<title>elsewhere</title><p>A page on another host than the seed's.</p>"),
+    });
+    let target = format!("{other}/plain/x");
+    let (seed, _) = serve(move |path| match path {
+        "/robots.txt" => status("404 Not Found", ""),
+        _ => status("302 Found", &format!("Location: {target}\r\n")),
+    });
+    let cases: [&[&str]; 3] = [
+        &["--include", r"^https?://127\.0\.0\.1:", "--scope", "host"],
+        &["--scope", "any", "--exclude", r"^http://127\.0\.0\.2"],
+        &["--scope", "host"],
+    ];
+    for flags in cases {
+        let dir = Dir::new();
+        let out = crawl(&dir.store(), &[format!("{seed}/")], flags);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{flags:?}: {stderr}");
+        let asked = other_log.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        assert!(
+            asked.is_empty(),
+            "{flags:?}: 127.0.0.2 was asked for {asked:?}"
+        );
+        let failed = crate::util::simcrawl()
+            .args(["failed", "--format", "jsonl", "--store"])
+            .arg(dir.store())
+            .output()
+            .expect("simcrawl failed runs");
+        let failed = String::from_utf8_lossy(&failed.stdout);
+        assert!(
+            failed.contains("out-of-scope") && failed.contains("127.0.0.2"),
+            "{flags:?}: {failed}"
+        );
+    }
 }

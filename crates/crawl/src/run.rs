@@ -924,10 +924,10 @@ impl Driver {
 
     fn fetch_options(&self, lease: &Lease) -> FetchOptions {
         let capture = self.archive.is_some();
-        if lease.via.is_seed_like() {
-            return FetchOptions::seed().with_capture(capture);
-        }
-        FetchOptions::link(self.core.referrer_class(lease)).with_capture(capture)
+        let origin = self
+            .core
+            .request_origin(lease.via, lease.referrer.as_deref());
+        FetchOptions::new(origin).with_capture(capture)
     }
 
     fn spawn_page(&mut self, lease: Lease, tx: mpsc::Sender<Event>) -> Result<(), CrawlError> {
@@ -990,6 +990,7 @@ impl Driver {
                             to,
                             hops,
                             seen,
+                            class: Some(fetched.address_class),
                             exchange,
                         }
                     } else {
@@ -1048,7 +1049,10 @@ impl Driver {
         let gate = self.gate(&request.host);
         // The frontier retries robots.txt on its own schedule (--robots-retry, --robots-attempts):
         // one request per attempt, not three.
-        let options = FetchOptions::seed()
+        let origin = self
+            .core
+            .request_origin(request.via, request.referrer.as_deref());
+        let options = FetchOptions::new(origin)
             .with_body_cap(request.max_bytes)
             .with_max_redirects(request.max_redirects as usize)
             .with_non_html(NonHtml::Keep)
@@ -1101,6 +1105,9 @@ impl Driver {
                         ) =>
                     {
                         RobotsOutcome::TooManyRedirects
+                    }
+                    Err(e) if matches!(e.kind(), simcrawl_fetch::ErrorKind::RefusedByPolicy(_)) => {
+                        RobotsOutcome::Refused
                     }
                     Err(_) => RobotsOutcome::NetworkError,
                 };
