@@ -973,7 +973,12 @@ impl Driver {
                         .map(|w| (w[0].url.clone(), w[1].url.clone()))
                         .collect();
                     let stopped = stopped_at.or(fetched.unfollowed.clone().map(|to| (to, true)));
-                    if stopped.is_none() {
+                    // A server that asked to wait (a 429 or 5xx, with or without Retry-After) gets
+                    // no request before its answer is decided (the host deferred or parked).
+                    let asked_to_wait = fetched.retry_after.is_some()
+                        || fetched.status == 429
+                        || (500..600).contains(&fetched.status);
+                    if stopped.is_none() && !asked_to_wait {
                         // The host may take its next request while this page is analysed.
                         let _ = tx.send(Event::Answered(lease.clone())).await;
                     }

@@ -153,7 +153,7 @@ fn progress_printer() -> (impl FnMut(&Progress), Option<indicatif::ProgressBar>)
         }
         if p.parked > 0 {
             line.push_str(&format!(
-                "  ({} parked: crawl-delay over the cap)",
+                "  ({} parked: crawl-delay or Retry-After over the cap)",
                 p.parked
             ));
         }
@@ -246,12 +246,20 @@ fn print_report(report: &Report) {
         println!("  robots.txt      IGNORED (--ignore-robots)");
     }
     for host in &report.parked {
-        println!(
-            "  parked          {}: robots.txt asks for a crawl-delay of {:.0} s (over --max-crawl-delay); {} URL(s) left queued",
-            host.host,
-            host.crawl_delay.as_secs_f64(),
-            host.queued
-        );
+        match host.retry_after {
+            Some(wait) => println!(
+                "  parked          {}: the server asks to wait {} (Retry-After, over --max-crawl-delay); {} URL(s) left queued for the next run",
+                host.host,
+                seconds(wait),
+                host.queued
+            ),
+            None => println!(
+                "  parked          {}: robots.txt asks for a crawl-delay of {} (over --max-crawl-delay); {} URL(s) left queued",
+                host.host,
+                seconds(host.crawl_delay),
+                host.queued
+            ),
+        }
     }
     if let Some((dir, stats, repairs)) = &report.archive {
         println!(
@@ -286,6 +294,16 @@ fn print_report(report: &Report) {
         println!(
             "  resumed         after an unclean stop (crash or kill): the store held {pages} indexed pages and {queued} queued URLs from its last commit"
         );
+    }
+}
+
+/// A delay a server asked for, in seconds; one too long to mean anything (`Crawl-delay: inf`,
+/// `Retry-After: 10^23`) is "forever".
+fn seconds(delay: Duration) -> String {
+    if delay.as_secs() >= 100 * 365 * 24 * 3600 {
+        "forever".to_owned()
+    } else {
+        format!("{:.0} s", delay.as_secs_f64())
     }
 }
 

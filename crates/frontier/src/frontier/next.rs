@@ -98,10 +98,7 @@ impl Frontier {
         let ahead = self.answered_ahead(id);
         let limit = self.lease_limit(id, ahead);
         let host = self.hosts.get(id);
-        if host.record.parked_delay_ms != 0
-            || !host.has_unleased()
-            || host.in_flight(ahead) >= limit
-        {
+        if host.parked() || !host.has_unleased() || host.in_flight(ahead) >= limit {
             self.reschedule(id);
             return Ok(None);
         }
@@ -139,7 +136,7 @@ impl Frontier {
                 return Ok(None);
             }
         }
-        if self.hosts.get(id).record.parked_delay_ms != 0 {
+        if self.hosts.get(id).parked() {
             // Its robots.txt was just read and asks for too long a crawl-delay.
             self.hosts.get_mut(id).head = Some(head);
             self.reschedule(id);
