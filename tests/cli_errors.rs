@@ -173,3 +173,48 @@ fn a_closed_pipe_ends_quietly_without_a_panic() {
     let out = child.wait_with_output().expect("simcrawl ends");
     assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
 }
+
+/// `http:///127.0.0.1:9/` is a typo, not the host `127.0.0.1:9` a browser would read in it: a bad
+/// seed, exit 2, before any request. A seed of a megabyte fails the URL-length check with the
+/// line that holds it.
+#[test]
+fn a_seed_without_its_host_or_too_long_is_a_bad_seed() {
+    let dir = Dir::new();
+    let out = simcrawl()
+        .args([
+            "crawl",
+            "--robots-retry",
+            "0.05",
+            "--robots-attempts",
+            "1",
+            "--store",
+        ])
+        .arg(dir.store())
+        .arg("http:///127.0.0.1:9/")
+        .output()
+        .expect("simcrawl runs");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no host after http://"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!dir.store().exists(), "no store is created for a bad seed");
+
+    let seeds = dir.path("seeds.txt");
+    let long = format!("http://127.0.0.1:9/{}", "x".repeat(1 << 20));
+    std::fs::write(&seeds, format!("http://127.0.0.1:9/\n{long}\n")).expect("write seeds");
+    let out = simcrawl()
+        .args(["crawl", "--store"])
+        .arg(dir.store())
+        .arg(&seeds)
+        .output()
+        .expect("simcrawl runs");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("seeds.txt:2") && err.contains("over the 2048"),
+        "{}",
+        &err[..err.len().min(300)]
+    );
+}

@@ -272,6 +272,18 @@ fn failures_have_reasons_and_a_crawl_of_nothing_exits_1() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("robots.txt"));
+    // Each robots.txt attempt is in the failure log: the first to be retried, the last final.
+    let failed = crate::util::simcrawl()
+        .args(["failed", "--format", "jsonl", "--store"])
+        .arg(dir.store())
+        .output()
+        .expect("simcrawl failed runs");
+    let text = String::from_utf8_lossy(&failed.stdout);
+    let robots: Vec<&str> = text.lines().filter(|l| l.contains("/robots.txt")).collect();
+    assert_eq!(robots.len(), 2, "{text}");
+    assert!(robots[0].contains("\"will_retry\":true"), "{text}");
+    assert!(robots[1].contains("\"will_retry\":false"), "{text}");
+    assert!(robots[1].contains("\"reason\":\"connect\""), "{text}");
 }
 
 /// A host whose robots.txt asks for a crawl-delay over the cap is parked: its URLs stay queued,

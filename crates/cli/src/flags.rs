@@ -332,10 +332,10 @@ pub struct CrawlFlags {
     /// Which links to follow: the seeds' hosts, their registrable domains, or anything.
     #[arg(long, value_enum, default_value_t = ScopeArg::Domain, help_heading = "Scope")]
     pub scope: ScopeArg,
-    /// Only URLs matching this regex (repeatable).
+    /// Only URLs matching this regex (repeatable). Seeds are exempt; the URLs they redirect to are not.
     #[arg(long, value_name = "REGEX", help_heading = "Scope")]
     pub include: Vec<String>,
-    /// Never URLs matching this regex (repeatable).
+    /// Never URLs matching this regex (repeatable). Seeds are exempt; the URLs they redirect to are not.
     #[arg(long, value_name = "REGEX", help_heading = "Scope")]
     pub exclude: Vec<String>,
     /// Seconds between two requests to one host, robots.txt Crawl-delay can ask for more [default: 1; 0 in the demo].
@@ -500,7 +500,7 @@ pub struct SkippedArgs {
 pub struct FailedArgs {
     #[command(flatten)]
     pub store: StoreArgs,
-    /// Only this reason (timeout, connect, dns, tls, refused-by-policy, too-many-redirects, redirect-loop, body, invalid-url, http, analysis).
+    /// Only this reason (timeout, connect, dns, tls, refused-by-policy, too-many-redirects, redirect-loop, body, invalid-url, http, analysis, out-of-scope, trap).
     #[arg(long)]
     pub reason: Option<String>,
     /// At most this many rows.

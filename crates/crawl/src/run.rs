@@ -1116,9 +1116,13 @@ impl Driver {
                     }
                     Err(_) => RobotsOutcome::NetworkError,
                 };
-                self.core
-                    .frontier
-                    .robots_fetched(&request, outcome, now.at)?;
+                match &result {
+                    Err(e) => self.core.robots_failed(&request, e, outcome, now)?,
+                    Ok(_) => self
+                        .core
+                        .frontier
+                        .robots_fetched(&request, outcome, now.at)?,
+                }
             }
             Event::Sitemap(lease, result) => {
                 let outcome = match &result {

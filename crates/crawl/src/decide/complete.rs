@@ -228,6 +228,39 @@ impl Core {
         }
     }
 
+    /// A robots.txt request that got no response (`error`): answered to the frontier as such,
+    /// and in the failure log under its URL and the fetch's reason, so that `simcrawl failed`
+    /// says why a host's URLs wait or were given up. `will_retry` unless the frontier gave the
+    /// origin's URLs up with it. Not a page's failure: the progress counts pages.
+    pub fn robots_failed(
+        &mut self,
+        request: &simcrawl_frontier::RobotsRequest,
+        error: &simcrawl_fetch::FetchError,
+        outcome: simcrawl_frontier::RobotsOutcome<'_>,
+        now: Now,
+    ) -> Result<(), CrawlError> {
+        let gave_up = |core: &Core| {
+            core.frontier
+                .counters()
+                .get(simcrawl_frontier::Counter::RobotsGaveUp)
+        };
+        let before = gave_up(self);
+        self.frontier.robots_fetched(request, outcome, now.at)?;
+        if self.foreign {
+            return Ok(());
+        }
+        self.failures.append(&crate::FailureRecord {
+            time_ms: now.unix_ms,
+            url: request.url.clone(),
+            reason: error.kind().name().to_owned(),
+            message: format!("robots.txt: {error}"),
+            will_retry: gave_up(self) == before,
+            depth: 0,
+            referrer: request.referrer.clone(),
+        })?;
+        Ok(())
+    }
+
     /// Counts a fetch that got no response, by kind, and appends it to the failure log.
     fn record_failure(
         &mut self,
