@@ -473,3 +473,30 @@ fn a_seeds_redirect_does_not_escape_the_scope_or_the_patterns() {
         );
     }
 }
+
+/// `--max-pages N` fetches N pages: robots.txt is no page (`--max-pages 1` fetched robots.txt
+/// and stopped; two seeds with `--max-pages 2` fetched one).
+#[test]
+fn max_pages_counts_pages_not_robots_txt() {
+    let (base, log) = serve(|path| match path {
+        "/robots.txt" => status("404 Not Found", ""),
+        p => html(&format!(
+            "<title>{p}</title><p>The page at {p}.</p><a href=\"/more{p}\">more</a>"
+        )),
+    });
+    for (max, seeds) in [(1, 1), (2, 2), (3, 3)] {
+        let seeds: Vec<String> = (0..seeds).map(|i| format!("{base}/s{max}-{i}")).collect();
+        let dir = Dir::new();
+        let before = log.lock().unwrap_or_else(|e| e.into_inner()).len();
+        let out = crawl(&dir.store(), &seeds, &["--max-pages", &max.to_string()]);
+        assert_success(&out);
+        let asked = log.lock().unwrap_or_else(|e| e.into_inner())[before..].to_vec();
+        let pages = asked.iter().filter(|p| *p != "/robots.txt").count();
+        assert_eq!(pages, max, "--max-pages {max}: {asked:?}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains(&format!("fetched         {max}\n")),
+            "{stdout}"
+        );
+    }
+}

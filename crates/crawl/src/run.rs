@@ -490,6 +490,9 @@ impl Driver {
         let capacity = (self.core.config.frontier.max_in_flight as usize).max(1) * 2;
         let (tx, mut rx) = mpsc::channel::<Event>(capacity);
         let mut in_flight: u32 = 0;
+        // The page fetches among them: robots.txt and sitemaps do not count against
+        // --max-pages (`--max-pages 1` fetched robots.txt and stopped).
+        let mut pages_in_flight: u32 = 0;
         let mut stopping = false;
         let mut interrupted = false;
         // After a shutdown request, fetches in flight get STOP_GRACE to finish; a stalled one is
@@ -523,7 +526,7 @@ impl Driver {
                     if let Some(max) = self.core.config.max_fetches
                         && self.fetched_before
                             + self.core.progress.fetched
-                            + u64::from(in_flight)
+                            + u64::from(pages_in_flight)
                             + waiting as u64
                             >= max
                     {
@@ -542,6 +545,7 @@ impl Driver {
                                 continue;
                             }
                             in_flight += 1;
+                            pages_in_flight += 1;
                             self.spawn_page(lease, tx.clone())?;
                         }
                         Next::Sitemap(lease) => {
@@ -602,6 +606,9 @@ impl Driver {
                             in_flight -= 1;
                             uncommitted += 1;
                         }
+                        if matches!(event, Event::Page(..)) {
+                            pages_in_flight -= 1;
+                        }
                         urgent |= event.after_crash();
                         self.handle(event)?;
                         // Drain what else is ready without blocking.
@@ -609,6 +616,9 @@ impl Driver {
                             if event.ends_request() {
                                 in_flight -= 1;
                                 uncommitted += 1;
+                            }
+                            if matches!(event, Event::Page(..)) {
+                                pages_in_flight -= 1;
                             }
                             urgent |= event.after_crash();
                             self.handle(event)?;
