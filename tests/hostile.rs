@@ -429,6 +429,11 @@ fn ctrl_c_does_not_wait_for_a_stalled_fetch() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("abandoned"), "{stderr}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("interrupted"));
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "Ctrl-C exits 130, as the guide says"
+    );
 }
 
 /// A seed's redirect target is a new URL: a seed on 127.0.0.1 that redirects to 127.0.0.2 is not

@@ -101,9 +101,11 @@ async fn ctrl_c() {
     if tokio::signal::ctrl_c().await.is_err() {
         std::future::pending::<()>().await;
     }
-    eprintln!(
-        "\nstopping: finishing the fetches in flight and flushing (Ctrl-C again to quit now)"
-    );
+    if !crate::output::quiet() {
+        eprintln!(
+            "\nstopping: finishing the fetches in flight and flushing (Ctrl-C again to quit now)"
+        );
+    }
     tokio::spawn(async {
         if tokio::signal::ctrl_c().await.is_ok() {
             eprintln!(
@@ -307,7 +309,12 @@ fn seconds(delay: Duration) -> String {
     }
 }
 
+/// 130 for a crawl stopped by Ctrl-C (the shell's code for SIGINT, as the guide says), 1 for
+/// one that did nothing asked of it or left work for later ([`Report::problem`]), else 0.
 fn exit_code(report: &Report) -> ExitCode {
+    if report.interrupted {
+        return ExitCode::from(130);
+    }
     match report.problem() {
         Some(problem) => {
             eprintln!("warning: {problem}");
