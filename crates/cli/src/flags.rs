@@ -9,7 +9,7 @@ use std::path::PathBuf;
 #[derive(Debug, Parser)]
 #[command(name = "simcrawl", version, about, long_about = None, propagate_version = true)]
 #[command(
-    after_help = "Examples:\n  simcrawl url canon --explain 'http://Example.com/a/?utm_source=x&b=2&a=1'\n  simcrawl fingerprint page.html --json\n  simcrawl explain a.html b.html --k 3"
+    after_help = "Examples:\n  simcrawl demo\n  simcrawl crawl https://docs.example.org/ --store ./simcrawl-data\n  simcrawl skipped --store ./simcrawl-data --limit 20\n  simcrawl url canon --explain 'http://Example.com/a/?utm_source=x&b=2&a=1'\n  simcrawl explain a.html b.html --k 3"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -645,7 +645,7 @@ pub struct ReportArgs {
     /// The crawl's store directory; repeat for the stores of a sharded crawl's processes: one report of the whole crawl.
     #[arg(long = "store", value_name = "DIR", default_value = "./simcrawl-data")]
     pub stores: Vec<PathBuf>,
-    /// The HTML file to write.
+    /// The HTML file to write (`-`: standard output).
     #[arg(long, value_name = "FILE", default_value = "report.html")]
     pub out: PathBuf,
     /// Near-duplicate threshold for the clusters and the pairs shown.

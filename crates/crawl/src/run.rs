@@ -163,7 +163,7 @@ async fn run_with(
     // open, and waits at the host's gate (`Driver::gates`), so the next request leaves as soon as
     // the answer is in rather than when the coordinator is next free.
     config.frontier.max_waiting_per_host = 1;
-    let store = Store::open_with(&config.store, &config.store_options)?;
+    let store = open_store(&config)?;
     check_shard(&store, &config)?;
     let mut core = Core::open(&store, config.clone())?;
     let unclean_resume = store.opened_after_unclean_stop().then(|| {
@@ -291,7 +291,7 @@ impl<T> Drop for AbortOnDrop<T> {
 /// `shard`). A store of another share, or of a crawl of one process, is refused with what to do.
 pub fn check_shard_store(config: &CrawlConfig) -> Result<(), CrawlError> {
     config.frontier.validate()?;
-    let store = Store::open_with(&config.store, &config.store_options)?;
+    let store = open_store(&config)?;
     check_shard(&store, config)?;
     store.flush()?;
     Ok(())
@@ -478,6 +478,17 @@ fn warcinfo(config: &CrawlConfig) -> Vec<(String, String)> {
     .into_iter()
     .map(|(k, v)| (k.to_owned(), v))
     .collect()
+}
+
+/// Opens (or makes) the crawl's store, unless its directory holds files of something else.
+fn open_store(config: &CrawlConfig) -> Result<Store, CrawlError> {
+    if let Some(entry) = Store::foreign_entry(&config.store) {
+        return Err(CrawlError::NotAStore {
+            path: config.store.clone(),
+            entry,
+        });
+    }
+    Ok(Store::open_with(&config.store, &config.store_options)?)
 }
 
 impl Driver {

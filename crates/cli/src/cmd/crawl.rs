@@ -429,6 +429,12 @@ pub fn demo(args: DemoArgs) -> Result<ExitCode> {
             })?;
             dir.clone()
         }
+        Some(dir) if dir.exists() && !dir.is_dir() => {
+            anyhow::bail!(
+                "{} is a file: the demo's --store is a directory (a new one, or an earlier demo's)",
+                dir.display()
+            );
+        }
         Some(dir) if dir.read_dir().is_ok_and(|mut d| d.next().is_some()) => {
             anyhow::bail!(
                 "{} is not empty and no demo made it; the demo starts a fresh crawl: give another --store",
