@@ -173,3 +173,131 @@ fn a_closed_pipe_ends_quietly_without_a_panic() {
     let out = child.wait_with_output().expect("simcrawl ends");
     assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
 }
+
+/// `http:///127.0.0.1:9/` is a typo, not the host `127.0.0.1:9` a browser would read in it: a bad
+/// seed, exit 2, before any request. A seed of a megabyte fails the URL-length check with the
+/// line that holds it.
+#[test]
+fn a_seed_without_its_host_or_too_long_is_a_bad_seed() {
+    let dir = Dir::new();
+    let out = simcrawl()
+        .args([
+            "crawl",
+            "--robots-retry",
+            "0.05",
+            "--robots-attempts",
+            "1",
+            "--store",
+        ])
+        .arg(dir.store())
+        .arg("http:///127.0.0.1:9/")
+        .output()
+        .expect("simcrawl runs");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no host after http://"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!dir.store().exists(), "no store is created for a bad seed");
+
+    let seeds = dir.path("seeds.txt");
+    let long = format!("http://127.0.0.1:9/{}", "x".repeat(1 << 20));
+    std::fs::write(&seeds, format!("http://127.0.0.1:9/\n{long}\n")).expect("write seeds");
+    let out = simcrawl()
+        .args(["crawl", "--store"])
+        .arg(dir.store())
+        .arg(&seeds)
+        .output()
+        .expect("simcrawl runs");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("seeds.txt:2") && err.contains("over the 2048"),
+        "{}",
+        &err[..err.len().min(300)]
+    );
+}
+
+/// A crawl does not write among the user's files: `--store` a directory that holds something and
+/// is no store is an error naming it, and nothing is added to it. The demo's `--store` a file is
+/// an error saying so.
+#[test]
+fn a_store_directory_of_someone_elses_files_is_refused() {
+    let dir = Dir::new();
+    let mine = dir.path("mine");
+    std::fs::create_dir_all(&mine).expect("a directory");
+    std::fs::write(mine.join("notes.txt"), "my notes\n").expect("a file");
+    let out = simcrawl()
+        .args(["crawl", "--store"])
+        .arg(&mine)
+        .arg("http://127.0.0.1:9/")
+        .output()
+        .expect("simcrawl runs");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not a simcrawl store") && stderr(&out).contains("notes.txt"),
+        "{}",
+        stderr(&out)
+    );
+    let left: Vec<_> = std::fs::read_dir(&mine)
+        .expect("the directory")
+        .map(|e| e.expect("an entry").file_name())
+        .collect();
+    assert_eq!(left, ["notes.txt"]);
+
+    let file = dir.path("a-file");
+    std::fs::write(&file, "x").expect("a file");
+    let out = simcrawl()
+        .args(["demo", "--store"])
+        .arg(&file)
+        .output()
+        .expect("simcrawl runs");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("is a file"), "{}", stderr(&out));
+}
+
+/// `simcrawl man --out-dir` writes every page its pages name (`simcrawl-url-canon(1)` was named
+/// and never written, and `simcrawl-help(1)` too), and `report --out -` writes to standard output.
+#[test]
+fn man_pages_name_only_pages_that_are_written() {
+    let dir = Dir::new();
+    let out = simcrawl()
+        .args(["man", "--out-dir"])
+        .arg(dir.path("man"))
+        .output()
+        .expect("simcrawl runs");
+    assert_success(&out);
+    let pages: Vec<std::path::PathBuf> = std::fs::read_dir(dir.path("man"))
+        .expect("the pages")
+        .map(|e| e.expect("an entry").path())
+        .collect();
+    assert!(
+        pages.iter().any(|p| p.ends_with("simcrawl-url-canon.1")),
+        "{pages:?}"
+    );
+    for page in &pages {
+        let text = std::fs::read_to_string(page)
+            .expect("a page")
+            .replace("\\-", "-");
+        for (at, _) in text.match_indices("(1)") {
+            let before = &text[..at];
+            let name: String = before
+                .trim_end_matches("\\fR")
+                .chars()
+                .rev()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            if name.starts_with("simcrawl") {
+                assert!(
+                    dir.path("man").join(format!("{name}.1")).exists(),
+                    "{} names {name}(1), which is not written",
+                    page.display()
+                );
+            }
+        }
+    }
+}

@@ -13,7 +13,15 @@ type Requests = Arc<Mutex<Vec<String>>>;
 /// Serves `answer(path)` for every request, each connection on its own thread, until the test
 /// ends. Every answer closes its connection. Returns the base URL and the request log.
 pub fn serve(answer: impl Fn(&str) -> String + Send + Sync + 'static) -> (String, Requests) {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    serve_at("127.0.0.1", answer)
+}
+
+/// [`serve`] on another loopback address (`127.0.0.2`: another host on this machine).
+pub fn serve_at(
+    ip: &str,
+    answer: impl Fn(&str) -> String + Send + Sync + 'static,
+) -> (String, Requests) {
+    let listener = TcpListener::bind((ip, 0)).expect("a loopback port");
     let base = format!("http://{}", listener.local_addr().expect("its address"));
     let log: Requests = Arc::default();
     let (answer, requests) = (Arc::new(answer), Arc::clone(&log));
@@ -111,41 +119,52 @@ fn a_slow_site_crawled_without_a_delay_has_one_request_at_a_time() {
     );
 }
 
-/// A `Retry-After` of 10^23 seconds overflowed the clock (`now + delay`: "overflow when adding
-/// duration to instant"); the host now waits at most 10 minutes, and the next run of the store
-/// resumes without a panic too.
+/// A `Retry-After` of 10^23 seconds (it once overflowed the clock, then held the host ten
+/// minutes, stored, so every resume hung too) parks the host for the run: no second request goes
+/// to it, not even while the 429 is decided, the report names it, and the crawl exits 1 with its
+/// URLs left queued. The next run asks the host again, and finishes.
 #[test]
-fn an_absurd_retry_after_is_capped_in_this_run_and_the_next() {
-    let (base, _) = serve(|path| {
-        if path == "/robots.txt" {
-            "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_string()
-        } else {
-            "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 100000000000000000000000\r\nContent-Length: 4\r\nConnection: close\r\n\r\nbusy".to_string()
-        }
+fn an_absurd_retry_after_parks_the_host_for_the_run_and_the_next_run_goes_on() {
+    let (base, log) = serve(|path| {
+        match path {
+        "/robots.txt" => status("404 Not Found", ""),
+        "/" => html(
+            "<title>home</title><p>Three pages behind a busy server.</p><a href=\"/a\">a</a> <a href=\"/b\">b</a> <a href=\"/c\">c</a>",
+        ),
+        "/a" => "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 100000000000000000000000\r\nContent-Length: 4\r\nConnection: close\r\n\r\nbusy".to_string(),
+        p => html(&format!("<title>{p}</title><p>The page at {p}, with words enough.</p>")),
+    }
     });
     let dir = Dir::new();
-    for run in 0..2 {
-        let seeds = if run == 0 {
-            vec![format!("{base}/")]
-        } else {
-            Vec::new()
-        };
-        let out = crawl(&dir.store(), &seeds, &[]);
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(!stderr.contains("panicked"), "run {run} panicked: {stderr}");
-        assert!(
-            out.status.code().is_some_and(|c| c <= 1),
-            "run {run}: {:?}\n{stderr}",
-            out.status
-        );
-        if run == 0 {
-            assert!(
-                stdout.contains("frontier.hosts.deferred            1"),
-                "{stdout}"
-            );
-        }
-    }
+    let out = crawl(&dir.store(), &[format!("{base}/")], &[]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("parked")
+            && stdout.contains("Retry-After")
+            && stdout.contains("2 URL(s) left queued"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("Retry-After"), "{stderr}");
+    let asked = log.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    assert_eq!(
+        asked.last().map(String::as_str),
+        Some("/a"),
+        "nothing after the 429: {asked:?}"
+    );
+    assert_eq!(asked.iter().filter(|p| *p == "/a").count(), 1, "{asked:?}");
+
+    let out = crawl(&dir.store(), &[], &[]);
+    assert_success(&out);
+    let asked = log.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    assert!(
+        asked.contains(&"/b".to_owned()) && asked.contains(&"/c".to_owned()),
+        "{asked:?}"
+    );
 }
 
 /// A redirect hop is checked like a link: a link to an allowed host that redirects to a host
@@ -253,6 +272,18 @@ fn failures_have_reasons_and_a_crawl_of_nothing_exits_1() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("robots.txt"));
+    // Each robots.txt attempt is in the failure log: the first to be retried, the last final.
+    let failed = crate::util::simcrawl()
+        .args(["failed", "--format", "jsonl", "--store"])
+        .arg(dir.store())
+        .output()
+        .expect("simcrawl failed runs");
+    let text = String::from_utf8_lossy(&failed.stdout);
+    let robots: Vec<&str> = text.lines().filter(|l| l.contains("/robots.txt")).collect();
+    assert_eq!(robots.len(), 2, "{text}");
+    assert!(robots[0].contains("\"will_retry\":true"), "{text}");
+    assert!(robots[1].contains("\"will_retry\":false"), "{text}");
+    assert!(robots[1].contains("\"reason\":\"connect\""), "{text}");
 }
 
 /// A host whose robots.txt asks for a crawl-delay over the cap is parked: its URLs stay queued,
@@ -398,4 +429,79 @@ fn ctrl_c_does_not_wait_for_a_stalled_fetch() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("abandoned"), "{stderr}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("interrupted"));
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "Ctrl-C exits 130, as the guide says"
+    );
+}
+
+/// A seed's redirect target is a new URL: a seed on 127.0.0.1 that redirects to 127.0.0.2 is not
+/// followed there with `--include` naming 127.0.0.1, with `--exclude` naming 127.0.0.2, or with
+/// `--scope host`; the other host gets no request at all, robots.txt included, and `simcrawl
+/// failed` says where the seed went and why it was not followed.
+#[test]
+fn a_seeds_redirect_does_not_escape_the_scope_or_the_patterns() {
+    let (other, other_log) = serve_at("127.0.0.2", |path| match path {
+        "/robots.txt" => status("404 Not Found", ""),
+        _ => html("<title>elsewhere</title><p>A page on another host than the seed's.</p>"),
+    });
+    let target = format!("{other}/plain/x");
+    let (seed, _) = serve(move |path| match path {
+        "/robots.txt" => status("404 Not Found", ""),
+        _ => status("302 Found", &format!("Location: {target}\r\n")),
+    });
+    let cases: [&[&str]; 3] = [
+        &["--include", r"^https?://127\.0\.0\.1:", "--scope", "host"],
+        &["--scope", "any", "--exclude", r"^http://127\.0\.0\.2"],
+        &["--scope", "host"],
+    ];
+    for flags in cases {
+        let dir = Dir::new();
+        let out = crawl(&dir.store(), &[format!("{seed}/")], flags);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{flags:?}: {stderr}");
+        let asked = other_log.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        assert!(
+            asked.is_empty(),
+            "{flags:?}: 127.0.0.2 was asked for {asked:?}"
+        );
+        let failed = crate::util::simcrawl()
+            .args(["failed", "--format", "jsonl", "--store"])
+            .arg(dir.store())
+            .output()
+            .expect("simcrawl failed runs");
+        let failed = String::from_utf8_lossy(&failed.stdout);
+        assert!(
+            failed.contains("out-of-scope") && failed.contains("127.0.0.2"),
+            "{flags:?}: {failed}"
+        );
+    }
+}
+
+/// `--max-pages N` fetches N pages: robots.txt is no page (`--max-pages 1` fetched robots.txt
+/// and stopped; two seeds with `--max-pages 2` fetched one).
+#[test]
+fn max_pages_counts_pages_not_robots_txt() {
+    let (base, log) = serve(|path| match path {
+        "/robots.txt" => status("404 Not Found", ""),
+        p => html(&format!(
+            "<title>{p}</title><p>The page at {p}.</p><a href=\"/more{p}\">more</a>"
+        )),
+    });
+    for (max, seeds) in [(1, 1), (2, 2), (3, 3)] {
+        let seeds: Vec<String> = (0..seeds).map(|i| format!("{base}/s{max}-{i}")).collect();
+        let dir = Dir::new();
+        let before = log.lock().unwrap_or_else(|e| e.into_inner()).len();
+        let out = crawl(&dir.store(), &seeds, &["--max-pages", &max.to_string()]);
+        assert_success(&out);
+        let asked = log.lock().unwrap_or_else(|e| e.into_inner())[before..].to_vec();
+        let pages = asked.iter().filter(|p| *p != "/robots.txt").count();
+        assert_eq!(pages, max, "--max-pages {max}: {asked:?}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains(&format!("fetched         {max}\n")),
+            "{stdout}"
+        );
+    }
 }

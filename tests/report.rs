@@ -35,4 +35,15 @@ fn the_report_has_every_section_and_loads_nothing() {
     assert!(html.contains(" agree, "), "evidence");
     // Text from the web is escaped: no raw markup from a page reaches the report.
     assert_eq!(html.matches("<html").count(), 1);
+
+    // `--out -` is standard output, not a file named `-`.
+    let out = simcrawl()
+        .current_dir(dir.dir.path())
+        .args(["report", "--out", "-", "--store"])
+        .arg(dir.store())
+        .output()
+        .expect("report runs");
+    assert_success(&out);
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("<!DOCTYPE html>"));
+    assert!(!dir.path("-").exists(), "a file named -");
 }

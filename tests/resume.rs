@@ -68,8 +68,9 @@ fn ctrl_c_finishes_in_flight_fetches_flushes_and_reports() {
         .expect("kill runs");
     assert!(status.success());
     let out = child.wait_with_output().expect("the crawl stops");
-    assert!(
-        out.status.success(),
+    assert_eq!(
+        out.status.code(),
+        Some(130),
         "{:?}\n{}",
         out.status,
         String::from_utf8_lossy(&out.stderr)

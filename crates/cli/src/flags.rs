@@ -9,7 +9,7 @@ use std::path::PathBuf;
 #[derive(Debug, Parser)]
 #[command(name = "simcrawl", version, about, long_about = None, propagate_version = true)]
 #[command(
-    after_help = "Examples:\n  simcrawl url canon --explain 'http://Example.com/a/?utm_source=x&b=2&a=1'\n  simcrawl fingerprint page.html --json\n  simcrawl explain a.html b.html --k 3"
+    after_help = "Examples:\n  simcrawl demo\n  simcrawl crawl https://docs.example.org/ --store ./simcrawl-data\n  simcrawl skipped --store ./simcrawl-data --limit 20\n  simcrawl url canon --explain 'http://Example.com/a/?utm_source=x&b=2&a=1'\n  simcrawl explain a.html b.html --k 3"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -332,10 +332,10 @@ pub struct CrawlFlags {
     /// Which links to follow: the seeds' hosts, their registrable domains, or anything.
     #[arg(long, value_enum, default_value_t = ScopeArg::Domain, help_heading = "Scope")]
     pub scope: ScopeArg,
-    /// Only URLs matching this regex (repeatable).
+    /// Only URLs matching this regex (repeatable). Seeds are exempt; the URLs they redirect to are not.
     #[arg(long, value_name = "REGEX", help_heading = "Scope")]
     pub include: Vec<String>,
-    /// Never URLs matching this regex (repeatable).
+    /// Never URLs matching this regex (repeatable). Seeds are exempt; the URLs they redirect to are not.
     #[arg(long, value_name = "REGEX", help_heading = "Scope")]
     pub exclude: Vec<String>,
     /// Seconds between two requests to one host, robots.txt Crawl-delay can ask for more [default: 1; 0 in the demo].
@@ -500,7 +500,7 @@ pub struct SkippedArgs {
 pub struct FailedArgs {
     #[command(flatten)]
     pub store: StoreArgs,
-    /// Only this reason (timeout, connect, dns, tls, refused-by-policy, too-many-redirects, redirect-loop, body, invalid-url, http, analysis).
+    /// Only this reason (timeout, connect, dns, tls, refused-by-policy, too-many-redirects, redirect-loop, body, invalid-url, http, analysis, out-of-scope, trap).
     #[arg(long)]
     pub reason: Option<String>,
     /// At most this many rows.
@@ -645,7 +645,7 @@ pub struct ReportArgs {
     /// The crawl's store directory; repeat for the stores of a sharded crawl's processes: one report of the whole crawl.
     #[arg(long = "store", value_name = "DIR", default_value = "./simcrawl-data")]
     pub stores: Vec<PathBuf>,
-    /// The HTML file to write.
+    /// The HTML file to write (`-`: standard output).
     #[arg(long, value_name = "FILE", default_value = "report.html")]
     pub out: PathBuf,
     /// Near-duplicate threshold for the clusters and the pairs shown.

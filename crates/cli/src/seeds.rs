@@ -2,7 +2,6 @@
 //! on the command line.
 
 use anyhow::{Result, bail};
-use simcrawl_url::Url;
 
 /// A line of a seeds file that is not a URL simcrawl can crawl.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,20 +14,22 @@ pub struct BadSeed {
 
 impl std::fmt::Display for BadSeed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // A line of a megabyte is named by its start.
+        let text = match self.text.char_indices().nth(100) {
+            Some((end, _)) => format!("{:?}…", &self.text[..end]),
+            None => format!("{:?}", self.text),
+        };
         write!(
             f,
-            "{}:{}: {:?} is not a seed URL: {}",
-            self.file, self.line, self.text, self.reason
+            "{}:{}: {text} is not a seed URL: {}",
+            self.file, self.line, self.reason
         )
     }
 }
 
 fn check(text: &str) -> Result<String, String> {
-    let url = Url::parse(text).map_err(|e| e.to_string())?;
-    match url.scheme() {
-        "http" | "https" => Ok(url.to_string()),
-        other => Err(format!("scheme {other:?} is not http or https")),
-    }
+    let max = simcrawl_frontier::TrapLimits::default().max_url_len;
+    simcrawl_crawl::seeds::check(text, max).map_err(|e| e.to_string())
 }
 
 /// Parses a seeds file's contents. Bad lines are returned apart, each with its line number.

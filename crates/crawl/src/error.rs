@@ -24,6 +24,18 @@ pub enum CrawlError {
     /// lease it did not hand out. The kind is kept.
     #[error(transparent)]
     Frontier(#[from] simcrawl_frontier::FrontierError),
+    /// The store directory holds files of something else: a crawl does not write among them.
+    #[error(
+        "{} is not a simcrawl store and not empty (it holds {}): give --store a new or empty directory, or a store",
+        path.display(),
+        entry.display()
+    )]
+    NotAStore {
+        /// The directory.
+        path: std::path::PathBuf,
+        /// One of the files or directories in it.
+        entry: std::path::PathBuf,
+    },
     /// Writing the pages file (`--out`) failed.
     #[error("cannot write {path}: {source}")]
     Output {

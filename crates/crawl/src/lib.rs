@@ -67,6 +67,7 @@ pub mod progress;
 pub mod rules;
 pub mod run;
 pub mod search;
+pub mod seeds;
 pub mod shard;
 pub mod skiplog;
 pub mod template;

@@ -114,11 +114,25 @@ pub struct ShardReport {
 
 impl Report {
     /// Why this crawl did nothing a user asked for, if it did not: every fetch failed, every
-    /// seed host's robots.txt was unreachable, or every seed host is parked. `None` for a crawl
-    /// that fetched something, for an interrupted one, and for a finished crawl resumed (which
+    /// seed host's robots.txt was unreachable, or every seed host is parked; or why it is not
+    /// done: a server asked to wait longer than the cap (`Retry-After`), and its host's URLs
+    /// are left queued for the next run. `None` for a crawl that fetched something (and left
+    /// nothing for later), for an interrupted one, and for a finished crawl resumed (which
     /// fetches nothing and has nothing to do). A command-line tool exits non-zero on `Some`.
     pub fn problem(&self) -> Option<String> {
         let p = &self.progress;
+        let waiting: Vec<_> = self
+            .parked
+            .iter()
+            .filter(|h| h.retry_after.is_some() && h.queued > 0)
+            .collect();
+        if !self.interrupted && !waiting.is_empty() {
+            let queued: u64 = waiting.iter().map(|h| h.queued).sum();
+            return Some(format!(
+                "not done: {} host(s) asked to wait longer than --max-crawl-delay (Retry-After) and were parked with {queued} URL(s) queued; run the crawl again later to fetch them",
+                waiting.len()
+            ));
+        }
         if p.fetched == 0 && p.failed > 0 {
             return Some(
                 "every fetch failed (`simcrawl failed` says why); check the seeds, your network, or run with RUST_LOG=debug".to_owned(),

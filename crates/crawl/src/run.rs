@@ -163,7 +163,7 @@ async fn run_with(
     // open, and waits at the host's gate (`Driver::gates`), so the next request leaves as soon as
     // the answer is in rather than when the coordinator is next free.
     config.frontier.max_waiting_per_host = 1;
-    let store = Store::open_with(&config.store, &config.store_options)?;
+    let store = open_store(&config)?;
     check_shard(&store, &config)?;
     let mut core = Core::open(&store, config.clone())?;
     let unclean_resume = store.opened_after_unclean_stop().then(|| {
@@ -291,7 +291,7 @@ impl<T> Drop for AbortOnDrop<T> {
 /// `shard`). A store of another share, or of a crawl of one process, is refused with what to do.
 pub fn check_shard_store(config: &CrawlConfig) -> Result<(), CrawlError> {
     config.frontier.validate()?;
-    let store = Store::open_with(&config.store, &config.store_options)?;
+    let store = open_store(&config)?;
     check_shard(&store, config)?;
     store.flush()?;
     Ok(())
@@ -480,6 +480,17 @@ fn warcinfo(config: &CrawlConfig) -> Vec<(String, String)> {
     .collect()
 }
 
+/// Opens (or makes) the crawl's store, unless its directory holds files of something else.
+fn open_store(config: &CrawlConfig) -> Result<Store, CrawlError> {
+    if let Some(entry) = Store::foreign_entry(&config.store) {
+        return Err(CrawlError::NotAStore {
+            path: config.store.clone(),
+            entry,
+        });
+    }
+    Ok(Store::open_with(&config.store, &config.store_options)?)
+}
+
 impl Driver {
     async fn run_loop(
         &mut self,
@@ -490,6 +501,9 @@ impl Driver {
         let capacity = (self.core.config.frontier.max_in_flight as usize).max(1) * 2;
         let (tx, mut rx) = mpsc::channel::<Event>(capacity);
         let mut in_flight: u32 = 0;
+        // The page fetches among them: robots.txt and sitemaps do not count against
+        // --max-pages (`--max-pages 1` fetched robots.txt and stopped).
+        let mut pages_in_flight: u32 = 0;
         let mut stopping = false;
         let mut interrupted = false;
         // After a shutdown request, fetches in flight get STOP_GRACE to finish; a stalled one is
@@ -523,7 +537,7 @@ impl Driver {
                     if let Some(max) = self.core.config.max_fetches
                         && self.fetched_before
                             + self.core.progress.fetched
-                            + u64::from(in_flight)
+                            + u64::from(pages_in_flight)
                             + waiting as u64
                             >= max
                     {
@@ -542,6 +556,7 @@ impl Driver {
                                 continue;
                             }
                             in_flight += 1;
+                            pages_in_flight += 1;
                             self.spawn_page(lease, tx.clone())?;
                         }
                         Next::Sitemap(lease) => {
@@ -602,6 +617,9 @@ impl Driver {
                             in_flight -= 1;
                             uncommitted += 1;
                         }
+                        if matches!(event, Event::Page(..)) {
+                            pages_in_flight -= 1;
+                        }
                         urgent |= event.after_crash();
                         self.handle(event)?;
                         // Drain what else is ready without blocking.
@@ -609,6 +627,9 @@ impl Driver {
                             if event.ends_request() {
                                 in_flight -= 1;
                                 uncommitted += 1;
+                            }
+                            if matches!(event, Event::Page(..)) {
+                                pages_in_flight -= 1;
                             }
                             urgent |= event.after_crash();
                             self.handle(event)?;
@@ -924,10 +945,10 @@ impl Driver {
 
     fn fetch_options(&self, lease: &Lease) -> FetchOptions {
         let capture = self.archive.is_some();
-        if lease.via.is_seed_like() {
-            return FetchOptions::seed().with_capture(capture);
-        }
-        FetchOptions::link(self.core.referrer_class(lease)).with_capture(capture)
+        let origin = self
+            .core
+            .request_origin(lease.via, lease.referrer.as_deref());
+        FetchOptions::new(origin).with_capture(capture)
     }
 
     fn spawn_page(&mut self, lease: Lease, tx: mpsc::Sender<Event>) -> Result<(), CrawlError> {
@@ -973,7 +994,12 @@ impl Driver {
                         .map(|w| (w[0].url.clone(), w[1].url.clone()))
                         .collect();
                     let stopped = stopped_at.or(fetched.unfollowed.clone().map(|to| (to, true)));
-                    if stopped.is_none() {
+                    // A server that asked to wait (a 429 or 5xx, with or without Retry-After) gets
+                    // no request before its answer is decided (the host deferred or parked).
+                    let asked_to_wait = fetched.retry_after.is_some()
+                        || fetched.status == 429
+                        || (500..600).contains(&fetched.status);
+                    if stopped.is_none() && !asked_to_wait {
                         // The host may take its next request while this page is analysed.
                         let _ = tx.send(Event::Answered(lease.clone())).await;
                     }
@@ -990,6 +1016,7 @@ impl Driver {
                             to,
                             hops,
                             seen,
+                            class: Some(fetched.address_class),
                             exchange,
                         }
                     } else {
@@ -1048,7 +1075,10 @@ impl Driver {
         let gate = self.gate(&request.host);
         // The frontier retries robots.txt on its own schedule (--robots-retry, --robots-attempts):
         // one request per attempt, not three.
-        let options = FetchOptions::seed()
+        let origin = self
+            .core
+            .request_origin(request.via, request.referrer.as_deref());
+        let options = FetchOptions::new(origin)
             .with_body_cap(request.max_bytes)
             .with_max_redirects(request.max_redirects as usize)
             .with_non_html(NonHtml::Keep)
@@ -1102,11 +1132,18 @@ impl Driver {
                     {
                         RobotsOutcome::TooManyRedirects
                     }
+                    Err(e) if matches!(e.kind(), simcrawl_fetch::ErrorKind::RefusedByPolicy(_)) => {
+                        RobotsOutcome::Refused
+                    }
                     Err(_) => RobotsOutcome::NetworkError,
                 };
-                self.core
-                    .frontier
-                    .robots_fetched(&request, outcome, now.at)?;
+                match &result {
+                    Err(e) => self.core.robots_failed(&request, e, outcome, now)?,
+                    Ok(_) => self
+                        .core
+                        .frontier
+                        .robots_fetched(&request, outcome, now.at)?,
+                }
             }
             Event::Sitemap(lease, result) => {
                 let outcome = match &result {

@@ -303,6 +303,7 @@ fn decode_event(bytes: &[u8], core: &Core) -> Result<Replayed, CodecError> {
             to: get_url(&mut r)?,
             hops: get_hops(&mut r)?,
             seen: r.element()?,
+            class: None,
             exchange: None,
         },
         2 => PageResult::Done(Box::new(decode_page(&mut r, core)?)),

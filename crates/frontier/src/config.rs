@@ -195,11 +195,15 @@ pub struct FrontierConfig {
     pub shard: Option<crate::Shard>,
 }
 
+/// The default [`FrontierConfig::delay`], 1 s: also the least a robots.txt `Crawl-delay` that
+/// cannot be read as a delay (`NaN`, `-4`, `soon`) stands for.
+pub const DEFAULT_DELAY: Duration = Duration::from_secs(1);
+
 impl Default for FrontierConfig {
     fn default() -> Self {
         FrontierConfig {
             user_agent_token: "simcrawl".to_owned(),
-            delay: Duration::from_secs(1),
+            delay: DEFAULT_DELAY,
             max_in_flight_per_host: 1,
             max_answered_ahead: 4,
             max_waiting_per_host: 0,

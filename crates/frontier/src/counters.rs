@@ -72,6 +72,7 @@ counters! {
     ExcludedRobotsUnreachable => "frontier.excluded.robots_unreachable", "Queued URLs dropped: robots.txt unreachable.";
     HostsParked => "frontier.hosts.parked", "Hosts parked for asking a crawl-delay over the cap.";
     HostsDeferred => "frontier.hosts.deferred", "Host deferrals (defer_host, retry-after).";
+    HostsParkedRetryAfter => "frontier.hosts.parked_retry_after", "Hosts parked for the session for a Retry-After over the cap.";
     SitemapsQueued => "frontier.sitemaps.queued", "Sitemap files queued.";
     SitemapsHandedOut => "frontier.sitemaps.handed_out", "Sitemap files handed out for fetching.";
     SitemapsRead => "frontier.sitemaps.read", "Sitemap files read (urlset, index or text).";

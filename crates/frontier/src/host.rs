@@ -70,6 +70,10 @@ pub(crate) struct HostState {
     pub(crate) idle_mark: u64,
     /// Pages handed out in this session (saturating), for [`Lease::after_crash`](crate::Lease).
     pub(crate) session_handouts: u32,
+    /// The `Retry-After` (ms, 0 = none) over the cap that parked the host for this session
+    /// ([`Frontier::server_asked_delay`](crate::Frontier::server_asked_delay)). Not stored: the
+    /// next session asks the host again.
+    pub(crate) retry_parked_ms: u64,
 }
 
 impl HostState {
@@ -92,7 +96,14 @@ impl HostState {
             idle: false,
             idle_mark: 0,
             session_handouts: 0,
+            retry_parked_ms: 0,
         }
+    }
+
+    /// Whether its URLs stay queued and are not handed out: parked for a robots.txt
+    /// crawl-delay over the cap (durably), or for a `Retry-After` over it (this session).
+    pub(crate) fn parked(&self) -> bool {
+        self.record.parked_delay_ms != 0 || self.retry_parked_ms != 0
     }
 
     /// Items queued, leased ones included.

@@ -119,7 +119,7 @@ mod traps;
 pub mod trees;
 
 pub use admission::{Admission, InvalidReason, ScopeReason, Trap, Via, ViaKind};
-pub use config::{FrontierConfig, RobotsPolicy, Scope, SitemapLimits, TrapLimits};
+pub use config::{DEFAULT_DELAY, FrontierConfig, RobotsPolicy, Scope, SitemapLimits, TrapLimits};
 pub use counters::{Counter, FrontierCounters};
 pub use error::FrontierError;
 pub use frontier::admit::SitemapAdmission;

@@ -22,7 +22,7 @@ pub struct FrontierStats {
     pub heads_in_memory: usize,
     /// Entries in the ready heap, stale ones included.
     pub ready_heap_entries: usize,
-    /// Hosts parked for asking a crawl-delay over the cap.
+    /// Hosts parked for asking a crawl-delay (or, in this session, a `Retry-After`) over the cap.
     pub parked_hosts: usize,
     /// Hosts with queued URLs that wait for their robots.txt: asked and not answered yet, or
     /// unreachable and to be asked again after a back-off.
@@ -37,8 +37,10 @@ pub struct FrontierStats {
 pub struct ParkedHost {
     /// The host.
     pub host: String,
-    /// The crawl-delay its robots.txt asks for.
+    /// The crawl-delay its robots.txt asks for (zero when only a `Retry-After` parked it).
     pub crawl_delay: Duration,
+    /// The `Retry-After` over the cap its server asked for in this session, when that parked it.
+    pub retry_after: Option<Duration>,
     /// URLs waiting in its queue.
     pub queued: u64,
 }

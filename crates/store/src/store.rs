@@ -230,6 +230,25 @@ impl std::fmt::Debug for Store {
 }
 
 impl Store {
+    /// A file or directory in `path` that tells it is no store, if any: `path` is a directory
+    /// that holds something, but not the mark every store has ([`INITIALISED_FILE_NAME`]), nor
+    /// only what a store's first moments leave (`sled/` and files named `simcrawl*`: its lock
+    /// file, a demo's mark). `None` for a store, an empty directory, and a path that does not
+    /// exist. A command about to make a store there refuses it rather than write among the
+    /// user's files.
+    pub fn foreign_entry(path: impl AsRef<Path>) -> Option<PathBuf> {
+        let path = path.as_ref();
+        if path.join(INITIALISED_FILE_NAME).exists() {
+            return None;
+        }
+        let entries = std::fs::read_dir(path).ok()?;
+        entries.filter_map(Result::ok).map(|e| e.path()).find(|p| {
+            p.file_name().is_none_or(|name| {
+                name != SLED_DIR_NAME && !name.to_string_lossy().starts_with("simcrawl")
+            })
+        })
+    }
+
     /// Opens the store in directory `path` with default [`Options`], creating it if needed.
     ///
     /// The directory gets a lock file (`simcrawl.lock`) and a `sled/` subdirectory. A new store gets

@@ -101,9 +101,11 @@ async fn ctrl_c() {
     if tokio::signal::ctrl_c().await.is_err() {
         std::future::pending::<()>().await;
     }
-    eprintln!(
-        "\nstopping: finishing the fetches in flight and flushing (Ctrl-C again to quit now)"
-    );
+    if !crate::output::quiet() {
+        eprintln!(
+            "\nstopping: finishing the fetches in flight and flushing (Ctrl-C again to quit now)"
+        );
+    }
     tokio::spawn(async {
         if tokio::signal::ctrl_c().await.is_ok() {
             eprintln!(
@@ -153,7 +155,7 @@ fn progress_printer() -> (impl FnMut(&Progress), Option<indicatif::ProgressBar>)
         }
         if p.parked > 0 {
             line.push_str(&format!(
-                "  ({} parked: crawl-delay over the cap)",
+                "  ({} parked: crawl-delay or Retry-After over the cap)",
                 p.parked
             ));
         }
@@ -246,12 +248,20 @@ fn print_report(report: &Report) {
         println!("  robots.txt      IGNORED (--ignore-robots)");
     }
     for host in &report.parked {
-        println!(
-            "  parked          {}: robots.txt asks for a crawl-delay of {:.0} s (over --max-crawl-delay); {} URL(s) left queued",
-            host.host,
-            host.crawl_delay.as_secs_f64(),
-            host.queued
-        );
+        match host.retry_after {
+            Some(wait) => println!(
+                "  parked          {}: the server asks to wait {} (Retry-After, over --max-crawl-delay); {} URL(s) left queued for the next run",
+                host.host,
+                seconds(wait),
+                host.queued
+            ),
+            None => println!(
+                "  parked          {}: robots.txt asks for a crawl-delay of {} (over --max-crawl-delay); {} URL(s) left queued",
+                host.host,
+                seconds(host.crawl_delay),
+                host.queued
+            ),
+        }
     }
     if let Some((dir, stats, repairs)) = &report.archive {
         println!(
@@ -289,7 +299,22 @@ fn print_report(report: &Report) {
     }
 }
 
+/// A delay a server asked for, in seconds; one too long to mean anything (`Crawl-delay: inf`,
+/// `Retry-After: 10^23`) is "forever".
+fn seconds(delay: Duration) -> String {
+    if delay.as_secs() >= 100 * 365 * 24 * 3600 {
+        "forever".to_owned()
+    } else {
+        format!("{:.0} s", delay.as_secs_f64())
+    }
+}
+
+/// 130 for a crawl stopped by Ctrl-C (the shell's code for SIGINT, as the guide says), 1 for
+/// one that did nothing asked of it or left work for later ([`Report::problem`]), else 0.
 fn exit_code(report: &Report) -> ExitCode {
+    if report.interrupted {
+        return ExitCode::from(130);
+    }
     match report.problem() {
         Some(problem) => {
             eprintln!("warning: {problem}");
@@ -403,6 +428,12 @@ pub fn demo(args: DemoArgs) -> Result<ExitCode> {
                 format!("cannot clear the earlier demo store {}", dir.display())
             })?;
             dir.clone()
+        }
+        Some(dir) if dir.exists() && !dir.is_dir() => {
+            anyhow::bail!(
+                "{} is a file: the demo's --store is a directory (a new one, or an earlier demo's)",
+                dir.display()
+            );
         }
         Some(dir) if dir.read_dir().is_ok_and(|mut d| d.next().is_some()) => {
             anyhow::bail!(

@@ -545,7 +545,9 @@ pub fn report(args: ReportArgs) -> Result<ExitCode> {
         args.k,
         args.skips,
     )?;
-    println!("{}", args.out.display());
+    if args.out != std::path::Path::new("-") {
+        println!("{}", args.out.display());
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -564,6 +566,19 @@ pub fn write_report(
         ..simcrawl_report::ReportOptions::default()
     };
     let html = simcrawl_report::render_stores(inspectors, &options)?;
+    if out == std::path::Path::new("-") {
+        use std::io::Write;
+        let mut stdout = std::io::stdout().lock();
+        return match stdout
+            .write_all(html.as_bytes())
+            .and_then(|()| stdout.flush())
+        {
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                Err(anyhow!("cannot write the report to standard output: {e}"))
+            }
+            _ => Ok(()),
+        };
+    }
     std::fs::write(out, html)
         .map_err(|e| anyhow!("cannot write the report to {}: {e}", out.display()))?;
     Ok(())
@@ -575,7 +590,7 @@ pub fn write_report(
 pub fn failed(args: FailedArgs) -> Result<ExitCode> {
     let names: Vec<&str> = simcrawl_fetch::ErrorKind::NAMES
         .into_iter()
-        .chain(["analysis"])
+        .chain(["analysis", "out-of-scope", "trap"])
         .collect();
     if let Some(r) = &args.reason
         && !names.contains(&r.as_str())

@@ -41,10 +41,25 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     }
 }
 
-/// `simcrawl man`: the manual page of the command and, with a directory, of each subcommand.
+/// `cmd` and its subcommands without clap's `help` subcommand: a manual page names the pages of
+/// its subcommands, and there is none of `help` (`simcrawl-help(1)` was named, never written).
+fn without_help_subcommands(cmd: clap::Command) -> clap::Command {
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_owned())
+        .collect();
+    names
+        .into_iter()
+        .fold(cmd.disable_help_subcommand(true), |cmd, name| {
+            cmd.mut_subcommand(name, without_help_subcommands)
+        })
+}
+
+/// `simcrawl man`: the manual page of the command and, with a directory, of each subcommand,
+/// nested ones too (`simcrawl-url-canon.1`): every page another names is written.
 fn man(out_dir: Option<&std::path::Path>) -> Result<ExitCode> {
     use anyhow::Context;
-    let command = <Cli as clap::CommandFactory>::command();
+    let command = without_help_subcommands(<Cli as clap::CommandFactory>::command());
     let Some(dir) = out_dir else {
         clap_mangen::Man::new(command).render(&mut std::io::stdout())?;
         return Ok(ExitCode::SUCCESS);
@@ -58,9 +73,19 @@ fn man(out_dir: Option<&std::path::Path>) -> Result<ExitCode> {
         println!("{}", path.display());
         Ok(())
     };
-    for sub in command.get_subcommands() {
-        write(format!("simcrawl-{}", sub.get_name()), sub.clone())?;
+    fn each(
+        prefix: &str,
+        cmd: &clap::Command,
+        write: &dyn Fn(String, clap::Command) -> Result<()>,
+    ) -> Result<()> {
+        for sub in cmd.get_subcommands() {
+            let name = format!("{prefix}-{}", sub.get_name());
+            write(name.clone(), sub.clone())?;
+            each(&name, sub, write)?;
+        }
+        Ok(())
     }
+    each("simcrawl", &command, &write)?;
     write("simcrawl".to_owned(), command)?;
     Ok(ExitCode::SUCCESS)
 }

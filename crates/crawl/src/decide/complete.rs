@@ -1,7 +1,7 @@
 //! A fetch ended: it failed, it was redirected, or it brought a page. Each completes its lease in
 //! the frontier.
 
-use super::{Core, Now, PageResult};
+use super::{Core, Now, PageResult, redact};
 use crate::error::CrawlError;
 use crate::layout::counters;
 use crate::skiplog::{SkipReason, SkipRecord};
@@ -79,8 +79,20 @@ impl Core {
         now: Now,
     ) -> Result<(), CrawlError> {
         match result {
-            PageResult::Redirected { to, hops, seen, .. } => {
+            PageResult::Redirected {
+                to,
+                hops,
+                seen,
+                class,
+                ..
+            } => {
                 self.count_fetch()?;
+                if let Some(class) = *class {
+                    // The address the redirect came from: its target's request may reach what
+                    // a link of a page served from there may.
+                    let from = hops.last().map_or(&lease.url, |(_, to)| to);
+                    self.note_class(&crate::learn::authority(from), class)?;
+                }
                 self.redirected(lease, to, hops, *seen, now)
             }
             PageResult::Done(page) => {
@@ -151,14 +163,23 @@ impl Core {
     }
 
     /// Hands a redirect's new target to the frontier, from the lease that was redirected: at the
-    /// lease's depth, as a seed when the lease was one (a seed that moved is still what the user
-    /// asked for, as Heritrix does), else as a link. Returns false when the target turned out to
-    /// be known (the caller logs a redirect-duplicate); an excluded target (out of scope,
-    /// robots.txt, a trap) is counted by the frontier and logged here.
+    /// lease's depth, as a seed's redirect target when the lease was a seed or one (it may widen
+    /// a host scope to another host of the seed's domain, see [`Frontier::admit`]), else as a
+    /// link. The target is a new URL: the scope, `--include`/`--exclude` and the trap guards
+    /// apply to it before any request to its host. Returns false when the target turned out to
+    /// be known (the caller logs a redirect-duplicate). An excluded target is counted by the
+    /// frontier; a seed's is a failure too (`simcrawl failed` says where it went and why), as is
+    /// a target that is no http(s) URL (`file:`, `javascript:`).
+    ///
+    /// [`Frontier::admit`]: simcrawl_frontier::Frontier::admit
     fn admit_redirect(&mut self, lease: &Lease, to: &Url, now: Now) -> Result<bool, CrawlError> {
-        let Ok(candidate) = self.book.canon().canonicalize(to.as_str(), None) else {
-            tracing::info!(from = %lease.url, to = %to, "redirect to a URL with no canonical key");
-            return Ok(true);
+        let candidate = match self.book.canon().canonicalize(to.as_str(), None) {
+            Ok(candidate) => candidate,
+            Err(e) => {
+                let message = format!("redirects to {}, which is not fetched: {e}", redact(to));
+                self.record_failure(lease, "refused-by-policy", message, false, now)?;
+                return Ok(true);
+            }
         };
         let hops = self.redirect_hops.remove(&lease.key_hash).unwrap_or(0) + 1;
         let max = self.config.fetch.max_redirects;
@@ -167,8 +188,11 @@ impl Core {
             self.record_failure(lease, "too-many-redirects", message, false, now)?;
             return Ok(true);
         }
-        let via = if lease.depth == 0 {
-            Via::Seed
+        let via = if lease.via.is_seed_like() {
+            Via::Redirect {
+                from: lease.url.as_str(),
+                seed: true,
+            }
         } else {
             Via::Link {
                 referrer: lease.url.as_str(),
@@ -187,9 +211,55 @@ impl Core {
             other => {
                 self.count(counters::REDIRECTS_EXCLUDED, 1)?;
                 tracing::info!(from = %lease.url, to = %to, why = other.name(), "redirect target not fetched");
+                let reason = match &other {
+                    Admission::OutOfScope(_) => Some("out-of-scope"),
+                    Admission::Trap(_) => Some("trap"),
+                    Admission::Invalid(_) => Some("invalid-url"),
+                    _ => None,
+                };
+                if lease.via.is_seed_like()
+                    && let Some(reason) = reason
+                {
+                    let message =
+                        format!("redirects to {}, which is not fetched: {other}", redact(to));
+                    self.record_failure(lease, reason, message, false, now)?;
+                }
                 Ok(true)
             }
         }
+    }
+
+    /// A robots.txt request that got no response (`error`): answered to the frontier as such,
+    /// and in the failure log under its URL and the fetch's reason, so that `simcrawl failed`
+    /// says why a host's URLs wait or were given up. `will_retry` unless the frontier gave the
+    /// origin's URLs up with it. Not a page's failure: the progress counts pages.
+    pub fn robots_failed(
+        &mut self,
+        request: &simcrawl_frontier::RobotsRequest,
+        error: &simcrawl_fetch::FetchError,
+        outcome: simcrawl_frontier::RobotsOutcome<'_>,
+        now: Now,
+    ) -> Result<(), CrawlError> {
+        let gave_up = |core: &Core| {
+            core.frontier
+                .counters()
+                .get(simcrawl_frontier::Counter::RobotsGaveUp)
+        };
+        let before = gave_up(self);
+        self.frontier.robots_fetched(request, outcome, now.at)?;
+        if self.foreign {
+            return Ok(());
+        }
+        self.failures.append(&crate::FailureRecord {
+            time_ms: now.unix_ms,
+            url: request.url.clone(),
+            reason: error.kind().name().to_owned(),
+            message: format!("robots.txt: {error}"),
+            will_retry: gave_up(self) == before,
+            depth: 0,
+            referrer: request.referrer.clone(),
+        })?;
+        Ok(())
     }
 
     /// Counts a fetch that got no response, by kind, and appends it to the failure log.

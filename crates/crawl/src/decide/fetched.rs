@@ -26,6 +26,9 @@ pub enum PageResult {
         hops: Vec<(Url, Url)>,
         /// Whether the target's key was already seen.
         seen: bool,
+        /// The address class the redirect came from (`None`: another process's redirect), for
+        /// the address policy of the target's request.
+        class: Option<AddressClass>,
         /// The exchange, for the archive (`--warc`).
         #[allow(private_interfaces)]
         exchange: Option<Box<Exchange>>,

@@ -58,8 +58,8 @@ use crate::pages::PageIndex;
 use crate::progress::Progress;
 use crate::rules::RuleBook;
 use crate::skiplog::{SkipReason, SkipRecord};
-use simcrawl_fetch::AddressClass;
-use simcrawl_frontier::{Frontier, Instant, Lease, Via};
+use simcrawl_fetch::{AddressClass, Origin};
+use simcrawl_frontier::{Frontier, Instant, Lease, Via, ViaKind};
 use simcrawl_store::{Counters, KeySet, Log, SpillingKeySet, Store, Tree};
 use simcrawl_url::Candidate;
 use std::collections::HashMap;
@@ -290,7 +290,30 @@ impl Core {
     /// a referrer not fetched in memory (a crash lost it), an IP literal classifies itself, and a
     /// host name counts as public (the strict choice).
     pub fn referrer_class(&self, lease: &Lease) -> AddressClass {
-        let referrer = lease.referrer.as_deref().and_then(|r| Url::parse(r).ok());
+        self.class_of(lease.referrer.as_deref())
+    }
+
+    /// Where a request for a URL found `via` on `referrer` comes from, for the fetcher's address
+    /// policy. A seed may reach any address but a link-local one; anything else may reach what
+    /// the address of the page or redirect that led to it allows: a link, a sitemap's page, and
+    /// a seed's redirect target too (a public seed that redirects to a private address is
+    /// refused, as a public page's link to one is). A sitemap file is fetched as a seed is, and
+    /// so is the robots.txt asked for one.
+    pub fn request_origin(&self, via: ViaKind, referrer: Option<&str>) -> Origin {
+        match via {
+            ViaKind::Seed
+            | ViaKind::RobotsSitemapLine
+            | ViaKind::WellKnownSitemap
+            | ViaKind::SitemapIndex => Origin::Seed,
+            ViaKind::Link | ViaKind::Sitemap | ViaKind::Redirect | ViaKind::SeedRedirect => {
+                Origin::Link(self.class_of(referrer))
+            }
+        }
+    }
+
+    /// The address class `referrer`'s host answered from (see [`Core::referrer_class`]).
+    fn class_of(&self, referrer: Option<&str>) -> AddressClass {
+        let referrer = referrer.and_then(|r| Url::parse(r).ok());
         referrer
             .as_ref()
             .and_then(|r| self.classes.get(&crate::learn::authority(r)).copied())

@@ -11,11 +11,7 @@ use crate::skiplog::{SkipReason, SkipRecord};
 use simcrawl_frontier::Lease;
 use simcrawl_url::Candidate;
 use std::sync::Arc;
-use std::time::Duration;
 use url::Url;
-
-/// The longest a server's `Retry-After` holds its host back.
-const MAX_HOST_DEFERRAL: Duration = Duration::from_secs(10 * 60);
 
 impl Core {
     /// Decides a fetched page (`verifying`: the rule its fetch verifies, if any): indexed, or
@@ -50,13 +46,10 @@ impl Core {
             self.queued_as(&page.final_key)?;
         }
         if let Some(delay) = page.retry_after.filter(|_| !self.foreign) {
-            // A server may ask for any delay (Retry-After: 1e23); the host waits at most
-            // MAX_HOST_DEFERRAL, and the addition cannot overflow.
-            let until = now
-                .at
-                .checked_add(delay.min(MAX_HOST_DEFERRAL))
-                .unwrap_or(now.at);
-            self.frontier.defer_host(&lease.host, until)?;
+            // A server may ask for any delay (Retry-After: 10^23 s): over --max-crawl-delay the
+            // host is parked for this run, and no deferral past it is stored.
+            self.frontier
+                .server_asked_delay(&lease.host, delay, now.at)?;
         }
         if page.status >= 400 {
             self.count(counters::HTTP_ERRORS, 1)?;

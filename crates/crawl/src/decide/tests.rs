@@ -127,6 +127,7 @@ impl Sim {
                     to,
                     hops: Vec::new(),
                     seen,
+                    class: None,
                     exchange: None,
                 }
             }
@@ -1205,3 +1206,5 @@ fn counts_kept_in_memory_reach_the_store_at_a_commit() {
     }
     assert!(sim.core.unwritten.is_empty());
 }
+
+mod redirects;

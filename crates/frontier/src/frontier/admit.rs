@@ -100,6 +100,11 @@ impl Frontier {
         }
         let text = fetch.as_str();
         let seed = via.is_seed_like();
+        if let Via::Redirect { from, seed: true } = via
+            && let Some(refusal) = self.refuse_seed_redirect(fetch.as_url(), text, from)
+        {
+            return Ok(self.refuse(refusal));
+        }
         if seed {
             for key in self.scope.add_seed_host(host) {
                 self.scope_roots
@@ -182,6 +187,35 @@ impl Frontier {
             self.seed_sitemaps(id, &origin, &[])?;
         }
         Ok(Admission::Queued { key_hash })
+    }
+
+    /// Why a seed's redirect target (`url`, spelled `text`, the redirect from `from`) is not
+    /// admitted, if it is not. The target is a new URL, so every rule a link passes applies to
+    /// it before any request to its host, robots.txt included: the trap guards, `--include` and
+    /// `--exclude`, and the scope, except that with [`Scope::Host`](crate::Scope::Host) a seed
+    /// may move to another host of its own registrable domain (`example.com` to
+    /// `www.example.com`), which then widens the scope like a seed. An IP address is its own
+    /// domain: a seed on `127.0.0.1` may not move to `127.0.0.2`.
+    fn refuse_seed_redirect(&self, url: &Url, text: &str, from: &str) -> Option<Admission> {
+        if let Some(trap) = traps::check(url, text, &self.config.traps) {
+            return Some(Admission::Trap(trap));
+        }
+        if let Err(reason) = self.scope.check_patterns(text) {
+            return Some(Admission::OutOfScope(reason));
+        }
+        let host = url.host_str().unwrap_or_default();
+        let moved_within_domain = || {
+            Url::parse(from).ok().is_some_and(|from| {
+                from.host_str().is_some_and(|from| {
+                    crate::scope::registrable_domain(from) == crate::scope::registrable_domain(host)
+                })
+            })
+        };
+        match self.scope.check_host(host) {
+            Ok(()) => None,
+            Err(ScopeReason::OtherHost { .. }) if moved_within_domain() => None,
+            Err(reason) => Some(Admission::OutOfScope(reason)),
+        }
     }
 
     /// Counts a refusal and gives it back.

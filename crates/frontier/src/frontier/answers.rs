@@ -76,7 +76,9 @@ impl Frontier {
         );
         let status = match outcome {
             RobotsOutcome::Response { status, .. } => status,
-            RobotsOutcome::TooManyRedirects | RobotsOutcome::NetworkError => 0,
+            RobotsOutcome::TooManyRedirects
+            | RobotsOutcome::NetworkError
+            | RobotsOutcome::Refused => 0,
         };
         let expires = now + self.config.robots_ttl;
         let mut counted = Vec::new();
@@ -119,13 +121,18 @@ impl Frontier {
                     body: Vec::new(),
                 }
             }
-            Meaning::Unreachable => {
+            meaning @ (Meaning::Unreachable | Meaning::Refused) => {
                 counted.push(Counter::RobotsUnreachable);
                 entry.failures = entry.failures.saturating_add(1);
                 let failures = entry.failures;
-                let verdict = if failures >= self.config.robots_max_attempts {
+                let refused = matches!(meaning, Meaning::Refused);
+                let verdict = if refused || failures >= self.config.robots_max_attempts {
                     counted.push(Counter::RobotsGaveUp);
-                    tracing::warn!(origin = %request.origin, failures, "robots.txt unreachable: giving up the origin's URLs");
+                    if refused {
+                        tracing::warn!(origin = %request.origin, "robots.txt refused by the address policy: giving up the origin's URLs");
+                    } else {
+                        tracing::warn!(origin = %request.origin, failures, "robots.txt unreachable: giving up the origin's URLs");
+                    }
                     entry.robots = RobotsState::GaveUp { until: expires };
                     Verdict::GaveUp
                 } else {

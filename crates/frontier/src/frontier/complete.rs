@@ -1,5 +1,7 @@
 //! Leases back: [`Frontier::complete`] and [`Frontier::defer_host`].
 
+use std::time::Duration;
+
 use tokio::time::Instant;
 
 use super::Frontier;
@@ -182,6 +184,46 @@ impl Frontier {
         self.defer(id, until)?;
         self.reschedule(id);
         self.maybe_write()
+    }
+
+    /// A server asked to be left alone for `delay` (`Retry-After` on a 429 or 5xx answer of
+    /// `host`), at `now`. Up to the [`crawl_delay_cap`](crate::FrontierConfig::crawl_delay_cap)
+    /// (`--max-crawl-delay`) the host is deferred that long, durably. A longer delay parks the
+    /// host for this session (see [`parked_hosts`](Frontier::parked_hosts)): its URLs stay
+    /// queued, nothing is stored, and the next session asks the host again. No deferral past the
+    /// cap is ever stored, so a server that asks for years holds no resumed crawl. Returns
+    /// whether the host was parked.
+    pub fn server_asked_delay(
+        &mut self,
+        host: &str,
+        delay: Duration,
+        now: Instant,
+    ) -> Result<bool, FrontierError> {
+        let id = self.activate(host)?;
+        let cap = self.config.crawl_delay_cap;
+        let parked = match now.checked_add(delay) {
+            Some(until) if delay <= cap => {
+                self.defer(id, until)?;
+                false
+            }
+            _ => {
+                let host = self.hosts.get_mut(id);
+                if host.retry_parked_ms == 0 {
+                    tracing::warn!(
+                        host = %host.name,
+                        retry_after_s = delay.as_secs_f64(),
+                        cap_s = cap.as_secs_f64(),
+                        "the server asks to wait longer than --max-crawl-delay (Retry-After): host parked for this run, its URLs left queued"
+                    );
+                    self.count(Counter::HostsParkedRetryAfter);
+                }
+                self.hosts.get_mut(id).retry_parked_ms = super::millis(delay).max(1);
+                true
+            }
+        };
+        self.reschedule(id);
+        self.maybe_write()?;
+        Ok(parked)
     }
 
     fn defer(&mut self, id: u32, until: Instant) -> Result<(), FrontierError> {

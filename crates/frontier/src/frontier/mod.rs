@@ -208,7 +208,7 @@ impl Frontier {
             queued += n;
             hosts_with_queue += usize::from(n > 0);
             heads += usize::from(host.head.is_some());
-            parked += usize::from(host.record.parked_delay_ms != 0);
+            parked += usize::from(host.parked());
             waiting_for_robots += usize::from(
                 n > 0
                     && host.origins.iter().any(|o| {
@@ -253,17 +253,20 @@ impl Frontier {
         lease.attempt.saturating_add(1) < self.config.max_attempts
     }
 
-    /// Hosts whose robots.txt asks for a crawl-delay over the cap: their URLs stay queued and are
-    /// not handed out. Reopening with a larger
-    /// [`crawl_delay_cap`](FrontierConfig::crawl_delay_cap) lets them go.
+    /// Hosts whose robots.txt asks for a crawl-delay over the cap, or whose server asked for a
+    /// `Retry-After` over it in this session: their URLs stay queued and are not handed out.
+    /// Reopening with a larger [`crawl_delay_cap`](FrontierConfig::crawl_delay_cap) lets the
+    /// first go; reopening at all asks the second again.
     pub fn parked_hosts(&self) -> Vec<ParkedHost> {
         let mut parked: Vec<ParkedHost> = self
             .hosts
             .iter()
-            .filter(|h| h.record.parked_delay_ms != 0)
+            .filter(|h| h.parked())
             .map(|h| ParkedHost {
                 host: String::from(&*h.name),
                 crawl_delay: Duration::from_millis(h.record.parked_delay_ms),
+                retry_after: (h.retry_parked_ms != 0)
+                    .then(|| Duration::from_millis(h.retry_parked_ms)),
                 queued: h.queued(),
             })
             .collect();
@@ -374,7 +377,7 @@ impl Frontier {
             self.hosts.mark_idle(id);
             return;
         }
-        let ready = host.record.parked_delay_ms == 0
+        let ready = !host.parked()
             && host.has_unleased()
             && host.in_flight(ahead) < limit
             && !host.waiting_for_robots;
@@ -387,10 +390,13 @@ impl Frontier {
     }
 
     /// The least time between two requests to this host.
+    /// A crawl-delay over the cap parks the host, so none longer is ever waited: `Crawl-delay:
+    /// 1e30` is no instant past the end of time.
     fn delay_of(&self, id: u32) -> Duration {
         let host = self.hosts.get(id);
-        host.crawl_delay()
-            .map_or(self.config.delay, |d| d.max(self.config.delay))
+        host.crawl_delay().map_or(self.config.delay, |d| {
+            d.min(self.config.crawl_delay_cap).max(self.config.delay)
+        })
     }
 
     fn mark_dirty(&mut self, id: u32) {

@@ -4,6 +4,7 @@ use simcrawl_url::Url;
 use tokio::time::Instant;
 
 use super::{Frontier, QueueKey};
+use crate::admission::ViaKind;
 use crate::config::RobotsPolicy;
 use crate::counters::Counter;
 use crate::error::{Doing, FrontierError};
@@ -97,10 +98,7 @@ impl Frontier {
         let ahead = self.answered_ahead(id);
         let limit = self.lease_limit(id, ahead);
         let host = self.hosts.get(id);
-        if host.record.parked_delay_ms != 0
-            || !host.has_unleased()
-            || host.in_flight(ahead) >= limit
-        {
+        if host.parked() || !host.has_unleased() || host.in_flight(ahead) >= limit {
             self.reschedule(id);
             return Ok(None);
         }
@@ -119,8 +117,9 @@ impl Frontier {
             }
             Gate::Ask => {
                 let url = parse_stored(&head.item.url)?;
+                let (via, referrer) = (head.item.via, head.item.referrer.clone());
                 self.hosts.get_mut(id).head = Some(head);
-                return Ok(Some(self.ask_for_robots(id, &url)));
+                return Ok(Some(self.ask_for_robots(id, &url, via, referrer)));
             }
             Gate::Wait => {
                 let host = self.hosts.get_mut(id);
@@ -137,7 +136,7 @@ impl Frontier {
                 return Ok(None);
             }
         }
-        if self.hosts.get(id).record.parked_delay_ms != 0 {
+        if self.hosts.get(id).parked() {
             // Its robots.txt was just read and asks for too long a crawl-delay.
             self.hosts.get_mut(id).head = Some(head);
             self.reschedule(id);
@@ -310,7 +309,15 @@ impl Frontier {
     }
 
     /// Hands out a robots.txt request for the origin of `url`.
-    fn ask_for_robots(&mut self, id: u32, url: &Url) -> Next {
+    /// Asks for the robots.txt of `url`'s origin, on behalf of `url` (found `via`, on
+    /// `referrer`): the request may reach what a request for `url` may.
+    fn ask_for_robots(
+        &mut self,
+        id: u32,
+        url: &Url,
+        via: ViaKind,
+        referrer: Option<String>,
+    ) -> Next {
         let origin = url.origin().ascii_serialization();
         let host = self.hosts.get_mut(id);
         host.origin_mut(&origin).robots = RobotsState::Pending;
@@ -322,6 +329,8 @@ impl Frontier {
             host: String::from(&*host.name),
             max_redirects: ROBOTS_MAX_REDIRECTS,
             max_bytes: self.config.robots_max_bytes,
+            via,
+            referrer,
         };
         self.in_flight += 1;
         self.count(Counter::RobotsRequested);

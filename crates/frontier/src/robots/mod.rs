@@ -15,6 +15,7 @@
 //! | 3xx (redirects not followed), [`RobotsOutcome::TooManyRedirects`] | unavailable: allow all |
 //! | 4xx except 429 | unavailable: allow all |
 //! | 429, 5xx, other codes, [`RobotsOutcome::NetworkError`] | unreachable: disallow all, ask again after [`robots_retry`](crate::FrontierConfig::robots_retry) (doubling); after [`robots_max_attempts`](crate::FrontierConfig::robots_max_attempts) the origin's queued URLs are excluded |
+//! | [`RobotsOutcome::Refused`] (the address policy) | the origin's queued URLs are excluded at once |
 //! | a body the parser refuses | no valid rule: allow all (counted) |
 //!
 //! Answers are cached in the `robots` tree for [`robots_ttl`](crate::FrontierConfig::robots_ttl)
@@ -44,6 +45,11 @@ pub struct RobotsRequest {
     pub max_redirects: u32,
     /// Bytes of the body worth reading; the rest is ignored.
     pub max_bytes: usize,
+    /// How the URL it is asked for was found: a request for robots.txt may reach the addresses a
+    /// request for that URL may (a seed's any address, a link's those its page's address allows).
+    pub via: crate::ViaKind,
+    /// The page (or seed, for a seed's redirect target) that URL was found on.
+    pub referrer: Option<String>,
 }
 
 /// What fetching a robots.txt gave.
@@ -60,6 +66,10 @@ pub enum RobotsOutcome<'a> {
     TooManyRedirects,
     /// No response: DNS, connection, TLS or timeout failure.
     NetworkError,
+    /// Not requested: the address policy refused the origin's address (link-local, or private
+    /// from a public page). Final: asking again would be refused again, so the origin's URLs are
+    /// given up at once.
+    Refused,
 }
 
 /// What an answer means, before it is applied to an origin.
@@ -74,6 +84,8 @@ pub(crate) enum Meaning {
     AllowAll { why: Counter },
     /// Disallow everything for now.
     Unreachable,
+    /// Refused before the request: give up the origin's URLs now.
+    Refused,
 }
 
 /// Interprets an answer (see the table in the module docs).
@@ -114,6 +126,7 @@ pub(crate) fn interpret(
             why: Counter::RobotsRedirectLimit,
         },
         RobotsOutcome::NetworkError => Meaning::Unreachable,
+        RobotsOutcome::Refused => Meaning::Refused,
     }
 }
 

@@ -74,7 +74,10 @@ impl RobotsParser for TextingRobots {
             texting_robots::Robot::new(user_agent_token, body)
         }));
         match parsed {
-            Ok(Ok(robot)) => Ok(Box::new(TextingRules(robot))),
+            Ok(Ok(robot)) => Ok(Box::new(TextingRules {
+                unreadable_delay: has_unreadable_delay(body),
+                robot,
+            })),
             Ok(Err(e)) => Err(RobotsParseError {
                 detail: format!("{e:#}"),
             }),
@@ -87,26 +90,56 @@ impl RobotsParser for TextingRobots {
 
 /// Rules parsed by `texting_robots`.
 #[derive(Debug)]
-struct TextingRules(texting_robots::Robot);
+struct TextingRules {
+    robot: texting_robots::Robot,
+    /// The file has a `Crawl-delay` line whose value is no delay (`NaN`, `-4`, `soon`), which
+    /// `texting_robots` drops.
+    unreadable_delay: bool,
+}
 
 impl RobotsRules for TextingRules {
     fn is_allowed(&self, path_and_query: &str) -> bool {
-        self.0.allowed(path_and_query)
+        self.robot.allowed(path_and_query)
     }
 
+    /// The group's delay; an infinite one (`inf`, `1e400`) is [`Duration::MAX`], which the cap
+    /// then parks. With no readable delay, a `Crawl-delay` line that cannot be read as one (in
+    /// any group: the file asks for some delay, and we cannot tell how much) stands for the
+    /// default delay, [`DEFAULT_DELAY`](crate::config::DEFAULT_DELAY): at least what a crawl
+    /// run with the defaults waits.
     fn crawl_delay(&self) -> Option<Duration> {
-        let seconds = self.0.delay?;
-        if seconds.is_finite() && seconds >= 0.0 {
+        match self.robot.delay {
             // Absurd values saturate; the cap decides what happens to them.
-            Some(Duration::try_from_secs_f32(seconds).unwrap_or(Duration::MAX))
-        } else {
-            None
+            Some(seconds) if seconds >= 0.0 => {
+                Some(Duration::try_from_secs_f32(seconds).unwrap_or(Duration::MAX))
+            }
+            _ if self.unreadable_delay => Some(crate::config::DEFAULT_DELAY),
+            _ => None,
         }
     }
 
     fn sitemaps(&self) -> &[String] {
-        &self.0.sitemaps
+        &self.robot.sitemaps
     }
+}
+
+/// Whether `body` has a `Crawl-delay` line (any of the spellings `texting_robots` reads) whose
+/// value is not a finite number of seconds, zero or more.
+fn has_unreadable_delay(body: &[u8]) -> bool {
+    String::from_utf8_lossy(body).lines().any(|line| {
+        let line = line.split('#').next().unwrap_or_default();
+        let Some((key, value)) = line.split_once(':') else {
+            return false;
+        };
+        let key = key.trim().to_ascii_lowercase();
+        if !matches!(key.as_str(), "crawl-delay" | "crawl delay" | "crawldelay") {
+            return false;
+        }
+        !value
+            .trim()
+            .parse::<f64>()
+            .is_ok_and(|seconds| seconds.is_finite() && seconds >= 0.0)
+    })
 }
 
 #[cfg(test)]
@@ -195,10 +228,27 @@ mod tests {
             rules("User-agent: *\nCrawl-delay: 1e30\n").crawl_delay(),
             Some(Duration::MAX)
         );
-        assert_eq!(
-            rules("User-agent: *\nCrawl-delay: -4\n").crawl_delay(),
-            None
-        );
+        // Infinite: over any cap, so the host is parked.
+        for value in ["inf", "1e400", "Infinity"] {
+            assert_eq!(
+                rules(&format!("User-agent: *\nCrawl-delay: {value}\n")).crawl_delay(),
+                Some(Duration::MAX),
+                "{value}"
+            );
+        }
+        // Not a delay: at least the default one, never none.
+        for value in ["NaN", "-4", "soon", "-inf", ""] {
+            let r = rules(&format!(
+                "User-agent: *\nDisallow: /x\nCrawl-delay: {value}\n"
+            ));
+            assert_eq!(
+                r.crawl_delay(),
+                Some(crate::config::DEFAULT_DELAY),
+                "{value:?}"
+            );
+            assert!(!r.is_allowed("/x"), "{value:?}: the rules still hold");
+        }
+        assert_eq!(rules("User-agent: *\nDisallow: /x\n").crawl_delay(), None);
     }
 
     #[test]

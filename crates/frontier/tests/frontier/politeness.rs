@@ -584,3 +584,97 @@ async fn a_skipped_lease_costs_neither_budget_nor_politeness() {
     assert!(matches!(f.next_ready(later).must("next"), Next::Done));
     assert_eq!(counter(&f, Counter::SkippedAtLease), 1);
 }
+
+/// `Crawl-delay: inf` (or `1e400`, which is infinite as a float) is over any cap: the host is
+/// parked, not crawled without a delay. A value that is no delay (`NaN`) is the default delay,
+/// also when the crawl runs with none.
+#[tokio::test(start_paused = true)]
+async fn an_unreadable_crawl_delay_is_never_no_delay() {
+    for value in ["inf", "1e400"] {
+        let store = store();
+        let mut f = open(
+            &store,
+            FrontierConfig {
+                robots: RobotsPolicy::Obey,
+                delay: Duration::ZERO,
+                ..config()
+            },
+        );
+        admit_pages(&mut f, "slow.test", 2);
+        let body = format!("User-agent: *\nCrawl-delay: {value}\n").into_bytes();
+        let requests = crawl(&mut f, Duration::from_millis(100), |_| (200, body.clone())).await;
+        assert_eq!(requests.len(), 1, "{value}: only robots.txt: {requests:?}");
+        let parked = f.parked_hosts();
+        assert_eq!(parked.len(), 1, "{value}");
+        assert_eq!(parked[0].queued, 2, "{value}");
+    }
+    let store = store();
+    let mut f = open(
+        &store,
+        FrontierConfig {
+            robots: RobotsPolicy::Obey,
+            delay: Duration::ZERO,
+            ..config()
+        },
+    );
+    admit_pages(&mut f, "odd.test", 3);
+    let requests = crawl(&mut f, Duration::from_millis(100), |_| {
+        (200, b"User-agent: *\nCrawl-delay: NaN\n".to_vec())
+    })
+    .await;
+    assert_eq!(requests.len(), 4);
+    for pair in requests.windows(2) {
+        assert_eq!(
+            pair[1].start - pair[0].end,
+            simcrawl_frontier::DEFAULT_DELAY,
+            "{pair:?}"
+        );
+    }
+}
+
+/// A `Retry-After` up to the cap defers the host that long; a longer one (10^23 s) parks it for
+/// the session with its URLs queued, and stores no deferral: the reopened frontier hands the
+/// host out again at once.
+#[tokio::test(start_paused = true)]
+async fn a_retry_after_over_the_cap_parks_the_host_for_the_session_only() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let t0 = Instant::now();
+    {
+        let store = simcrawl_store::Store::open(dir.path()).expect("open store");
+        let mut f = open(&store, config());
+        admit_pages(&mut f, "ok.test", 1);
+        admit_pages(&mut f, "busy.test", 2);
+        assert!(
+            !f.server_asked_delay("ok.test", Duration::from_secs(20), t0)
+                .must("a short wait")
+        );
+        match f.next_ready(t0).must("next") {
+            Next::Fetch(lease) => assert_eq!(lease.host, "busy.test"),
+            other => panic!("busy.test is due, ok.test deferred: {other:?}"),
+        }
+        let forever = Duration::from_secs(u64::MAX);
+        assert!(
+            f.server_asked_delay("busy.test", forever, t0)
+                .must("a long wait")
+        );
+        let parked = f.parked_hosts();
+        assert_eq!(parked.len(), 1, "{parked:?}");
+        assert_eq!(parked[0].host, "busy.test");
+        assert!(
+            parked[0]
+                .retry_after
+                .is_some_and(|d| d > Duration::from_secs(1 << 50)),
+            "{parked:?}"
+        );
+        assert_eq!(counter(&f, Counter::HostsParkedRetryAfter), 1);
+        f.checkpoint().must("checkpoint");
+    }
+    let store = simcrawl_store::Store::open(dir.path()).expect("reopen store");
+    let mut f = open(&store, config());
+    assert!(f.parked_hosts().is_empty());
+    let mut hosts = Vec::new();
+    while let Next::Fetch(lease) = f.next_ready(t0).must("next") {
+        hosts.push(lease.host);
+    }
+    assert!(hosts.contains(&"busy.test".to_owned()), "{hosts:?}");
+}
