@@ -286,10 +286,11 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode> {
     if let Some(e) = &decided.evidence {
         // What the verdict rests on, as the crawl compares the two: the main texts' words (a
         // short one is judged by the rule for short pages), the whole pages and the titles.
+        // The evidence's pairs are B's first (the page judged), then A's (the original).
         println!(
             "main texts:          {} and {} words{}{}",
-            e.words[0],
             e.words[1],
+            e.words[0],
             if e.same_text { ", the same text" } else { "" },
             if e.short() {
                 " (short: a copy only if the same text)"
@@ -299,8 +300,8 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode> {
         );
         println!(
             "whole pages:         {} and {} words, {}; {}",
-            e.whole_words[0],
             e.whole_words[1],
+            e.whole_words[0],
             e.whole_distance
                 .map_or_else(|| "not compared".to_owned(), |d| format!("{d} bits apart")),
             if e.same_title {
