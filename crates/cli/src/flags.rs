@@ -231,6 +231,16 @@ pub struct ExplainArgs {
     /// How many differing features to list.
     #[arg(long, default_value_t = 10)]
     pub features: usize,
+    /// A crawl's store: set aside each page's host template as that crawl learned it, so that
+    /// the verdict is the one the crawl gave (A and B as URLs, or files with --url-a/--url-b).
+    #[arg(long, value_name = "DIR")]
+    pub store: Option<PathBuf>,
+    /// The URL page A was fetched from, when A is a file (its host names its template).
+    #[arg(long, value_name = "URL")]
+    pub url_a: Option<String>,
+    /// The URL page B was fetched from, when B is a file.
+    #[arg(long, value_name = "URL")]
+    pub url_b: Option<String>,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,

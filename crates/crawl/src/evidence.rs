@@ -207,6 +207,27 @@ impl TextEvidence {
     }
 }
 
+impl TextEvidence {
+    /// Adds the host templates' part: `page` and `original` are the two main texts without their
+    /// hosts' template lines (normalised as for fingerprints). The words as compared are theirs;
+    /// when either is short without them, the texts must be the same whole or the same without
+    /// the templates (each host may set other lines aside). A text that is all template lines is
+    /// no text ([`judge`]: [`NotACopy::NoText`]). The crawl and `simcrawl explain --store` both
+    /// call it.
+    pub fn set_aside_templates(&mut self, page: &str, original: &str) {
+        let words = |t: &str| u32::try_from(t.split_whitespace().count()).unwrap_or(u32::MAX);
+        let kept = [words(page), words(original)];
+        self.template_words = [
+            self.words[0].saturating_sub(kept[0]),
+            self.words[1].saturating_sub(kept[1]),
+        ];
+        self.words = kept;
+        if self.short() {
+            self.same_text = self.same_text || page == original;
+        }
+    }
+}
+
 /// The verdict the evidence supports: the skip reason (text duplicate, near-duplicate or
 /// canonical copy), or why the page is not a copy. The crawl's one rule (see the module).
 pub fn judge(e: &TextEvidence, policy: &Policy) -> Result<SkipReason, NotACopy> {

@@ -1469,6 +1469,9 @@ pub struct PairVerdict {
 
 /// Decides `b` against `a` the way a crawl at `k` and `jaccard` would, with `a` indexed first
 /// (see [`PairVerdict`]). The URLs decide whether the two are on one host (the title rule).
+/// `template_free`: B's and A's main texts without their hosts' templates, when a crawl's store
+/// knows them ([`TextEvidence::set_aside_templates`]); the analyses' fingerprints should then
+/// leave the templates out too ([`crate::Analyzer::apply_template`]).
 pub fn compare_pages(
     a: &PageAnalysis,
     a_url: &str,
@@ -1476,6 +1479,7 @@ pub fn compare_pages(
     b_url: &str,
     k: u32,
     jaccard: f64,
+    template_free: Option<(&str, &str)>,
 ) -> Result<PairVerdict, CrawlError> {
     if !(0.0..=1.0).contains(&jaccard) {
         return Err(CrawlError::Config(format!(
@@ -1519,7 +1523,10 @@ pub fn compare_pages(
         sketch: None,
         foreign: false,
     };
-    let e = evidence_of(b, &host_of(b_url), &record, Some(estimate), false);
+    let mut e = evidence_of(b, &host_of(b_url), &record, Some(estimate), false);
+    if let Some((b_text, a_text)) = template_free {
+        e.set_aside_templates(b_text, a_text);
+    }
     let verdict = if b.words == 0 {
         Err(crate::evidence::NotACopy::NoText)
     } else {
@@ -1550,8 +1557,8 @@ mod compare_tests {
     fn two_wordless_pages_with_different_bodies_are_distinct_as_in_a_crawl() {
         let a = analyse("<html><body><img src=a.png></body></html>");
         let b = analyse("<html><body><img src=b.png></body></html>");
-        let v =
-            compare_pages(&a, "http://h.test/a", &b, "http://h.test/b", 3, 0.8).expect("compare");
+        let v = compare_pages(&a, "http://h.test/a", &b, "http://h.test/b", 3, 0.8, None)
+            .expect("compare");
         assert_eq!(v.reason, None, "{}", v.why);
         assert!(v.why.contains("no main text"), "{}", v.why);
     }
@@ -1568,20 +1575,36 @@ mod compare_tests {
         };
         let a = page("Size: 1 dword. Encoding: register to memory.");
         let b = page("Size: 1 dword. Encoding: register to memory. Deprecated since version two.");
-        let v =
-            compare_pages(&a, "http://h.test/a", &b, "http://h.test/b", 3, 0.8).expect("compare");
+        let v = compare_pages(&a, "http://h.test/a", &b, "http://h.test/b", 3, 0.8, None)
+            .expect("compare");
         assert_eq!(v.reason, None, "{}", v.why);
         assert!(v.why.contains("short"), "{}", v.why);
         let e = v.evidence.expect("the comparison");
         assert!(e.short() && !e.same_text);
         // The verdict never contradicts its own numbers.
         let one_fact = page("Size: 2 dwords. Encoding: register to memory.");
-        let w = compare_pages(&a, "http://h.test/a", &one_fact, "http://h.test/c", 8, 0.0)
-            .expect("compare");
+        let w = compare_pages(
+            &a,
+            "http://h.test/a",
+            &one_fact,
+            "http://h.test/c",
+            8,
+            0.0,
+            None,
+        )
+        .expect("compare");
         assert_eq!(w.reason, None, "{}", w.why);
         let same = page("Size: 1 dword. Encoding: register to memory.");
-        let copy = compare_pages(&a, "http://h.test/a", &same, "http://m.test/a", 3, 0.8)
-            .expect("compare");
+        let copy = compare_pages(
+            &a,
+            "http://h.test/a",
+            &same,
+            "http://m.test/a",
+            3,
+            0.8,
+            None,
+        )
+        .expect("compare");
         assert_eq!(
             copy.reason,
             Some(SkipReason::ExactDuplicate),
@@ -1600,6 +1623,7 @@ mod compare_tests {
             "http://h.test/b",
             3,
             0.8,
+            None,
         )
         .expect("compare");
         assert_eq!(v.reason, Some(SkipReason::ExactDuplicate));
@@ -1646,7 +1670,7 @@ mod compare_tests {
                 index.insert(b_url, 1, 0, 0, b).expect("b");
                 let threshold = index.copy_threshold(0, 1).expect("replay");
                 for k in 0..=8 {
-                    let crawl = compare_pages(a, a_url, b, b_url, k, 0.8).expect("compare");
+                    let crawl = compare_pages(a, a_url, b, b_url, k, 0.8, None).expect("compare");
                     assert_eq!(
                         crawl.reason.is_some(),
                         threshold.is_some_and(|t| t <= k),

@@ -202,8 +202,24 @@ fn feature_counts(analyzer: &Analyzer, text: &str) -> HashMap<u64, (String, i64)
 
 pub fn explain(args: ExplainArgs) -> Result<ExitCode> {
     let analyzer = Analyzer::default();
-    let a = load(&analyzer, &args.a, None)?;
-    let b = load(&analyzer, &args.b, None)?;
+    let mut a = load(&analyzer, &args.a, args.url_a.as_deref())?;
+    let mut b = load(&analyzer, &args.b, args.url_b.as_deref())?;
+    // With a crawl's store, the pages as that crawl compared them: each host's template out of
+    // its fingerprints and, for the words and a short text, out of its main text.
+    let template_free = match &args.store {
+        Some(dir) => {
+            let inspector = simcrawl_crawl::inspect::Inspector::open(dir)?;
+            let mut texts = Vec::new();
+            for page in [&mut b, &mut a] {
+                let host = simcrawl_crawl::learn::authority(&page.url);
+                let set = inspector.fingerprint_template(&host)?;
+                analyzer.apply_template(&mut page.analysis, set.as_deref());
+                texts.push(inspector.without_template(&host, &page.analysis.document.main_text)?);
+            }
+            Some(texts)
+        }
+        None => None,
+    };
     let (pa, pb) = (&a.analysis, &b.analysis);
     // The crawl's own decision, with B fetched after A on the pages' own hosts.
     let decided = simcrawl_crawl::compare_pages(
@@ -213,6 +229,9 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode> {
         b.url.as_str(),
         args.k,
         args.jaccard,
+        template_free
+            .as_ref()
+            .map(|t| (t[0].as_str(), t[1].as_str())),
     )?;
     let (distance, jaccard) = (decided.distance, decided.jaccard);
     let verdict = decided.reason.map_or("distinct", |r| r.as_str());

@@ -264,19 +264,7 @@ impl Core {
         let theirs = self
             .templates
             .without_template(&record_host, &record.text)?;
-        let words = |t: &str| u32::try_from(t.split_whitespace().count()).unwrap_or(u32::MAX);
-        let kept = [words(&ours), words(&theirs)];
-        e.template_words = [
-            e.words[0].saturating_sub(kept[0]),
-            e.words[1].saturating_sub(kept[1]),
-        ];
-        e.words = kept;
-        if e.short() {
-            // The same text whole (each host may set other lines aside), or the same once each
-            // host's template is set aside; a text that is all template lines is no text
-            // (`judge`: no main text).
-            e.same_text = e.same_text || ours == theirs;
-        }
+        e.set_aside_templates(&ours, &theirs);
         Ok(())
     }
 
