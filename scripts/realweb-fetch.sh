@@ -12,15 +12,18 @@
 #   rustdoc    rust-doc (sampled too)
 #   asciidoc   git-doc
 #   gtk-doc    libglib2.0-doc
-#   rdoc       ruby3.1-doc
+#   RDoc       ruby-rubymail-doc (ruby3.1-doc ships ri data only, no HTML, in bookworm)
 #   BoostBook  libboost1.74-doc, libboost1.81-doc (two versions of one manual)
 #   SQLite's own generator: sqlite3-doc
 # RealWebConfig::debian in crates/testsite/src/real.rs says which manual sits behind which hosts.
 set -euo pipefail
 CACHE=${1:-${SIMCRAWL_REALWEB_CACHE:-$HOME/.cache/simcrawl/realweb}}
 PACKAGES=(python-django-doc clang-15-doc clang-16-doc sqlite3-doc
-    cmake-doc libstdc++-12-doc openjdk-17-doc rust-doc git-doc libglib2.0-doc ruby3.1-doc
-    libboost1.74-doc libboost1.81-doc)
+    cmake-doc libstdc++-12-doc openjdk-17-doc rust-doc git-doc libglib2.0-doc ruby-rubymail-doc
+    libboost1.74-doc libboost1.81-doc
+    # Only for their copyright files: cmake-doc's and libstdc++-12-doc's documentation
+    # directories are symlinks to these packages', which hold the copyright.
+    cmake-data gcc-12-base)
 mkdir -p "$CACHE"
 missing=()
 for p in "${PACKAGES[@]}"; do

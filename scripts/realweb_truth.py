@@ -446,9 +446,7 @@ def main():
             "rules": len(site_rules) if site_rules is not None else None,
             "rules_revoked": sum(not a for a in site_rules) if site_rules is not None else None}
     total_skips = sum(c["skips"] for c in site_skips.values())
-    fine = Counter()
-    for c in site_skips.values():
-        fine.update({k: c[k] for k in ("distinct", "changed", "band")})
+    fine = {k: sum(c[k] for c in site_skips.values()) for k in ("distinct", "changed", "band")}
     band_pct = 100.0 * fine["band"] / total_skips if total_skips else 0.0
     tracking, session = role_fetches("tracking"), role_fetches("session")
     worst_ts = max((h["fetches"] for h in hosts if h["role"] in ("tracking", "session")),

@@ -108,16 +108,17 @@ impl Manual {
 }
 
 /// Which HTML files of a large manual are served: the start page, `pages`, and for each
-/// `(dir, n)` of `dirs` the directory's `index.html` (when it has one) and its first `n` HTML
-/// files in sorted order (the directory's own files; subdirectories are not entered). The same
-/// files on every machine: the rule reads nothing but the names.
+/// `(dir, from, n)` of `dirs` the directory's `index.html` (when it has one) and the first `n` of
+/// its HTML files whose names sort at or after `from`, in sorted order (the directory's own
+/// files; subdirectories are not entered). The same files on every machine: the rule reads
+/// nothing but the names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sample {
     /// Pages served whatever the directories give (paths relative to the manual's root).
     pub pages: &'static [&'static str],
-    /// Directories (relative to the root, `""` for the root itself) and how many HTML files of
-    /// each.
-    pub dirs: &'static [(&'static str, usize)],
+    /// Directories (relative to the root, `""` for the root itself), the name their files start
+    /// from (`""`: the first) and how many HTML files of each.
+    pub dirs: &'static [(&'static str, &'static str, usize)],
 }
 
 impl Sample {
@@ -129,7 +130,7 @@ impl Sample {
             .filter(|rel| exists(rel))
             .map(str::to_string)
             .collect();
-        for (dir, n) in self.dirs {
+        for (dir, from, n) in self.dirs {
             let path = manual.root.join(dir);
             let entries = std::fs::read_dir(&path).map_err(|source| TestSiteError::SampleDir {
                 name: manual.name.clone(),
@@ -153,7 +154,13 @@ impl Sample {
             if names.iter().any(|name| name == "index.html") {
                 files.insert(rel("index.html"));
             }
-            files.extend(names.iter().take(*n).map(|name| rel(name)));
+            files.extend(
+                names
+                    .iter()
+                    .filter(|name| name.as_str() >= *from)
+                    .take(*n)
+                    .map(|name| rel(name)),
+            );
         }
         Ok(files)
     }
@@ -319,7 +326,12 @@ pub const CORPUS: &[CorpusManual] = &[
                 "user/namespaces.html",
                 "user/modules.html",
             ],
-            dirs: &[("manual", 120), ("user", 600)],
+            // The file pages first, then the group pages (`modules.html` links them).
+            dirs: &[
+                ("manual", "", 120),
+                ("user", "", 500),
+                ("user", "a01561.html", 100),
+            ],
         }),
         hosts: &[
             ("libstdcxx", RealRole::Origin),
@@ -336,10 +348,10 @@ pub const CORPUS: &[CorpusManual] = &[
         sample: Some(Sample {
             pages: &["java.base/module-summary.html", "allpackages-index.html"],
             dirs: &[
-                ("java.base/java/util", 150),
-                ("java.base/java/util/class-use", 150),
-                ("java.base/java/util/function", 60),
-                ("java.base/java/util/function/class-use", 60),
+                ("java.base/java/util", "", 150),
+                ("java.base/java/util/class-use", "", 150),
+                ("java.base/java/util/function", "", 60),
+                ("java.base/java/util/function/class-use", "", 60),
             ],
         }),
         hosts: &[
@@ -358,16 +370,17 @@ pub const CORPUS: &[CorpusManual] = &[
                 "std/index.html",
                 "core/index.html",
                 "core/arch/index.html",
+                "std/arch/index.html",
                 "unstable-book/language-features.html",
                 "unstable-book/library-features.html",
             ],
             dirs: &[
-                ("std/collections", 100),
-                ("core/arch/x86_64", 200),
-                ("unstable-book", 20),
-                ("unstable-book/language-features", 120),
-                ("unstable-book/library-features", 80),
-                ("book", 100),
+                ("std/collections", "", 100),
+                ("core/arch/x86_64", "", 200),
+                ("unstable-book", "", 20),
+                ("unstable-book/language-features", "", 120),
+                ("unstable-book/library-features", "", 80),
+                ("book", "", 100),
             ],
         }),
         hosts: &[
@@ -438,13 +451,13 @@ pub const CORPUS: &[CorpusManual] = &[
 const BOOST_SAMPLE: Sample = Sample {
     pages: &[],
     dirs: &[
-        ("", 250),
-        ("container", 50),
-        ("intrusive", 50),
-        ("move", 50),
-        ("circular_buffer", 50),
-        ("boost/container", 120),
-        ("boost/intrusive", 80),
+        ("", "", 250),
+        ("container", "", 50),
+        ("intrusive", "", 50),
+        ("move", "", 50),
+        ("circular_buffer", "", 50),
+        ("boost/container", "", 120),
+        ("boost/intrusive", "", 80),
     ],
 };
 
@@ -1219,27 +1232,27 @@ mod tests {
         let manual = Manual::new("m", root.clone(), "start.html").unwrap();
         let sample = Sample {
             pages: &["extra.html", "missing.html"],
-            dirs: &[("d", 2)],
+            dirs: &[("d", "", 1), ("d", "c.html", 1)],
         };
         let files: Vec<String> = sample.files(&manual).unwrap().into_iter().collect();
         assert_eq!(
             files,
             [
                 "d/a.html",
-                "d/b.html",
+                "d/c.html",
                 "d/index.html",
                 "extra.html",
                 "start.html"
             ]
         );
         let manual = manual.sampled(&sample).unwrap();
-        assert!(manual.serves(Path::new("d/b.html")));
-        assert!(!manual.serves(Path::new("d/c.html")));
+        assert!(manual.serves(Path::new("d/c.html")));
+        assert!(!manual.serves(Path::new("d/b.html")));
         assert!(!manual.serves(Path::new("d/sub/a.html")));
         assert!(matches!(
             Sample {
                 pages: &[],
-                dirs: &[("nowhere", 1)]
+                dirs: &[("nowhere", "", 1)]
             }
             .files(&manual),
             Err(TestSiteError::SampleDir { .. })
