@@ -413,12 +413,15 @@ def main():
 
     # 4. fetches per host.
     per_host = Counter(r["host"] for r in requests if path_of(r) != "/robots.txt")
+    broken_on = Counter(r["host"] for r in counted if int(r.get("status", 200)) >= 400)
     hosts = [{"name": h["name"], "role": h.get("role"), "fetches": per_host.get(h["name"], 0),
+              "broken": broken_on.get(h["name"], 0),
               "manual": h.get("manual"),
               "documents": len(reach[h["manual"]]) if h.get("manual") else None}
              for h in web.hosts]
     for name in sorted(set(per_host) - set(web.by_name)):
         hosts.append({"name": name, "role": "unknown", "fetches": per_host[name],
+                      "broken": broken_on.get(name, 0),
                       "manual": None, "documents": None})
     role_fetches = lambda role: sum(h["fetches"] for h in hosts if h["role"] == role)
     copy_hosts = [h for h in hosts if h["role"] in COPY_ROLES]
@@ -441,6 +444,7 @@ def main():
             "tracking_fetches": sum(by_role("tracking")) if by_role("tracking") else None,
             "session_fetches": sum(by_role("session")) if by_role("session") else None,
             "copy_hosts": {h["name"]: h["fetches"] for h in mine if h["role"] in COPY_ROLES},
+            "copy_hosts_broken": {h["name"]: h["broken"] for h in mine if h["role"] in COPY_ROLES},
             "skips": sk["skips"], "skips_distinct": sk["distinct"],
             "skips_changed": sk["changed"], "skips_band": sk["band"],
             "rules": len(site_rules) if site_rules is not None else None,
@@ -532,6 +536,8 @@ def print_sites(sites, report):
             f"{x['tracking_fetches'] if x['tracking_fetches'] is not None else '-'}/" \
             f"{x['session_fetches'] if x['session_fetches'] is not None else '-'}"
         copies = ", ".join(f"{h.split('-')[-1] if '-' in h else h} {f}"
+                           + (f" ({x['copy_hosts_broken'][h]} 4xx)"
+                              if x["copy_hosts_broken"][h] else "")
                            for h, f in x["copy_hosts"].items()) or "-"
         rules = "-" if x["rules"] is None else (
             f"{x['rules']}" + (f" ({x['rules_revoked']} rev.)" if x["rules_revoked"] else ""))
@@ -555,8 +561,9 @@ def print_sites(sites, report):
     widths = [max(len(row[i]) for row in rows + [head]) for i in range(len(head))]
     line = lambda row: "| " + " | ".join(
         c.ljust(w) if i in (0, 6) else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))) + " |"
-    print("\nper site (a manual and its hosts; fetches include the hub's for the total; skips are "
-          "classified by the reference Jaccard of the two main texts):")
+    print("\nper site (a manual and its hosts; fetch: requests less one per distinct broken link, "
+          "the hub's in the total; copy hosts: every request, of which 4xx; skips classified by "
+          "the reference Jaccard of the two main texts):")
     print(line(head))
     print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     for row in rows:
