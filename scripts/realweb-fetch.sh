@@ -5,11 +5,25 @@
 #
 #   scripts/realweb-fetch.sh [CACHE_DIR]     # default: ~/.cache/simcrawl/realweb
 #
-# The packages: python-django-doc (the manual behind the copy hosts), clang-15-doc and
-# clang-16-doc (two versions of one manual), sqlite3-doc (an unrelated manual).
+# The packages, one or more per page generator (Debian bookworm's names):
+#   Sphinx     python-django-doc, cmake-doc, clang-15-doc, clang-16-doc
+#   Doxygen    libstdc++-12-doc
+#   javadoc    openjdk-17-doc (sampled by RealWebConfig::debian: it is huge)
+#   rustdoc    rust-doc (sampled too)
+#   asciidoc   git-doc
+#   gtk-doc    libglib2.0-doc
+#   RDoc       ruby-rubymail-doc (ruby3.1-doc ships ri data only, no HTML, in bookworm)
+#   BoostBook  libboost1.74-doc, libboost1.81-doc (two versions of one manual)
+#   SQLite's own generator: sqlite3-doc
+# RealWebConfig::debian in crates/testsite/src/real.rs says which manual sits behind which hosts.
 set -euo pipefail
 CACHE=${1:-${SIMCRAWL_REALWEB_CACHE:-$HOME/.cache/simcrawl/realweb}}
-PACKAGES=(python-django-doc clang-15-doc clang-16-doc sqlite3-doc)
+PACKAGES=(python-django-doc clang-15-doc clang-16-doc sqlite3-doc
+    cmake-doc libstdc++-12-doc openjdk-17-doc rust-doc git-doc libglib2.0-doc ruby-rubymail-doc
+    libboost1.74-doc libboost1.81-doc
+    # Only for their copyright files: cmake-doc's and libstdc++-12-doc's documentation
+    # directories are symlinks to these packages', which hold the copyright.
+    cmake-data gcc-12-base)
 mkdir -p "$CACHE"
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -23,7 +37,9 @@ DL=$(mktemp -d)
 trap 'rm -rf "$DL"' EXIT
 cd "$DL"
 # apt-get download needs a current package list; on a fresh machine it may have none.
+# A failed first try may leave some packages of the old list behind: start again after the update.
 apt-get download "${missing[@]}" >/dev/null 2>&1 || {
+    rm -f ./*.deb
     apt-get update -q >/dev/null
     apt-get download "${missing[@]}" >/dev/null
 }

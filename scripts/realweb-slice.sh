@@ -2,12 +2,19 @@
 # Rebuilds tests/realweb/, the slice of real pages the integration tests crawl, from the Debian
 # packages scripts/realweb-fetch.sh unpacked. Each page is copied as it is, with its package's
 # copyright file; links to pages outside the slice answer 404, as broken links do on real sites.
+# A few pages per page generator, chosen for the failure classes of issue 37: short reference
+# stubs on a heavy template (CMake variables, libstdc++'s Doxygen groups, javadoc class-use
+# pages, the Rust unstable book's feature stubs), two versions of one manual with identical,
+# changed and distinct pages (Boost 1.74 and 1.81), and the manuals the notice and noisy copies
+# serve (RDoc, Git, libstdc++, CMake).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CACHE=${1:-${SIMCRAWL_REALWEB_CACHE:-$HOME/.cache/simcrawl/realweb}}
 scripts/realweb-fetch.sh "$CACHE"
 OUT=tests/realweb
-rm -rf "$OUT"/django "$OUT"/clang15 "$OUT"/clang16 "$OUT"/sqlite
+# One directory per manual of simcrawl_testsite::CORPUS, its files at their paths in the package.
+rm -rf "$OUT"/django "$OUT"/clang15 "$OUT"/clang16 "$OUT"/sqlite "$OUT"/cmake "$OUT"/libstdcxx \
+    "$OUT"/openjdk "$OUT"/rust "$OUT"/git "$OUT"/glib "$OUT"/rdoc "$OUT"/boost174 "$OUT"/boost181
 copy() { # manual root copyright pages...
     local manual=$1 root=$2 copyright=$3
     shift 3
@@ -15,7 +22,12 @@ copy() { # manual root copyright pages...
         mkdir -p "$OUT/$manual/$(dirname "$page")"
         cp "$root/$page" "$OUT/$manual/$page"
     done
-    cp "$copyright" "$OUT/$manual/COPYRIGHT"
+    # A copyright file over 16 KiB is kept gzipped (Boost's lists every file of Boost: 2 MB).
+    if (($(stat -L -c %s "$copyright") > 16384)); then
+        gzip -9nc "$copyright" >"$OUT/$manual/COPYRIGHT.gz"
+    else
+        cp "$copyright" "$OUT/$manual/COPYRIGHT"
+    fi
 }
 DJ=$CACHE/python-django-doc/usr/share/doc/python-django-doc
 copy django "$DJ/html" "$DJ/copyright" \
@@ -36,4 +48,61 @@ copy sqlite "$SQ" "$SQC" \
     syntax/begin-stmt.html syntax/commit-stmt.html syntax/rollback-stmt.html \
     syntax/savepoint-stmt.html syntax/release-stmt.html \
     releaselog/3_25_1.html releaselog/3_25_2.html
+CM=$CACHE/cmake-doc/usr/share/doc/cmake-data/html
+copy cmake "$CM" "$CACHE/cmake-data/usr/share/doc/cmake-data/copyright" \
+    index.html manual/cmake-variables.7.html \
+    variable/CMAKE_BACKWARDS_COMPATIBILITY.html variable/CMAKE_MAJOR_VERSION.html \
+    variable/CMAKE_MINOR_VERSION.html variable/CMAKE_PATCH_VERSION.html \
+    variable/CTEST_CVS_CHECKOUT.html variable/CTEST_SCP_COMMAND.html \
+    variable/CTEST_TRIGGER_SITE.html variable/CYGWIN.html variable/CMAKE_OPTIMIZE_DEPENDENCIES.html \
+    variable/XCODE.html variable/WIN32.html variable/CMAKE_VISIBILITY_INLINES_HIDDEN.html \
+    variable/MSYS.html variable/CMAKE_COMPILER_IS_GNUCC.html variable/CMAKE_COMPILER_IS_GNUG77.html \
+    variable/CMAKE_COMPILER_IS_GNUCXX.html variable/CMAKE_HOST_LINUX.html variable/LINUX.html \
+    variable/PROJECT_VERSION_MAJOR.html variable/PROJECT_VERSION_MINOR.html \
+    variable/PROJECT_VERSION_PATCH.html variable/PROJECT_VERSION_TWEAK.html \
+    variable/WINCE.html variable/WINDOWS_PHONE.html variable/WINDOWS_STORE.html
+LS=$CACHE/libstdc++-12-doc/usr/share/doc/gcc-12-base/libstdc++
+copy libstdcxx "$LS" "$CACHE/gcc-12-base/usr/share/doc/gcc-12-base/copyright" \
+    index.html api.html user/index.html user/modules.html \
+    user/a01583.html user/a01582.html user/a01654.html user/a01573.html user/a01634.html \
+    user/a01645.html user/a01568.html user/a01649.html user/a01641.html user/a01639.html \
+    user/a01622.html user/a01590.html user/a01561.html user/a01610.html user/a01629.html \
+    user/a01636.html user/a01644.html user/a01574.html user/a01642.html user/a01581.html
+JDK=$CACHE/openjdk-17-doc/usr/share/doc/openjdk-17-jre-headless/api
+F=java.base/java/util/function
+copy openjdk "$JDK" "$CACHE/openjdk-17-doc/usr/share/doc/openjdk-17-doc/copyright" \
+    index.html java.base/module-summary.html $F/package-summary.html \
+    $F/IntSupplier.html $F/LongSupplier.html $F/DoubleSupplier.html $F/BooleanSupplier.html \
+    $F/class-use/IntSupplier.html $F/class-use/LongSupplier.html \
+    $F/class-use/DoubleSupplier.html $F/class-use/BooleanSupplier.html
+RU=$CACHE/rust-doc/usr/share/doc/rust-doc/html
+U=unstable-book/language-features
+copy rust "$RU" "$CACHE/rust-doc/usr/share/doc/rust-doc/copyright" \
+    index.html unstable-book/index.html $U/abi-x86-interrupt.html $U/const-async-blocks.html
+GD=$CACHE/git-doc/usr/share/doc/git-doc
+copy git "$GD" "$GD/copyright" \
+    git.html git-merge-one-file.html git-citool.html git-unpack-file.html git-version.html
+GL=$CACHE/libglib2.0-doc/usr/share/gtk-doc/html
+copy glib "$GL" "$CACHE/libglib2.0-doc/usr/share/doc/libglib2.0-doc/copyright" \
+    glib/index.html glib/glib-fundamentals.html glib/tools.html glib/deprecated.html \
+    glib/deprecated-tools.html glib/glib.html glib/gtester-report.html
+RD=$CACHE/ruby-rubymail-doc/usr/share/doc/ruby-rubymail-doc
+copy rdoc "$RD/html" "$RD/copyright" \
+    index.html ChangeLog.html README_md.html THANKS.html TODO.html RMail.html \
+    RMail/Parser/Error.html RMail/StreamParser.html RMail/Mailbox.html RMail/Utils.html \
+    RMail/Address/Parser.html RMail/Serialize.html RMail/Parser.html RMail/Address/List.html \
+    RMail/Mailbox/MBoxReader.html RMail/StreamHandler.html \
+    guide/MIME_txt.html guide/TableOfContents_txt.html guide/Intro_txt.html
+# Boost: pages whose main text is the same in both versions (about ... boost_staticassert),
+# changed (stacktrace, align, circular_buffer/version_id: reference Jaccard 0.73-0.77), distinct
+# (index.html, 0.20) and new in 1.81 (boost_pfr.html).
+BOOST=(index.html about.html array.html string_algo.html typeof.html quickbook.html date_time.html
+    boost_staticassert.html stacktrace.html align.html circular_buffer.html
+    circular_buffer/version_id.html)
+for v in 1.74 1.81; do
+    B=$CACHE/libboost$v-doc/usr/share/doc/libboost$v-doc
+    pages=("${BOOST[@]}")
+    [[ $v == 1.81 ]] && pages+=(boost_pfr.html)
+    copy "boost${v/./}" "$B/doc/html" "$B/copyright" "${pages[@]}"
+done
 du -sh "$OUT"

@@ -10,14 +10,19 @@ directly and computes, with its own simple definitions and none of simcrawl's co
 * visible text (html.parser, head/script/style dropped, block elements break lines) with
   "template" lines removed (a normalised line in > 20% and >= 3 of a manual's reachable pages);
 * resemblance: Jaccard of 3-word shingle sets of that template-free text (word sets if short);
-* reachable documents: breadth-first over href links from every manual's start page;
+* reachable documents: breadth-first over href links from every manual's start page (a sampled
+  manual's files are the ones web.json lists; a link to any other file is a broken link);
 * distinct documents: reachable documents united when resemblance >= 0.9 (candidates: equal
-  text, the same relpath in several manuals, and a one-permutation MinHash/LSH pass).
+  text, the same relpath in several manuals, and a one-permutation MinHash/LSH pass). Found and
+  lost count these groups. Fetches per distinct document counts a manual's groups apart from
+  every other manual's: two versions' files are two documents (a crawler must fetch both to know
+  they are alike), while two copies of one file behind two hosts are one.
 
 It then scores requests.jsonl (what the server answered), skips.jsonl (the crawler's skip log)
-and pages.jsonl (what the crawler indexed): fetches per distinct document, distinct documents
-found, each skip classified by the true resemblance of the skipped page and its "original",
-and fetches per host. Exit status 0 (it is a report); 2 on bad input.
+and pages.jsonl (what the crawler indexed), and optionally the crawler's rules (`simcrawl
+mirrors`): fetches per distinct document, distinct documents found, each skip classified by the
+true resemblance of the skipped page and its "original", and fetches per host, per site (a manual
+and the hosts that serve it) and in total. Exit status 0 (it is a report); 2 on bad input.
 
 Why it is independent of simcrawl: it reads the files, not what the server sent or the crawler
 stored; it never talks to the server or the crawler; its text extraction, template rule and
@@ -99,15 +104,17 @@ class Page:
 
 
 class Manual:
-    def __init__(self, name, root, start):
+    def __init__(self, name, root, start, only=None):
         self.name, self.root, self.start = name, root, start
         if not os.path.isdir(root):
             fail(f"web.json: manual {name!r}: root {root!r} is not a directory")
-        self.files = set()  # relpaths of every .html/.htm file under root
+        self.files = set()  # relpaths of every .html/.htm file under root (a sample's only)
         for d, _, names in os.walk(root):
             for n in names:
                 if n.lower().endswith((".html", ".htm")):
                     self.files.add(os.path.relpath(os.path.join(d, n), root).replace(os.sep, "/"))
+        if only is not None:
+            self.files &= set(only)
         self.pages, self.template = {}, None  # template lines: set by compute_truth
 
     def resolve(self, relpath, href):
@@ -192,7 +199,8 @@ class Web:
         try:
             with open(path, encoding="utf-8") as f:
                 web = json.load(f)
-            self.manuals = {n: Manual(n, m["root"], m["start"]) for n, m in web["manuals"].items()}
+            self.manuals = {n: Manual(n, m["root"], m["start"], m.get("files"))
+                            for n, m in web["manuals"].items()}
             self.hosts = web["hosts"]
             self.by_origin = {}
             for h in self.hosts:
@@ -245,16 +253,20 @@ def compute_truth(web):
         m.template = {l for l, c in df.items() if c >= 3 and c > 0.2 * len(seen)}
     docs = [(n, r) for n, rels in reach.items() for r in rels]
     parent = {d: d for d in docs}
+    mparent = {d: d for d in docs}  # the same, only within a manual
 
-    def find(d):
+    def find(d, parent=parent):
         while parent[d] != d:
             parent[d] = d = parent[parent[d]]
         return d
 
     def union(a, b):
-        if find(a) != find(b) and (web.page(a).key == web.page(b).key
-                                   or resemblance(web.page(a), web.page(b)) >= 0.9):
+        cross, within = find(a) != find(b), a[0] == b[0] and find(a, mparent) != find(b, mparent)
+        if (cross or within) and (web.page(a).key == web.page(b).key
+                                  or resemblance(web.page(a), web.page(b)) >= 0.9):
             parent[find(a)] = find(b)
+            if within:
+                mparent[find(a, mparent)] = find(b, mparent)
 
     # Candidates: equal text; same relpath in several manuals; LSH bands of a one-permutation
     # MinHash (64 bins of hash(shingle) mod 64, 16 bands of 4), confirmed by the exact Jaccard.
@@ -278,7 +290,33 @@ def compute_truth(web):
             for j in range(i):
                 union(members[i], members[j])
     group = {d: find(d) for d in docs}
-    return reach, parents, group
+    mgroup = {d: find(d, mparent) for d in docs}
+    return reach, parents, group, mgroup
+
+
+COPY_ROLES = ("exact-mirror", "prefix-mirror", "noisy", "tracking", "session", "alias", "notice")
+AUTHORITY = re.compile(r"127\.0\.0\.1:\d+")
+
+
+def read_rules(path, web):
+    """`simcrawl mirrors` rows: (manual of the rule's first host or None, active)."""
+    rules = []
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        fail(f"{path}: {e}")
+    for line in lines[1:]:
+        if line.startswith(" ") or not line.strip() or "active," in line or line == "no rules learned":
+            continue
+        words = line.split()
+        state = "active" if "active" in words else "revoked" if "revoked" in words else None
+        if state is None:
+            continue
+        hosts = [web.by_origin.get(("http", a)) for a in AUTHORITY.findall(line)]
+        manual = next((h.get("manual") for h in hosts if h), None)
+        rules.append((manual, state == "active"))
+    return rules
 
 
 def main():
@@ -287,6 +325,7 @@ def main():
     ap.add_argument("--requests", required=True)
     ap.add_argument("--skips", required=True)
     ap.add_argument("--pages", required=True)
+    ap.add_argument("--rules", help="the crawler's rules as `simcrawl mirrors` prints them")
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     ap.add_argument("--detail", type=int, default=0, metavar="N", help="examples per list")
     args = ap.parse_args()
@@ -295,8 +334,11 @@ def main():
     requests = read_jsonl(args.requests, ["host", "target"])
     skips = read_jsonl(args.skips, ["url", "reason"])
     pages = read_jsonl(args.pages, ["url"])
-    reach, parents, group = compute_truth(web)
+    reach, parents, group, mgroup = compute_truth(web)
     groups = set(group.values())
+    documents = len(set(mgroup.values()))
+    rules = read_rules(args.rules, web) if args.rules else None
+    manual_of_host = {h["name"]: h.get("manual") for h in web.hosts}
 
     # 1. fetches per distinct document.
     path_of = lambda r: urlsplit(str(r["target"])).path
@@ -306,7 +348,10 @@ def main():
     broken = [(r["host"], r["target"]) for r in counted if int(r.get("status", 200)) >= 400]
     broken_repeats = len(broken) - len(set(broken))
     fetches = len(counted) - len(set(broken))
-    fpd = fetches / len(groups) if groups else 0.0
+    fpd = fetches / documents if documents else 0.0
+    site_fetches = Counter(manual_of_host.get(r["host"]) for r in counted)
+    for host, _ in set(broken):
+        site_fetches[manual_of_host.get(host)] -= 1
 
     # 2. distinct documents found.
     found = {group[d] for d in map(web.doc, (p["url"] for p in pages)) if d in group}
@@ -321,6 +366,8 @@ def main():
     # 3. skips scored by the true resemblance of the skipped page and its original.
     # A skip is "lost" when the skipped URL shows a reachable document whose group is not indexed.
     by_class, by_reason, examples = Counter(), defaultdict(Counter), defaultdict(list)
+    # The issue's finer bands, per site (the manual of the skipped URL's host).
+    site_skips = defaultdict(Counter)
     lost, lost_by_reason = Counter(), Counter()
     indexed_urls = {p["url"] for p in pages}
     for s in skips:
@@ -339,6 +386,14 @@ def main():
             j = 1.0 if pd.key == po.key else resemblance(pd, po)
             cls = classify(j)
         is_lost = d in group and group[d] not in found
+        site = d[0] if d else manual_of_host.get(
+            (web.by_origin.get((urlsplit(s["url"]).scheme.lower(),
+                                urlsplit(s["url"]).netloc.lower())) or {}).get("name"))
+        band = None if j is None else ("distinct" if j < 0.5 else "changed" if j < 0.7
+                                       else "band" if j < 0.8 else None)
+        site_skips[site]["skips"] += 1
+        if band:
+            site_skips[site][band] += 1
         by_class[cls] += 1
         by_reason[s["reason"]][cls] += 1
         lost[cls] += is_lost
@@ -349,42 +404,93 @@ def main():
                 "jaccard": round(j, 3), "distance": s.get("distance"),
                 "crawler_jaccard": s.get("jaccard"), "rule": s.get("rule"),
                 "words": [len(web.page(d).words), len(web.page(o).words)]})
+        if band == "band" and len(examples["band 0.7-0.8"]) < args.detail:
+            examples["band 0.7-0.8"].append({
+                "url": s["url"], "original": s.get("original"), "reason": s["reason"],
+                "jaccard": round(j, 3), "distance": s.get("distance"),
+                "crawler_jaccard": s.get("jaccard"), "rule": s.get("rule"),
+                "words": [len(web.page(d).words), len(web.page(o).words)]})
 
     # 4. fetches per host.
     per_host = Counter(r["host"] for r in requests if path_of(r) != "/robots.txt")
+    broken_on = Counter(r["host"] for r in counted if int(r.get("status", 200)) >= 400)
     hosts = [{"name": h["name"], "role": h.get("role"), "fetches": per_host.get(h["name"], 0),
+              "broken": broken_on.get(h["name"], 0),
               "manual": h.get("manual"),
               "documents": len(reach[h["manual"]]) if h.get("manual") else None}
              for h in web.hosts]
     for name in sorted(set(per_host) - set(web.by_name)):
         hosts.append({"name": name, "role": "unknown", "fetches": per_host[name],
+                      "broken": broken_on.get(name, 0),
                       "manual": None, "documents": None})
     role_fetches = lambda role: sum(h["fetches"] for h in hosts if h["role"] == role)
+    copy_hosts = [h for h in hosts if h["role"] in COPY_ROLES]
+    worst_copy = max(copy_hosts, key=lambda h: h["fetches"], default=None)
+
+    # 5. per site: a manual and the hosts that serve it (the issue's table, one row each).
+    sites = {}
+    for n in web.manuals:
+        docs = len({mgroup[(n, r)] for r in reach[n]})
+        mine = [h for h in hosts if h["manual"] == n]
+        by_role = lambda role: [h["fetches"] for h in mine if h["role"] == role]
+        sk = site_skips.get(n, Counter())
+        site_rules = [a for m, a in rules if m == n] if rules is not None else None
+        sites[n] = {
+            "hosts": [h["name"] for h in mine], "documents": docs, "fetches": site_fetches[n],
+            "fetches_per_distinct_document": round(site_fetches[n] / docs, 4) if docs else None,
+            "distinct": per_manual[n]["distinct"], "found": per_manual[n]["found"],
+            "found_percent": round(100.0 * per_manual[n]["found"]
+                                   / max(per_manual[n]["distinct"], 1), 2),
+            "tracking_fetches": sum(by_role("tracking")) if by_role("tracking") else None,
+            "session_fetches": sum(by_role("session")) if by_role("session") else None,
+            "copy_hosts": {h["name"]: h["fetches"] for h in mine if h["role"] in COPY_ROLES},
+            "copy_hosts_broken": {h["name"]: h["broken"] for h in mine if h["role"] in COPY_ROLES},
+            "skips": sk["skips"], "skips_distinct": sk["distinct"],
+            "skips_changed": sk["changed"], "skips_band": sk["band"],
+            "rules": len(site_rules) if site_rules is not None else None,
+            "rules_revoked": sum(not a for a in site_rules) if site_rules is not None else None}
+    total_skips = sum(c["skips"] for c in site_skips.values())
+    fine = {k: sum(c[k] for c in site_skips.values()) for k in ("distinct", "changed", "band")}
+    band_pct = 100.0 * fine["band"] / total_skips if total_skips else 0.0
+    tracking, session = role_fetches("tracking"), role_fetches("session")
+    worst_ts = max((h["fetches"] for h in hosts if h["role"] in ("tracking", "session")),
+                   default=0)
 
     total = len(groups)
     pct = 100.0 * len(found) / total if total else 0.0
     goals = [("fetches per distinct document", f"{fpd:.2f}", "<= 1.05", fpd <= 1.05),
              ("distinct documents found", f"{pct:.1f}%", ">= 99%", pct >= 99.0),
-             ("skips of distinct pages (J < 0.5)", str(by_class["distinct"]), "0",
-              by_class["distinct"] == 0),
-             ("skips of changed pages (0.5-0.8)", str(by_class["changed"]), "0",
-              by_class["changed"] == 0),
-             ("fetches on the tracking host / the session host",
-              f"{role_fetches('tracking')} / {role_fetches('session')}", "<= 60 each",
-              role_fetches("tracking") <= 60 and role_fetches("session") <= 60),
-             ("fetches on the noisy host", str(role_fetches("noisy")), "<= 60",
-              role_fetches("noisy") <= 60)]
+             ("utm / session-id copy fetches", f"{tracking} / {session}", "<= 60 a host",
+              worst_ts <= 60),
+             ("fetches on the busiest copy host" + (f" ({worst_copy['name']})" if worst_copy
+                                                     else ""),
+              str(worst_copy["fetches"] if worst_copy else 0), "<= 60",
+              worst_copy is None or worst_copy["fetches"] <= 60),
+             ("fetches on the noisy hosts", str(role_fetches("noisy")), "<= 60 a host",
+              all(h["fetches"] <= 60 for h in hosts if h["role"] == "noisy")),
+             ("skips of distinct pages (J < 0.5)", str(fine["distinct"]), "0",
+              fine["distinct"] == 0),
+             ("skips of changed pages (0.5-0.7)", str(fine["changed"]), "0",
+              fine["changed"] == 0),
+             ("skips in the band 0.7-0.8", f"{fine['band']} of {total_skips}", "under 1%",
+              band_pct < 1.0)]
+    if rules is not None:
+        goals.append(("rules (revoked)", f"{len(rules)} ({sum(not a for a in rules)})", "-",
+                      True))
     report = {"seconds": round(time.time() - t0, 2), "fetches": fetches,
               "requests": len(counted), "broken_link_fetches": len(set(broken)),
               "broken_link_repeats": broken_repeats,
-              "distinct_documents": total,
+              "distinct_documents": total, "documents": documents,
               "fetches_per_distinct_document": round(fpd, 4), "found": len(found),
               "found_percent": round(pct, 2), "manuals": per_manual,
               "skips": {"by_class": dict(by_class), "lost_by_class": dict(lost),
                         "lost_by_reason": dict(lost_by_reason),
                         "by_reason": {r: dict(c) for r, c in by_reason.items()},
                         "examples": dict(examples)},
-              "hosts": hosts,
+              "hosts": hosts, "sites": sites,
+              "skips_by_band": {"skips": total_skips, **fine},
+              "rules": None if rules is None else {"count": len(rules),
+                                                   "revoked": sum(not a for a in rules)},
               "goals": [{"measure": m, "value": v, "goal": g, "met": ok} for m, v, g, ok in goals]}
     if args.json:
         print(json.dumps(report, indent=1))
@@ -410,13 +516,58 @@ def main():
         for x in rows:
             print(f"  J={x['jaccard']:.3f} dist={x['distance']} words={x['words']} [{x['reason']}]"
                   f"\n    {x['url']}\n    <- {x['original']}")
-    print(f"\n{'host':<12}{'role':<15}{'fetches':>8}{'documents':>10}")
+    print(f"\n{'host':<18}{'role':<15}{'fetches':>8}{'documents':>10}")
     for h in hosts:
         docs = h["documents"] if h["documents"] is not None else "-"
-        print(f"{h['name']:<12}{str(h['role']):<15}{h['fetches']:>8}{docs:>10}")
+        print(f"{h['name']:<18}{str(h['role']):<15}{h['fetches']:>8}{docs:>10}")
+    print_sites(sites, report)
     print(f"\n| {'measure':<48} | {'value':>9} | {'goal':<10} | met |")
     for m, v, g, ok in goals:
         print(f"| {m:<48} | {v:>9} | {g:<10} | {'yes' if ok else 'NO':<3} |")
+
+
+def print_sites(sites, report):
+    """The issue's table per site and in total: one row a site."""
+    head = ["site", "docs", "fetch", "f/doc", "found%", "utm/sess", "copy hosts (fetches)",
+            "J<0.5", "0.5-0.7", "0.7-0.8", "skips", "rules"]
+    rows = []
+    for n, x in sites.items():
+        ts = "-" if x["tracking_fetches"] is None and x["session_fetches"] is None else \
+            f"{x['tracking_fetches'] if x['tracking_fetches'] is not None else '-'}/" \
+            f"{x['session_fetches'] if x['session_fetches'] is not None else '-'}"
+        copies = ", ".join(f"{h.split('-')[-1] if '-' in h else h} {f}"
+                           + (f" ({x['copy_hosts_broken'][h]} 4xx)"
+                              if x["copy_hosts_broken"][h] else "")
+                           for h, f in x["copy_hosts"].items()) or "-"
+        rules = "-" if x["rules"] is None else (
+            f"{x['rules']}" + (f" ({x['rules_revoked']} rev.)" if x["rules_revoked"] else ""))
+        fpd = "-" if x["fetches_per_distinct_document"] is None else \
+            f"{x['fetches_per_distinct_document']:.2f}"
+        rows.append([n, str(x["documents"]), str(x["fetches"]), fpd, f"{x['found_percent']:.1f}",
+                     ts, copies, str(x["skips_distinct"]), str(x["skips_changed"]),
+                     str(x["skips_band"]), str(x["skips"]), rules])
+    b, r = report["skips_by_band"], report["rules"]
+    tracking = sum(x["tracking_fetches"] or 0 for x in sites.values())
+    session = sum(x["session_fetches"] or 0 for x in sites.values())
+    busiest = max(((h, f) for x in sites.values() for h, f in x["copy_hosts"].items()),
+                  key=lambda hf: hf[1], default=("-", 0))
+    rows.append(["(total)", str(report["documents"]), str(report["fetches"]),
+                 f"{report['fetches_per_distinct_document']:.2f}",
+                 f"{report['found_percent']:.1f}", f"{tracking}/{session}",
+                 f"busiest: {busiest[0]} {busiest[1]}", str(b["distinct"]), str(b["changed"]),
+                 str(b["band"]), str(b["skips"]),
+                 "-" if r is None else f"{r['count']}" + (f" ({r['revoked']} rev.)"
+                                                          if r["revoked"] else "")])
+    widths = [max(len(row[i]) for row in rows + [head]) for i in range(len(head))]
+    line = lambda row: "| " + " | ".join(
+        c.ljust(w) if i in (0, 6) else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))) + " |"
+    print("\nper site (a manual and its hosts; fetch: requests less one per distinct broken link, "
+          "the hub's in the total; copy hosts: every request, of which 4xx; skips classified by "
+          "the reference Jaccard of the two main texts):")
+    print(line(head))
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for row in rows:
+        print(line(row))
 
 
 if __name__ == "__main__":

@@ -394,16 +394,29 @@ fn on_real_pages_two_processes_index_the_documents_one_does() {
     for (doc, urls) in &two {
         assert_eq!(urls.len(), 1, "{doc} indexed at {urls:?}");
     }
-    // Clang 15's and 16's manuals share files that did not change between the versions: which of
-    // the two copies is kept is the order of the fetches. A file is counted by its path in the
-    // manual, whichever version kept it; a file the versions changed counts twice in both.
+    // Two versions of one manual (Clang 15 and 16, Boost 1.74 and 1.81) share files that did not
+    // change between the versions: which of the two copies is kept is the order of the fetches. A
+    // file is counted by its path in the manual, whichever version kept it (the manual's name
+    // without its version digits); a file the versions changed counts twice in both.
+    let versioned: Vec<String> = web
+        .config()
+        .hosts
+        .iter()
+        .filter(|h| h.role == simcrawl_testsite::RealRole::Version)
+        .filter_map(|h| h.manual.clone())
+        .collect();
     let by_file = |docs: &BTreeMap<String, Vec<String>>| {
         let mut files: BTreeMap<String, usize> = BTreeMap::new();
         for (doc, urls) in docs {
-            let file = doc
-                .strip_prefix("clang15:")
-                .or_else(|| doc.strip_prefix("clang16:"))
-                .map_or_else(|| doc.clone(), |f| format!("clang:{f}"));
+            let file = match doc.split_once(':') {
+                Some((manual, f)) if versioned.iter().any(|v| v == manual) => {
+                    format!(
+                        "{}:{f}",
+                        manual.trim_end_matches(|c: char| c.is_ascii_digit())
+                    )
+                }
+                _ => doc.clone(),
+            };
             *files.entry(file).or_default() += urls.len();
         }
         files

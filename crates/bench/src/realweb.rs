@@ -163,6 +163,8 @@ pub fn run(args: Args) -> Result<()> {
             .arg(dir.join("skips.jsonl"))
             .arg("--pages")
             .arg(dir.join("pages.jsonl"))
+            .arg("--rules")
+            .arg(dir.join("rules.txt"))
             .arg("--detail")
             .arg(args.detail.to_string());
         if args.json {

@@ -33,12 +33,25 @@ pub enum TestSiteError {
     NoRuntime,
     /// A manual of the real-page web is not where it should be (run
     /// `scripts/realweb-fetch.sh` to fetch the Debian packages).
-    #[error("the {name} manual is missing: no index.html in {}", root.display())]
+    #[error("the {name} manual is missing: no {start} in {}", root.display())]
     MissingManual {
         /// The manual's name.
         name: String,
         /// Where its files were looked for.
         root: std::path::PathBuf,
+        /// The start page looked for, relative to `root`.
+        start: String,
+    },
+    /// A directory a sampled manual takes its files from could not be listed.
+    #[error("cannot list {} for the {name} manual's sample: {source}", dir.display())]
+    SampleDir {
+        /// The manual's name.
+        name: String,
+        /// The directory.
+        dir: std::path::PathBuf,
+        /// The system's error.
+        #[source]
+        source: io::Error,
     },
     /// A listener of the real-page web could not be bound or read.
     #[error("cannot bind a port on 127.0.0.1 for the real-page web's {host} host: {source}")]

@@ -117,7 +117,8 @@ pub use manifest::{
     DocId, DocKind, DocumentInfo, HostInfo, Manifest, NearDuplicatePair, Outcome, PageEntry, Role,
 };
 pub use real::{
-    Manual, REAL_MIRROR_PREFIX, RealHost, RealRequest, RealRole, RealWebConfig, RunningRealWeb,
+    CORPUS, CorpusManual, MIRROR_NOTICE, Manual, REAL_MIRROR_PREFIX, RealHost, RealRequest,
+    RealRole, RealWebConfig, RunningRealWeb, Sample,
 };
 pub use render::MIRROR_PREFIX;
 pub use request_log::{LoggedRequest, RequestLog};

@@ -2,21 +2,37 @@
 //! checked in under `tests/realweb/`) served on loopback through the same host roles as the
 //! generated web, so that every verdict can be measured on pages nobody here wrote.
 //!
-//! One manual is served by seven hosts: the **origin**, an **exact mirror**, a **prefix mirror**
-//! (the same files under [`REAL_MIRROR_PREFIX`]), a **noisy** copy that injects ads, timestamps
-//! and session ids into every response, a **tracking** copy whose every link carries `utm_*`
-//! parameters, a **session** copy whose every link carries a fresh `sessionid`, and an **alias**
-//! that redirects every path to the origin. The noise and the session ids are fresh in every
-//! response and the same in every run (the `i`-th response to a URL is the same whatever the order
-//! of the requests), so that two crawls see the same pages. Two versions of a second manual and an unrelated
-//! third manual have a host each, and a **hub** host serves one seed page that links to the start
-//! page of every other host.
+//! [`CORPUS`] lists the manuals and the hosts in front of each: thirteen manuals from twelve page
+//! generators (Sphinx: Django, CMake, Clang 15 and 16; Doxygen and DocBook: libstdc++; javadoc:
+//! OpenJDK 17; rustdoc and mdBook: Rust; asciidoc: Git; gtk-doc: GLib; RDoc: RubyMail;
+//! BoostBook: Boost 1.74 and 1.81; SQLite's own). The copy roles sit over several of them:
+//! Django behind an **origin**, an **exact mirror**, a **prefix mirror** (the same files under
+//! [`REAL_MIRROR_PREFIX`]), a **noisy** copy that injects ads, timestamps and session ids into
+//! every response, a **tracking** copy whose every link carries `utm_*` parameters, a **session**
+//! copy whose every link carries a fresh `sessionid`, and an **alias** that redirects every path
+//! to its manual's origin; CMake behind an exact mirror and a noisy copy; libstdc++ behind a noisy
+//! copy and a **notice** copy (one sentence, [`MIRROR_NOTICE`], right after the body's start tag
+//! of every page); OpenJDK behind a prefix mirror; Rust behind an alias and a tracking copy; Git
+//! behind a notice copy and a session copy; GLib behind an exact mirror; RubyMail behind a notice
+//! copy. Clang 15 and 16 and Boost 1.74 and 1.81 are two versions of one manual each, on a host
+//! per version; SQLite's manual has one host. A **hub** host serves one seed page that links to
+//! the start page of every other host.
+//!
+//! The noise and the session ids are fresh in every response and the same in every run (the
+//! `i`-th response to a URL is the same whatever the order of the requests), so that two crawls
+//! see the same pages.
+//!
+//! The largest packages are **sampled** ([`Sample`]): only a bounded, deterministic subset of
+//! their HTML files is served (the start page, some listed pages, and in each listed directory
+//! its `index.html` and its first N HTML files in sorted order); a link to any other HTML file of
+//! the package answers 404, as a broken link does.
 //!
 //! The server does not decide what is a copy of what: the files do. A URL shows the file at its
 //! path under its host's manual root (after the host's prefix), whatever its query; the truth
-//! script (`scripts/realweb_truth.py`) reads [`RunningRealWeb::describe`] and the files.
+//! script (`scripts/realweb_truth.py`) reads [`RunningRealWeb::describe`] (which lists a sampled
+//! manual's files) and the files.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;
 use std::net::Ipv4Addr;
 use std::path::{Component, Path, PathBuf};
@@ -40,6 +56,11 @@ use crate::time::format_utc;
 /// The path prefix under which the prefix mirror serves its manual.
 pub const REAL_MIRROR_PREFIX: &str = "/mirror";
 
+/// The sentence a [`RealRole::Notice`] host inserts right after the body's start tag of every
+/// page.
+pub const MIRROR_NOTICE: &str =
+    "This documentation is mirrored for offline reading; see the original site for updates.";
+
 /// One manual: a directory of HTML files and the page a reader starts from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Manual {
@@ -49,6 +70,100 @@ pub struct Manual {
     pub root: PathBuf,
     /// The start page, relative to `root`.
     pub start: String,
+    /// For a sampled manual, the only HTML files served (paths relative to `root`, `/`
+    /// separated); any other HTML file answers 404. None: every file is served.
+    pub only: Option<Arc<BTreeSet<String>>>,
+}
+
+impl Manual {
+    /// A manual whose every file is served; its start page must exist.
+    pub fn new(name: &str, root: PathBuf, start: &str) -> Result<Manual, TestSiteError> {
+        if !root.join(start).is_file() {
+            return Err(TestSiteError::MissingManual {
+                name: name.to_string(),
+                root,
+                start: start.to_string(),
+            });
+        }
+        Ok(Manual {
+            name: name.to_string(),
+            root,
+            start: start.to_string(),
+            only: None,
+        })
+    }
+
+    /// The same manual with only `sample`'s HTML files served.
+    pub fn sampled(mut self, sample: &Sample) -> Result<Manual, TestSiteError> {
+        self.only = Some(Arc::new(sample.files(&self)?));
+        Ok(self)
+    }
+
+    /// Whether the HTML file at `rel` (relative to the root) is served.
+    fn serves(&self, rel: &Path) -> bool {
+        self.only
+            .as_ref()
+            .is_none_or(|only| rel.to_str().is_some_and(|r| only.contains(r)))
+    }
+}
+
+/// Which HTML files of a large manual are served: the start page, `pages`, and for each
+/// `(dir, from, n)` of `dirs` the directory's `index.html` (when it has one) and the first `n` of
+/// its HTML files whose names sort at or after `from`, in sorted order (the directory's own
+/// files; subdirectories are not entered). The same files on every machine: the rule reads
+/// nothing but the names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sample {
+    /// Pages served whatever the directories give (paths relative to the manual's root).
+    pub pages: &'static [&'static str],
+    /// Directories (relative to the root, `""` for the root itself), the name their files start
+    /// from (`""`: the first) and how many HTML files of each.
+    pub dirs: &'static [(&'static str, &'static str, usize)],
+}
+
+impl Sample {
+    /// The files this sample takes from `manual` (relative paths, `/` separated).
+    pub fn files(&self, manual: &Manual) -> Result<BTreeSet<String>, TestSiteError> {
+        let exists = |rel: &str| manual.root.join(rel).is_file();
+        let mut files: BTreeSet<String> = std::iter::once(manual.start.as_str())
+            .chain(self.pages.iter().copied())
+            .filter(|rel| exists(rel))
+            .map(str::to_string)
+            .collect();
+        for (dir, from, n) in self.dirs {
+            let path = manual.root.join(dir);
+            let entries = std::fs::read_dir(&path).map_err(|source| TestSiteError::SampleDir {
+                name: manual.name.clone(),
+                dir: path.clone(),
+                source,
+            })?;
+            let mut names: Vec<String> = entries
+                .filter_map(Result::ok)
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+                .filter_map(|e| e.file_name().into_string().ok())
+                .filter(|name| name.ends_with(".html") || name.ends_with(".htm"))
+                .collect();
+            names.sort();
+            let rel = |name: &str| {
+                if dir.is_empty() {
+                    name.to_string()
+                } else {
+                    format!("{dir}/{name}")
+                }
+            };
+            if names.iter().any(|name| name == "index.html") {
+                files.insert(rel("index.html"));
+            }
+            files.extend(
+                names
+                    .iter()
+                    .filter(|name| name.as_str() >= *from)
+                    .take(*n)
+                    .map(|name| rel(name)),
+            );
+        }
+        Ok(files)
+    }
 }
 
 /// What a host of the real-page web does with its manual.
@@ -68,8 +183,10 @@ pub enum RealRole {
     Tracking,
     /// The same files, every link carrying a `sessionid` fresh in every response.
     Session,
-    /// Every path redirects (301) to the same path on the origin.
+    /// Every path redirects (301) to the same path on its manual's origin.
     Alias,
+    /// The same files with one sentence, [`MIRROR_NOTICE`], right after the body's start tag.
+    Notice,
     /// One version of a manual that has another version on another host.
     Version,
     /// A manual that shares nothing with the others.
@@ -88,6 +205,7 @@ impl RealRole {
             RealRole::Tracking => "tracking",
             RealRole::Session => "session",
             RealRole::Alias => "alias",
+            RealRole::Notice => "notice",
             RealRole::Version => "version",
             RealRole::Unrelated => "unrelated",
         }
@@ -115,100 +233,314 @@ impl RealHost {
     }
 }
 
+/// One manual of the real-page corpus: where its package puts it, and the hosts that serve it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CorpusManual {
+    /// The manual's name, and its directory in the checked-in slice.
+    pub name: &'static str,
+    /// The page generator that wrote it.
+    pub generator: &'static str,
+    /// The Debian package (`scripts/realweb-fetch.sh` unpacks it under the cache).
+    pub package: &'static str,
+    /// The manual's root inside the unpacked package.
+    pub dir: &'static str,
+    /// The start page, relative to the root (the same in the slice).
+    pub start: &'static str,
+    /// For a package too large to serve whole, the files served from it.
+    pub sample: Option<Sample>,
+    /// The hosts that serve it: name and role.
+    pub hosts: &'static [(&'static str, RealRole)],
+}
+
+/// The real-page corpus: each manual and the hosts in front of it, in the order they are served.
+pub const CORPUS: &[CorpusManual] = &[
+    CorpusManual {
+        name: "django",
+        generator: "Sphinx",
+        package: "python-django-doc",
+        dir: "usr/share/doc/python-django-doc/html",
+        start: "index.html",
+        sample: None,
+        hosts: &[
+            ("origin", RealRole::Origin),
+            ("exact", RealRole::ExactMirror),
+            ("prefix", RealRole::PrefixMirror),
+            ("noisy", RealRole::Noisy),
+            ("tracking", RealRole::Tracking),
+            ("session", RealRole::Session),
+            ("alias", RealRole::Alias),
+        ],
+    },
+    CorpusManual {
+        name: "clang15",
+        generator: "Sphinx",
+        package: "clang-15-doc",
+        dir: "usr/share/doc/clang-15/html",
+        start: "index.html",
+        sample: None,
+        hosts: &[("old", RealRole::Version)],
+    },
+    CorpusManual {
+        name: "clang16",
+        generator: "Sphinx",
+        package: "clang-16-doc",
+        dir: "usr/share/doc/clang-16/html",
+        start: "index.html",
+        sample: None,
+        hosts: &[("new", RealRole::Version)],
+    },
+    CorpusManual {
+        name: "sqlite",
+        generator: "SQLite's own",
+        package: "sqlite3-doc",
+        dir: "usr/share/doc/sqlite3",
+        start: "index.html",
+        sample: None,
+        hosts: &[("other", RealRole::Unrelated)],
+    },
+    CorpusManual {
+        name: "cmake",
+        generator: "Sphinx",
+        package: "cmake-doc",
+        dir: "usr/share/doc/cmake-data/html",
+        start: "index.html",
+        sample: None,
+        hosts: &[
+            ("cmake", RealRole::Origin),
+            ("cmake-exact", RealRole::ExactMirror),
+            ("cmake-noisy", RealRole::Noisy),
+        ],
+    },
+    CorpusManual {
+        name: "libstdcxx",
+        generator: "Doxygen, DocBook",
+        package: "libstdc++-12-doc",
+        dir: "usr/share/doc/gcc-12-base/libstdc++",
+        start: "index.html",
+        sample: Some(Sample {
+            pages: &[
+                "api.html",
+                "user/index.html",
+                "user/files.html",
+                "user/annotated.html",
+                "user/namespaces.html",
+                "user/modules.html",
+            ],
+            // The file pages first, then the group pages (`modules.html` links them).
+            dirs: &[
+                ("manual", "", 120),
+                ("user", "", 500),
+                ("user", "a01561.html", 100),
+            ],
+        }),
+        hosts: &[
+            ("libstdcxx", RealRole::Origin),
+            ("libstdcxx-noisy", RealRole::Noisy),
+            ("libstdcxx-notice", RealRole::Notice),
+        ],
+    },
+    CorpusManual {
+        name: "openjdk",
+        generator: "javadoc",
+        package: "openjdk-17-doc",
+        dir: "usr/share/doc/openjdk-17-jre-headless/api",
+        start: "index.html",
+        sample: Some(Sample {
+            pages: &["java.base/module-summary.html", "allpackages-index.html"],
+            dirs: &[
+                ("java.base/java/util", "", 150),
+                ("java.base/java/util/class-use", "", 150),
+                ("java.base/java/util/function", "", 60),
+                ("java.base/java/util/function/class-use", "", 60),
+            ],
+        }),
+        hosts: &[
+            ("openjdk", RealRole::Origin),
+            ("openjdk-prefix", RealRole::PrefixMirror),
+        ],
+    },
+    CorpusManual {
+        name: "rust",
+        generator: "rustdoc, mdBook",
+        package: "rust-doc",
+        dir: "usr/share/doc/rust-doc/html",
+        start: "index.html",
+        sample: Some(Sample {
+            pages: &[
+                "std/index.html",
+                "core/index.html",
+                "core/arch/index.html",
+                "std/arch/index.html",
+                "unstable-book/language-features.html",
+                "unstable-book/library-features.html",
+            ],
+            dirs: &[
+                ("std/collections", "", 100),
+                ("core/arch/x86_64", "", 200),
+                ("unstable-book", "", 20),
+                ("unstable-book/language-features", "", 120),
+                ("unstable-book/library-features", "", 80),
+                ("book", "", 100),
+            ],
+        }),
+        hosts: &[
+            ("rust", RealRole::Origin),
+            ("rust-alias", RealRole::Alias),
+            ("rust-tracking", RealRole::Tracking),
+        ],
+    },
+    CorpusManual {
+        name: "git",
+        generator: "asciidoc",
+        package: "git-doc",
+        dir: "usr/share/doc/git-doc",
+        start: "git.html",
+        sample: None,
+        hosts: &[
+            ("git", RealRole::Origin),
+            ("git-notice", RealRole::Notice),
+            ("git-session", RealRole::Session),
+        ],
+    },
+    CorpusManual {
+        name: "glib",
+        generator: "gtk-doc",
+        package: "libglib2.0-doc",
+        dir: "usr/share/gtk-doc/html",
+        start: "glib/index.html",
+        sample: None,
+        hosts: &[
+            ("glib", RealRole::Origin),
+            ("glib-exact", RealRole::ExactMirror),
+        ],
+    },
+    CorpusManual {
+        name: "rdoc",
+        generator: "RDoc",
+        package: "ruby-rubymail-doc",
+        dir: "usr/share/doc/ruby-rubymail-doc/html",
+        start: "index.html",
+        sample: None,
+        hosts: &[
+            ("rdoc", RealRole::Origin),
+            ("rdoc-notice", RealRole::Notice),
+        ],
+    },
+    CorpusManual {
+        name: "boost174",
+        generator: "BoostBook",
+        package: "libboost1.74-doc",
+        dir: "usr/share/doc/libboost1.74-doc/doc/html",
+        start: "index.html",
+        sample: Some(BOOST_SAMPLE),
+        hosts: &[("boost174", RealRole::Version)],
+    },
+    CorpusManual {
+        name: "boost181",
+        generator: "BoostBook",
+        package: "libboost1.81-doc",
+        dir: "usr/share/doc/libboost1.81-doc/doc/html",
+        start: "index.html",
+        sample: Some(BOOST_SAMPLE),
+        hosts: &[("boost181", RealRole::Version)],
+    },
+];
+
+/// The files of both Boost versions: the same rule, so that a file of one version whose name
+/// the other has is served by both.
+const BOOST_SAMPLE: Sample = Sample {
+    pages: &[],
+    dirs: &[
+        ("", "", 250),
+        ("container", "", 50),
+        ("intrusive", "", 50),
+        ("move", "", 50),
+        ("circular_buffer", "", 50),
+        ("boost/container", "", 120),
+        ("boost/intrusive", "", 80),
+    ],
+};
+
 /// Which manuals, behind which hosts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RealWebConfig {
     /// The manuals.
     pub manuals: Vec<Manual>,
-    /// The hosts; the alias redirects to the first [`RealRole::Origin`].
+    /// The hosts; an alias redirects to the first [`RealRole::Origin`] of its manual.
     pub hosts: Vec<RealHost>,
 }
 
 impl RealWebConfig {
-    /// The standard web: `main` behind the seven copy roles, `old` and `new` (two versions of
-    /// one manual) on a host each, `other` on its own host, and the hub.
-    pub fn standard(main: Manual, old: Manual, new: Manual, other: Manual) -> RealWebConfig {
-        let host = |name: &str, role, manual: &Manual| RealHost {
-            name: name.to_string(),
-            role,
-            manual: Some(manual.name.clone()),
-        };
-        let hosts = vec![
-            RealHost {
+    /// A web with the hub alone; [`RealWebConfig::add`] puts manuals behind hosts.
+    pub fn hub() -> RealWebConfig {
+        RealWebConfig {
+            manuals: Vec::new(),
+            hosts: vec![RealHost {
                 name: "hub".into(),
                 role: RealRole::Hub,
                 manual: None,
-            },
-            host("origin", RealRole::Origin, &main),
-            host("exact", RealRole::ExactMirror, &main),
-            host("prefix", RealRole::PrefixMirror, &main),
-            host("noisy", RealRole::Noisy, &main),
-            host("tracking", RealRole::Tracking, &main),
-            host("session", RealRole::Session, &main),
-            host("alias", RealRole::Alias, &main),
-            host("old", RealRole::Version, &old),
-            host("new", RealRole::Version, &new),
-            host("other", RealRole::Unrelated, &other),
-        ];
-        RealWebConfig {
-            manuals: vec![main, old, new, other],
-            hosts,
+            }],
         }
     }
 
-    /// The standard web over the Debian documentation packages that
-    /// `scripts/realweb-fetch.sh` unpacks into `cache` (one `dpkg-deb -x` root per package):
-    /// Django's manual as the copied one, Clang 15 and 16, and SQLite's documentation.
-    pub fn debian(cache: &Path) -> Result<RealWebConfig, TestSiteError> {
-        let manual = |name: &str, dir: &str| -> Result<Manual, TestSiteError> {
-            let root = cache.join(dir);
-            if !root.join("index.html").is_file() {
-                return Err(TestSiteError::MissingManual {
-                    name: name.to_string(),
-                    root,
-                });
-            }
-            Ok(Manual {
-                name: name.to_string(),
-                root,
-                start: "index.html".to_string(),
-            })
-        };
-        Ok(RealWebConfig::standard(
-            manual(
-                "django",
-                "python-django-doc/usr/share/doc/python-django-doc/html",
-            )?,
-            manual("clang15", "clang-15-doc/usr/share/doc/clang-15/html")?,
-            manual("clang16", "clang-16-doc/usr/share/doc/clang-16/html")?,
-            manual("sqlite", "sqlite3-doc/usr/share/doc/sqlite3")?,
-        ))
+    /// Adds `manual`, served by `hosts` (name and role each).
+    pub fn add(&mut self, manual: Manual, hosts: &[(&str, RealRole)]) {
+        for (name, role) in hosts {
+            self.hosts.push(RealHost {
+                name: (*name).to_string(),
+                role: *role,
+                manual: Some(manual.name.clone()),
+            });
+        }
+        self.manuals.push(manual);
     }
 
-    /// The slice of real pages checked in under `dir` (`tests/realweb/` of the repository):
-    /// one subdirectory per manual, `django`, `clang15`, `clang16` and `sqlite`, each with an
-    /// `index.html`.
-    pub fn slice(dir: &Path) -> Result<RealWebConfig, TestSiteError> {
-        let manual = |name: &str| -> Result<Manual, TestSiteError> {
-            let root = dir.join(name);
-            if !root.join("index.html").is_file() {
-                return Err(TestSiteError::MissingManual {
-                    name: name.to_string(),
-                    root,
-                });
+    /// The first web: `main` behind the seven copy roles, `old` and `new` (two versions of
+    /// one manual) on a host each, `other` on its own host, and the hub.
+    pub fn standard(main: Manual, old: Manual, new: Manual, other: Manual) -> RealWebConfig {
+        let mut web = RealWebConfig::hub();
+        web.add(main, CORPUS[0].hosts);
+        web.add(old, &[("old", RealRole::Version)]);
+        web.add(new, &[("new", RealRole::Version)]);
+        web.add(other, &[("other", RealRole::Unrelated)]);
+        web
+    }
+
+    /// The web of [`CORPUS`] over the Debian documentation packages that
+    /// `scripts/realweb-fetch.sh` unpacks into `cache` (one `dpkg-deb -x` root per package), the
+    /// large ones sampled.
+    pub fn debian(cache: &Path) -> Result<RealWebConfig, TestSiteError> {
+        RealWebConfig::corpus(|m| {
+            let manual = Manual::new(m.name, cache.join(m.package).join(m.dir), m.start)?;
+            match &m.sample {
+                Some(sample) => manual.sampled(sample),
+                None => Ok(manual),
             }
-            Ok(Manual {
-                name: name.to_string(),
-                root,
-                start: "index.html".to_string(),
-            })
-        };
-        Ok(RealWebConfig::standard(
-            manual("django")?,
-            manual("clang15")?,
-            manual("clang16")?,
-            manual("sqlite")?,
-        ))
+        })
+    }
+
+    /// The web of [`CORPUS`] over the slice of real pages checked in under `dir`
+    /// (`tests/realweb/` of the repository): one subdirectory per manual, named as the manual,
+    /// its files at the same paths as in the package; every file of it is served.
+    pub fn slice(dir: &Path) -> Result<RealWebConfig, TestSiteError> {
+        RealWebConfig::corpus(|m| Manual::new(m.name, dir.join(m.name), m.start))
+    }
+
+    fn corpus(
+        manual: impl Fn(&CorpusManual) -> Result<Manual, TestSiteError>,
+    ) -> Result<RealWebConfig, TestSiteError> {
+        let mut web = RealWebConfig::hub();
+        for m in CORPUS {
+            web.add(manual(m)?, m.hosts);
+        }
+        Ok(web)
+    }
+
+    /// The name of the host an alias serving `manual` redirects to: the manual's first origin.
+    fn origin_of(&self, manual: &str) -> Option<usize> {
+        self.hosts
+            .iter()
+            .position(|h| h.role == RealRole::Origin && h.manual.as_deref() == Some(manual))
     }
 
     /// Serves every host on its own port of 127.0.0.1, on the current tokio runtime.
@@ -233,30 +565,27 @@ impl RealWebConfig {
             bound.push((format!("http://{addr}"), listener));
         }
         let bases: Vec<String> = bound.iter().map(|(b, _)| b.clone()).collect();
-        let origin_base = self
-            .hosts
-            .iter()
-            .zip(&bases)
-            .find(|(h, _)| h.role == RealRole::Origin)
-            .map(|(_, b)| b.clone());
         let hub_page = hub_page(&self, &bases);
         let log = Arc::new(RealLog::default());
         let (shutdown, _) = watch::channel(false);
         let responses = Arc::new(Mutex::new(HashMap::new()));
         let mut accept_loops = Vec::new();
         for (i, (host, (_, listener))) in self.hosts.iter().zip(bound).enumerate() {
-            let root = host.manual.as_ref().and_then(|m| {
-                self.manuals
-                    .iter()
-                    .find(|x| &x.name == m)
-                    .map(|x| x.root.clone())
-            });
+            let manual = host
+                .manual
+                .as_ref()
+                .and_then(|m| self.manuals.iter().find(|x| &x.name == m).cloned());
+            let origin = host
+                .manual
+                .as_deref()
+                .and_then(|m| self.origin_of(m))
+                .map(|o| bases[o].clone());
             let server = Arc::new(RealHostServer {
                 index: i,
                 role: host.role,
                 prefix: host.prefix(),
-                root,
-                origin: origin_base.clone(),
+                manual,
+                origin,
                 hub_page: hub_page.clone(),
                 log: Arc::clone(&log),
                 responses: Arc::clone(&responses),
@@ -395,28 +724,30 @@ impl RunningRealWeb {
         out
     }
 
-    /// The web as JSON, for the truth script: the seed, the manuals (name, root, start) and the
-    /// hosts (name, role, base URL, manual, path prefix, and where the alias redirects).
+    /// The web as JSON, for the truth script: the seed, the manuals (name, root, start, and for a
+    /// sampled manual the only HTML files served) and the hosts (name, role, base URL, manual, path prefix, and where the alias redirects).
     pub fn describe(&self) -> String {
         let mut out = format!("{{\"seed\": {},\n \"manuals\": {{", json_str(&self.seed()));
         for (i, m) in self.config.manuals.iter().enumerate() {
             let root = std::path::absolute(&m.root).unwrap_or_else(|_| m.root.clone());
             let _ = write!(
                 out,
-                "{}\n  {}: {{\"root\": {}, \"start\": {}}}",
+                "{}\n  {}: {{\"root\": {}, \"start\": {}",
                 if i == 0 { "" } else { "," },
                 json_str(&m.name),
                 json_str(&root.to_string_lossy()),
                 json_str(&m.start)
             );
+            if let Some(only) = &m.only {
+                out.push_str(", \"files\": [");
+                for (j, f) in only.iter().enumerate() {
+                    let _ = write!(out, "{}{}", if j == 0 { "" } else { ", " }, json_str(f));
+                }
+                out.push(']');
+            }
+            out.push('}');
         }
         out.push_str("},\n \"hosts\": [");
-        let origin = self
-            .config
-            .hosts
-            .iter()
-            .find(|h| h.role == RealRole::Origin)
-            .map(|h| h.name.clone());
         for (i, (h, base)) in self.config.hosts.iter().zip(&self.bases).enumerate() {
             let _ = write!(
                 out,
@@ -431,9 +762,10 @@ impl RunningRealWeb {
                 let _ = write!(out, ", \"manual\": {}", json_str(m));
             }
             if h.role == RealRole::Alias
-                && let Some(o) = &origin
+                && let Some(o) = h.manual.as_deref().and_then(|m| self.config.origin_of(m))
             {
-                let _ = write!(out, ", \"redirects_to\": {}", json_str(o));
+                let name = &self.config.hosts[o].name;
+                let _ = write!(out, ", \"redirects_to\": {}", json_str(name));
             }
             out.push('}');
         }
@@ -512,8 +844,8 @@ struct RealHostServer {
     index: usize,
     role: RealRole,
     prefix: &'static str,
-    root: Option<PathBuf>,
-    /// The origin's base URL, where the alias redirects.
+    manual: Option<Manual>,
+    /// The base URL of the manual's origin, where an alias redirects.
     origin: Option<String>,
     hub_page: Bytes,
     log: Arc<RealLog>,
@@ -576,18 +908,22 @@ impl RealHostServer {
 
     fn file(&self, target: &str, path: &str) -> Response<Full<Bytes>> {
         let not_found = || plain(StatusCode::NOT_FOUND, "not found\n");
-        let (Some(root), Some(rest)) = (&self.root, path.strip_prefix(self.prefix)) else {
+        let (Some(manual), Some(rest)) = (&self.manual, path.strip_prefix(self.prefix)) else {
             return not_found();
         };
         let Some(rel) = relative_path(rest) else {
             return not_found();
         };
-        let file = root.join(&rel);
+        let file = manual.root.join(&rel);
+        let content_type = content_type(&file);
+        let html = content_type.starts_with("text/html");
+        if html && !manual.serves(&rel) {
+            return not_found(); // outside a sampled manual's files
+        }
         let Ok(body) = std::fs::read(&file) else {
             return not_found();
         };
-        let content_type = content_type(&file);
-        if !content_type.starts_with("text/html") {
+        if !html {
             return ok(content_type, Bytes::from(body));
         }
         let html = String::from_utf8_lossy(&body);
@@ -609,6 +945,7 @@ impl RealHostServer {
                 rewrite_hrefs(&html, |href| add_param(href, &session))
             }
             RealRole::Noisy => inject_noise(&html, n),
+            RealRole::Notice => insert_notice(&html),
             _ => return ok(content_type, Bytes::from(body)),
         };
         ok(content_type, Bytes::from(page))
@@ -715,6 +1052,36 @@ fn rewrite_hrefs(html: &str, mut f: impl FnMut(&str) -> Option<String>) -> Strin
     out
 }
 
+/// Where the body's content starts: just past the `<body ...>` start tag (any case, any
+/// attributes); None when the page has no body tag.
+fn body_start(html: &str) -> Option<usize> {
+    let bytes = html.as_bytes();
+    let mut from = 0;
+    while let Some(i) = html[from..].find('<').map(|i| from + i) {
+        let name = bytes.get(i + 1..i + 5)?;
+        let after = bytes.get(i + 5).copied();
+        if name.eq_ignore_ascii_case(b"body")
+            && matches!(after, Some(b'>' | b' ' | b'\t' | b'\n' | b'\r' | b'/'))
+        {
+            return html[i..].find('>').map(|j| i + j + 1);
+        }
+        from = i + 1;
+    }
+    None
+}
+
+/// The page with [`MIRROR_NOTICE`] in a paragraph of its own right after the body's start tag
+/// (at the very start when it has none): the same in every response.
+fn insert_notice(html: &str) -> String {
+    let notice = format!("\n<p class=\"mirror-notice\">{MIRROR_NOTICE}</p>\n");
+    let at = body_start(html).unwrap_or(0);
+    let mut out = String::with_capacity(html.len() + notice.len());
+    out.push_str(&html[..at]);
+    out.push_str(&notice);
+    out.push_str(&html[at..]);
+    out
+}
+
 /// An ad banner with a session id and a timestamp after `<body ...>`, and an ad before
 /// `</body>`, different in every response.
 fn inject_noise(html: &str, n: u64) -> String {
@@ -745,9 +1112,7 @@ fn inject_noise(html: &str, n: u64) -> String {
         10 + (r >> 32) % 90
     );
     let mut out = String::with_capacity(html.len() + top.len() + bottom.len());
-    let body_open = html
-        .find("<body")
-        .and_then(|i| html[i..].find('>').map(|j| i + j + 1));
+    let body_open = body_start(html);
     let body_close = html.rfind("</body>");
     match (body_open, body_close) {
         (Some(open), Some(close)) if open <= close => {
@@ -776,7 +1141,7 @@ mod tests {
             index,
             role: RealRole::Noisy,
             prefix: "",
-            root: None,
+            manual: None,
             origin: None,
             hub_page: Bytes::new(),
             log: Arc::new(RealLog::default()),
@@ -824,6 +1189,119 @@ mod tests {
         assert_eq!(relative_path("/../etc/passwd"), None);
         assert_eq!(relative_path("/a/%2e%2e/%2e%2e/x"), None);
         assert_eq!(relative_path("/%zz"), None);
+    }
+
+    #[test]
+    fn the_notice_goes_right_after_the_body_start_tag() {
+        let html = "<html><head><title>t</title></head>\n<BODY class=\"x\" id='top'><p>Text</p></BODY></html>";
+        let out = insert_notice(html);
+        let at = out.find(MIRROR_NOTICE).expect("the notice");
+        assert!(out[..at].ends_with("<BODY class=\"x\" id='top'>\n<p class=\"mirror-notice\">"));
+        assert_eq!(
+            out.replace(
+                &format!("\n<p class=\"mirror-notice\">{MIRROR_NOTICE}</p>\n"),
+                ""
+            ),
+            html
+        );
+        assert_eq!(insert_notice(html), out, "the same in every response");
+        // `<bodyguard>` is not a body tag; a page without one gets the notice first.
+        assert_eq!(body_start("<bodyguard><body>x"), Some(17));
+        assert_eq!(body_start("<p>no body</p>"), None);
+        assert!(insert_notice("<p>x</p>").starts_with("\n<p class=\"mirror-notice\">"));
+    }
+
+    #[test]
+    fn a_sample_is_the_start_the_pages_and_the_first_files_of_each_directory() {
+        let root = std::env::temp_dir().join(format!("simcrawl-sample-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for f in [
+            "start.html",
+            "extra.html",
+            "d/b.html",
+            "d/a.html",
+            "d/c.html",
+            "d/index.html",
+            "d/z.css",
+            "d/sub/a.html",
+        ] {
+            let path = root.join(f);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "<html><body>x</body></html>").unwrap();
+        }
+        let manual = Manual::new("m", root.clone(), "start.html").unwrap();
+        let sample = Sample {
+            pages: &["extra.html", "missing.html"],
+            dirs: &[("d", "", 1), ("d", "c.html", 1)],
+        };
+        let files: Vec<String> = sample.files(&manual).unwrap().into_iter().collect();
+        assert_eq!(
+            files,
+            [
+                "d/a.html",
+                "d/c.html",
+                "d/index.html",
+                "extra.html",
+                "start.html"
+            ]
+        );
+        let manual = manual.sampled(&sample).unwrap();
+        assert!(manual.serves(Path::new("d/c.html")));
+        assert!(!manual.serves(Path::new("d/b.html")));
+        assert!(!manual.serves(Path::new("d/sub/a.html")));
+        assert!(matches!(
+            Sample {
+                pages: &[],
+                dirs: &[("nowhere", "", 1)]
+            }
+            .files(&manual),
+            Err(TestSiteError::SampleDir { .. })
+        ));
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn an_alias_redirects_to_its_own_manuals_origin() {
+        let manual = |name: &str| Manual {
+            name: name.to_string(),
+            root: PathBuf::from("/nowhere"),
+            start: "index.html".to_string(),
+            only: None,
+        };
+        let mut web = RealWebConfig::hub();
+        web.add(
+            manual("a"),
+            &[("a", RealRole::Origin), ("a-alias", RealRole::Alias)],
+        );
+        web.add(
+            manual("b"),
+            &[("b", RealRole::Origin), ("b-alias", RealRole::Alias)],
+        );
+        assert_eq!(web.origin_of("a"), Some(1));
+        assert_eq!(web.origin_of("b"), Some(3));
+        assert_eq!(web.origin_of("hub"), None);
+    }
+
+    #[test]
+    fn the_corpus_names_each_host_once_and_gives_every_alias_an_origin() {
+        let mut names = std::collections::HashSet::new();
+        let generators: std::collections::HashSet<&str> = CORPUS
+            .iter()
+            .flat_map(|m| m.generator.split(", "))
+            .collect();
+        assert!(generators.len() >= 8, "{generators:?}");
+        for m in CORPUS {
+            for (name, role) in m.hosts {
+                assert!(names.insert(*name), "{name} twice");
+                if *role == RealRole::Alias {
+                    assert!(
+                        m.hosts.iter().any(|(_, r)| *r == RealRole::Origin),
+                        "{}",
+                        m.name
+                    );
+                }
+            }
+        }
     }
 
     #[test]
