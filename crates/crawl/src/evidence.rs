@@ -80,8 +80,12 @@ pub struct TextEvidence {
     pub distance: u32,
     /// MinHash Jaccard estimate of the two main texts as compared, when their sketches were read.
     pub jaccard: Option<f64>,
-    /// SimHash distance of the two whole pages' visible texts (a guard for a short main text).
+    /// SimHash distance of the two whole pages' visible texts (shown; a few bits say little: a
+    /// table of contents that lists other entries can be 0 bits from the other).
     pub whole_distance: Option<u32>,
+    /// The two whole pages' normalised visible texts are the same (`None`: not known, a page
+    /// indexed before they were kept): a short main text is a copy only when they are.
+    pub same_whole: Option<bool>,
     /// The two titles, normalised, are the same.
     pub same_title: bool,
     /// The two pages are on one host (`host[:port]`).
@@ -106,7 +110,7 @@ pub enum NotACopy {
     ShortTextsDiffer,
     /// A main text is short and the titles differ.
     ShortTitleDiffers,
-    /// A main text is short and the whole pages are further than k apart (or unknown).
+    /// A main text is short and the whole pages' texts are not the same (or not known).
     ShortWholeDiffers,
     /// The main texts are further than k apart.
     TooFar,
@@ -126,7 +130,7 @@ impl fmt::Display for NotACopy {
             }
             NotACopy::ShortTitleDiffers => "a main text is short and the titles differ",
             NotACopy::ShortWholeDiffers => {
-                "a main text is short and the whole pages are more than k bits apart"
+                "a main text is short and the whole pages' texts differ: the page is what surrounds it"
             }
             NotACopy::TooFar => "the main texts' Hamming distance is above k",
             NotACopy::JaccardLow => "the main texts' Jaccard estimate is below the threshold",
@@ -185,8 +189,14 @@ impl TextEvidence {
                 } else {
                     "titles differ"
                 },
-                self.whole_distance
-                    .map_or_else(|| "not compared".to_owned(), |d| format!("{d} apart"))
+                match self.same_whole {
+                    Some(true) => "the same".to_owned(),
+                    Some(false) => self.whole_distance.map_or_else(
+                        || "differ".to_owned(),
+                        |d| format!("differ ({d} bits apart)")
+                    ),
+                    None => "not compared".to_owned(),
+                }
             ));
         }
         if !self.sizes_agree() {
@@ -247,7 +257,7 @@ pub fn judge(e: &TextEvidence, policy: &Policy) -> Result<SkipReason, NotACopy> 
         if !e.same_title {
             return Err(NotACopy::ShortTitleDiffers);
         }
-        if !e.whole_distance.is_some_and(|d| d <= policy.k) {
+        if e.same_whole != Some(true) {
             return Err(NotACopy::ShortWholeDiffers);
         }
     }
@@ -280,8 +290,7 @@ pub fn verdict_in_words(
     let short = |s: String| {
         if e.short() {
             format!(
-                "{s}; the main text is short, the titles agree and the whole pages are {} <= k apart",
-                e.whole_distance.unwrap_or_default()
+                "{s}; the main text is short, and the titles and the whole pages' texts are the same"
             )
         } else {
             s
@@ -331,11 +340,10 @@ pub fn verdict_in_words(
             e.words[0],
             e.words[1]
         ),
-        Err(NotACopy::ShortWholeDiffers) => match e.whole_distance {
-            Some(d) => {
-                format!("a main text is short and the whole pages are {d} > k = {k} bits apart")
-            }
-            None => "a main text is short and the whole pages were not compared".to_owned(),
+        Err(NotACopy::ShortWholeDiffers) => match (e.same_whole, e.whole_distance) {
+            (Some(false), Some(d)) => format!("{} ({d} bits apart)", NotACopy::ShortWholeDiffers),
+            (Some(false), None) => NotACopy::ShortWholeDiffers.to_string(),
+            _ => "a main text is short and the whole pages were not compared".to_owned(),
         },
         Err(other) => other.to_string(),
     }
@@ -438,6 +446,7 @@ impl Codec for TextEvidence {
             write_element(&w, out);
         }
         write_element(&self.names_original, out);
+        write_element(&self.same_whole.map_or(0u8, |s| 1 + u8::from(s)), out);
     }
 
     fn decode(bytes: &[u8]) -> Result<Self, CodecError> {
@@ -462,6 +471,10 @@ impl Codec for TextEvidence {
         };
         let whole_distance = if bit(7) { Some(r.element()?) } else { None };
         let names_original = r.element()?;
+        let same_whole = match r.element::<u8>()? {
+            0 => None,
+            n => Some(n == 2),
+        };
         r.finish()?;
         Ok(TextEvidence {
             words: [n[0], n[1]],
@@ -476,6 +489,7 @@ impl Codec for TextEvidence {
             same_host: bit(4),
             declares_copy: bit(5),
             names_original,
+            same_whole,
         })
     }
 }
@@ -549,21 +563,25 @@ mod tests {
         // The same short text, the same title, whole pages within k: a copy.
         let same = TextEvidence {
             same_text: true,
+            same_whole: Some(true),
             distance: 0,
             jaccard: Some(1.0),
             ..stubs
         };
         assert_eq!(judge(&same, &POLICY), Ok(SkipReason::TextDuplicate));
-        let whole_far = TextEvidence {
-            whole_distance: Some(9),
+        // Two tables of contents under the same heading that list other entries: 0 bits apart
+        // by their whole pages' fingerprints, and two pages.
+        let tocs = TextEvidence {
+            same_whole: Some(false),
+            whole_distance: Some(0),
             ..same
         };
-        assert_eq!(judge(&whole_far, &POLICY), Err(NotACopy::ShortWholeDiffers));
-        let no_whole = TextEvidence {
-            whole_distance: None,
+        assert_eq!(judge(&tocs, &POLICY), Err(NotACopy::ShortWholeDiffers));
+        let unknown = TextEvidence {
+            same_whole: None,
             ..same
         };
-        assert_eq!(judge(&no_whole, &POLICY), Err(NotACopy::ShortWholeDiffers));
+        assert_eq!(judge(&unknown, &POLICY), Err(NotACopy::ShortWholeDiffers));
     }
 
     #[test]
@@ -648,7 +666,10 @@ mod tests {
             (0u32..800, 0u32..800),
             any::<[bool; 2]>(),
             (any::<bool>(), 0u32..=64, proptest::option::of(0.0f64..=1.0)),
-            proptest::option::of(0u32..=64),
+            (
+                proptest::option::of(0u32..=64),
+                proptest::option::of(any::<bool>()),
+            ),
             any::<[bool; 4]>(),
         )
             .prop_map(
@@ -657,7 +678,7 @@ mod tests {
                     (f0, f1),
                     short,
                     (same_text, distance, jaccard),
-                    whole,
+                    (whole, same_whole),
                     flags,
                 )| {
                     TextEvidence {
@@ -669,6 +690,7 @@ mod tests {
                         distance,
                         jaccard,
                         whole_distance: whole,
+                        same_whole,
                         same_title: flags[0],
                         same_host: flags[1],
                         declares_copy: flags[2] || flags[3],
@@ -694,7 +716,7 @@ mod tests {
                     }
                     if e.short() {
                         prop_assert!(e.same_text && e.same_title);
-                        prop_assert!(e.whole_distance.is_some_and(|d| d <= k));
+                        prop_assert_eq!(e.same_whole, Some(true));
                     }
                     prop_assert!(min_k(&e, jaccard).is_some_and(|m| m <= k));
                 }

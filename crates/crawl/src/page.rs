@@ -38,6 +38,9 @@ pub struct PageAnalysis {
     pub full_simhash: SimHash,
     /// Words in the whole page's normalised visible text.
     pub full_words: usize,
+    /// xxh3-128 of the whole page's normalised visible text: a short main text is a copy only
+    /// when the whole pages say the same too (a table of contents is its links).
+    pub full_digest: Digest128,
     /// The main text is short ([`Extraction::Short`](simcrawl_extract::Extraction) or a
     /// fallback): too little to judge the page by alone.
     pub short: bool,
@@ -204,15 +207,21 @@ impl Analyzer {
         let (simhash, sketch) = self.simhash.fingerprint_and_sketch(&self.minhash, &text);
         // A page without main content (a fallback) has its whole text as its main text: it is
         // normalised and fingerprinted once.
-        let (full_simhash, full_words) = if document.full_text == document.main_text {
-            (simhash, words)
+        let text_digest = Digest128::of_text(&text);
+        let (full_simhash, full_words, full_digest) = if document.full_text == document.main_text {
+            (simhash, words, text_digest)
         } else {
             let full = normalize_text(&document.full_text, self.normalize);
-            (self.simhash.fingerprint(&full), normalized_words(&full))
+            (
+                self.simhash.fingerprint(&full),
+                normalized_words(&full),
+                Digest128::of_text(&full),
+            )
         };
         PageAnalysis {
             full_simhash,
             full_words,
+            full_digest,
             short,
             title_key: document
                 .title
@@ -221,7 +230,7 @@ impl Analyzer {
                 .unwrap_or_default(),
             body_digest: Digest128::of_bytes(body),
             body_sha256: sha256_hex(body),
-            text_digest: Digest128::of_text(&text),
+            text_digest,
             simhash,
             sketch,
             template_version: 0,

@@ -70,6 +70,7 @@ fn evidence_of(
         jaccard,
         whole_distance: (page.full_words > 0 && record.full_words > 0)
             .then(|| page.full_simhash.distance(SimHash(record.full_simhash))),
+        same_whole: record.full_digest.map(|d| d == page.full_digest.0),
         same_title: page.title_key == title_key(record),
         same_host: record_host == host,
         declares_copy,
@@ -89,6 +90,7 @@ fn record_evidence(b: &PageRecord, a: &PageRecord, jaccard: Option<f64>) -> Text
         jaccard,
         whole_distance: (b.full_words > 0 && a.full_words > 0)
             .then(|| SimHash(b.full_simhash).distance(SimHash(a.full_simhash))),
+        same_whole: b.full_digest.zip(a.full_digest).map(|(x, y)| x == y),
         same_title: title_key(b) == title_key(a),
         same_host: host_of(&b.url) == host_of(&a.url),
         declares_copy: false,
@@ -126,6 +128,9 @@ pub struct PageRecord {
     /// Words in the whole page's normalised visible text (0: unknown, a record from before
     /// version 2).
     pub full_words: u32,
+    /// xxh3-128 of the whole page's normalised visible text (`None` in records from before
+    /// version 6).
+    pub full_digest: Option<u128>,
     /// The main text was short (see [`PageAnalysis::short`]).
     pub short: bool,
     /// The hash of the canonical key it was fetched under (`None` in records from before
@@ -140,9 +145,9 @@ pub struct PageRecord {
 }
 
 /// Version 2 appends the whole page's fingerprint, its size and the short flag; version 3 the
-/// hash of its canonical key; version 4 its sketch; version 5 whether it is another process's.
-/// Older records still decode, with those unknown.
-const PAGE_VERSION: u8 = 5;
+/// hash of its canonical key; version 4 its sketch; version 5 whether it is another process's;
+/// version 6 the whole page's text digest. Older records still decode, with those unknown.
+const PAGE_VERSION: u8 = 6;
 
 impl Codec for PageRecord {
     fn encode_into(&self, out: &mut Vec<u8>) {
@@ -173,6 +178,10 @@ impl Codec for PageRecord {
             write_element(sketch, out);
         }
         write_element(&self.foreign, out);
+        write_element(&self.full_digest.is_some(), out);
+        if let Some(d) = &self.full_digest {
+            write_element(d, out);
+        }
     }
 
     fn decode(bytes: &[u8]) -> Result<Self, CodecError> {
@@ -216,6 +225,11 @@ impl Codec for PageRecord {
                 None
             },
             foreign: if version >= 5 { r.element()? } else { false },
+            full_digest: if version >= 6 && r.element::<bool>()? {
+                Some(r.element()?)
+            } else {
+                None
+            },
         };
         r.finish()?;
         Ok(record)
@@ -733,6 +747,7 @@ impl PageIndex {
             text: page.document.main_text.clone(),
             full_simhash: page.full_simhash.0,
             full_words: page.full_words.min(u32::MAX as usize) as u32,
+            full_digest: Some(page.full_digest.0),
             short: page.short,
             key_hash: Some(key_hash),
             sketch: Some(page.sketch.to_bytes()),
@@ -1518,6 +1533,7 @@ pub fn compare_pages(
         text: String::new(),
         full_simhash: a.full_simhash.0,
         full_words: words32(a.full_words),
+        full_digest: Some(a.full_digest.0),
         short: a.short,
         key_hash: None,
         sketch: None,

@@ -34,7 +34,7 @@ use std::sync::Arc;
 use url::Url;
 
 /// The version of the events' wire form: every process of a crawl runs the same simcrawl.
-const WIRE_VERSION: u8 = 1;
+const WIRE_VERSION: u8 = 2;
 
 /// What a process says in a round.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -258,6 +258,7 @@ fn encode_analysis(a: &PageAnalysis, out: &mut Vec<u8>) {
     write_element(&(a.words as u64), out);
     write_element(&a.full_simhash.0, out);
     write_element(&(a.full_words as u64), out);
+    write_element(&a.full_digest.0, out);
     write_element(&a.short, out);
     put_str(&a.title_key, out);
     write_element(&(a.lines.len() as u32), out);
@@ -432,6 +433,7 @@ fn decode_analysis(r: &mut Reader<'_>, url: &Url) -> Result<PageAnalysis, CodecE
     let words = r.element::<u64>()? as usize;
     let full_simhash = SimHash(r.element()?);
     let full_words = r.element::<u64>()? as usize;
+    let full_digest = Digest128(r.element()?);
     let short: bool = r.element()?;
     let title_key: String = r.element()?;
     let n: u32 = r.element()?;
@@ -454,6 +456,7 @@ fn decode_analysis(r: &mut Reader<'_>, url: &Url) -> Result<PageAnalysis, CodecE
         words,
         full_simhash,
         full_words,
+        full_digest,
         short,
         title_key,
         lines,

@@ -739,6 +739,7 @@ fn evidence_json(e: &simcrawl_crawl::evidence::TextEvidence) -> Value {
         "whole_words": e.whole_words,
         "short": e.short(),
         "whole_distance": e.whole_distance,
+        "same_whole": e.same_whole,
         "same_title": e.same_title,
         "same_host": e.same_host,
         "declares_canonical": e.declares_copy,
@@ -1000,6 +1001,7 @@ mod tests {
                 short: [true, false],
                 same_text: true,
                 whole_distance: Some(1),
+                same_whole: Some(true),
                 same_title: true,
                 jaccard: Some(1.0),
                 ..Default::default()
@@ -1009,12 +1011,12 @@ mod tests {
         };
         assert_eq!(
             evidence(&compared),
-            "same main text, distance 0, Jaccard 1.00, main texts 24 and 24 words, short: same title, whole pages 1 apart"
+            "same main text, distance 0, Jaccard 1.00, main texts 24 and 24 words, short: same title, whole pages the same"
         );
         let v = skip_json(&compared);
         assert_eq!(v["evidence"]["words"], json!([24, 24]));
         assert_eq!(v["evidence"]["short"], true);
-        assert!(csv_line(skip_fields(&compared)).ends_with("whole pages 1 apart\""));
+        assert!(csv_line(skip_fields(&compared)).ends_with("whole pages the same\""));
     }
 
     #[test]

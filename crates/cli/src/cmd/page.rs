@@ -276,6 +276,7 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode> {
                 "short": e.short(),
                 "whole_words": e.whole_words,
                 "whole_distance": e.whole_distance,
+                "same_whole": e.same_whole,
                 "same_title": e.same_title,
                 "same_host": e.same_host,
             })),
@@ -318,9 +319,14 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode> {
             }
         );
         println!(
-            "whole pages:         {} and {} words, {}; {}",
+            "whole pages:         {} and {} words, {}{}; {}",
             e.whole_words[1],
             e.whole_words[0],
+            match e.same_whole {
+                Some(true) => "the same text, ",
+                Some(false) => "other texts, ",
+                None => "",
+            },
             e.whole_distance
                 .map_or_else(|| "not compared".to_owned(), |d| format!("{d} bits apart")),
             if e.same_title {
