@@ -31,7 +31,7 @@ fn valid_records(s: &str, n: u64) -> Vec<Vec<u8>> {
         text: s.repeat(3),
         full_simhash: !n,
         full_words: 40,
-        full_digest: n.is_multiple_of(2).then_some(u128::from(n)),
+        whole_windows: (0..n % 4).map(u128::from).collect(),
         short: n.is_multiple_of(2),
         key_hash: n.is_multiple_of(3).then_some(u128::from(n) << 64),
         sketch: n.is_multiple_of(5).then(|| s.as_bytes().to_vec()),

@@ -38,9 +38,11 @@ pub struct PageAnalysis {
     pub full_simhash: SimHash,
     /// Words in the whole page's normalised visible text.
     pub full_words: usize,
-    /// xxh3-128 of the whole page's normalised visible text: a short main text is a copy only
-    /// when the whole pages say the same too (a table of contents is its links).
-    pub full_digest: Digest128,
+    /// Digests of the whole page's visible text, its lines normalised ([`whole_windows`]): the
+    /// whole text first, then the text with up to [`WINDOW_TRIM`] lines set aside at its top
+    /// and at its bottom. A short main text is a copy only when the whole pages say the same
+    /// too, but for lines a copy added around the original (a notice, an ad banner).
+    pub whole_windows: Vec<u128>,
     /// The main text is short ([`Extraction::Short`](simcrawl_extract::Extraction) or a
     /// fallback): too little to judge the page by alone.
     pub short: bool,
@@ -208,20 +210,17 @@ impl Analyzer {
         // A page without main content (a fallback) has its whole text as its main text: it is
         // normalised and fingerprinted once.
         let text_digest = Digest128::of_text(&text);
-        let (full_simhash, full_words, full_digest) = if document.full_text == document.main_text {
-            (simhash, words, text_digest)
+        let (full_simhash, full_words) = if document.full_text == document.main_text {
+            (simhash, words)
         } else {
             let full = normalize_text(&document.full_text, self.normalize);
-            (
-                self.simhash.fingerprint(&full),
-                normalized_words(&full),
-                Digest128::of_text(&full),
-            )
+            (self.simhash.fingerprint(&full), normalized_words(&full))
         };
+        let whole_windows = whole_windows(&document.full_text, self.normalize);
         PageAnalysis {
             full_simhash,
             full_words,
-            full_digest,
+            whole_windows,
             short,
             title_key: document
                 .title
@@ -241,6 +240,50 @@ impl Analyzer {
             document,
         }
     }
+}
+
+/// Lines set aside at most at the top and at the bottom of a whole page by [`whole_windows`].
+pub const WINDOW_TRIM: usize = 3;
+
+/// The digests of a whole page's visible text with its lines normalised one by one (`options`)
+/// and joined by `\n`: the whole text first, then each window of it that sets aside up to
+/// [`WINDOW_TRIM`] lines at the top and at the bottom, keeping at least three quarters of its
+/// words. A copy that adds a notice or an ad banner before or after the original's text has the
+/// original's whole text as one of its windows; two pages that differ in the middle (a table of
+/// contents with other entries) have none in common.
+pub fn whole_windows(full_text: &str, options: NormalizeOptions) -> Vec<u128> {
+    let mut joined = String::with_capacity(full_text.len());
+    // (start, end, words) of each non-empty normalised line in `joined`.
+    let mut lines: Vec<(usize, usize, usize)> = Vec::new();
+    for line in full_text.lines() {
+        let norm = normalize_text(line, options);
+        if norm.is_empty() {
+            continue;
+        }
+        if !joined.is_empty() {
+            joined.push('\n');
+        }
+        let start = joined.len();
+        joined.push_str(&norm);
+        lines.push((start, joined.len(), normalized_words(&norm)));
+    }
+    let digest = |a: usize, b: usize| xxhash_rust::xxh3::xxh3_128(&joined.as_bytes()[a..b]);
+    let total: usize = lines.iter().map(|l| l.2).sum();
+    let mut windows = vec![digest(0, joined.len())];
+    let n = lines.len();
+    for top in 0..=WINDOW_TRIM.min(n) {
+        for bottom in 0..=WINDOW_TRIM.min(n - top) {
+            if top + bottom == 0 || top + bottom >= n {
+                continue;
+            }
+            let kept: usize = lines[top..n - bottom].iter().map(|l| l.2).sum();
+            if kept * 4 < total * 3 {
+                continue;
+            }
+            windows.push(digest(lines[top].0, lines[n - 1 - bottom].1));
+        }
+    }
+    windows
 }
 
 fn escape_html(text: &str) -> String {
@@ -286,6 +329,31 @@ mod tests {
         assert_eq!(a.sketch.jaccard(&b.sketch).unwrap(), 1.0);
         assert!(a.words > 50, "{}", a.words);
         assert!(a.document.extraction.is_main());
+    }
+
+    #[test]
+    fn a_copy_with_lines_added_around_the_original_has_its_whole_text_as_a_window() {
+        let o = NormalizeOptions::FINGERPRINT;
+        let body: Vec<String> = (0..12)
+            .map(|i| format!("Entry {i} of the table of contents, with a few words"))
+            .collect();
+        let original = body.join("\n");
+        let noticed = format!("This documentation is mirrored for offline reading.\n{original}");
+        let noisy = format!(
+            "Advertisement: save 35% today\nSession 0a1b, served by node 3\n{original}\nSponsored: desks"
+        );
+        let whole = whole_windows(&original, o)[0];
+        assert!(whole_windows(&noticed, o).contains(&whole));
+        assert!(whole_windows(&noisy, o).contains(&whole));
+        // Another entry in the middle: no window in common, either way.
+        let mut other = body.clone();
+        other[6] = "Entry 6 of the table of contents, renamed in the new version".into();
+        let other = other.join("\n");
+        let (a, b) = (whole_windows(&original, o), whole_windows(&other, o));
+        assert!(!a.contains(&b[0]) && !b.contains(&a[0]));
+        // A window keeps three quarters of the words: a short page's own lines stay compared.
+        let three = "one two three\nfour five six\nseven eight nine";
+        assert_eq!(whole_windows(three, o).len(), 1);
     }
 
     #[test]

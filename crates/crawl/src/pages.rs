@@ -45,6 +45,19 @@ fn title_key(record: &PageRecord) -> String {
         .unwrap_or_default()
 }
 
+/// A page with fewer words of main text than this keeps its whole page's windows in its record
+/// (a page judged short, by itself or once its host's template is set aside, needs them).
+pub const WINDOWS_UP_TO: usize = 400;
+
+/// Whether two whole pages say the same: one's whole text is the other's or one of the other's
+/// windows (a copy that added lines around the original). `None` when either is unknown.
+fn same_whole(page: &[u128], original: &[u128]) -> Option<bool> {
+    let (Some(p), Some(o)) = (page.first(), original.first()) else {
+        return None;
+    };
+    Some(original.contains(p) || page.contains(o))
+}
+
 /// Words as a `u32`.
 fn words32(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
@@ -70,7 +83,7 @@ fn evidence_of(
         jaccard,
         whole_distance: (page.full_words > 0 && record.full_words > 0)
             .then(|| page.full_simhash.distance(SimHash(record.full_simhash))),
-        same_whole: record.full_digest.map(|d| d == page.full_digest.0),
+        same_whole: same_whole(&page.whole_windows, &record.whole_windows),
         same_title: page.title_key == title_key(record),
         same_host: record_host == host,
         declares_copy,
@@ -90,7 +103,7 @@ fn record_evidence(b: &PageRecord, a: &PageRecord, jaccard: Option<f64>) -> Text
         jaccard,
         whole_distance: (b.full_words > 0 && a.full_words > 0)
             .then(|| SimHash(b.full_simhash).distance(SimHash(a.full_simhash))),
-        same_whole: b.full_digest.zip(a.full_digest).map(|(x, y)| x == y),
+        same_whole: same_whole(&b.whole_windows, &a.whole_windows),
         same_title: title_key(b) == title_key(a),
         same_host: host_of(&b.url) == host_of(&a.url),
         declares_copy: false,
@@ -128,9 +141,10 @@ pub struct PageRecord {
     /// Words in the whole page's normalised visible text (0: unknown, a record from before
     /// version 2).
     pub full_words: u32,
-    /// xxh3-128 of the whole page's normalised visible text (`None` in records from before
-    /// version 6).
-    pub full_digest: Option<u128>,
+    /// The digests of the whole page's text and of its windows ([`crate::page::whole_windows`]);
+    /// only the whole text's for a page of [`WINDOWS_UP_TO`] words of main text or more (empty:
+    /// unknown, a record from before version 6).
+    pub whole_windows: Vec<u128>,
     /// The main text was short (see [`PageAnalysis::short`]).
     pub short: bool,
     /// The hash of the canonical key it was fetched under (`None` in records from before
@@ -178,9 +192,9 @@ impl Codec for PageRecord {
             write_element(sketch, out);
         }
         write_element(&self.foreign, out);
-        write_element(&self.full_digest.is_some(), out);
-        if let Some(d) = &self.full_digest {
-            write_element(d, out);
+        write_element(&(self.whole_windows.len() as u32), out);
+        for w in &self.whole_windows {
+            write_element(w, out);
         }
     }
 
@@ -225,10 +239,13 @@ impl Codec for PageRecord {
                 None
             },
             foreign: if version >= 5 { r.element()? } else { false },
-            full_digest: if version >= 6 && r.element::<bool>()? {
-                Some(r.element()?)
+            whole_windows: if version >= 6 {
+                let n: u32 = r.element()?;
+                (0..n)
+                    .map(|_| r.element())
+                    .collect::<Result<Vec<u128>, _>>()?
             } else {
-                None
+                Vec::new()
             },
         };
         r.finish()?;
@@ -747,7 +764,11 @@ impl PageIndex {
             text: page.document.main_text.clone(),
             full_simhash: page.full_simhash.0,
             full_words: page.full_words.min(u32::MAX as usize) as u32,
-            full_digest: Some(page.full_digest.0),
+            whole_windows: if page.words < WINDOWS_UP_TO {
+                page.whole_windows.clone()
+            } else {
+                page.whole_windows.iter().take(1).copied().collect()
+            },
             short: page.short,
             key_hash: Some(key_hash),
             sketch: Some(page.sketch.to_bytes()),
@@ -1533,7 +1554,7 @@ pub fn compare_pages(
         text: String::new(),
         full_simhash: a.full_simhash.0,
         full_words: words32(a.full_words),
-        full_digest: Some(a.full_digest.0),
+        whole_windows: a.whole_windows.clone(),
         short: a.short,
         key_hash: None,
         sketch: None,

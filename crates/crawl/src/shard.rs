@@ -258,7 +258,10 @@ fn encode_analysis(a: &PageAnalysis, out: &mut Vec<u8>) {
     write_element(&(a.words as u64), out);
     write_element(&a.full_simhash.0, out);
     write_element(&(a.full_words as u64), out);
-    write_element(&a.full_digest.0, out);
+    write_element(&(a.whole_windows.len() as u32), out);
+    for w in &a.whole_windows {
+        write_element(w, out);
+    }
     write_element(&a.short, out);
     put_str(&a.title_key, out);
     write_element(&(a.lines.len() as u32), out);
@@ -433,7 +436,10 @@ fn decode_analysis(r: &mut Reader<'_>, url: &Url) -> Result<PageAnalysis, CodecE
     let words = r.element::<u64>()? as usize;
     let full_simhash = SimHash(r.element()?);
     let full_words = r.element::<u64>()? as usize;
-    let full_digest = Digest128(r.element()?);
+    let n: u32 = r.element()?;
+    let whole_windows = (0..n.min(64))
+        .map(|_| r.element())
+        .collect::<Result<Vec<u128>, _>>()?;
     let short: bool = r.element()?;
     let title_key: String = r.element()?;
     let n: u32 = r.element()?;
@@ -456,7 +462,7 @@ fn decode_analysis(r: &mut Reader<'_>, url: &Url) -> Result<PageAnalysis, CodecE
         words,
         full_simhash,
         full_words,
-        full_digest,
+        whole_windows,
         short,
         title_key,
         lines,
