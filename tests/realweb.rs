@@ -401,7 +401,7 @@ fn reference_stubs_on_a_heavy_template_are_all_indexed() {
 /// `circular_buffer/version_id.html`, 0.73–0.77) and the page new in 1.81 can only be known by
 /// fetching them; a rule between the versions learned on their identical pages must not skip them.
 #[test]
-#[ignore = "issue 37: fails until the verdict rule is fixed (boost181/index.html skipped as a text-duplicate of boost174's)"]
+
 fn pages_that_differ_between_two_versions_are_all_indexed() {
     let c = crawled();
     let differ = [
@@ -419,7 +419,7 @@ fn pages_that_differ_between_two_versions_are_all_indexed() {
 /// sentence right after `<body>`, is a copy of every page, short ones included: no file of
 /// CMake, libstdc++, Git or RubyMail is indexed at two hosts.
 #[test]
-#[ignore = "issue 37: fails until the verdict rule is fixed (short stubs of the noisy and notice copies indexed again)"]
+
 fn a_noisy_or_notice_copy_indexes_no_file_twice() {
     let c = crawled();
     for manual in ["cmake", "libstdcxx", "git", "rdoc"] {

@@ -34,9 +34,11 @@ pub struct LearnConfig {
     pub min_evidence: u32,
     /// Share of agreeing evidence needed for a canonical-path rule.
     pub min_agreement: f64,
-    /// Share of agreeing evidence needed for a mirror or alias rule. Higher than
-    /// [`min_agreement`](Self::min_agreement): a mirror rule skips whole hosts unfetched, and two
-    /// versions of one manual agree on about 90% of their pages without being copies.
+    /// Share of agreeing evidence a mirror or alias rule keeps to stay in force (and an alias
+    /// rule needs to be proposed; a mirror rule is proposed only with no disagreeing page at
+    /// all). Higher than [`min_agreement`](Self::min_agreement): a mirror rule skips whole hosts
+    /// unfetched, and two versions of one manual agree on about 90% of their pages without
+    /// being copies.
     pub mirror_agreement: f64,
     /// The first URL a rule skips in this many is fetched anyway, to verify the rule (0: never).
     pub verify_every: u32,
@@ -305,7 +307,11 @@ impl Learner {
         let evidence = self.evidence_mut(&rule);
         evidence.agree += 1;
         let evidence = *evidence;
-        self.propose(rule, evidence, false)
+        // A mirror rule skips the rest of a host unfetched, and which of its pages differ can
+        // only be known by fetching them: it is proposed only while every page sampled agrees
+        // (two versions of one manual agree on most pages, and the first few may all agree; a
+        // verification then finds the others). Once in force it stays while the share holds.
+        self.propose(rule, evidence, true)
     }
 
     /// The page at `url` was unique. `indexed(counterpart)` tells whether a URL is indexed; every mirror
@@ -728,6 +734,33 @@ mod tests {
             param: "p".into(),
         });
         assert!(l.verification_failed(&param));
+    }
+
+    #[test]
+    fn a_mirror_is_not_proposed_once_a_sampled_page_disagrees() {
+        // Two versions of one manual: most files the same, one changed, found early.
+        let mut l = Learner::new(LearnConfig::default());
+        for i in 0..3 {
+            l.observe_duplicate(
+                &u(&format!("http://new/{i}.html")),
+                &u(&format!("http://old/{i}.html")),
+            );
+        }
+        assert!(
+            l.observe_unique(&u("http://new/3.html"), |c| c == "old/3.html")
+                .is_empty()
+        );
+        for i in 4..60 {
+            assert_eq!(
+                l.observe_duplicate(
+                    &u(&format!("http://new/{i}.html")),
+                    &u(&format!("http://old/{i}.html")),
+                ),
+                None,
+                "page {i}"
+            );
+        }
+        assert_eq!(l.active().count(), 0);
     }
 
     #[test]
