@@ -314,7 +314,7 @@ fn resumed_with_other_k(
 /// `shard`). A store of another share, or of a crawl of one process, is refused with what to do.
 pub fn check_shard_store(config: &CrawlConfig) -> Result<(), CrawlError> {
     config.frontier.validate()?;
-    let store = open_store(&config)?;
+    let store = open_store(config)?;
     check_shard(&store, config)?;
     store.flush()?;
     Ok(())

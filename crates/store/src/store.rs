@@ -92,7 +92,7 @@ pub(crate) struct Shared {
     temporary_dir: Option<tempfile::TempDir>,
     _lock: Option<LockFile>,
     /// The last holder did not close the store: see [`Store::opened_after_unclean_stop`].
-    unclean: bool,
+    pub(crate) unclean: bool,
     /// For a [snapshot](Store::open_read_only) of a store that cannot be written: the copy, deleted
     /// when this drops (after sled has closed, by field order), and the store it copies.
     snapshot: Option<Snapshot>,
@@ -574,10 +574,17 @@ impl Store {
         if let Some(state) = states.get(name) {
             return Ok(Records::new(Arc::clone(state), Arc::clone(&self.shared)));
         }
-        let state = Arc::new(crate::records::RecordState::open(&self.files_dir(), name)?);
+        let counted = crate::records::sled_len(&self.shared, name)?;
+        // A store closed cleanly holds every record it counts: anything less is damage.
+        let clean = counted.filter(|_| !self.shared.unclean);
+        let state = Arc::new(crate::records::RecordState::open(
+            &self.files_dir(),
+            name,
+            clean,
+        )?);
         // The records past the count sled kept: sled's writes made after them are lost, so
         // they go too, and the store is the prefix a crash leaves of sled alone.
-        if let Some(len) = crate::records::sled_len(&self.shared, name)?
+        if let Some(len) = counted
             && state.len() > len
         {
             tracing::info!(
