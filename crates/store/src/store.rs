@@ -759,9 +759,46 @@ fn copy_dir(from: &Path, to: &Path) -> Result<(), StoreError> {
             copy_dir(&source, &target)?;
         } else if kind.is_file() {
             std::fs::copy(&source, &target).map_err(|e| open_error(&source, e))?;
+            // The copy keeps the original's mode: a store the user may only read made a copy
+            // they could not write either (its lock file, sled's files, the search index's).
+            let mut permissions = std::fs::metadata(&target)
+                .map_err(|e| open_error(&target, e))?
+                .permissions();
+            let mode = std::os::unix::fs::PermissionsExt::mode(&permissions);
+            std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, mode | 0o600);
+            std::fs::set_permissions(&target, permissions).map_err(|e| open_error(&target, e))?;
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A snapshot of a store the user may only read is a copy they may write: sled, the lock
+    /// file and the search index write their files when they open them.
+    #[test]
+    fn a_snapshot_of_read_only_files_can_be_written() {
+        use std::os::unix::fs::PermissionsExt;
+        let from = tempfile::tempdir().expect("a directory");
+        std::fs::create_dir(from.path().join("index")).expect("a subdirectory");
+        for file in ["simcrawl.lock", "index/.managed.json"] {
+            let path = from.path().join(file);
+            std::fs::write(&path, b"x").expect("a file");
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444))
+                .expect("read-only");
+        }
+        let to = tempfile::tempdir().expect("a directory");
+        copy_dir(from.path(), &to.path().join("copy")).expect("copied");
+        for file in ["simcrawl.lock", "index/.managed.json"] {
+            let mode = std::fs::metadata(to.path().join("copy").join(file))
+                .expect("copied")
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o600, 0o600, "{file}: {mode:o}");
+        }
+    }
 }
 
 fn dir_error(path: &Path, error: io::Error) -> StoreError {
