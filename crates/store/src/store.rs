@@ -772,35 +772,6 @@ fn copy_dir(from: &Path, to: &Path) -> Result<(), StoreError> {
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A snapshot of a store the user may only read is a copy they may write: sled, the lock
-    /// file and the search index write their files when they open them.
-    #[test]
-    fn a_snapshot_of_read_only_files_can_be_written() {
-        use std::os::unix::fs::PermissionsExt;
-        let from = tempfile::tempdir().expect("a directory");
-        std::fs::create_dir(from.path().join("index")).expect("a subdirectory");
-        for file in ["simcrawl.lock", "index/.managed.json"] {
-            let path = from.path().join(file);
-            std::fs::write(&path, b"x").expect("a file");
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444))
-                .expect("read-only");
-        }
-        let to = tempfile::tempdir().expect("a directory");
-        copy_dir(from.path(), &to.path().join("copy")).expect("copied");
-        for file in ["simcrawl.lock", "index/.managed.json"] {
-            let mode = std::fs::metadata(to.path().join("copy").join(file))
-                .expect("copied")
-                .permissions()
-                .mode();
-            assert_eq!(mode & 0o600, 0o600, "{file}: {mode:o}");
-        }
-    }
-}
-
 fn dir_error(path: &Path, error: io::Error) -> StoreError {
     match error.kind() {
         // A component of the path is a file.
@@ -883,5 +854,34 @@ fn open_failure(path: &Path, sled_dir: &Path, error: sled::Error) -> StoreError 
             path: path.to_owned(),
             detail: format!("sled refused to open it: {other}"),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A snapshot of a store the user may only read is a copy they may write: sled, the lock
+    /// file and the search index write their files when they open them.
+    #[test]
+    fn a_snapshot_of_read_only_files_can_be_written() {
+        use std::os::unix::fs::PermissionsExt;
+        let from = tempfile::tempdir().expect("a directory");
+        std::fs::create_dir(from.path().join("index")).expect("a subdirectory");
+        for file in ["simcrawl.lock", "index/.managed.json"] {
+            let path = from.path().join(file);
+            std::fs::write(&path, b"x").expect("a file");
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444))
+                .expect("read-only");
+        }
+        let to = tempfile::tempdir().expect("a directory");
+        copy_dir(from.path(), &to.path().join("copy")).expect("copied");
+        for file in ["simcrawl.lock", "index/.managed.json"] {
+            let mode = std::fs::metadata(to.path().join("copy").join(file))
+                .expect("copied")
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o600, 0o600, "{file}: {mode:o}");
+        }
     }
 }
