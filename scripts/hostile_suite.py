@@ -7,8 +7,9 @@ for each scenario, what the crawler did: counters from `simcrawl stats --json`, 
 time, peak RSS, whether it panicked, whether it had to be killed, and how many requests the server
 saw.
 
-Every listener binds 127.0.0.1 and every link, redirect and seed points at 127.0.0.1: the suite
-never sends traffic anywhere else.
+Every listener binds 127.0.0.1, but for the scenarios' "other hosts" on 127.0.0.2 (another address of
+this machine's loopback), and every link, redirect and seed points at them: the suite never sends
+traffic anywhere else. A request that reaches a host a rule excludes fails its scenario.
 
     python3 scripts/hostile_suite.py                     # all scenarios, 4 crawls at a time
     python3 scripts/hostile_suite.py --only gzip-bomb,redirect-loop --json
@@ -43,6 +44,9 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 HOST = "127.0.0.1"
+# Another host on this machine, for the scenarios whose redirects leave the seed's host: every crawl
+# runs with `--include ^http://127\.0\.0\.1:`, so it must never be asked anything.
+OTHER_HOST = "127.0.0.2"
 MAX_HOLD = 180.0  # no server-side stall lasts longer than this
 STOP = threading.Event()
 
@@ -209,6 +213,8 @@ class Scenario:
     check: Callable[["Scenario", dict], list[str]] | None = None
     port: int = 0  # own listener's port
     seed_path: str = ""
+    other_host: bool = False  # also served on OTHER_HOST, whose requests count as "other:<target>"
+    other_port: int = 0
 
     @property
     def prefix(self) -> str:
@@ -605,6 +611,48 @@ def redirect(c: Conn, location: bytes | str, status: str = "302 Found") -> None:
         location = location.encode("utf-8")
     raw(c, b"HTTP/1.1 " + status.encode() + b"\r\nLocation: " + location
         + b"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+
+
+ESCAPED = "REACHED AN EXCLUDED HOST"
+
+
+def _nothing_elsewhere(s: Scenario, rec: dict) -> list[str]:
+    """No request reached OTHER_HOST, robots.txt included (it is outside --include)."""
+    other = [p for p in rec.get("paths", {}) if p.startswith("other:")]
+    return [f"{ESCAPED}: {other[:5]}"] if other else []
+
+
+def _to_other_host(c: Conn, r: Request, s: Scenario) -> None:
+    """The seed (and any page here) redirects to OTHER_HOST, which serves a page."""
+    if r.port == s.other_port:
+        html_ok(c, r, s)
+    else:
+        redirect(c, f"http://{OTHER_HOST}:{s.other_port}{s.prefix}escaped")
+
+
+scenario("seed-redirect-other-host", G,
+         "the seed redirects to 127.0.0.2 (outside --include): no request may reach it",
+         other_host=True, check=_nothing_elsewhere)(_to_other_host)
+
+
+@scenario("link-redirect-other-host", G,
+          "a link redirects to 127.0.0.2 (outside --include): no request may reach it",
+          other_host=True, check=_nothing_elsewhere)
+def _(c, r, s):
+    if r.port == s.other_port:
+        html_ok(c, r, s)
+    elif r.path.endswith("/away"):
+        redirect(c, f"http://{OTHER_HOST}:{s.other_port}{s.prefix}escaped")
+    else:
+        html_ok(c, r, s, links=[f"{s.prefix}away"])
+
+
+@scenario("seed-redirect-excluded-path", G,
+          "the seed redirects to a path --exclude names: it is never requested",
+          flags=["--exclude", "/excluded/"],
+          check=lambda s, rec: [f"{ESCAPED}: {p}" for p in rec.get("paths", {}) if "/excluded/" in p])
+def _(c, r, s):
+    redirect(c, f"{s.prefix}excluded/x")
 
 
 @scenario("redirect-loop", G, "A -> B -> A")
@@ -1101,7 +1149,8 @@ class MainHandler(socketserver.BaseRequestHandler):
                 except Gone:
                     pass
                 return
-        count(sc.name, req.target)
+        other = self.server.server_address[0] != HOST
+        count(sc.name, ("other:" if other else "") + req.target)
         try:
             sc.handler(conn, req, sc)
         except Gone:
@@ -1122,8 +1171,8 @@ class Server(socketserver.ThreadingTCPServer):
     request_queue_size = 128
 
 
-def start_listener(handler_cls) -> Server:
-    srv = Server((HOST, 0), handler_cls)
+def start_listener(handler_cls, host: str = HOST) -> Server:
+    srv = Server((host, 0), handler_cls)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     return srv
 
@@ -1140,6 +1189,11 @@ def start_servers(selected: list[Scenario]) -> list[Server]:
             servers.append(srv)
         else:
             sc.port = MAIN_PORT
+        if sc.other_host:
+            cls = type(f"OtherHandler_{sc.name}", (MainHandler,), {"scenario_name": sc.name})
+            srv = start_listener(cls, OTHER_HOST)
+            sc.other_port = srv.server_address[1]
+            servers.append(srv)
     # A port on 127.0.0.1 where nothing listens: bind, note, close (kept unbound for the run).
     with socket.socket() as tmp:
         tmp.bind((HOST, 0))
@@ -1327,7 +1381,8 @@ def run_one(sc: Scenario, args) -> dict:
         notes += sc.check(sc, rec)
     rec["notes"] = notes
     rec["outcome"] = outcome(rec)
-    rec["passed"] = not panicked and not killed and exit_code in (0, 1)
+    rec["passed"] = (not panicked and not killed and exit_code in (0, 1)
+                     and not any(n.startswith(ESCAPED) for n in notes))
     if not args.keep:
         shutil.rmtree(store, ignore_errors=True)
     else:

@@ -301,3 +301,42 @@ fn man_pages_name_only_pages_that_are_written() {
         }
     }
 }
+
+/// A cleanly closed store whose page records file was cut short is damaged, not a crash's torn
+/// tail: `stats` and `export` name the file and exit 2, and a resume refuses to write over it.
+#[test]
+fn a_damaged_record_file_in_a_clean_store_is_named_and_never_written_over() {
+    let web = Web::start(simcrawl_testsite::TestWebConfig {
+        hosts: simcrawl_testsite::HostSet::origin_only(),
+        ..simcrawl_testsite::TestWebConfig::small()
+    });
+    let dir = Dir::new();
+    assert_success(&crate::util::crawl(&dir.store(), &web.web.seeds(), &[]));
+    let records = dir.store().join("page_records.records");
+    let len = std::fs::metadata(&records).expect("the page records").len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&records)
+        .expect("open")
+        .set_len(len / 2)
+        .expect("cut");
+    let before = std::fs::read(&records).expect("read");
+    for args in [&["stats"][..], &["export"][..], &["crawl"][..]] {
+        let out = simcrawl()
+            .args(args)
+            .arg("--store")
+            .arg(dir.store())
+            .output()
+            .expect("simcrawl runs");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("page_records.records") && stderr(&out).contains("damaged"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+    assert!(
+        std::fs::read(&records).expect("read") == before,
+        "written over"
+    );
+}

@@ -505,3 +505,29 @@ fn max_pages_counts_pages_not_robots_txt() {
         );
     }
 }
+
+/// `simcrawl skipped` piped to a file or a script prints each URL whole (it clipped them with
+/// `…` for a terminal's width, which left a script with URLs that do not exist).
+#[test]
+fn skipped_piped_prints_whole_urls() {
+    let long = format!("/{}/copy.html", "a-rather-long-directory-name".repeat(4));
+    let link = long.clone();
+    let (base, _) = serve(move |path| match path {
+        "/robots.txt" => status("404 Not Found", ""),
+        "/" => html(&format!(
+            "<title>home</title><p>Home page text here.</p><a href=\"/original.html\">o</a> <a href=\"{link}\">c</a>"
+        )),
+        _ => html("<title>same</title><p>The same page under two URLs, one of them long.</p>"),
+    });
+    let dir = Dir::new();
+    assert_success(&crawl(&dir.store(), &[format!("{base}/")], &[]));
+    let out = crate::util::simcrawl()
+        .args(["skipped", "--store"])
+        .arg(dir.store())
+        .output()
+        .expect("simcrawl skipped runs");
+    assert_success(&out);
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains(&format!("{base}{long}")), "{table}");
+    assert!(!table.contains('…'), "{table}");
+}

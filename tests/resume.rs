@@ -26,9 +26,19 @@ fn resume_after_kill_gives_the_same_index_as_an_uninterrupted_crawl() {
     let dir = Dir::new();
     // Killed mid-way: once the web has answered 40 requests.
     crate::util::crawl_killed_after(&dir.store(), &web, &[], 40);
-    // Resume: no seeds, the store remembers the frontier.
+    // Resume: no seeds, the store remembers the frontier. The report says what the guide
+    // promises, and no log line shouts it.
     let out = crawl(&dir.store(), &[], &[]);
     assert_success(&out);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(
+        stdout.contains("resumed after an unclean stop: the store held"),
+        "{stdout}"
+    );
+    assert!(!stderr.contains("WARN"), "{stderr}");
     let pages = indexed(&dir.store());
     let urls: Vec<String> = pages.iter().map(|p| p.url.clone()).collect();
     let unique: BTreeSet<String> = urls.iter().cloned().collect();
@@ -46,6 +56,27 @@ fn resume_after_kill_gives_the_same_index_as_an_uninterrupted_crawl() {
             .collect()
     };
     assert_eq!(docs(&unique), docs(&expected));
+}
+
+/// A resume with another `--k` says so; a crawl that is over, run again, says there is nothing
+/// to do rather than print a summary of zeros.
+#[test]
+fn a_resume_says_what_changed_and_a_finished_crawl_that_nothing_is_left() {
+    let web = Web::small();
+    let dir = Dir::new();
+    assert_success(&crawl(
+        &dir.store(),
+        &web.web.seeds(),
+        &["--max-pages", "5"],
+    ));
+    let out = crawl(&dir.store(), &[], &["--k", "4"]);
+    assert_success(&out);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("4 in this run, 3 before"), "{stdout}");
+    let again = crawl(&dir.store(), &[], &["--k", "4"]);
+    assert_success(&again);
+    let again = String::from_utf8_lossy(&again.stdout);
+    assert!(again.starts_with("nothing to do"), "{again}");
 }
 
 #[test]

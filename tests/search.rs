@@ -54,6 +54,24 @@ fn search_finds_kept_pages_and_names_their_copies() {
         hits.iter().any(|h| h["url"] == page.url.as_str()),
         "{word}: {hits:?}"
     );
+    // The table's last line counts every page that matches, not the ones shown.
+    let out = simcrawl()
+        .args(["search", "--limit", "1", "--store"])
+        .arg(dir.store())
+        .arg(word)
+        .output()
+        .expect("search runs");
+    assert_success(&out);
+    let table = String::from_utf8_lossy(&out.stdout);
+    let last = table.lines().last().unwrap_or_default();
+    if hits.len() > 1 {
+        let total: usize = last
+            .strip_prefix("1 of ")
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{last}"));
+        assert!(total >= hits.len(), "{last}: {} hits listed", hits.len());
+    }
     // The small web has exact mirrors: some kept page names copies skipped against it, and no
     // hit is a copy of another hit.
     let out = simcrawl()

@@ -39,6 +39,9 @@ pub const SHARD_KEY: &str = "shard";
 pub const ROUND_LOG_TREE: &str = "round_log";
 /// In [`CRAWL_META_TREE`], for a sharded crawl: the last round applied (big-endian `u64`).
 pub const ROUND_APPLIED_KEY: &str = "round_applied";
+/// In [`CRAWL_META_TREE`]: the near-duplicate threshold `k` of the crawl's last run (big-endian
+/// `u32`), so that a resume with another `--k` is said.
+pub const K_KEY: &str = "k";
 /// In [`CRAWL_META_TREE`]: the learned rules in `simcrawl-url`'s byte form.
 pub const LEARNED_RULES_KEY: &str = "learned_rules";
 

@@ -84,6 +84,11 @@ pub struct Report {
     /// The store had not been closed cleanly: the pages indexed and URLs queued it held when
     /// this run opened it (what its last commit wrote).
     pub unclean_resume: Option<(u64, u64)>,
+    /// The `--k` the store's crawl ran with before and this run's, when they differ.
+    pub resumed_k: Option<(u32, u32)>,
+    /// The store's crawl was over before this run (nothing queued, pages indexed), and this run
+    /// added no seed: it fetched nothing because there was nothing to do.
+    pub nothing_to_do: bool,
     /// Hosts parked for asking a crawl-delay over the cap, with the URLs left in their queues.
     pub parked: Vec<simcrawl_frontier::ParkedHost>,
     /// The web archive written (`--warc`): its directory, the records of this run, and the

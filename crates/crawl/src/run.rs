@@ -168,7 +168,8 @@ async fn run_with(
     let mut core = Core::open(&store, config.clone())?;
     let unclean_resume = store.opened_after_unclean_stop().then(|| {
         let queued = core.frontier.stats().queued;
-        tracing::warn!(
+        // The report says so in words (`resumed after an unclean stop: ...`).
+        tracing::info!(
             store = %config.store.display(),
             pages = core.pages.len(),
             queued,
@@ -176,7 +177,11 @@ async fn run_with(
         );
         (core.pages.len() as u64, queued)
     });
+    let resumed_k = resumed_with_other_k(&store, &config)?;
     core.admit_seeds()?;
+    // A store whose crawl is over, run again with no new seed: the report says there was nothing
+    // to do rather than count zeros.
+    let nothing_to_do = core.frontier.stats().queued == 0 && core.own_pages() > 0;
     let fetcher = Fetcher::new(config.fetch.clone())?;
     let fetched_before = store.counters().get(layout::counters::FETCHED)?;
     let output = match &config.output {
@@ -222,6 +227,8 @@ async fn run_with(
     };
     let mut report = drive(driver, shutdown, &mut on_progress).await?;
     report.unclean_resume = unclean_resume;
+    report.resumed_k = resumed_k;
+    report.nothing_to_do = nothing_to_do && report.progress.fetched == 0;
     Ok(report)
 }
 
@@ -286,12 +293,28 @@ impl<T> Drop for AbortOnDrop<T> {
     }
 }
 
+/// The near-duplicate threshold the store's crawl ran with before, when this run's differs
+/// (`--k` changed on a resume: the pages indexed from now on are compared at the new k), and
+/// records this run's. `None` for a new store and for the same k.
+fn resumed_with_other_k(
+    store: &Store,
+    config: &CrawlConfig,
+) -> Result<Option<(u32, u32)>, CrawlError> {
+    let meta: Tree<String, Vec<u8>> = store.tree(layout::CRAWL_META_TREE)?;
+    let key = layout::K_KEY.to_string();
+    let had = meta
+        .get(&key)?
+        .and_then(|b| Some(u32::from_be_bytes(b.get(..4)?.try_into().ok()?)));
+    meta.insert(&key, &config.k.to_be_bytes().to_vec())?;
+    Ok(had.filter(|&k| k != config.k).map(|k| (k, config.k)))
+}
+
 /// Checks, before a sharded crawl connects to the other processes, that `config.store` can be
 /// this process's: a new store, or one written as the same share ([`CrawlConfig::frontier`]'s
 /// `shard`). A store of another share, or of a crawl of one process, is refused with what to do.
 pub fn check_shard_store(config: &CrawlConfig) -> Result<(), CrawlError> {
     config.frontier.validate()?;
-    let store = open_store(&config)?;
+    let store = open_store(config)?;
     check_shard(&store, config)?;
     store.flush()?;
     Ok(())
@@ -709,6 +732,8 @@ impl Driver {
             interrupted,
             frontier_counters: stats.counters.iter().collect(),
             unclean_resume: None,
+            resumed_k: None,
+            nothing_to_do: false,
             parked: self.core.frontier.parked_hosts(),
             archive: self
                 .archive

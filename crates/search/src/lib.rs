@@ -512,6 +512,16 @@ impl SearchIndex {
     /// The best `limit` pages for `query` (tantivy's query language over title, text and URL;
     /// `title:` and `url_text:` restrict to a field), best first.
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<Hit>, SearchError> {
+        Ok(self.search_counted(query, limit)?.0)
+    }
+
+    /// [`search`](SearchIndex::search), and how many pages match in all (the `limit` best are
+    /// returned).
+    pub fn search_counted(
+        &self,
+        query: &str,
+        limit: usize,
+    ) -> Result<(Vec<Hit>, usize), SearchError> {
         let f = self.fields;
         let searcher = self.reader.searcher();
         let mut parser = QueryParser::for_index(&self.index, vec![f.title, f.text, f.url_text]);
@@ -520,8 +530,11 @@ impl SearchIndex {
             query: query.to_owned(),
             reason: e.to_string(),
         })?;
-        let top = searcher
-            .search(&parsed, &TopDocs::with_limit(limit.max(1)).order_by_score())
+        let (total, top) = searcher
+            .search(
+                &parsed,
+                &(Count, TopDocs::with_limit(limit.max(1)).order_by_score()),
+            )
             .map_err(|e| self.err(e))?;
         let mut snippets =
             SnippetGenerator::create(&searcher, &*parsed, f.text).map_err(|e| self.err(e))?;
@@ -563,7 +576,7 @@ impl SearchIndex {
                 copies_total,
             });
         }
-        Ok(hits)
+        Ok((hits, total))
     }
 
     /// The URLs of the first [`MAX_COPIES`] copies of page `id`, in the order they were

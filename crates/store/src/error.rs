@@ -68,6 +68,21 @@ pub enum StoreError {
         expected: u32,
     },
 
+    /// A file of a store that was closed cleanly lacks what the store counts in it (missing,
+    /// cut short, a record that is not whole): damage, not what a crash leaves, which is
+    /// repaired quietly. Nothing was written over it.
+    #[error(
+        "{} is damaged: {detail}; the store was closed cleanly, so no crash explains it, and nothing \
+         was written over it: restore the file from a backup, or move the store aside and start a new crawl",
+        file.display()
+    )]
+    Damaged {
+        /// The damaged file.
+        file: PathBuf,
+        /// What is wrong with it.
+        detail: String,
+    },
+
     /// The store's files cannot be read back as a store.
     #[error(
         "store at {path} is corrupt: {detail}; move it aside and start a new crawl, \

@@ -131,7 +131,6 @@ impl<V: Codec> Log<V> {
                 _types: PhantomData,
             });
         }
-        let records = Arc::new(RecordState::open(dir, name)?);
         let key = meta_key(name);
         let recorded = shared
             .meta
@@ -139,6 +138,9 @@ impl<V: Codec> Log<V> {
             .map_err(|e| StoreError::backend(name, e))?
             .map(|v| decode_len(name, &v))
             .transpose()?;
+        // A store closed cleanly holds every entry its log committed: anything less is damage.
+        let clean = recorded.filter(|_| !shared.unclean);
+        let records = Arc::new(RecordState::open(dir, name, clean)?);
         let state = Arc::new(LogState {
             name: name.to_owned(),
             records: Arc::clone(&records),

@@ -89,11 +89,32 @@ struct Files {
 
 impl RecordState {
     /// Opens (creating) `<dir>/<name>.records` and `.index`, and drops the trailing index entries
-    /// whose frames are not whole.
-    pub(crate) fn open(dir: &Path, name: &str) -> Result<RecordState, StoreError> {
+    /// whose frames are not whole: what a crash may leave.
+    ///
+    /// `clean`: the store was closed cleanly and counts this many records in these files. No
+    /// crash tore them then, so a file missing, a record that is not whole or fewer records than
+    /// counted is damage: [`StoreError::Damaged`] naming the file, and nothing is written (no
+    /// file made again, no entry dropped).
+    pub(crate) fn open(
+        dir: &Path,
+        name: &str,
+        clean: Option<u32>,
+    ) -> Result<RecordState, StoreError> {
         let stem = file_stem(name);
         let data_path = dir.join(format!("{stem}.records"));
         let index_path = dir.join(format!("{stem}.index"));
+        if let Some(count) = clean.filter(|&n| n > 0) {
+            for path in [&data_path, &index_path] {
+                if !path.exists() {
+                    return Err(StoreError::Damaged {
+                        file: path.clone(),
+                        detail: format!(
+                            "it is missing, and the store counts {count} records in it"
+                        ),
+                    });
+                }
+            }
+        }
         let data = open_file(&data_path, DATA_MAGIC)?;
         let index = open_file(&index_path, INDEX_MAGIC)?;
         let data_end = file_len(&data, &data_path)?;
@@ -117,6 +138,12 @@ impl RecordState {
             while len > 0 {
                 match state.read(&files, len - 1) {
                     Ok(_) => break,
+                    Err(StoreError::Corrupt { detail, .. }) if clean.is_some() => {
+                        return Err(StoreError::Damaged {
+                            file: state.data_path.clone(),
+                            detail,
+                        });
+                    }
                     Err(StoreError::Corrupt { .. }) => {
                         tracing::warn!(
                             records = %state.name,
@@ -128,6 +155,17 @@ impl RecordState {
                     }
                     Err(e) => return Err(e),
                 }
+            }
+            if let Some(count) = clean
+                && len < count
+            {
+                return Err(StoreError::Damaged {
+                    file: state.index_path.clone(),
+                    detail: format!(
+                        "it lists {len} records, and the store counts {count} (records `{}`)",
+                        state.name
+                    ),
+                });
             }
             let keep = INDEX_MAGIC.len() as u64 + u64::from(len) * INDEX_ENTRY;
             if keep != index_len {

@@ -92,7 +92,7 @@ pub(crate) struct Shared {
     temporary_dir: Option<tempfile::TempDir>,
     _lock: Option<LockFile>,
     /// The last holder did not close the store: see [`Store::opened_after_unclean_stop`].
-    unclean: bool,
+    pub(crate) unclean: bool,
     /// For a [snapshot](Store::open_read_only) of a store that cannot be written: the copy, deleted
     /// when this drops (after sled has closed, by field order), and the store it copies.
     snapshot: Option<Snapshot>,
@@ -574,10 +574,17 @@ impl Store {
         if let Some(state) = states.get(name) {
             return Ok(Records::new(Arc::clone(state), Arc::clone(&self.shared)));
         }
-        let state = Arc::new(crate::records::RecordState::open(&self.files_dir(), name)?);
+        let counted = crate::records::sled_len(&self.shared, name)?;
+        // A store closed cleanly holds every record it counts: anything less is damage.
+        let clean = counted.filter(|_| !self.shared.unclean);
+        let state = Arc::new(crate::records::RecordState::open(
+            &self.files_dir(),
+            name,
+            clean,
+        )?);
         // The records past the count sled kept: sled's writes made after them are lost, so
         // they go too, and the store is the prefix a crash leaves of sled alone.
-        if let Some(len) = crate::records::sled_len(&self.shared, name)?
+        if let Some(len) = counted
             && state.len() > len
         {
             tracing::info!(
@@ -752,6 +759,14 @@ fn copy_dir(from: &Path, to: &Path) -> Result<(), StoreError> {
             copy_dir(&source, &target)?;
         } else if kind.is_file() {
             std::fs::copy(&source, &target).map_err(|e| open_error(&source, e))?;
+            // The copy keeps the original's mode: a store the user may only read made a copy
+            // they could not write either (its lock file, sled's files, the search index's).
+            let mut permissions = std::fs::metadata(&target)
+                .map_err(|e| open_error(&target, e))?
+                .permissions();
+            let mode = std::os::unix::fs::PermissionsExt::mode(&permissions);
+            std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, mode | 0o600);
+            std::fs::set_permissions(&target, permissions).map_err(|e| open_error(&target, e))?;
         }
     }
     Ok(())
@@ -839,5 +854,34 @@ fn open_failure(path: &Path, sled_dir: &Path, error: sled::Error) -> StoreError 
             path: path.to_owned(),
             detail: format!("sled refused to open it: {other}"),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A snapshot of a store the user may only read is a copy they may write: sled, the lock
+    /// file and the search index write their files when they open them.
+    #[test]
+    fn a_snapshot_of_read_only_files_can_be_written() {
+        use std::os::unix::fs::PermissionsExt;
+        let from = tempfile::tempdir().expect("a directory");
+        std::fs::create_dir(from.path().join("index")).expect("a subdirectory");
+        for file in ["simcrawl.lock", "index/.managed.json"] {
+            let path = from.path().join(file);
+            std::fs::write(&path, b"x").expect("a file");
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444))
+                .expect("read-only");
+        }
+        let to = tempfile::tempdir().expect("a directory");
+        copy_dir(from.path(), &to.path().join("copy")).expect("copied");
+        for file in ["simcrawl.lock", "index/.managed.json"] {
+            let mode = std::fs::metadata(to.path().join("copy").join(file))
+                .expect("copied")
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o600, 0o600, "{file}: {mode:o}");
+        }
     }
 }

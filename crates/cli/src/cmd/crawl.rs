@@ -180,6 +180,13 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 
 fn print_report(report: &Report) {
     let p = &report.progress;
+    if report.nothing_to_do && !report.interrupted {
+        println!(
+            "nothing to do: this store's crawl is finished ({} pages indexed); give seeds to crawl more, `simcrawl stats` shows its counts",
+            report.indexed_total
+        );
+        return;
+    }
     let secs = p.elapsed.as_secs_f64().max(0.001);
     println!(
         "{}",
@@ -294,7 +301,12 @@ fn print_report(report: &Report) {
     }
     if let Some((pages, queued)) = report.unclean_resume {
         println!(
-            "  resumed         after an unclean stop (crash or kill): the store held {pages} indexed pages and {queued} queued URLs from its last commit"
+            "  resumed after an unclean stop: the store held {pages} indexed pages and {queued} queued URLs from its last commit (a crash or kill)"
+        );
+    }
+    if let Some((before, now)) = report.resumed_k {
+        println!(
+            "  k               {now} in this run, {before} before: the pages indexed from now on are compared at k = {now}"
         );
     }
 }

@@ -775,12 +775,18 @@ fn evidence(r: &SkipRecord) -> String {
 }
 
 fn skip_row(r: &SkipRecord) -> Vec<String> {
+    // Clipped for a terminal's width only: piped to a file or a script, a URL is whole.
+    let width = if io::IsTerminal::is_terminal(&io::stdout()) {
+        URL_WIDTH
+    } else {
+        usize::MAX
+    };
     vec![
         r.reason.as_str().to_string(),
-        clip_middle(&r.url, URL_WIDTH),
+        clip_middle(&r.url, width),
         r.original
             .as_deref()
-            .map_or_else(|| "-".to_string(), |o| clip_middle(o, URL_WIDTH)),
+            .map_or_else(|| "-".to_string(), |o| clip_middle(o, width)),
         cell(&evidence(r), 80),
     ]
 }

@@ -16,7 +16,7 @@ pub fn search(args: SearchArgs) -> Result<ExitCode> {
         );
     }
     let index = simcrawl_search::SearchIndex::open_read_only(&dir)?;
-    let hits = index.search(&args.query, args.limit)?;
+    let (hits, total) = index.search_counted(&args.query, args.limit)?;
     super::inspect::to_stdout(|out| {
         match args.format {
             SearchFormat::Jsonl => {
@@ -73,9 +73,11 @@ pub fn search(args: SearchArgs) -> Result<ExitCode> {
                 writeln!(
                     out,
                     "{} for {:?} among {} pages",
-                    match hits.len() {
-                        1 => "1 hit".to_owned(),
-                        n => format!("{n} hits"),
+                    // Every page that matches, not the ones shown (`--limit 3`).
+                    match (hits.len(), total) {
+                        (shown, total) if shown < total => format!("{shown} of {total} hits"),
+                        (_, 1) => "1 hit".to_owned(),
+                        (_, n) => format!("{n} hits"),
                     },
                     args.query,
                     index.len()

@@ -678,3 +678,26 @@ async fn a_retry_after_over_the_cap_parks_the_host_for_the_session_only() {
     }
     assert!(hosts.contains(&"busy.test".to_owned()), "{hosts:?}");
 }
+
+/// Politeness is per host name: every port of a host is one server to be polite to (three local
+/// sites on three ports of 127.0.0.1 share one delay), while two host names are crawled side by
+/// side. docs/GUIDE.md says so in its crawl section.
+#[tokio::test(start_paused = true)]
+async fn the_ports_of_one_host_share_its_politeness() {
+    let store = store();
+    let mut f = open(&store, config());
+    for port in [8080, 8081, 8082] {
+        f.admit(&candidate(&format!("http://a.test:{port}/p")), 0, Via::Seed)
+            .must("admit");
+    }
+    f.admit(&candidate("http://b.test/p"), 0, Via::Seed)
+        .must("admit");
+    let requests = crawl(&mut f, Duration::from_millis(300), no_robots).await;
+    let a = of_host(&requests, "a.test");
+    assert_eq!(a.len(), 3, "{requests:?}");
+    for pair in a.windows(2) {
+        assert_eq!(pair[1].start - pair[0].end, SECOND, "{pair:?}");
+    }
+    // b.test did not wait for a.test.
+    assert_eq!(of_host(&requests, "b.test")[0].start, a[0].start);
+}

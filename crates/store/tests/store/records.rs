@@ -115,7 +115,8 @@ fn a_tail_not_written_whole_is_dropped_and_the_next_push_takes_its_id() {
         let store = open(&dir);
         assert_eq!(records(&store).len(), 10);
     }
-    // A power loss: the last index entry written, its frame not (the data cut short).
+    // A power loss: the last index entry written, its frame not (the data cut short). The
+    // store was not closed cleanly then (its lock file still names its holder).
     let len = std::fs::metadata(&data).expect("metadata").len();
     OpenOptions::new()
         .write(true)
@@ -125,12 +126,92 @@ fn a_tail_not_written_whole_is_dropped_and_the_next_push_takes_its_id() {
         .expect("cut");
     // And an index entry half written.
     append(&index, &[1, 2, 3]);
+    as_if_killed(&dir);
     let store = open(&dir);
     let docs = records(&store);
     assert_eq!(docs.len(), 9, "the record whose frame was cut is dropped");
     assert_eq!(docs.get(8).must("get"), Some(value(8)));
     assert_eq!(docs.push(&value(90)).must("push"), 9);
     assert_eq!(docs.get(9).must("get"), Some(value(90)));
+}
+
+/// Leaves `dir`'s lock file as a holder that never released it does (a kill, a power loss).
+fn as_if_killed(dir: &Path) {
+    std::fs::write(dir.join(simcrawl_store::LOCK_FILE_NAME), "4194303\n").expect("the lock file");
+}
+
+/// A store closed cleanly holds every record it counts: a records file or index deleted, cut
+/// short or with its last record damaged is [`StoreError::Damaged`] naming the file, and the
+/// files are left as they were (a torn tail is repaired only after an unclean stop).
+#[test]
+fn damage_in_a_cleanly_closed_store_is_an_error_and_nothing_is_written_over() {
+    type Damage = fn(&Path, &Path);
+    let cases: [(&str, Damage, &str); 5] = [
+        (
+            "data deleted",
+            |data, _| std::fs::remove_file(data).expect("rm"),
+            "docs.records",
+        ),
+        (
+            "index deleted",
+            |_, index| std::fs::remove_file(index).expect("rm"),
+            "docs.index",
+        ),
+        (
+            "data cut short",
+            |data, _| {
+                let len = std::fs::metadata(data).expect("metadata").len();
+                OpenOptions::new()
+                    .write(true)
+                    .open(data)
+                    .expect("open")
+                    .set_len(len - 40)
+                    .expect("cut");
+            },
+            "docs.records",
+        ),
+        (
+            "index emptied but its header",
+            |_, index| {
+                OpenOptions::new()
+                    .write(true)
+                    .open(index)
+                    .expect("open")
+                    .set_len(18)
+                    .expect("cut");
+            },
+            "docs.index",
+        ),
+        (
+            "the last record flipped",
+            |data, _| {
+                let mut bytes = std::fs::read(data).expect("read");
+                let last = bytes.len() - 2;
+                bytes[last] ^= 0x55;
+                std::fs::write(data, &bytes).expect("write");
+            },
+            "docs.records",
+        ),
+    ];
+    for (what, damage, file) in cases {
+        let (_tmp, dir) = fresh_store_dir();
+        write_ten(&dir);
+        let (data, index) = (dir.join("docs.records"), dir.join("docs.index"));
+        damage(&data, &index);
+        let before = (std::fs::read(&data).ok(), std::fs::read(&index).ok());
+        {
+            let store = open(&dir);
+            match store.records::<String>("docs") {
+                Err(StoreError::Damaged { file: named, .. }) => {
+                    assert_eq!(named, dir.join(file), "{what}")
+                }
+                Err(other) => panic!("{what}: not Damaged: {other}"),
+                Ok(docs) => panic!("{what}: opened with {} records", docs.len()),
+            }
+        }
+        let after = (std::fs::read(&data).ok(), std::fs::read(&index).ok());
+        assert!(before == after, "{what}: a file was written over");
+    }
 }
 
 #[test]
