@@ -41,6 +41,10 @@ pub struct Args {
     /// Missing documents and wrong skips listed per kind.
     #[arg(long, default_value_t = 5)]
     detail: u32,
+    /// After each crawl, run `simcrawl explain --store` on every text, near and canonical skip
+    /// and count the pairs whose verdict is the skip's (mismatches in explain-mismatches.jsonl).
+    #[arg(long)]
+    explain: bool,
     /// Extra flags for `simcrawl crawl` (after --).
     #[arg(last = true)]
     crawl_flags: Vec<String>,
@@ -130,7 +134,6 @@ pub fn run(args: Args) -> Result<()> {
             bail!("simcrawl crawl failed with {status}");
         }
         std::fs::write(dir.join("requests.jsonl"), web.requests_jsonl())?;
-        rt.block_on(web.shutdown());
         let store_arg = ["--store".as_ref(), store.as_os_str()];
         run_to_file(
             Command::new(&bin)
@@ -138,6 +141,12 @@ pub fn run(args: Args) -> Result<()> {
                 .args(store_arg),
             &dir.join("skips.jsonl"),
         )?;
+        if args.explain {
+            // While the web still serves: `explain --store` on every skipped pair gives the
+            // crawl's verdict (after the request log is written: these fetches are not the crawl's).
+            explain_skips(&bin, &store, &dir)?;
+        }
+        rt.block_on(web.shutdown());
         run_to_file(
             Command::new(&bin)
                 .args(["export", "--format", "jsonl"])
@@ -179,5 +188,48 @@ pub fn run(args: Args) -> Result<()> {
         let rules = std::fs::read_to_string(dir.join("rules.txt"))?;
         println!("-- learned rules\n{rules}");
     }
+    Ok(())
+}
+
+/// Runs `simcrawl explain URL ORIGINAL --store STORE --json` on every text, near and canonical
+/// skip of `dir/skips.jsonl`, and prints how many give the skip's own verdict; the others go to
+/// `dir/explain-mismatches.jsonl` with both answers. (The crawl judged a page with its host's
+/// template as it was then; `explain --store` with the template at the end of the crawl.)
+fn explain_skips(bin: &Path, store: &Path, dir: &Path) -> Result<()> {
+    let skips = std::fs::read_to_string(dir.join("skips.jsonl"))?;
+    let (mut checked, mut same) = (0usize, 0usize);
+    let mut mismatches = String::new();
+    for line in skips.lines() {
+        let skip: serde_json::Value = serde_json::from_str(line)?;
+        let reason = skip["reason"].as_str().unwrap_or_default();
+        if !matches!(reason, "text-duplicate" | "near-duplicate" | "canonical") {
+            continue;
+        }
+        let (Some(url), Some(original)) = (skip["url"].as_str(), skip["original"].as_str()) else {
+            continue;
+        };
+        let out = Command::new(bin)
+            .args(["explain", original, url, "--json", "--store"])
+            .arg(store)
+            .output()
+            .context("running simcrawl explain")?;
+        checked += 1;
+        let verdict: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
+        if verdict["verdict"].as_str() == Some(reason) {
+            same += 1;
+        } else {
+            let entry = serde_json::json!({
+                "url": url, "original": original, "crawl": reason,
+                "crawl_evidence": skip["evidence"], "explain": verdict["verdict"],
+                "explain_reason": verdict["reason"],
+                "stderr": String::from_utf8_lossy(&out.stderr),
+            });
+            mismatches.push_str(&entry.to_string());
+            mismatches.push('\n');
+        }
+    }
+    std::fs::write(dir.join("explain-mismatches.jsonl"), mismatches)?;
+    println!("explain --store gives the crawl's verdict on {same} of {checked} skipped pairs");
     Ok(())
 }

@@ -1560,7 +1560,22 @@ pub fn compare_pages(
         sketch: None,
         foreign: false,
     };
-    let mut e = evidence_of(b, &host_of(b_url), &record, Some(estimate), false);
+    // B's rel=canonical, as the crawl reads it: another URL declared (B says it is a copy), and
+    // whether it is A's.
+    let declared = b
+        .document
+        .canonical
+        .as_ref()
+        .map(|c| c.url.as_str().to_owned())
+        .filter(|c| c.as_str() != b_url);
+    let mut e = evidence_of(
+        b,
+        &host_of(b_url),
+        &record,
+        Some(estimate),
+        declared.is_some(),
+    );
+    e.names_original = declared.as_deref() == Some(a_url);
     if let Some((b_text, a_text)) = template_free {
         e.set_aside_templates(b_text, a_text);
     }
