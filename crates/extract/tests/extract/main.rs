@@ -1,5 +1,6 @@
 //! Integration tests of simcrawl-extract: one test binary, one module per concern.
 
+mod added;
 mod layouts;
 mod links;
 mod meta;
