@@ -1303,6 +1303,9 @@ mod tests {
             .unwrap()
             .set_len(len - 12)
             .unwrap();
+        // A power loss: the lock file still names its holder (a cleanly closed store that lost
+        // a record is damaged, an error).
+        std::fs::write(dir.path().join(simcrawl_store::LOCK_FILE_NAME), "4194303\n").unwrap();
         let store = Store::open(dir.path()).unwrap();
         let mut index = PageIndex::open(&store, 3, 0.8).unwrap();
         assert_eq!(index.len(), 2);

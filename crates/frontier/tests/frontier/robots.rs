@@ -155,6 +155,31 @@ fn a_5xx_disallows_for_now_and_is_asked_again_with_back_off() {
     assert_eq!(counter(&f, Counter::RobotsUnreachable), 2);
 }
 
+/// A robots.txt the address policy refused (link-local, or private from a public page) is not
+/// asked again: asking would be refused again, so the origin's URLs are given up at the first
+/// answer, not after `--robots-attempts` tries 10, 20, 40 s apart.
+#[test]
+fn a_robots_txt_refused_by_the_address_policy_gives_up_the_origin_at_once() {
+    let store = store();
+    let mut f = open(
+        &store,
+        FrontierConfig {
+            robots_max_attempts: 3,
+            robots_retry: Duration::from_secs(10),
+            ..config()
+        },
+    );
+    admit(&mut f, &["https://meta.test/a", "https://meta.test/b"]);
+    let now = Instant::now();
+    let request = expect_robots(&mut f, now);
+    f.robots_fetched(&request, RobotsOutcome::Refused, now)
+        .must("robots_fetched");
+    assert!(matches!(f.next_ready(now).must("next"), Next::Done));
+    assert_eq!(excluded(&f).len(), 2);
+    assert_eq!(counter(&f, Counter::RobotsGaveUp), 1);
+    assert_eq!(counter(&f, Counter::RobotsRequested), 1);
+}
+
 #[test]
 fn an_unreachable_robots_txt_gives_up_the_origin_after_the_last_attempt() {
     let store = store();
