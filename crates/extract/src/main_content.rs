@@ -225,14 +225,11 @@ impl Filter {
             (NoiseKind::Hard, _) => true,
             // An element named like boilerplate that holds most of the page's prose is the
             // page's wrapper, not a share bar: `<div class="share_wrapper">` around a whole
-            // article. Comments are readers' text, and may well outweigh the article; an ad or a
-            // cookie banner may hold all the prose of a page of links.
+            // article. Comments are readers' text, and may well outweigh the article.
             (
                 NoiseKind::Soft,
                 NoiseWhy::Names {
-                    comments: false,
-                    firm: false,
-                    ..
+                    comments: false, ..
                 },
             ) => inside(&prose, noise) * NAMED_WRAPPER_SHARE < p,
             (NoiseKind::Soft, _) => true,

@@ -217,31 +217,3 @@ fn injected_ads_do_not_replace_the_short_main_text_of_a_page_of_links() {
         );
     }
 }
-
-/// A cookie banner longer than the minimum of words on a page of links is no main text either:
-/// names that say consent stay in force in the relaxed pass, and are no page wrapper.
-#[test]
-fn a_long_cookie_banner_is_not_the_main_text_of_a_page_of_links() {
-    let links: String = (1..=40)
-        .map(|i| format!("<li><a href=\"topic{i}.html\">Topic number {i} of the manual</a></li>"))
-        .collect();
-    let banner = "We use cookies and similar technologies to remember your choices, to measure how \
-        the site is used and to show you content that may interest you. You can accept all of \
-        them, refuse the ones that are not needed for the site to work, or choose which ones we \
-        may set; you can change your mind at any time in the settings at the bottom of the page.";
-    let page = format!(
-        "<html><head><title>Contents</title></head><body>\
-         <div class=\"cookie-consent\"><p>{banner}</p></div>\
-         <div class=\"document\"><ul>{links}</ul></div></body></html>"
-    );
-    // Without a paragraph of its own the page falls back to its whole text, banner and all,
-    // as it does without the banner; the banner is not picked as its main block.
-    let doc = explain(&page).document;
-    assert!(
-        matches!(doc.extraction, Extraction::Fallback { .. }),
-        "{:?} {:?}",
-        doc.extraction,
-        doc.main_text
-    );
-    assert!(doc.main_text.contains("Topic number 40"));
-}
