@@ -48,6 +48,8 @@ pub(crate) struct Block {
     pub(crate) kind: BlockKind,
     /// Its class or id names say content (`post-body`, `entry-content`).
     pub(crate) content_named: bool,
+    /// A heading, `h1` to `h6`.
+    pub(crate) heading: bool,
 }
 
 /// What kind of block an element is, for main-content selection.
@@ -94,6 +96,8 @@ pub(crate) enum NoiseWhy<'a> {
         id: Option<&'a str>,
         /// They name comments (never taken for the page's wrapper).
         comments: bool,
+        /// They name advertising or consent (kept in the relaxed pass).
+        firm: bool,
     },
     /// `hidden`, `aria-hidden` or an inline style that hides it.
     Hidden,
@@ -593,6 +597,7 @@ impl<'a> Collector<'a, '_> {
                     class: attrs.class,
                     id: attrs.id,
                     comments: names.comments,
+                    firm: names.firm,
                 }
             } else if soft {
                 NoiseWhy::Hidden
@@ -636,6 +641,7 @@ impl<'a> Collector<'a, '_> {
                 noise: frame.noise,
                 kind,
                 content_named: names.content && !names.noise,
+                heading: matches!(name.as_bytes(), [b'h', b'1'..=b'6']),
             });
             frame.block = frame.own_block;
         }

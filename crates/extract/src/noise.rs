@@ -13,7 +13,12 @@
 //!   names, a `form` element, the `hidden` attribute, `aria-hidden="true"`, and an inline style
 //!   with `display:none` or `visibility:hidden`. Soft rules are lifted when the strict pass leaves
 //!   too little text, because a page-wide wrapper with an unlucky name (`<div class="has-sidebar">`,
-//!   an ASP.NET `<form>` around the whole page) would otherwise swallow everything.
+//!   an ASP.NET `<form>` around the whole page) would otherwise swallow everything; but not the
+//!   names that say advertising or consent (`ad`, `ads`, `advert...`, `sponsor(ed)`, `promo...`,
+//!   `cookie(s)`, `consent`, `gdpr`, `outbrain`, `taboola`): an ad or a cookie banner is never
+//!   the page's content, and lifting them made the ad the main text of a page whose own text is
+//!   short (a table of contents). Like every name, they are still no rule at all for an element
+//!   holding most of the page's text.
 //!
 //! # Class and id names
 //!
@@ -70,6 +75,9 @@ pub(crate) struct NameVerdict {
     pub(crate) comments: bool,
     /// A name says content or article (`post-body`, `entry-content`, `article`, `main`).
     pub(crate) content: bool,
+    /// The names say advertising or consent (`ad`, `sponsor`, `promo`, `cookie`, `consent`...):
+    /// never content, so not lifted in the relaxed pass either.
+    pub(crate) firm: bool,
 }
 
 const ANCILLARY: u8 = 1;
@@ -77,6 +85,8 @@ const POSITIONAL: u8 = 1 << 1;
 const ARTICLE: u8 = 1 << 2;
 const CONTENT: u8 = 1 << 3;
 const COMMENTS: u8 = 1 << 4;
+/// Advertising and consent: with [`ANCILLARY`], names that are never a page's wrapper.
+const FIRM: u8 = 1 << 5;
 
 /// Classifies an element by its `class` and `id` attributes.
 pub(crate) fn classify_names(class: Option<&str>, id: Option<&str>) -> NameVerdict {
@@ -88,6 +98,7 @@ pub(crate) fn classify_names(class: Option<&str>, id: Option<&str>) -> NameVerdi
     let mut any_positive = false;
     let mut article = false;
     let mut comments = false;
+    let mut firm = false;
     // Over bytes: `str::split` with a pattern of two characters decodes every character, and
     // the names are matched as bytes anyway.
     let units = [class, id]
@@ -99,6 +110,7 @@ pub(crate) fn classify_names(class: Option<&str>, id: Option<&str>) -> NameVerdi
         let bits = unit_bits(unit);
         let noise = bits & ANCILLARY != 0 || (bits & POSITIONAL != 0 && bits & ARTICLE == 0);
         comments |= bits & COMMENTS != 0;
+        firm |= bits & FIRM != 0;
         if noise {
             any_noise = true;
         } else if bits & (CONTENT | ARTICLE) != 0 {
@@ -111,6 +123,7 @@ pub(crate) fn classify_names(class: Option<&str>, id: Option<&str>) -> NameVerdi
         article,
         comments,
         content: any_positive,
+        firm: any_noise && !any_positive && firm,
     }
 }
 
@@ -142,13 +155,14 @@ fn token_bits(bytes: &[u8]) -> u8 {
         b"ad" | b"ads" | b"adv" | b"advert" | b"adverts" | b"advertisement" | b"advertisements"
         | b"advertising" | b"adsense" | b"adsbygoogle" | b"adslot" | b"adunit" | b"adbox"
         | b"dfp" | b"sponsor" | b"sponsors" | b"sponsored" | b"promo" | b"promos" | b"promoted"
-        | b"promotion" | b"cookie" | b"cookies" | b"consent" | b"gdpr" | b"share" | b"shares"
-        | b"sharing" | b"sharebar" | b"social" | b"socials" | b"related" | b"recommended"
-        | b"recommendations" | b"breadcrumb" | b"breadcrumbs" | b"menu" | b"menus"
-        | b"megamenu" | b"nav" | b"navbar" | b"navigation" | b"sidebar" | b"newsletter"
-        | b"subscribe" | b"subscription" | b"signup" | b"login" | b"popup" | b"modal"
-        | b"overlay" | b"widget" | b"widgets" | b"toolbar" | b"pagination" | b"pager"
-        | b"search" | b"skip" | b"outbrain" | b"taboola" => ANCILLARY,
+        | b"promotion" | b"cookie" | b"cookies" | b"consent" | b"gdpr" | b"outbrain"
+        | b"taboola" => ANCILLARY | FIRM,
+        b"share" | b"shares" | b"sharing" | b"sharebar" | b"social" | b"socials" | b"related"
+        | b"recommended" | b"recommendations" | b"breadcrumb" | b"breadcrumbs" | b"menu"
+        | b"menus" | b"megamenu" | b"nav" | b"navbar" | b"navigation" | b"sidebar"
+        | b"newsletter" | b"subscribe" | b"subscription" | b"signup" | b"login" | b"popup"
+        | b"modal" | b"overlay" | b"widget" | b"widgets" | b"toolbar" | b"pagination"
+        | b"pager" | b"search" | b"skip" => ANCILLARY,
         b"comment" | b"comments" | b"disqus" => ANCILLARY | COMMENTS,
         b"header" | b"footer" | b"masthead" | b"topbar" | b"banner" => POSITIONAL,
         b"article" | b"post" | b"entry" | b"story" | b"hentry" => ARTICLE,

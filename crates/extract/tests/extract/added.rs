@@ -15,6 +15,13 @@ fn after_body(html: &str, what: &str) -> String {
     format!("{}{what}{}", &html[..at], &html[at..])
 }
 
+/// `html` with `what` inserted right after its `<body ...>` start tag, whatever its attributes.
+fn after_body_tag(html: &str, what: &str) -> String {
+    let start = html.find("<body").expect("a <body> tag");
+    let at = start + html[start..].find('>').expect("the end of <body>") + 1;
+    format!("{}{what}{}", &html[..at], &html[at..])
+}
+
 fn explain(html: &str) -> Explained {
     Extractor::default().explain(html, &url("http://docs.example/page.html"), None)
 }
@@ -171,4 +178,42 @@ fn paragraphs_in_body_are_not_notices() {
             .iter()
             .all(|d| !matches!(d.reason, DropReason::OutsideMain))
     );
+}
+
+/// The ad banner, session stamp and sponsored line a host injects into every response.
+const AD_TOP: &str = "<div class=\"ad-banner\"><span>Advertisement</span> Save 35% on cloud hosting \
+    today. Offer 1a2b3c4d.</div><p class=\"session\">Session 0123456789abcdef, served \
+    2026-11-28T01:02:03Z by node-3</p>";
+const AD_BOTTOM: &str = "<div class=\"advert\">Sponsored: standing desks from 45 dollars.</div>";
+
+/// A table of contents (Django's, from the real-page web): its strict main text is short (the
+/// heading and a small section: every other line is a link), and the relaxed pass must not make
+/// the injected ads its main text instead.
+#[test]
+fn injected_ads_do_not_replace_the_short_main_text_of_a_page_of_links() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/realweb/django/contents.html"
+    );
+    let page = std::fs::read_to_string(path).expect("tests/realweb/django/contents.html");
+    let original = explain(&page);
+    assert!(
+        original
+            .document
+            .main_text
+            .contains("Indices, glossary and tables"),
+        "{:?}",
+        original.document
+    );
+    let with_ads = after_body_tag(&page, AD_TOP).replace("</body>", &format!("{AD_BOTTOM}</body>"));
+    let copy = explain(&with_ads);
+    assert_eq!(copy.document.main_text, original.document.main_text);
+    assert_eq!(copy.document.extraction, original.document.extraction);
+    for text in ["cloud hosting", "Session 0123", "standing desks"] {
+        assert!(
+            copy.dropped.iter().any(|d| d.text.contains(text)),
+            "{text} is not listed as left out: {:?}",
+            copy.dropped
+        );
+    }
 }
