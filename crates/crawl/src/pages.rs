@@ -51,7 +51,7 @@ pub const WINDOWS_UP_TO: usize = 400;
 
 /// Whether two whole pages say the same: one's whole text is the other's or one of the other's
 /// windows (a copy that added lines around the original). `None` when either is unknown.
-pub fn same_whole(page: &[u128], original: &[u128]) -> Option<bool> {
+fn same_whole(page: &[u128], original: &[u128]) -> Option<bool> {
     let (Some(p), Some(o)) = (page.first(), original.first()) else {
         return None;
     };

@@ -152,21 +152,6 @@ impl Core {
                 Verdict::Duplicate { .. } => self.book.learner().confirm(rule),
                 // A short page that failed the stricter short-page test says nothing either way.
                 Verdict::Unique if short => {}
-                // The rule keys the page as its original: a page whose whole text is the
-                // original's but for lines its host added around it is no failure either.
-                Verdict::Unique
-                    if self
-                        .pages
-                        .by_key(page.final_key.key.hash128())?
-                        .map(|id| self.pages.get(id))
-                        .transpose()?
-                        .flatten()
-                        .is_some_and(|original| {
-                            crate::pages::same_whole(
-                                &analysis.whole_windows,
-                                &original.whole_windows,
-                            ) == Some(true)
-                        }) => {}
                 Verdict::Unique => {
                     if self.book.learner().verification_failed(rule) {
                         self.revoke(rule)?;
@@ -349,17 +334,7 @@ impl Core {
                                 )
                                 .ok()
                                 .and_then(|c| pages.by_key(c.key.hash128()).ok().flatten())
-                                .and_then(|id| pages.get(id).ok().flatten())
-                                // A counterpart whose whole text this page's is, but for lines
-                                // the copy added around it (a notice, an ad banner, a session
-                                // line), is no contradiction: the copy's own main text took in
-                                // what the host injected. Only a page that differs counts.
-                                .is_some_and(|original| {
-                                    crate::pages::same_whole(
-                                        &analysis.whole_windows,
-                                        &original.whole_windows,
-                                    ) != Some(true)
-                                })
+                                .is_some()
                         })
                 };
                 for rule in revoked {
