@@ -106,6 +106,9 @@ pub enum NotACopy {
     SizeDiffers,
     /// Two pages of one host with different titles.
     TitleDiffers,
+    /// Two pages of two hosts with different titles whose whole pages are further than k apart
+    /// (the same block on both, a license or a site's blurb, is not the page).
+    TitlesAndWholeDiffer,
     /// A main text is short and the two texts are not the same.
     ShortTextsDiffer,
     /// A main text is short and the titles differ.
@@ -125,6 +128,9 @@ impl fmt::Display for NotACopy {
             NotACopy::NoText => "a page has no main text (or only its host's template lines): an empty page is a copy only of identical bytes",
             NotACopy::SizeDiffers => "the whole pages differ in size (more than 2× the words)",
             NotACopy::TitleDiffers => "two pages of one host with different titles",
+            NotACopy::TitlesAndWholeDiffer => {
+                "the titles differ and the whole pages are more than k bits apart"
+            }
             NotACopy::ShortTextsDiffer => {
                 "a main text is short and the two texts differ: a short page is its facts"
             }
@@ -205,8 +211,12 @@ impl TextEvidence {
                 self.whole_words[0], self.whole_words[1]
             ));
         }
-        if self.same_host && !self.same_title && !self.short() {
-            parts.push("one host, titles differ".to_owned());
+        if !self.same_title && !self.short() {
+            parts.push(match (self.same_host, self.whole_distance) {
+                (true, _) => "one host, titles differ".to_owned(),
+                (false, Some(d)) => format!("titles differ, whole pages {d} apart"),
+                (false, None) => "titles differ".to_owned(),
+            });
         }
         if self.names_original {
             parts.push("names the original canonical".to_owned());
@@ -247,8 +257,13 @@ pub fn judge(e: &TextEvidence, policy: &Policy) -> Result<SkipReason, NotACopy> 
     if !e.sizes_agree() {
         return Err(NotACopy::SizeDiffers);
     }
-    if !e.same_title && !e.declares_copy && e.same_host {
-        return Err(NotACopy::TitleDiffers);
+    if !e.same_title && !e.declares_copy {
+        if e.same_host {
+            return Err(NotACopy::TitleDiffers);
+        }
+        if !e.whole_distance.is_some_and(|d| d <= policy.k) {
+            return Err(NotACopy::TitlesAndWholeDiffer);
+        }
     }
     if e.short() {
         if !e.same_text {
@@ -328,6 +343,11 @@ pub fn verdict_in_words(
                 e.distance
             ),
         },
+        Err(NotACopy::TitlesAndWholeDiffer) => format!(
+            "the titles differ and the whole pages are {} > k = {k} bits apart",
+            e.whole_distance
+                .map_or_else(|| "?".to_owned(), |d| d.to_string())
+        ),
         Err(NotACopy::SizeDiffers) => format!(
             "{} (whole pages of {} and {} words)",
             NotACopy::SizeDiffers,
@@ -603,6 +623,17 @@ mod tests {
             ..titled
         };
         assert_eq!(judge(&other_host, &POLICY), Ok(SkipReason::NearDuplicate));
+        // Two hosts, other titles, the same block (a license) as main text, other pages around.
+        let licence = TextEvidence {
+            same_text: true,
+            distance: 0,
+            whole_distance: Some(22),
+            ..other_host
+        };
+        assert_eq!(
+            judge(&licence, &POLICY),
+            Err(NotACopy::TitlesAndWholeDiffer)
+        );
         let declared = TextEvidence {
             declares_copy: true,
             ..titled
@@ -713,6 +744,9 @@ mod tests {
                     if reason != SkipReason::TextDuplicate && !e.same_text {
                         prop_assert!(e.distance <= k);
                         prop_assert!(jaccard == 0.0 || e.jaccard.is_some_and(|j| j >= jaccard));
+                    }
+                    if !e.same_title && !e.declares_copy {
+                        prop_assert!(!e.same_host && e.whole_distance.is_some_and(|d| d <= k));
                     }
                     if e.short() {
                         prop_assert!(e.same_text && e.same_title);
