@@ -261,7 +261,7 @@ pub fn judge(e: &TextEvidence, policy: &Policy) -> Result<SkipReason, NotACopy> 
         if e.same_host {
             return Err(NotACopy::TitleDiffers);
         }
-        if !e.whole_distance.is_some_and(|d| d <= policy.k) {
+        if e.whole_distance.is_none_or(|d| d > policy.k) {
             return Err(NotACopy::TitlesAndWholeDiffer);
         }
     }
