@@ -49,15 +49,13 @@ fn title_key(record: &PageRecord) -> String {
 /// (a page judged short, by itself or once its host's template is set aside, needs them).
 pub const WINDOWS_UP_TO: usize = 400;
 
-/// Whether two whole pages say the same: they have a window in common (the whole text of one,
-/// or the text of each with a few lines set aside at its top and bottom: two copies of one
-/// original that each added their own notice or banner around it, whichever was indexed first).
-/// `None` when either is unknown.
+/// Whether two whole pages say the same: one's whole text is the other's or one of the other's
+/// windows (a copy that added lines around the original). `None` when either is unknown.
 fn same_whole(page: &[u128], original: &[u128]) -> Option<bool> {
-    if page.is_empty() || original.is_empty() {
+    let (Some(p), Some(o)) = (page.first(), original.first()) else {
         return None;
-    }
-    Some(page.iter().any(|w| original.contains(w)))
+    };
+    Some(original.contains(p) || page.contains(o))
 }
 
 /// Words as a `u32`.
