@@ -255,12 +255,19 @@ impl Core {
         let Some(record) = self.pages.get(original)? else {
             return Ok(());
         };
-        let ours = self
-            .templates
-            .without_template(host, &analysis.document.main_text)?;
         let record_host = url::Url::parse(&record.url)
             .map(|u| crate::learn::authority(&u))
             .unwrap_or_default();
+        if self.templates.fingerprint_set(host)?.is_none()
+            && self.templates.fingerprint_set(&record_host)?.is_none()
+        {
+            // Neither host has template lines: the texts as compared are the whole main texts,
+            // and normalising them again line by line would only cost time on a hot path.
+            return Ok(());
+        }
+        let ours = self
+            .templates
+            .without_template(host, &analysis.document.main_text)?;
         let theirs = self
             .templates
             .without_template(&record_host, &record.text)?;
