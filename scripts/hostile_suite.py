@@ -215,6 +215,8 @@ class Scenario:
     seed_path: str = ""
     other_host: bool = False  # also served on OTHER_HOST, whose requests count as "other:<target>"
     other_port: int = 0
+    # Run on the crawl's store after the crawl (store directory, binary): notes, as `check`'s.
+    after: Callable[[str, str], list[str]] | None = None
 
     @property
     def prefix(self) -> str:
@@ -855,6 +857,13 @@ def _(c, r, s):
         ctype="text/plain"))
 
 
+@scenario("robots-crawl-delay-inf", G, "robots.txt Crawl-delay: inf (parks the host)",
+          own_host=True, check=_robots_nonrobots)
+def _(c, r, s):
+    robots_site(c, r, s, lambda: c.respond("User-agent: *\nCrawl-delay: inf\nAllow: /\n",
+                                           ctype="text/plain"))
+
+
 # ---------------------------------------------------------------------------------------------
 # Retry-After
 # ---------------------------------------------------------------------------------------------
@@ -891,6 +900,90 @@ scenario("ra-429-1", G, "429 with Retry-After: 1 (counts the retries)", slow=Tru
 # ---------------------------------------------------------------------------------------------
 # Content
 # ---------------------------------------------------------------------------------------------
+
+G = "stores"
+DAMAGED = "DAMAGED STORE ACCEPTED"
+WRITTEN = "READ WROTE"
+
+
+def _store_files(store: str) -> dict[str, tuple[int, int]]:
+    out = {}
+    for root, _dirs, files in os.walk(store):
+        for name in files:
+            path = os.path.join(root, name)
+            st = os.stat(path)
+            out[os.path.relpath(path, store)] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+def _damaged_records(store: str, binary: str) -> list[str]:
+    """A cleanly closed store whose page records lost bytes: every command names the file and exits
+    non-zero, and a resume writes nothing over it."""
+    path = os.path.join(store, "page_records.records")
+    if not os.path.exists(path):
+        return ["no page_records.records to damage"]
+    with open(path, "r+b") as f:
+        size = f.seek(0, os.SEEK_END)
+        f.truncate(max(0, size // 2))
+
+    def files() -> dict[str, tuple[int, int]]:
+        # The record files: opening the store to find the damage writes the lock file (its
+        # holder) and lets sled open its own files, but no record may be written over.
+        return {k: v for k, v in _store_files(store).items()
+                if k.endswith((".records", ".index"))}
+
+    before = files()
+    notes = []
+    for cmd in (["stats", "--store", store], ["export", "--store", store],
+                ["crawl", "--store", store]):
+        p = subprocess.run([binary] + cmd, capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+        err = p.stderr.decode("utf-8", "replace")
+        if p.returncode == 0 or "page_records" not in err:
+            notes.append(f"{DAMAGED}: `{cmd[0]}` exit {p.returncode}: {err.strip()[-160:]}")
+    after = files()
+    if after != before:
+        changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+        notes.append(f"{DAMAGED}: the damaged store was written ({', '.join(changed[:5])})")
+    return notes
+
+
+def _read_only(store: str, binary: str) -> list[str]:
+    """Every read command on a store the user may only read: exit 0, and no file of the store
+    changed (bytes or modification time), none created or removed."""
+    subprocess.run(["chmod", "-R", "a+rX,a-w", store], check=True)
+    os.chmod(os.path.dirname(store), 0o755)
+    before = _store_files(store)
+    # Root may write anything: the commands run as `nobody` when the suite runs as root.
+    prefix = (["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+              if os.geteuid() == 0 and shutil.which("setpriv") else [])
+    notes = []
+    for cmd in (["stats"], ["skipped"], ["export"], ["search", "page"], ["mirrors"], ["failed"]):
+        p = subprocess.run(prefix + [binary] + cmd + ["--store", store], capture_output=True,
+                           timeout=60, stdin=subprocess.DEVNULL)
+        if p.returncode != 0:
+            err = p.stderr.decode("utf-8", "replace").strip()[-160:]
+            notes.append(f"READ-ONLY `{cmd[0]}` exit {p.returncode}: {err}")
+    after = _store_files(store)
+    if after != before:
+        changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+        notes.append(f"{WRITTEN}: a read command changed the store ({', '.join(changed[:5])})")
+    subprocess.run(["chmod", "-R", "u+w", store], check=True)
+    return notes
+
+
+@scenario("store-damaged-records", G,
+          "a clean store's page records cut in half: stats, export and a resume refuse it",
+          after=_damaged_records)
+def _(c, r, s):
+    html_ok(c, r, s, links=[f"{s.prefix}p{i}" for i in range(3)])
+
+
+@scenario("store-read-only", G,
+          "stats, skipped, export, search, mirrors and failed on a store only readable",
+          after=_read_only)
+def _(c, r, s):
+    html_ok(c, r, s, links=[f"{s.prefix}p{i}" for i in range(3)])
+
 
 G = "content"
 
@@ -1379,10 +1472,13 @@ def run_one(sc: Scenario, args) -> dict:
         notes.append("SEED UNACCOUNTED (not fetched, failed, excluded or parked)")
     if sc.check:
         notes += sc.check(sc, rec)
+    if sc.after and not killed:
+        notes += sc.after(os.path.join(store, "crawl"), args.bin)
     rec["notes"] = notes
     rec["outcome"] = outcome(rec)
     rec["passed"] = (not panicked and not killed and exit_code in (0, 1)
-                     and not any(n.startswith(ESCAPED) for n in notes))
+                     and not any(n.startswith((ESCAPED, DAMAGED, WRITTEN, "READ-ONLY"))
+                                 for n in notes))
     if not args.keep:
         shutil.rmtree(store, ignore_errors=True)
     else:

@@ -109,6 +109,8 @@ fn host_matches(filter: &str, host: &str) -> bool {
 #[derive(Debug)]
 pub struct Skips {
     entries: LogIter<SkipRecord>,
+    /// Entries withdrawn, left out.
+    withdrawn: std::collections::HashSet<u64>,
     query: SkipQuery,
     returned: usize,
 }
@@ -122,7 +124,9 @@ impl Iterator for Skips {
         }
         for entry in self.entries.by_ref() {
             match entry {
-                Ok((id, record)) if self.query.matches(&record) => {
+                Ok((id, record))
+                    if self.query.matches(&record) && !self.withdrawn.contains(&id) =>
+                {
                     self.returned += 1;
                     return Some(Ok((id, record)));
                 }
@@ -349,10 +353,17 @@ impl Inspector {
         &self.store
     }
 
-    /// Entries in the skip log (ids start at 1 and have no gaps).
+    /// Entries in the skip log that stand: those withdrawn (their URL queued again and decided
+    /// anew, see [`layout::SKIPS_WITHDRAWN_TREE`]) are left out.
     pub fn skip_log_len(&self) -> Result<u64, CrawlError> {
         let log = self.store.log::<SkipRecord>(layout::SKIP_LOG)?;
-        Ok(log.last_id()?.unwrap_or(0))
+        let withdrawn = self.withdrawn()?.len() as u64;
+        Ok(log.last_id()?.unwrap_or(0).saturating_sub(withdrawn))
+    }
+
+    /// The ids of the skip log's withdrawn entries.
+    fn withdrawn(&self) -> Result<std::collections::HashSet<u64>, CrawlError> {
+        crate::search::withdrawn_skips(&self.store)
     }
 
     /// The failure log, oldest first, at most `limit` records.
@@ -375,6 +386,7 @@ impl Inspector {
         let log = self.store.log::<SkipRecord>(layout::SKIP_LOG)?;
         Ok(Skips {
             entries: log.iter_from(1),
+            withdrawn: self.withdrawn()?,
             query: query.clone(),
             returned: 0,
         })
@@ -529,8 +541,7 @@ impl Inspector {
         let mut would_index = vec![0u64; MAX_K as usize + 1];
         let mut near_skips = 0;
         let mut canonical_skips = 0;
-        let log = self.store.log::<SkipRecord>(layout::SKIP_LOG)?;
-        for entry in log.iter_from(1) {
+        for entry in self.skips(&SkipQuery::default())? {
             let (_, record) = entry?;
             if !matches!(
                 record.reason,

@@ -6,6 +6,11 @@ use simcrawl_store::codec::{Codec, CodecError, Reader, write_element};
 
 /// The skip log: `Log<SkipRecord>`.
 pub const SKIP_LOG: &str = "skips";
+/// The skip log's entries withdrawn: a URL skipped and then queued again (its rule revoked, its
+/// rule's verification fetched it, its host's template formed) is no longer a skip; its next
+/// decision stands instead. `Tree<u64 (the entry's id), u8 (its reason's code)>`. Readers of the
+/// log leave these entries out, so that each URL is listed once, as last decided.
+pub const SKIPS_WITHDRAWN_TREE: &str = "skips_withdrawn";
 /// The failure log: one [`FailureRecord`](crate::FailureRecord) per fetch that got no response.
 pub const FAILURE_LOG: &str = "failures";
 /// The URL spellings met, queued or logged as `url-variant`: a `KeySet` of xxh3-128 of the URL as
@@ -61,6 +66,9 @@ pub mod counters {
     pub const NOINDEX: &str = "crawl/noindex";
     /// Prefix of the per-reason skip counters: `crawl/skipped/<reason>`.
     pub const SKIPPED_PREFIX: &str = "crawl/skipped/";
+    /// Skip log entries withdrawn: their URL was queued again and decided anew
+    /// ([`super::SKIPS_WITHDRAWN_TREE`]).
+    pub const SKIPS_WITHDRAWN: &str = "crawl/skips_withdrawn";
     /// Rules learned.
     pub const RULES_LEARNED: &str = "crawl/rules_learned";
     /// Rules revoked after a contradiction.

@@ -303,6 +303,11 @@ impl Learner {
         }
         let from = prefix(&from_auth, &a[..a.len() - common]);
         let to = prefix(&to_auth, &b[..b.len() - common]);
+        if self.mirrors_into(&to, &from) {
+            // The reverse is in force (the pages fetched before it went one way, these the
+            // other): a rule both ways would skip both hosts and lose their pages.
+            return None;
+        }
         let rule = Rule::Mirror(MirrorRule { from, to });
         let evidence = self.evidence_mut(&rule);
         evidence.agree += 1;
@@ -312,6 +317,24 @@ impl Learner {
         // (two versions of one manual agree on most pages, and the first few may all agree; a
         // verification then finds the others). Once in force it stays while the share holds.
         self.propose(rule, evidence, true)
+    }
+
+    /// Whether the active mirror rules lead from prefix `from` to prefix `to`, directly or
+    /// through other mirrors.
+    fn mirrors_into(&self, from: &str, to: &str) -> bool {
+        let mut at = from;
+        for _ in 0..=self.active.len() {
+            let next = self.active.keys().find_map(|rule| match rule {
+                Rule::Mirror(m) if m.from == at => Some(m.to.as_str()),
+                _ => None,
+            });
+            match next {
+                Some(next) if next == to => return true,
+                Some(next) => at = next,
+                None => return false,
+            }
+        }
+        false
     }
 
     /// The page at `url` was unique. `indexed(counterpart)` tells whether a URL is indexed; every mirror
@@ -654,6 +677,28 @@ mod tests {
 
     fn u(s: &str) -> Url {
         Url::parse(s).unwrap()
+    }
+
+    #[test]
+    fn no_mirror_rule_is_learned_against_one_in_force_either_way_or_round_a_chain() {
+        let mut l = Learner::new(LearnConfig::default());
+        let learn = |l: &mut Learner, from: &str, to: &str| {
+            (0..8)
+                .filter_map(|i| {
+                    l.observe_duplicate(
+                        &u(&format!("http://{from}/p/{i}.html")),
+                        &u(&format!("http://{to}/p/{i}.html")),
+                    )
+                })
+                .count()
+        };
+        assert_eq!(learn(&mut l, "b.test", "a.test"), 1);
+        // Pages fetched before the rule went the other way: no rule back.
+        assert_eq!(learn(&mut l, "a.test", "b.test"), 0);
+        assert_eq!(learn(&mut l, "c.test", "b.test"), 1);
+        // a -> c would close the circle c -> b -> a.
+        assert_eq!(learn(&mut l, "a.test", "c.test"), 0);
+        assert_eq!(l.active().count(), 2);
     }
 
     #[test]

@@ -1262,6 +1262,11 @@ impl Driver {
                         }
                     }
                 }
+                Effect::Withdrawn { log_id } => {
+                    if let Some(search) = self.search.as_mut() {
+                        search.withdrawn(log_id);
+                    }
+                }
             }
         }
         if let (Some(archive), Some(exchange)) = (self.archive.as_mut(), exchange) {

@@ -4,7 +4,7 @@
 //! after the store's flush. At open, a crash's difference is repaired from the store: a page is in
 //! the search index if and only if the store indexed it, and its copies are the store's.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::path::Path;
 
 use simcrawl_search::{PageDoc, SearchIndex};
@@ -41,6 +41,11 @@ pub(crate) struct SearchSync {
     counts: Vec<u8>,
     /// Pages to write at the next checkpoint: those a crash left out of the index.
     dirty: BTreeSet<u32>,
+    /// The skip log's entries withdrawn ([`layout::SKIPS_WITHDRAWN_TREE`]): their copies are
+    /// not listed.
+    withdrawn: HashSet<u64>,
+    /// A copy was withdrawn since the last checkpoint: the copies are listed again then.
+    copies_again: bool,
 }
 
 impl SearchSync {
@@ -66,7 +71,13 @@ impl SearchSync {
                 );
                 remove_index(&dir)?;
                 let mut index = SearchIndex::open(&dir)?;
-                fill(&mut index, &copies, pages, |_, _| {})?;
+                fill(
+                    &mut index,
+                    &copies,
+                    &withdrawn_skips(store)?,
+                    pages,
+                    |_, _| {},
+                )?;
                 index
             }
             other => other?,
@@ -76,6 +87,8 @@ impl SearchSync {
             copies,
             counts: Vec::new(),
             dirty: BTreeSet::new(),
+            withdrawn: withdrawn_skips(store)?,
+            copies_again: false,
         };
         let store_pages = u32::try_from(pages.len()).unwrap_or(u32::MAX);
         let missing = sync.index.align(store_pages)?;
@@ -86,8 +99,8 @@ impl SearchSync {
         }
         let mut store_copies = 0;
         for item in sync.copies.iter_from(0) {
-            let (_, (id, _, _)) = item?;
-            if id < store_pages {
+            let (_, (id, log_id, _)) = item?;
+            if id < store_pages && !sync.withdrawn.contains(&log_id) {
                 store_copies += 1;
                 sync.count(id);
             }
@@ -95,7 +108,7 @@ impl SearchSync {
         let copies_again = unclean || store_copies != sync.index.copy_count();
         if copies_again {
             sync.index.delete_copies()?;
-            add_copies(&mut sync.index, &sync.copies, store_pages)?;
+            add_copies(&mut sync.index, &sync.copies, &sync.withdrawn, store_pages)?;
         }
         if copies_again || !sync.dirty.is_empty() || sync.index.committed_pages()? != store_pages {
             if repaired > 0 {
@@ -128,6 +141,12 @@ impl SearchSync {
         Ok(())
     }
 
+    /// Skip log entry `log_id` was withdrawn: the copy it listed goes at the next checkpoint.
+    pub(crate) fn withdrawn(&mut self, log_id: u64) {
+        self.withdrawn.insert(log_id);
+        self.copies_again = true;
+    }
+
     /// Counts a copy of page `id` and returns its number (1, 2, ..., at most 255).
     fn count(&mut self, id: u32) -> u64 {
         let at = id as usize;
@@ -141,6 +160,12 @@ impl SearchSync {
     /// Writes the entries changed since the last checkpoint and commits, recording the store's
     /// page count. Call after the store's flush.
     pub(crate) fn checkpoint(&mut self, pages: &PageIndex) -> Result<(), CrawlError> {
+        if std::mem::take(&mut self.copies_again) {
+            // Rare (a rule revoked, a verification queued): the copies are listed again.
+            self.index.delete_copies()?;
+            let store_pages = u32::try_from(pages.len()).unwrap_or(u32::MAX);
+            self.counts = add_copies(&mut self.index, &self.copies, &self.withdrawn, store_pages)?;
+        }
         for id in std::mem::take(&mut self.dirty) {
             if let Some(record) = pages.get(id)? {
                 put(&mut self.index, &record)?;
@@ -169,22 +194,37 @@ fn put(index: &mut SearchIndex, record: &PageRecord) -> Result<(), CrawlError> {
     Ok(())
 }
 
-/// Adds the copies the store has of pages `0..pages`.
+/// Adds the copies the store has of pages `0..pages`, but those of `withdrawn` skips. Returns
+/// the copies of each page.
 fn add_copies(
     index: &mut SearchIndex,
     copies: &Records<Copy>,
+    withdrawn: &HashSet<u64>,
     pages: u32,
-) -> Result<(), CrawlError> {
+) -> Result<Vec<u8>, CrawlError> {
     let mut counts = vec![0u8; pages as usize];
     for item in copies.iter_from(0) {
-        let (_, (id, _, url)) = item?;
+        let (_, (id, log_id, url)) = item?;
+        if withdrawn.contains(&log_id) {
+            continue;
+        }
         let Some(count) = counts.get_mut(id as usize) else {
             continue;
         };
         *count = count.saturating_add(1);
         index.add_copy(id, u64::from(*count), Some(&url))?;
     }
-    Ok(())
+    Ok(counts)
+}
+
+/// The skip log's entries withdrawn ([`layout::SKIPS_WITHDRAWN_TREE`]).
+pub(crate) fn withdrawn_skips(store: &Store) -> Result<HashSet<u64>, CrawlError> {
+    let tree: Tree<u64, u8> = store.tree(layout::SKIPS_WITHDRAWN_TREE)?;
+    let mut withdrawn = HashSet::new();
+    for item in tree.iter() {
+        withdrawn.insert(item?.0);
+    }
+    Ok(withdrawn)
 }
 
 /// The store's copies, moved first from the tree of a store written before they had a file (a
@@ -238,6 +278,7 @@ fn drop_copies_past_the_skip_log(store: &Store, copies: &Records<Copy>) -> Resul
 fn fill(
     index: &mut SearchIndex,
     copies: &Records<Copy>,
+    withdrawn: &HashSet<u64>,
     pages: &PageIndex,
     mut progress: impl FnMut(u64, u64),
 ) -> Result<u64, CrawlError> {
@@ -251,7 +292,7 @@ fn fill(
         }
     }
     let count = u32::try_from(pages.len()).unwrap_or(u32::MAX);
-    add_copies(index, copies, count)?;
+    add_copies(index, copies, withdrawn, count)?;
     index.commit(count)?;
     progress(done, total);
     Ok(done)
@@ -281,7 +322,13 @@ pub fn rebuild(
     let pages = PageIndex::open(store, 0, 0.0)?;
     let copies = open_copies(store)?;
     let mut index = SearchIndex::open(&dir)?;
-    fill(&mut index, &copies, &pages, progress)
+    fill(
+        &mut index,
+        &copies,
+        &withdrawn_skips(store)?,
+        &pages,
+        progress,
+    )
 }
 
 #[cfg(test)]
@@ -353,5 +400,55 @@ mod tests {
         assert_eq!(copies.len(), 103);
         assert_eq!(sync.index.copy_count(), 103);
         assert_eq!(sync.counts.first(), Some(&103));
+    }
+
+    #[test]
+    fn a_copy_whose_skip_was_withdrawn_and_decided_again_is_listed_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let mut pages = PageIndex::open(&store, 3, 0.8).unwrap();
+        let text = crate::testutil::words(7, 200).join(" ");
+        let html = format!("<html><head><title>A</title></head><body><p>{text}</p></body></html>");
+        let url = Url::parse("http://127.0.0.1/a").unwrap();
+        let analysis = Analyzer::default().analyze_html(html.as_bytes(), &html, &url, None);
+        let id = pages.insert(url.as_str(), 1, 0, 0, &analysis).unwrap();
+        store.flush().unwrap();
+        let log = store.log::<crate::SkipRecord>(layout::SKIP_LOG).unwrap();
+        let skip = |reason| crate::SkipRecord {
+            time_ms: 0,
+            url: "http://m.test/a".into(),
+            reason,
+            original: Some(url.to_string()),
+            distance: None,
+            jaccard: None,
+            rule: None,
+            host: "m.test".into(),
+            depth: 1,
+            referrer: None,
+            evidence: None,
+        };
+        let mut sync = SearchSync::open(&store, dir.path(), &pages, false).unwrap();
+        // Skipped by a rule, queued again to verify it (withdrawn), fetched and skipped again.
+        let first = log.append(&skip(crate::SkipReason::Mirror)).unwrap();
+        sync.copy(id, first, "http://m.test/a").unwrap();
+        store
+            .tree::<u64, u8>(layout::SKIPS_WITHDRAWN_TREE)
+            .unwrap()
+            .insert(&first, &0)
+            .unwrap();
+        sync.withdrawn(first);
+        let second = log
+            .append(&skip(crate::SkipReason::ExactDuplicate))
+            .unwrap();
+        sync.copy(id, second, "http://m.test/a").unwrap();
+        sync.checkpoint(&pages).unwrap();
+        let listed = (vec!["http://m.test/a".to_string()], 1);
+        assert_eq!(sync.index.copies(id).unwrap(), listed);
+        assert_eq!(sync.index.copy_count(), 1);
+        // Opened again, the index and the store agree on one copy.
+        drop(sync);
+        let sync = SearchSync::open(&store, dir.path(), &pages, false).unwrap();
+        assert_eq!(sync.index.copies(id).unwrap(), listed);
+        assert_eq!(sync.counts.first(), Some(&1));
     }
 }

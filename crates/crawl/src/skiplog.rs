@@ -63,11 +63,11 @@ impl SkipReason {
         )
     }
 
-    fn code(self) -> u8 {
+    pub(crate) fn code(self) -> u8 {
         self as u8
     }
 
-    fn from_code(code: u8) -> Option<SkipReason> {
+    pub(crate) fn from_code(code: u8) -> Option<SkipReason> {
         SkipReason::ALL.get(usize::from(code)).copied()
     }
 }

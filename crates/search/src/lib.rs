@@ -258,7 +258,17 @@ impl SearchIndex {
         if !dir.join("meta.json").exists() {
             return Err(SearchError::Missing(dir.to_owned()));
         }
-        let index = Self::open_index(dir)?;
+        let directory = MmapDirectory::open(dir).map_err(|e| SearchError::Index {
+            path: dir.to_owned(),
+            source: e.into(),
+        })?;
+        let index = Index::open(ReadOnly(directory)).map_err(|e| match e {
+            tantivy::TantivyError::SchemaError(_) => SearchError::OtherLayout(dir.to_owned()),
+            e => SearchError::Index {
+                path: dir.to_owned(),
+                source: e,
+            },
+        })?;
         Self::with_index(dir, index, None)
     }
 
@@ -620,6 +630,84 @@ fn plain(html: &str) -> String {
         .replace("&amp;", "&")
 }
 
+/// A directory read and never written: no lock file, no `.managed.json`, nothing deleted. A
+/// reader holds no lock in tantivy's sense (a crawl may be committing meanwhile: a reader sees
+/// the commits it loaded), so that a store on a read-only disk, or of another user, can be
+/// searched, and searching changes no file of it.
+#[derive(Debug, Clone)]
+struct ReadOnly(MmapDirectory);
+
+impl ReadOnly {
+    fn refused(path: &Path) -> std::io::Error {
+        std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!("{}: the index is open for reading only", path.display()),
+        )
+    }
+}
+
+impl tantivy::Directory for ReadOnly {
+    fn get_file_handle(
+        &self,
+        path: &Path,
+    ) -> Result<
+        std::sync::Arc<dyn tantivy::directory::FileHandle>,
+        tantivy::directory::error::OpenReadError,
+    > {
+        self.0.get_file_handle(path)
+    }
+
+    fn delete(&self, path: &Path) -> Result<(), tantivy::directory::error::DeleteError> {
+        Err(tantivy::directory::error::DeleteError::IoError {
+            io_error: std::sync::Arc::new(Self::refused(path)),
+            filepath: path.to_owned(),
+        })
+    }
+
+    fn exists(&self, path: &Path) -> Result<bool, tantivy::directory::error::OpenReadError> {
+        self.0.exists(path)
+    }
+
+    fn open_write(
+        &self,
+        path: &Path,
+    ) -> Result<tantivy::directory::WritePtr, tantivy::directory::error::OpenWriteError> {
+        Err(tantivy::directory::error::OpenWriteError::wrap_io_error(
+            Self::refused(path),
+            path.to_owned(),
+        ))
+    }
+
+    fn atomic_read(
+        &self,
+        path: &Path,
+    ) -> Result<Vec<u8>, tantivy::directory::error::OpenReadError> {
+        self.0.atomic_read(path)
+    }
+
+    fn atomic_write(&self, path: &Path, _data: &[u8]) -> std::io::Result<()> {
+        Err(Self::refused(path))
+    }
+
+    fn sync_directory(&self) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    fn acquire_lock(
+        &self,
+        _lock: &tantivy::directory::Lock,
+    ) -> Result<tantivy::directory::DirectoryLock, tantivy::directory::error::LockError> {
+        Ok(tantivy::directory::DirectoryLock::from(Box::new(())))
+    }
+
+    fn watch(
+        &self,
+        watch_callback: tantivy::directory::WatchCallback,
+    ) -> tantivy::Result<tantivy::directory::WatchHandle> {
+        self.0.watch(watch_callback)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -634,6 +722,55 @@ mod tests {
             time_ms: 0,
             simhash: 0,
         }
+    }
+
+    /// Every entry of `dir` with its length and modification time, and the directory's own.
+    fn listing(dir: &Path) -> Vec<(String, u64, std::time::SystemTime)> {
+        let mut out: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                let m = e.metadata().unwrap();
+                let name = e.file_name().to_string_lossy().into_owned();
+                (name, m.len(), m.modified().unwrap())
+            })
+            .collect();
+        out.sort();
+        let m = std::fs::metadata(dir).unwrap();
+        out.push((".".into(), 0, m.modified().unwrap()));
+        out
+    }
+
+    #[test]
+    fn reading_the_index_creates_changes_and_removes_no_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut index = SearchIndex::open(dir.path()).expect("open");
+        index
+            .put(&page(0, "http://h/a", "alpha beta"))
+            .expect("put");
+        index.add_copy(0, 1, Some("http://m/a")).expect("copy");
+        index.commit(1).expect("commit");
+        drop(index);
+        let before = listing(dir.path());
+        // A lock file made and removed would change the directory's time.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let reader = SearchIndex::open_read_only(dir.path()).expect("read-only");
+        let hits = reader.search("alpha", 10).expect("search");
+        assert_eq!(hits[0].copies, ["http://m/a"]);
+        assert_eq!(reader.committed_pages().expect("payload"), 1);
+        drop(reader);
+        assert_eq!(listing(dir.path()), before);
+        // Nor does it need to write the lock files: as a user who may only read the store (a
+        // directory in the lock file's place cannot be opened for writing, even by root).
+        for lock in [".tantivy-meta.lock", ".tantivy-writer.lock"] {
+            let path = dir.path().join(lock);
+            if path.exists() {
+                std::fs::remove_file(&path).unwrap();
+            }
+            std::fs::create_dir(&path).unwrap();
+        }
+        let reader = SearchIndex::open_read_only(dir.path()).expect("read-only");
+        assert_eq!(reader.search("beta", 10).expect("search").len(), 1);
     }
 
     #[test]

@@ -159,7 +159,8 @@ impl Core {
             depth: lease.depth,
             referrer: lease.referrer.clone(),
             evidence: None,
-        })
+        })?;
+        Ok(())
     }
 
     /// Hands a redirect's new target to the frontier, from the lease that was redirected: at the

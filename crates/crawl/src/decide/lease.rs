@@ -4,6 +4,7 @@
 
 use super::{Core, Now, rule_skip};
 use crate::error::CrawlError;
+use crate::rules::Deferred;
 use crate::skiplog::SkipReason;
 use simcrawl_frontier::{Completion, Lease, LeaseKind};
 
@@ -46,6 +47,7 @@ impl Core {
         // merely queued: a copy fetched first would look like a contradiction). One due before
         // waits for it.
         let verifiable = self.pages.by_key(key_hash)?.is_some();
+        let mut deferred = None;
         let (rule_text, reason) = match rule {
             Some((rule, reason)) => {
                 if self.book.should_verify(&rule) {
@@ -57,13 +59,13 @@ impl Core {
                     }
                     if let Ok(own) = self.book.plain().canonicalize(lease.url.as_str(), None) {
                         let referrer = lease.referrer.clone().unwrap_or_default();
-                        self.book.defer_verification(
-                            key_hash,
-                            rule.clone(),
-                            own,
-                            lease.depth,
+                        deferred = Some(Deferred {
+                            rule: rule.clone(),
+                            url: own,
+                            depth: lease.depth,
                             referrer,
-                        );
+                            log_id: None,
+                        });
                     }
                 }
                 self.book.count_skip(&rule);
@@ -81,7 +83,11 @@ impl Core {
             now,
         );
         record.host = crate::learn::authority(&lease.url);
-        self.skip(record)?;
+        let log_id = self.skip(record)?;
+        if let Some(deferred) = deferred {
+            self.book
+                .defer_verification(key_hash, Deferred { log_id, ..deferred });
+        }
         self.frontier
             .complete(lease.clone(), Completion::Skipped, now.at)?;
         Ok(true)

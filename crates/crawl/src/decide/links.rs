@@ -4,6 +4,7 @@
 
 use super::{Core, Now, redact, rule_skip, spelled_otherwise};
 use crate::error::CrawlError;
+use crate::rules::Deferred;
 use crate::skiplog::{SkipReason, SkipRecord};
 use simcrawl_frontier::{Admission, Lease, Via};
 use simcrawl_url::{Candidate, Canonicalizer};
@@ -174,6 +175,7 @@ impl Core {
         let url = candidate.fetch.as_url().clone();
         let referrer_owned = Some(referrer.to_string());
         // The rule that made this URL's key a known page's, if one did.
+        let mut deferred = None;
         let ruled = if let Some((rule, reason)) = self.book.rule_behind(&url, key_hash, &self.seen)
         {
             if self.book.should_verify(&rule)
@@ -181,13 +183,13 @@ impl Core {
             {
                 if self.pages.by_key(key_hash)?.is_none() {
                     // A verification compares with the original: it waits until that is indexed.
-                    self.book.defer_verification(
-                        key_hash,
-                        rule.clone(),
-                        plain,
+                    deferred = Some(Deferred {
+                        rule: rule.clone(),
+                        url: plain,
                         depth,
-                        referrer.to_owned(),
-                    );
+                        referrer: referrer.to_owned(),
+                        log_id: None,
+                    });
                 } else {
                     let verify = self.frontier.admit(&plain, depth, Via::Link { referrer })?;
                     if verify.is_queued() {
@@ -215,7 +217,12 @@ impl Core {
                 referrer_owned,
                 now,
             );
-            return self.skip(record);
+            let log_id = self.skip(record)?;
+            if let Some(deferred) = deferred {
+                self.book
+                    .defer_verification(key_hash, Deferred { log_id, ..deferred });
+            }
+            return Ok(());
         }
         let original = self.original_url(key_hash, candidate.key.as_str())?;
         if original == redact(&url) {
@@ -233,6 +240,7 @@ impl Core {
             depth,
             referrer: referrer_owned,
             evidence: None,
-        })
+        })?;
+        Ok(())
     }
 }

@@ -108,6 +108,12 @@ pub enum Effect {
         /// What was skipped and why.
         record: SkipRecord,
     },
+    /// Skip log entry `log_id` was withdrawn: its URL was queued again, and its next decision
+    /// stands instead (the search index drops the copy it listed).
+    Withdrawn {
+        /// The skip log's id of the entry.
+        log_id: u64,
+    },
 }
 
 /// The URL without credentials, for logs.
@@ -129,6 +135,8 @@ pub struct Core {
     pub(crate) book: RuleBook,
     pub(crate) seen: KeySet,
     skips: Log<SkipRecord>,
+    /// The skip log's entries withdrawn ([`layout::SKIPS_WITHDRAWN_TREE`]).
+    withdrawn: Tree<u64, u8>,
     failures: Log<crate::FailureRecord>,
     /// Redirect targets queued, by key hash, with the number of redirects that led to them: a
     /// chain is followed through the frontier, and ends at the fetcher's redirect limit.
@@ -185,6 +193,7 @@ impl Core {
             pages,
             book,
             skips: store.log(layout::SKIP_LOG)?,
+            withdrawn: store.tree(layout::SKIPS_WITHDRAWN_TREE)?,
             failures: store.log(layout::FAILURE_LOG)?,
             redirect_hops: HashMap::new(),
             variants: open_variants(store)?,
@@ -373,11 +382,11 @@ impl Core {
         Ok(())
     }
 
-    /// Records a skip: counted, logged, and left for the driver ([`Effect::Skipped`]). Another
-    /// process's skip is its own to record.
-    fn skip(&mut self, record: SkipRecord) -> Result<(), CrawlError> {
+    /// Records a skip: counted, logged, and left for the driver ([`Effect::Skipped`]). Returns
+    /// its id in the skip log. Another process's skip is its own to record (`None`).
+    fn skip(&mut self, record: SkipRecord) -> Result<Option<u64>, CrawlError> {
         if self.foreign {
-            return Ok(());
+            return Ok(None);
         }
         *self.progress.skipped.entry(record.reason).or_default() += 1;
         self.count(
@@ -386,6 +395,29 @@ impl Core {
         )?;
         let log_id = self.skips.append(&record)?;
         self.effects.push(Effect::Skipped { log_id, record });
+        Ok(Some(log_id))
+    }
+
+    /// Withdraws skip log entry `log_id`: its URL was queued again, so it is not a skip any
+    /// more, and the decision its fetch brings stands instead (a URL is listed once, as last
+    /// decided). Uncounted from its reason; the entry stays in the log, marked.
+    fn withdraw(&mut self, log_id: u64) -> Result<(), CrawlError> {
+        if self.foreign || self.withdrawn.get(&log_id)?.is_some() {
+            return Ok(());
+        }
+        let Some(record) = self.skips.get(log_id)? else {
+            return Ok(());
+        };
+        self.withdrawn.insert(&log_id, &record.reason.code())?;
+        if let Some(n) = self.progress.skipped.get_mut(&record.reason) {
+            *n = n.saturating_sub(1);
+        }
+        self.count(
+            &format!("{}{}", counters::SKIPPED_PREFIX, record.reason.as_str()),
+            -1,
+        )?;
+        self.count(counters::SKIPS_WITHDRAWN, 1)?;
+        self.effects.push(Effect::Withdrawn { log_id });
         Ok(())
     }
 

@@ -33,11 +33,17 @@ impl Core {
     /// queued now. The URL was skipped, and its key may be seen: it goes back like a revoked
     /// rule's skips.
     pub(super) fn deferred_verification(&mut self, original: u128) -> Result<(), CrawlError> {
-        let Some((rule, url, depth, referrer)) = self.book.deferred_for(original) else {
+        let Some(deferred) = self.book.deferred_for(original) else {
             return Ok(());
         };
-        if self.requeue_skipped(&url, depth, Some(&referrer))? {
-            self.book.verify(url.key.hash128(), rule);
+        let url = &deferred.url;
+        if self.requeue_skipped(
+            url,
+            deferred.depth,
+            Some(&deferred.referrer),
+            deferred.log_id,
+        )? {
+            self.book.verify(url.key.hash128(), deferred.rule);
         }
         Ok(())
     }
@@ -57,7 +63,7 @@ impl Core {
             .skips
             .iter_from(last.saturating_sub(TEMPLATE_REQUEUE_WINDOW).max(1))
         {
-            let (_, record) = entry?;
+            let (log_id, record) = entry?;
             if record.host != host
                 || !matches!(
                     record.reason,
@@ -67,8 +73,12 @@ impl Core {
                 continue;
             }
             if let Ok(candidate) = canon.canonicalize(&record.url, None) {
-                let queued =
-                    self.requeue_skipped(&candidate, record.depth, record.referrer.as_deref())?;
+                let queued = self.requeue_skipped(
+                    &candidate,
+                    record.depth,
+                    record.referrer.as_deref(),
+                    Some(log_id),
+                )?;
                 requeued += i64::from(queued);
             }
         }
@@ -110,7 +120,7 @@ impl Core {
         let canon = std::sync::Arc::clone(self.book.canon());
         let mut requeued: u64 = 0;
         for entry in self.skips.iter_from(low) {
-            let (_, record) = entry?;
+            let (log_id, record) = entry?;
             if record.rule.as_deref() != Some(name) {
                 continue;
             }
@@ -118,7 +128,12 @@ impl Core {
                 continue;
             }
             if let Ok(candidate) = canon.canonicalize(&record.url, None)
-                && self.requeue_skipped(&candidate, record.depth, record.referrer.as_deref())?
+                && self.requeue_skipped(
+                    &candidate,
+                    record.depth,
+                    record.referrer.as_deref(),
+                    Some(log_id),
+                )?
             {
                 requeued += 1;
             }
@@ -133,6 +148,7 @@ impl Core {
     /// Offers the frontier again a URL the crawl skipped (its key under the rules in force), as a
     /// link of `referrer`. Returns whether it was queued: not when a page with its key has been
     /// indexed since (another spelling fetched under its own key), nor when it is queued already.
+    /// Queued, its skip log entry `log_id` is withdrawn: its fetch decides it again.
     /// A link skipped when it was found has a key nobody queued; a URL skipped when it was
     /// handed out entered the seen set before: `requeue` takes both.
     fn requeue_skipped(
@@ -140,6 +156,7 @@ impl Core {
         url: &simcrawl_url::Candidate,
         depth: u32,
         referrer: Option<&str>,
+        log_id: Option<u64>,
     ) -> Result<bool, CrawlError> {
         if self.pages.by_key(url.key.hash128())?.is_some() {
             return Ok(false);
@@ -148,6 +165,9 @@ impl Core {
         let admission = self.frontier.requeue(url, depth, Via::Link { referrer })?;
         if admission.is_queued() {
             self.queued_as(url)?;
+            if let Some(log_id) = log_id {
+                self.withdraw(log_id)?;
+            }
         }
         Ok(admission.is_queued())
     }

@@ -153,7 +153,7 @@ impl Sim {
             .iter()
             .filter_map(|e| match e {
                 Effect::Indexed { url, .. } => Some(url.clone()),
-                Effect::Skipped { .. } => None,
+                Effect::Skipped { .. } | Effect::Withdrawn { .. } => None,
             })
             .collect()
     }
@@ -163,7 +163,7 @@ impl Sim {
             .iter()
             .filter_map(|e| match e {
                 Effect::Skipped { record, .. } => Some(record),
-                Effect::Indexed { .. } => None,
+                Effect::Indexed { .. } | Effect::Withdrawn { .. } => None,
             })
             .collect()
     }
@@ -525,6 +525,7 @@ fn a_mirror_rule_is_verified_and_a_distinct_page_revokes_it_and_queues_its_skips
             sim.skips()
         );
     }
+    assert_each_url_decided_once(&sim);
 }
 
 #[test]
@@ -849,6 +850,38 @@ fn revoked_after_learning(web: BTreeMap<String, Answer>, seed: &str) -> Sim {
     sim
 }
 
+/// What the skip log lists (its withdrawn entries left out, as `skipped` reads it) decides each
+/// URL once: no URL twice, and none both skipped and indexed.
+fn assert_each_url_decided_once(sim: &Sim) {
+    let inspector = crate::inspect::Inspector::new(sim._store.clone());
+    let mut listed = std::collections::BTreeSet::new();
+    for entry in inspector.skips(&Default::default()).unwrap() {
+        let (id, record) = entry.unwrap();
+        assert!(
+            listed.insert(record.url.clone()),
+            "{} is listed twice (entry {id}, {})",
+            record.url,
+            record.reason
+        );
+    }
+    for url in sim.indexed() {
+        assert!(
+            !listed.contains(&url),
+            "{url} is indexed and listed as skipped"
+        );
+    }
+    assert_eq!(inspector.skip_log_len().unwrap(), listed.len() as u64);
+    // The counts by reason are those of the entries listed.
+    let counted: u64 = SkipReason::ALL
+        .iter()
+        .map(|r| {
+            let name = format!("{}{}", counters::SKIPPED_PREFIX, r.as_str());
+            sim.core.counter(&name).unwrap()
+        })
+        .sum();
+    assert_eq!(counted, listed.len() as u64);
+}
+
 /// Each of `urls` was indexed: no distinct page was lost to a wrong rule.
 fn assert_all_indexed(sim: &Sim, urls: impl IntoIterator<Item = String>) {
     let indexed = sim.indexed();
@@ -888,6 +921,7 @@ fn a_host_option_rule_that_merges_distinct_pages_is_revoked_and_they_are_all_ind
     assert_eq!(learned, ["collapse-slashes on s.test"]);
     assert_eq!(revoked.len(), 1, "{revoked:?}");
     assert_all_indexed(&sim, (6..n).map(|i| format!("http://s.test/a//{i}.html")));
+    assert_each_url_decided_once(&sim);
 }
 
 #[test]
@@ -921,6 +955,7 @@ fn a_canonical_rule_whose_pages_turn_out_distinct_is_revoked_and_they_are_all_in
     assert_eq!(learned, ["canonical c.test/art/{}/print -> /art/{}.html"]);
     assert_eq!(revoked.len(), 1, "{revoked:?}");
     assert_all_indexed(&sim, (6..n).map(|i| format!("http://c.test/art/{i}/print")));
+    assert_each_url_decided_once(&sim);
 }
 
 #[test]
@@ -942,6 +977,7 @@ fn an_alias_host_that_serves_pages_of_its_own_is_revoked_and_they_are_all_indexe
     assert_eq!(learned, ["alias a.test -> o.test"]);
     assert_eq!(revoked.len(), 1, "{revoked:?}");
     assert_all_indexed(&sim, (6..n).map(|i| format!("http://a.test/p{i}.html")));
+    assert_each_url_decided_once(&sim);
 }
 
 #[test]
@@ -966,6 +1002,7 @@ fn a_verification_due_before_its_original_is_indexed_waits_for_it() {
     assert_eq!(learned, ["alias a.test -> o.test"]);
     assert_eq!(revoked.len(), 1, "{revoked:?}");
     assert_all_indexed(&sim, (6..n).map(|i| format!("http://a.test/p{i}.html")));
+    assert_each_url_decided_once(&sim);
 }
 
 /// A reference stub of a manual on a heavy template: the same title and a 100-word navigation
@@ -1109,6 +1146,7 @@ fn stubs_that_share_their_hosts_boilerplate_are_distinct_once_the_template_is_le
         .counter(counters::REFINGERPRINTED_BY_TEMPLATE)
         .unwrap();
     assert!(made_again > 0);
+    assert_each_url_decided_once(&sim);
 }
 
 #[test]

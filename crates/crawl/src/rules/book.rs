@@ -26,6 +26,22 @@ pub const RECENT_PAGES: usize = 50_000;
 /// At most this many verifications wait for their original to be indexed.
 pub const MAX_DEFERRED: usize = 10_000;
 
+/// A verification waiting for its original to be indexed
+/// ([`RuleBook::defer_verification`]).
+#[derive(Debug, Clone)]
+pub struct Deferred {
+    /// The rule to verify.
+    pub rule: Rule,
+    /// The URL the rule skipped, as its own key.
+    pub url: Candidate,
+    /// Its link depth.
+    pub depth: u32,
+    /// The page it was linked from.
+    pub referrer: String,
+    /// Its skip log entry, withdrawn when the verification queues it.
+    pub log_id: Option<u64>,
+}
+
 /// A rule taken out of force: its name, and when it had been learned (the skip log entries it
 /// may have written start then).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,7 +73,7 @@ pub struct RuleBook {
     /// Verifications due while their original was not indexed yet, by the original's key hash:
     /// the rule and the skipped URL (as its own key), its depth and referrer. At most
     /// [`MAX_DEFERRED`].
-    deferred: HashMap<u128, (Rule, Candidate, u32, String)>,
+    deferred: HashMap<u128, Deferred>,
     /// Skips per rule not yet added to its record (see [`RuleBook::count_skip`]).
     skips: HashMap<Rule, u64>,
     records: Tree<String, RuleRecord>,
@@ -201,27 +217,17 @@ impl RuleBook {
     /// original (key hash `original`) is not indexed yet: a verification compares with the
     /// original, so it waits until that is indexed ([`RuleBook::deferred_for`]). Without it, a
     /// mirror crawled in step with its original would have its skips never checked.
-    pub fn defer_verification(
-        &mut self,
-        original: u128,
-        rule: Rule,
-        url: Candidate,
-        depth: u32,
-        referrer: String,
-    ) {
+    pub fn defer_verification(&mut self, original: u128, deferred: Deferred) {
         if self.deferred.len() < MAX_DEFERRED {
-            self.deferred
-                .entry(original)
-                .or_insert((rule, url, depth, referrer));
+            self.deferred.entry(original).or_insert(deferred);
         }
     }
 
     /// The verification waiting for the page with key hash `original`, now indexed, if its rule
     /// is still in force.
-    pub fn deferred_for(&mut self, original: u128) -> Option<(Rule, Candidate, u32, String)> {
-        let (rule, url, depth, referrer) = self.deferred.remove(&original)?;
-        self.is_active(&rule)
-            .then_some((rule, url, depth, referrer))
+    pub fn deferred_for(&mut self, original: u128) -> Option<Deferred> {
+        let deferred = self.deferred.remove(&original)?;
+        self.is_active(&deferred.rule).then_some(deferred)
     }
 
     /// Whether `rule` is in force.
@@ -407,7 +413,7 @@ impl RuleBook {
     pub fn revoke(&mut self, rule: &Rule) -> Result<Revoked, CrawlError> {
         self.learner.contradict(rule);
         self.rekeyed.retain(|_, (_, r)| r != rule);
-        self.deferred.retain(|_, (r, ..)| r != rule);
+        self.deferred.retain(|_, d| d.rule != *rule);
         let mut rules = self.canon.rules().clone();
         if matches!(rule.kind().remove_from(&mut rules), Ok(true)) {
             self.canon = Arc::new(Canonicalizer::new(self.options, rules));

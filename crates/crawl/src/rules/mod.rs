@@ -24,7 +24,7 @@ pub mod mirror;
 pub mod param;
 
 pub use alias::AliasRule;
-pub use book::RuleBook;
+pub use book::{Deferred, RuleBook};
 pub use canonical::CanonicalRule;
 pub use host_option::HostOptionRule;
 pub use mirror::MirrorRule;
