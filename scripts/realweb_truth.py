@@ -357,6 +357,18 @@ def main():
                        if int(r.get("status", 200)) < 400 and not is_page(r))
     for host, _ in set(broken):
         site_fetches[manual_of_host.get(host)] -= 1
+    # A document is a file of a package: a file that is not a page (a Sphinx source, an image)
+    # and answered 200 is one too, once per manual whichever host served it (its path less the
+    # host's prefix).
+    prefix_of = {h["name"]: (h.get("prefix") or "").rstrip("/") for h in web.hosts}
+    non_html_files = defaultdict(set)
+    for r in counted:
+        n = manual_of_host.get(r["host"])
+        if n is None or int(r.get("status", 200)) >= 400 or is_page(r):
+            continue
+        path, pre = path_of(r), prefix_of.get(r["host"], "")
+        non_html_files[n].add(path[len(pre):] if pre and path.startswith(pre + "/") else path)
+    file_documents = {n: len(v) for n, v in non_html_files.items()}
 
     # 2. distinct documents found.
     found = {group[d] for d in map(web.doc, (p["url"] for p in pages)) if d in group}
@@ -374,6 +386,10 @@ def main():
     # The issue's finer bands, per site (the manual of the skipped URL's host).
     site_skips = defaultdict(Counter)
     lost, lost_by_reason = Counter(), Counter()
+    # Documents not indexed themselves but skipped against an indexed page at a reference
+    # resemblance of 0.8 or more: a near-duplicate of theirs stands in the index (the skips the
+    # issue's bands accept).
+    near_found = set()
     indexed_urls = {p["url"] for p in pages}
     for s in skips:
         d, o = web.doc(s["url"]), web.doc(s.get("original"))
@@ -391,6 +407,8 @@ def main():
             j = 1.0 if pd.key == po.key else resemblance(pd, po)
             cls = classify(j)
         is_lost = d in group and group[d] not in found
+        if is_lost and j is not None and j >= 0.8 and o in group and group[o] in found:
+            near_found.add(group[d])
         site = d[0] if d else manual_of_host.get(
             (web.by_origin.get((urlsplit(s["url"]).scheme.lower(),
                                 urlsplit(s["url"]).netloc.lower())) or {}).get("name"))
@@ -438,7 +456,9 @@ def main():
     # 5. per site: a manual and the hosts that serve it (the issue's table, one row each).
     sites = {}
     for n in web.manuals:
-        docs = len({mgroup[(n, r)] for r in reach[n]})
+        pages_n = len({mgroup[(n, r)] for r in reach[n]})
+        docs = pages_n + file_documents.get(n, 0)
+        near_n = len({group[(n, r)] for r in reach[n]} & near_found)
         mine = [h for h in hosts if h["manual"] == n]
         by_role = lambda role: [h["fetches"] for h in mine if h["role"] == role]
         sk = site_skips.get(n, Counter())
@@ -447,11 +467,14 @@ def main():
             "hosts": [h["name"] for h in mine], "documents": docs, "fetches": site_fetches[n],
             "fetches_per_distinct_document": round(site_fetches[n] / docs, 4) if docs else None,
             "non_html_fetches": non_html[n],
+            "file_documents": file_documents.get(n, 0),
             "page_fetches_per_distinct_document":
-                round((site_fetches[n] - non_html[n]) / docs, 4) if docs else None,
+                round((site_fetches[n] - non_html[n]) / pages_n, 4) if pages_n else None,
             "distinct": per_manual[n]["distinct"], "found": per_manual[n]["found"],
             "found_percent": round(100.0 * per_manual[n]["found"]
                                    / max(per_manual[n]["distinct"], 1), 2),
+            "found_or_near_percent": round(100.0 * (per_manual[n]["found"] + near_n)
+                                           / max(per_manual[n]["distinct"], 1), 2),
             "tracking_fetches": sum(by_role("tracking")) if by_role("tracking") else None,
             "session_fetches": sum(by_role("session")) if by_role("session") else None,
             "copy_hosts": {h["name"]: h["fetches"] for h in mine if h["role"] in COPY_ROLES},
@@ -469,11 +492,20 @@ def main():
 
     total = len(groups)
     pct = 100.0 * len(found) / total if total else 0.0
+    near_pct = 100.0 * (len(found) + len(near_found - found)) / total if total else 0.0
     page_fpd = (fetches - sum(non_html.values())) / documents if documents else 0.0
-    goals = [("fetches per distinct document", f"{fpd:.2f}", "<= 1.05", fpd <= 1.05),
-             ("the same, fetches of non-HTML files left out",
-              f"{page_fpd:.2f}", "<= 1.05", page_fpd <= 1.05),
+    files = sum(file_documents.values())
+    fpd = fetches / (documents + files) if documents + files else 0.0
+    worst_fpd = max((x["fetches_per_distinct_document"] or 0 for x in sites.values()), default=0)
+    worst_found = min((x["found_or_near_percent"] for x in sites.values()), default=100.0)
+    goals = [("fetches per distinct document (files that are not pages too)", f"{fpd:.2f}",
+              "<= 1.05", fpd <= 1.05),
+             ("the same, of pages only", f"{page_fpd:.2f}", "<= 1.05", page_fpd <= 1.05),
+             ("the same, the worst site", f"{worst_fpd:.2f}", "<= 1.05", worst_fpd <= 1.05),
              ("distinct documents found", f"{pct:.1f}%", ">= 99%", pct >= 99.0),
+             ("found, or a near-duplicate (J >= 0.8) indexed for it", f"{near_pct:.1f}%",
+              ">= 99%", near_pct >= 99.0),
+             ("the same, the worst site", f"{worst_found:.1f}%", ">= 99%", worst_found >= 99.0),
              ("utm / session-id copy fetches", f"{tracking} / {session}", "<= 60 a host",
               worst_ts <= 60),
              ("fetches on the busiest copy host" + (f" ({worst_copy['name']})" if worst_copy
@@ -495,7 +527,9 @@ def main():
     report = {"seconds": round(time.time() - t0, 2), "fetches": fetches,
               "requests": len(counted), "broken_link_fetches": len(set(broken)),
               "broken_link_repeats": broken_repeats,
-              "distinct_documents": total, "documents": documents,
+              "distinct_documents": total, "documents": documents, "file_documents": files,
+              "found_or_near": len(found) + len(near_found - found),
+              "found_or_near_percent": round(near_pct, 2),
               "fetches_per_distinct_document": round(fpd, 4), "found": len(found),
               "non_html_fetches": sum(non_html.values()),
               "page_fetches_per_distinct_document": round(page_fpd, 4),
@@ -545,8 +579,8 @@ def main():
 
 def print_sites(sites, report):
     """The issue's table per site and in total: one row a site."""
-    head = ["site", "docs", "fetch", "non-HTML", "f/doc", "page f/doc", "found%", "utm/sess", "copy hosts (fetches)",
-            "J<0.5", "0.5-0.7", "0.7-0.8", "skips", "rules"]
+    head = ["site", "docs", "fetch", "non-HTML", "f/doc", "page f/doc", "found%", "found~%",
+            "utm/sess", "copy hosts (fetches)", "J<0.5", "0.5-0.7", "0.7-0.8", "skips", "rules"]
     rows = []
     for n, x in sites.items():
         ts = "-" if x["tracking_fetches"] is None and x["session_fetches"] is None else \
@@ -563,7 +597,7 @@ def print_sites(sites, report):
         pfpd = "-" if x["page_fetches_per_distinct_document"] is None else \
             f"{x['page_fetches_per_distinct_document']:.2f}"
         rows.append([n, str(x["documents"]), str(x["fetches"]), str(x["non_html_fetches"]), fpd,
-                     pfpd, f"{x['found_percent']:.1f}",
+                     pfpd, f"{x['found_percent']:.1f}", f"{x['found_or_near_percent']:.1f}",
                      ts, copies, str(x["skips_distinct"]), str(x["skips_changed"]),
                      str(x["skips_band"]), str(x["skips"]), rules])
     b, r = report["skips_by_band"], report["rules"]
@@ -571,17 +605,19 @@ def print_sites(sites, report):
     session = sum(x["session_fetches"] or 0 for x in sites.values())
     busiest = max(((h, f) for x in sites.values() for h, f in x["copy_hosts"].items()),
                   key=lambda hf: hf[1], default=("-", 0))
-    rows.append(["(total)", str(report["documents"]), str(report["fetches"]),
+    rows.append(["(total)", str(report["documents"] + report["file_documents"]),
+                 str(report["fetches"]),
                  str(report["non_html_fetches"]), f"{report['fetches_per_distinct_document']:.2f}",
                  f"{report['page_fetches_per_distinct_document']:.2f}",
-                 f"{report['found_percent']:.1f}", f"{tracking}/{session}",
+                 f"{report['found_percent']:.1f}", f"{report['found_or_near_percent']:.1f}",
+                 f"{tracking}/{session}",
                  f"busiest: {busiest[0]} {busiest[1]}", str(b["distinct"]), str(b["changed"]),
                  str(b["band"]), str(b["skips"]),
                  "-" if r is None else f"{r['count']}" + (f" ({r['revoked']} rev.)"
                                                           if r["revoked"] else "")])
     widths = [max(len(row[i]) for row in rows + [head]) for i in range(len(head))]
     line = lambda row: "| " + " | ".join(
-        c.ljust(w) if i in (0, 8) else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))) + " |"
+        c.ljust(w) if i in (0, 9) else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))) + " |"
     print("\nper site (a manual and its hosts; fetch: requests less one per distinct broken link, "
           "the hub's in the total; copy hosts: every request, of which 4xx; skips classified by "
           "the reference Jaccard of the two main texts):")

@@ -1,9 +1,8 @@
 //! Shared helpers: a fresh directory per test, the binary, a test web served on loopback, and readers
 //! of a finished crawl's store.
 
-use simcrawl_crawl::layout::SKIP_LOG;
 use simcrawl_crawl::{PageIndex, PageRecord, SkipRecord};
-use simcrawl_store::{Log, Store};
+use simcrawl_store::Store;
 use simcrawl_testsite::{RealWebConfig, RunningRealWeb, RunningWeb, TestWeb, TestWebConfig};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -174,8 +173,12 @@ pub fn indexed(store: &Path) -> Vec<PageRecord> {
 /// The skip log of a finished crawl.
 pub fn skips(store: &Path) -> Vec<SkipRecord> {
     let store = Store::open(store).expect("the store opens after the crawl");
-    let log: Log<SkipRecord> = store.log(SKIP_LOG).expect("the skip log opens");
-    log.iter_from(0)
-        .map(|r| r.expect("a readable skip").1)
+    // As `simcrawl skipped` lists them: an entry withdrawn (its URL queued again and decided
+    // anew) is left out.
+    simcrawl_crawl::inspect::Inspector::new(store)
+        .skipped(&Default::default())
+        .expect("a readable skip log")
+        .into_iter()
+        .map(|(_, record)| record)
         .collect()
 }
