@@ -117,6 +117,16 @@ struct ParamSeen {
     content: u32,
 }
 
+/// Pages that must agree, with none against, before a mirror pair's shared broken links count
+/// as evidence ([`Learner::observe_broken`]).
+pub const MIN_PAGE_AGREEMENT: u32 = 2;
+
+/// `url` as [`Learner::observe_broken`]'s counterparts spell it: `authority/path?query`.
+pub fn broken_key(url: &Url) -> String {
+    let query = url.query().map(|q| format!("?{q}")).unwrap_or_default();
+    format!("{}{}{}", authority(url), url.path(), query)
+}
+
 /// Counts evidence and proposes rules.
 #[derive(Debug, Default)]
 pub struct Learner {
@@ -341,10 +351,32 @@ impl Learner {
     /// prefix pair with evidence whose source covers `url` and whose counterpart is indexed counts this
     /// as a contradiction. Returns the active rules it contradicts (the caller revokes them).
     pub fn observe_unique(&mut self, url: &Url, indexed: impl Fn(&str) -> bool) -> Vec<Rule> {
+        let mut revoked = Vec::new();
+        for (from, to, counterpart) in self.counterparts(url) {
+            if indexed(&counterpart) {
+                let rule = Rule::Mirror(MirrorRule { from, to });
+                let evidence = self.evidence.entry(rule.clone()).or_default();
+                evidence.disagree += 1;
+                if self.active.contains_key(&rule)
+                    && evidence.share() < self.config.mirror_agreement
+                {
+                    revoked.push(rule);
+                }
+            }
+        }
+        for rule in &revoked {
+            self.active.remove(rule);
+        }
+        revoked
+    }
+
+    /// The mirror prefix pairs with evidence whose source covers `url`, each with `url`'s
+    /// counterpart under it (`authority/path?query`, as [`broken_key`] spells a URL).
+    fn counterparts(&self, url: &Url) -> Vec<(String, String, String)> {
         let auth = authority(url);
         let path = url.path().trim_start_matches('/');
         let query = url.query().map(|q| format!("?{q}")).unwrap_or_default();
-        let mut revoked = Vec::new();
+        let mut out = Vec::new();
         for (from, to) in &self.mirror_pairs {
             let Some(rest) = from.strip_prefix(&auth) else {
                 continue;
@@ -361,24 +393,33 @@ impl Learner {
             }
             let suffix = suffix.trim_start_matches('/');
             let counterpart = format!("{}/{}{}", to.trim_end_matches('/'), suffix, query);
-            if indexed(&counterpart) {
-                let rule = Rule::Mirror(MirrorRule {
-                    from: from.clone(),
-                    to: to.clone(),
-                });
-                let evidence = self.evidence.entry(rule.clone()).or_default();
-                evidence.disagree += 1;
-                if self.active.contains_key(&rule)
-                    && evidence.share() < self.config.mirror_agreement
-                {
-                    revoked.push(rule);
-                }
+            out.push((from.clone(), to.clone(), counterpart));
+        }
+        out
+    }
+
+    /// `url` answered 404 or 410. Where its counterpart under a mirror pair answered so too
+    /// (`broken(counterpart)`), the two hosts agree: a copy keeps its original's broken links.
+    /// Such agreement counts only for a pair that [`MIN_PAGE_AGREEMENT`] pages support with no
+    /// page against it (two versions of a manual also share broken links; their pages tell them
+    /// apart). Returns a mirror rule when this completes one.
+    pub fn observe_broken(&mut self, url: &Url, broken: impl Fn(&str) -> bool) -> Vec<Rule> {
+        let mut learned = Vec::new();
+        for (from, to, counterpart) in self.counterparts(url) {
+            if !broken(&counterpart) || self.mirrors_into(&to, &from) {
+                continue;
             }
+            let rule = Rule::Mirror(MirrorRule { from, to });
+            let evidence = self.evidence(&rule);
+            if evidence.agree < MIN_PAGE_AGREEMENT || evidence.disagree > 0 {
+                continue;
+            }
+            let evidence = self.evidence_mut(&rule);
+            evidence.agree += 1;
+            let evidence = *evidence;
+            learned.extend(self.propose(rule, evidence, true));
         }
-        for rule in &revoked {
-            self.active.remove(rule);
-        }
-        revoked
+        learned
     }
 
     /// A fetch of `from` was redirected to `to`. Returns an alias rule when this completes one.

@@ -141,6 +141,9 @@ pub struct Core {
     /// Redirect targets queued, by key hash, with the number of redirects that led to them: a
     /// chain is followed through the frontier, and ends at the fetcher's redirect limit.
     redirect_hops: HashMap<u128, u32>,
+    /// URLs that answered 404 or 410, as xxh3-64 of [`crate::learn::broken_key`]: a mirror's
+    /// broken links that its original shares are evidence for it.
+    broken: std::collections::HashSet<u64>,
     /// The URL spellings met (queued, or logged as variants; a URL queued under its key's own
     /// spelling is not in it, see [`Core::spelling_queued`]): a [`SpillingKeySet`], so that a link met
     /// again costs neither a store write nor a sled entry's memory.
@@ -196,6 +199,7 @@ impl Core {
             withdrawn: store.tree(layout::SKIPS_WITHDRAWN_TREE)?,
             failures: store.log(layout::FAILURE_LOG)?,
             redirect_hops: HashMap::new(),
+            broken: Default::default(),
             variants: open_variants(store)?,
             classes,
             classes_tree,

@@ -13,6 +13,9 @@ use simcrawl_url::Candidate;
 use std::sync::Arc;
 use url::Url;
 
+/// At most this many broken URLs are remembered for mirror evidence (8 bytes each).
+const MAX_BROKEN: usize = 1 << 20;
+
 impl Core {
     /// Decides a fetched page (`verifying`: the rule its fetch verifies, if any): indexed, or
     /// skipped as a duplicate; its links offered; its evidence given to the learner.
@@ -53,6 +56,9 @@ impl Core {
         }
         if page.status >= 400 {
             self.count(counters::HTTP_ERRORS, 1)?;
+            if matches!(page.status, 404 | 410) && self.config.dedup {
+                self.broken_link(&page.final_url, now)?;
+            }
             return Ok(());
         }
         if page.links_dropped > 0 {
@@ -366,6 +372,28 @@ impl Core {
         }
         if follow {
             self.admit_replayed_links(lease, page, now)?;
+        }
+        Ok(())
+    }
+
+    /// `url` answered 404 or 410: remembered (up to [`MAX_BROKEN`] URLs), and evidence for the
+    /// mirrors whose counterpart of it answered so too (a copy of a site with many broken links
+    /// would otherwise be crawled link by broken link before its rule).
+    fn broken_link(&mut self, url: &url::Url, now: Now) -> Result<(), CrawlError> {
+        use xxhash_rust::xxh3::xxh3_64;
+        if self.broken.len() < MAX_BROKEN {
+            self.broken
+                .insert(xxh3_64(crate::learn::broken_key(url).as_bytes()));
+        }
+        let broken = &self.broken;
+        let learned = self
+            .book
+            .learner()
+            .observe_broken(url, |counterpart| {
+                broken.contains(&xxh3_64(counterpart.as_bytes()))
+            });
+        for rule in learned {
+            self.apply_rule(rule, None, now)?;
         }
         Ok(())
     }

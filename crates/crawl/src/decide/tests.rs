@@ -497,6 +497,61 @@ fn a_mirror_rule_is_learned_from_copies_and_skips_the_rest_of_the_host_unfetched
     }
 }
 
+/// An origin and a mirror whose home links two articles, then `broken` links that answer 404 on
+/// both, then ten more articles; the mirror's first article is its own when `versions`.
+fn with_broken_links(broken: u64, versions: bool) -> BTreeMap<String, Answer> {
+    let mut links: Vec<String> = (0..2).map(|i| format!("/doc/{i}.html")).collect();
+    links.extend((0..broken).map(|i| format!("/gone/{i}.html")));
+    links.extend((2..12).map(|i| format!("/doc/{i}.html")));
+    let links: Vec<&str> = links.iter().map(String::as_str).collect();
+    let mut pages = BTreeMap::new();
+    let home = page("Home", &article(100, 200), &links);
+    pages.insert("http://o.test/".to_string(), home.clone());
+    pages.insert("http://m.test/".to_string(), home);
+    for i in 0..12 {
+        let doc = page(&format!("Doc {i}"), &article(i, 250), &[]);
+        pages.insert(format!("http://o.test/doc/{i}.html"), doc.clone());
+        let copy = if versions && i == 0 {
+            page("Doc 0, the new version", &article(2_000, 250), &[])
+        } else {
+            doc
+        };
+        pages.insert(format!("http://m.test/doc/{i}.html"), copy);
+    }
+    for i in 0..broken {
+        for host in ["o.test", "m.test"] {
+            pages.insert(format!("http://{host}/gone/{i}.html"), Answer::Status(404));
+        }
+    }
+    pages
+}
+
+#[test]
+fn broken_links_a_mirror_shares_with_its_original_count_for_its_rule_after_two_pages_agree() {
+    let learn = LearnConfig {
+        verify_every: 0,
+        ..LearnConfig::default()
+    };
+    let mut sim = Sim::new(&["http://o.test/"], learn, with_broken_links(30, false));
+    crawl_origin_then(&mut sim, "http://m.test/");
+    assert_eq!(sim.rules(), ["mirror m.test -> o.test"]);
+    let on_mirror = |s: &&String| s.starts_with("http://m.test/");
+    // The home page and two articles agree, then two broken links that the origin shares: the
+    // rule, instead of the thirty broken links and three more articles.
+    assert_eq!(sim.fetched.iter().filter(on_mirror).count(), 5);
+    // Another version of the site, whose first article differs, shares the broken links all the
+    // same: they are no evidence, and every page of it is fetched.
+    let mut sim = Sim::new(
+        &["http://o.test/"],
+        LearnConfig::default(),
+        with_broken_links(30, true),
+    );
+    crawl_origin_then(&mut sim, "http://m.test/");
+    assert!(sim.rules().is_empty(), "{:?}", sim.rules());
+    assert_all_indexed(&sim, ["http://m.test/doc/0.html".to_string()]);
+    assert_eq!(sim.fetched.iter().filter(on_mirror).count(), 1 + 30 + 12);
+}
+
 #[test]
 fn a_mirror_rule_is_verified_and_a_distinct_page_revokes_it_and_queues_its_skips_again() {
     // Six copies learn the rule; every other article of the mirror is its own page. Every second
