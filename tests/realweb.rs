@@ -116,10 +116,18 @@ impl Crawled {
                 .filter(|s| s.url.ends_with(&format!("/{relpath}")))
                 .map(|s| (s.url.as_str(), s.reason, s.original.as_deref()))
                 .collect();
-            assert!(
-                !self.indexed_at(manual, relpath).is_empty(),
-                "{manual}'s {relpath} is a distinct page and was not indexed; skips: {skipped:?}"
-            );
+            if self.indexed_at(manual, relpath).is_empty() {
+                let history: Vec<_> = crate::util::skip_log(&self._dir.store())
+                    .into_iter()
+                    .filter(|s| s.url.ends_with(&format!("/{relpath}")))
+                    .map(|s| (s.url, s.reason, s.original, s.rule))
+                    .collect();
+                panic!(
+                    "{manual}'s {relpath} is a distinct page and was not indexed; skips: \
+                     {skipped:?}; in the log's history: {history:?}; rules: {:?}",
+                    self.rules
+                );
+            }
         }
     }
 

@@ -171,6 +171,17 @@ pub fn indexed(store: &Path) -> Vec<PageRecord> {
 }
 
 /// The skip log of a finished crawl.
+/// Every entry of the skip log, withdrawn ones too (the archive has a record of each).
+pub fn skip_log(store: &Path) -> Vec<SkipRecord> {
+    let store = Store::open(store).expect("the store opens after the crawl");
+    let log: simcrawl_store::Log<SkipRecord> = store
+        .log(simcrawl_crawl::layout::SKIP_LOG)
+        .expect("the skip log opens");
+    log.iter_from(0)
+        .map(|r| r.expect("a readable skip").1)
+        .collect()
+}
+
 pub fn skips(store: &Path) -> Vec<SkipRecord> {
     let store = Store::open(store).expect("the store opens after the crawl");
     // As `simcrawl skipped` lists them: an entry withdrawn (its URL queued again and decided

@@ -386,12 +386,9 @@ impl Core {
                 .insert(xxh3_64(crate::learn::broken_key(url).as_bytes()));
         }
         let broken = &self.broken;
-        let learned = self
-            .book
-            .learner()
-            .observe_broken(url, |counterpart| {
-                broken.contains(&xxh3_64(counterpart.as_bytes()))
-            });
+        let learned = self.book.learner().observe_broken(url, |counterpart| {
+            broken.contains(&xxh3_64(counterpart.as_bytes()))
+        });
         for rule in learned {
             self.apply_rule(rule, None, now)?;
         }

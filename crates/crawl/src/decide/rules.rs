@@ -93,7 +93,7 @@ impl Core {
     }
 
     fn requeue(&mut self, revoked: &Revoked) -> Result<(), CrawlError> {
-        let requeued = self.requeue_skipped_by(&revoked.rule.to_string(), revoked.learned_ms)?;
+        let requeued = self.requeue_skipped_by(&revoked.rule, revoked.learned_ms)?;
         self.book.revoked(revoked, requeued);
         Ok(())
     }
@@ -102,7 +102,13 @@ impl Core {
     /// made the crawl skip before fetching: with the rule gone they are URLs of their own, and
     /// would otherwise never be fetched. Returns how many were queued (a URL another link has
     /// queued since, under its own key, counts as seen, not queued).
-    fn requeue_skipped_by(&mut self, name: &str, learned_ms: u64) -> Result<u64, CrawlError> {
+    ///
+    /// A whole-host rule (a mirror, an alias) also held back the links of the copies fetched on
+    /// its hosts while it was in force (see `Core::duplicate`): those copies are queued again
+    /// too, so that their links are followed now.
+    fn requeue_skipped_by(&mut self, rule: &Rule, learned_ms: u64) -> Result<u64, CrawlError> {
+        let name = rule.to_string();
+        let name = name.as_str();
         let Some(last) = self.skips.last_id()? else {
             return Ok(0);
         };
@@ -121,10 +127,18 @@ impl Core {
         let mut requeued: u64 = 0;
         for entry in self.skips.iter_from(low) {
             let (log_id, record) = entry?;
-            if record.rule.as_deref() != Some(name) {
-                continue;
-            }
-            if !matches!(record.reason, SkipReason::Mirror | SkipReason::LearnedRule) {
+            let by_rule = record.rule.as_deref() == Some(name)
+                && matches!(record.reason, SkipReason::Mirror | SkipReason::LearnedRule);
+            let links_held = rule.kind().skips_hosts()
+                && matches!(
+                    record.reason,
+                    SkipReason::ExactDuplicate
+                        | SkipReason::TextDuplicate
+                        | SkipReason::NearDuplicate
+                        | SkipReason::Canonical
+                )
+                && url::Url::parse(&record.url).is_ok_and(|u| rule.kind().covers(&u));
+            if !by_rule && !links_held {
                 continue;
             }
             if let Ok(candidate) = canon.canonicalize(&record.url, None)
