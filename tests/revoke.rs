@@ -2,7 +2,7 @@
 //! copies is revoked by a verification fetch, and every URL skipped under it is crawled after all.
 //! Nothing distinct is lost to a rule that turned out wrong.
 
-use crate::util::{Dir, assert_success, crawl, indexed, skips};
+use crate::util::{Dir, assert_success, crawl, indexed, skip_log};
 use std::collections::BTreeSet;
 use std::io::{Read, Write};
 use std::net::TcpListener;
@@ -108,7 +108,7 @@ fn urls_skipped_under_a_revoked_mirror_rule_are_crawled_after_all() {
     );
     // (Those skips were withdrawn when the rule was revoked: they are in the log's history.)
     assert!(
-        crate::util::skip_log(&dir.store())
+        skip_log(&dir.store())
             .iter()
             .any(|s| s.rule.as_deref().is_some_and(|r| r.starts_with("mirror"))),
         "nothing was skipped under the mirror rule:\n{stdout}"
