@@ -59,6 +59,11 @@ pub struct PageAnalysis {
     /// not normalise the main text a second time. Empty when not known (a page replayed from
     /// another process); the templates then make the lines again.
     pub line_texts: String,
+    /// Every non-empty line of the main text normalised alone (as [`TemplateSet::strip`] makes
+    /// them), joined by `\n`: with `text`, what the coordinator keeps of a page indexed while its
+    /// host's template is learned, to make its fingerprints again without normalising its text
+    /// ([`crate::refingerprint`]). Empty when not known.
+    pub norm_lines: String,
 }
 
 /// Turns pages into [`PageAnalysis`] values. Cheap to clone and share between threads.
@@ -209,6 +214,11 @@ impl Analyzer {
         self.simhash.fingerprint_and_sketch(&self.minhash, &text)
     }
 
+    /// The SimHash and sketch of a text normalised already.
+    pub(crate) fn normalised_fingerprints(&self, text: &str) -> (SimHash, Sketch) {
+        self.simhash.fingerprint_and_sketch(&self.minhash, text)
+    }
+
     fn finish(
         &self,
         body: &[u8],
@@ -220,50 +230,59 @@ impl Analyzer {
         let mut stripped: Option<String> = None;
         // The text and its lines in one pass, when the lines' normalisation is the text's
         // (`TemplateSet::strip` normalises each line so).
-        let (text, lines, line_texts) = if self.normalize == NormalizeOptions::FINGERPRINT {
-            let mut lines = Vec::new();
-            let mut line_texts = String::new();
-            let mut seen = std::collections::HashSet::new();
-            let mut kept = String::new();
-            let mut any_stripped = false;
-            let text = normalize_lines(&document.main_text, self.normalize, |line| {
-                if let Some(template) = template
-                    && !line.is_empty()
-                {
-                    if template
-                        .lines
-                        .contains(&xxhash_rust::xxh3::xxh3_64(line.as_bytes()))
-                    {
-                        any_stripped = true;
-                    } else {
-                        if !kept.is_empty() {
-                            kept.push(' ');
+        let (text, lines, line_texts, norm_lines) =
+            if self.normalize == NormalizeOptions::FINGERPRINT {
+                let mut lines = Vec::new();
+                let mut line_texts = String::new();
+                let mut seen = std::collections::HashSet::new();
+                let mut kept = String::new();
+                let mut any_stripped = false;
+                let mut norm_lines = String::new();
+                let text = normalize_lines(&document.main_text, self.normalize, |line| {
+                    if !line.is_empty() {
+                        if !norm_lines.is_empty() {
+                            norm_lines.push('\n');
                         }
-                        kept.push_str(line);
+                        norm_lines.push_str(line);
                     }
-                }
-                if let Some(key) = crate::template::line_key(line)
-                    && seen.insert(key.hash)
-                {
-                    if !lines.is_empty() {
-                        line_texts.push('\n');
+                    if let Some(template) = template
+                        && !line.is_empty()
+                    {
+                        if template
+                            .lines
+                            .contains(&xxhash_rust::xxh3::xxh3_64(line.as_bytes()))
+                        {
+                            any_stripped = true;
+                        } else {
+                            if !kept.is_empty() {
+                                kept.push(' ');
+                            }
+                            kept.push_str(line);
+                        }
                     }
-                    line_texts.push_str(line);
-                    lines.push(key);
+                    if let Some(key) = crate::template::line_key(line)
+                        && seen.insert(key.hash)
+                    {
+                        if !lines.is_empty() {
+                            line_texts.push('\n');
+                        }
+                        line_texts.push_str(line);
+                        lines.push(key);
+                    }
+                });
+                if any_stripped {
+                    stripped = Some(kept);
                 }
-            });
-            if any_stripped {
-                stripped = Some(kept);
-            }
-            (text, lines, line_texts)
-        } else {
-            stripped = template.and_then(|t| t.strip(&document.main_text));
-            (
-                normalize_text(&document.main_text, self.normalize),
-                crate::template::line_keys(&document.main_text),
-                String::new(),
-            )
-        };
+                (text, lines, line_texts, norm_lines)
+            } else {
+                stripped = template.and_then(|t| t.strip(&document.main_text));
+                (
+                    normalize_text(&document.main_text, self.normalize),
+                    crate::template::line_keys(&document.main_text),
+                    String::new(),
+                    String::new(),
+                )
+            };
         let words = normalized_words(&text);
         let short = !document.extraction.is_main();
         let (simhash, sketch) = self
@@ -312,6 +331,7 @@ impl Analyzer {
             text,
             lines,
             line_texts,
+            norm_lines,
             document,
         }
     }

@@ -212,14 +212,15 @@ impl FetchedPage {
     }
 
     /// Frees what the core never reads of the analysis (the whole page's text, the links as the
-    /// extractor found them, the normalised main text: the keyed links and the fingerprints
-    /// stand for them), so that the analysis thread frees it rather than the coordinator. A
-    /// page replayed from another process arrives without them too.
+    /// extractor found them: the keyed links and the fingerprints stand for them), so that the
+    /// analysis thread frees it rather than the coordinator. A page replayed from another
+    /// process arrives without them too. The normalised main text and its lines stay: the core
+    /// keeps them for a page indexed while its host's template is learned
+    /// ([`crate::refingerprint`]).
     pub fn shed(&mut self) {
         if let Some(analysis) = self.analysis.as_mut() {
             analysis.document.full_text = String::new();
             analysis.document.links = Vec::new();
-            analysis.text = String::new();
         }
     }
 
