@@ -11,6 +11,7 @@ mod fingerprint;
 mod grow;
 mod index;
 mod proc;
+mod profile;
 mod realweb;
 mod report;
 mod rng;

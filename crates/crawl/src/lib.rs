@@ -64,6 +64,7 @@ pub mod memory;
 pub mod page;
 pub mod pages;
 pub mod progress;
+pub mod refingerprint;
 pub mod rules;
 pub mod run;
 pub mod search;

@@ -18,7 +18,10 @@ pub struct PageAnalysis {
     pub document: Document,
     /// xxh3-128 of the body bytes as received (after content decoding): exact copies.
     pub body_digest: Digest128,
-    /// SHA-256 of the body bytes, hex: the published fingerprint.
+    /// SHA-256 of the body bytes, hex: the published fingerprint, for `--out` and `simcrawl
+    /// fingerprint`; empty when the analyser does not publish it ([`Analyzer::with_body_sha256`]):
+    /// exact copies are found by `body_digest`, and SHA-256 in software cost the crawl 7.6% of its
+    /// CPU.
     pub body_sha256: String,
     /// The main text, normalised for fingerprints (lowercase, no digits, no punctuation).
     pub text: String,
@@ -56,6 +59,11 @@ pub struct PageAnalysis {
     /// not normalise the main text a second time. Empty when not known (a page replayed from
     /// another process); the templates then make the lines again.
     pub line_texts: String,
+    /// Every non-empty line of the main text normalised alone (as [`TemplateSet::strip`] makes
+    /// them), joined by `\n`: with `text`, what the coordinator keeps of a page indexed while its
+    /// host's template is learned, to make its fingerprints again without normalising its text
+    /// ([`crate::refingerprint`]). Empty when not known.
+    pub norm_lines: String,
 }
 
 /// Turns pages into [`PageAnalysis`] values. Cheap to clone and share between threads.
@@ -65,6 +73,7 @@ pub struct Analyzer {
     simhash: SimHasher,
     minhash: MinHasher,
     normalize: NormalizeOptions,
+    body_sha256: bool,
 }
 
 impl Default for Analyzer {
@@ -87,6 +96,7 @@ impl Default for Analyzer {
             )
             .unwrap_or_default(),
             normalize: NormalizeOptions::FINGERPRINT,
+            body_sha256: true,
         }
     }
 }
@@ -98,6 +108,13 @@ impl Analyzer {
             extractor: Extractor::new(options),
             ..Analyzer::default()
         }
+    }
+
+    /// The same analyser, computing [`PageAnalysis::body_sha256`] or not (the default does). The
+    /// crawl computes it only when it publishes it (`--out`): no decision reads it.
+    pub fn with_body_sha256(mut self, on: bool) -> Self {
+        self.body_sha256 = on;
+        self
     }
 
     /// The SimHash hasher in use (its feature options decide what `explain` shows).
@@ -126,7 +143,22 @@ impl Analyzer {
         link_header: Option<&str>,
     ) -> PageAnalysis {
         let document = self.extractor.extract(html, url, link_header);
-        self.finish(body, document)
+        self.finish(body, document, None)
+    }
+
+    /// [`Analyzer::analyze_html`] followed by [`Analyzer::apply_template`] with `template`, with
+    /// the main text normalised and fingerprinted once: the lines the template leaves out are
+    /// found in the pass that normalises the text.
+    pub fn analyze_html_with_template(
+        &self,
+        body: &[u8],
+        html: &str,
+        url: &Url,
+        link_header: Option<&str>,
+        template: Option<&TemplateSet>,
+    ) -> PageAnalysis {
+        let document = self.extractor.extract(html, url, link_header);
+        self.finish(body, document, template)
     }
 
     /// [`Analyzer::analyze_html`], with every stretch of the page's text left out of its main
@@ -139,7 +171,10 @@ impl Analyzer {
         link_header: Option<&str>,
     ) -> (PageAnalysis, Vec<simcrawl_extract::Dropped>) {
         let explained = self.extractor.explain(html, url, link_header);
-        (self.finish(body, explained.document), explained.dropped)
+        (
+            self.finish(body, explained.document, None),
+            explained.dropped,
+        )
     }
 
     /// Analyses a plain-text body: the whole text is the main text.
@@ -149,7 +184,7 @@ impl Analyzer {
         let mut document = self.extractor.extract(&html, url, None);
         document.main_text = text.to_string();
         document.word_count = text.split_whitespace().count();
-        self.finish(body, document)
+        self.finish(body, document, None)
     }
 
     /// Makes `page`'s SimHash and sketch again without the lines of its host's template (`None`:
@@ -179,44 +214,99 @@ impl Analyzer {
         self.simhash.fingerprint_and_sketch(&self.minhash, &text)
     }
 
-    fn finish(&self, body: &[u8], document: Document) -> PageAnalysis {
-        // The text and its lines in one pass, when the lines' normalisation is the text's.
-        let (text, lines, line_texts) = if self.normalize == NormalizeOptions::FINGERPRINT {
-            let mut lines = Vec::new();
-            let mut line_texts = String::new();
-            let mut seen = std::collections::HashSet::new();
-            let text = normalize_lines(&document.main_text, self.normalize, |line| {
-                if let Some(key) = crate::template::line_key(line)
-                    && seen.insert(key.hash)
-                {
-                    if !lines.is_empty() {
-                        line_texts.push('\n');
+    /// The SimHash and sketch of a text normalised already.
+    pub(crate) fn normalised_fingerprints(&self, text: &str) -> (SimHash, Sketch) {
+        self.simhash.fingerprint_and_sketch(&self.minhash, text)
+    }
+
+    fn finish(
+        &self,
+        body: &[u8],
+        document: Document,
+        template: Option<&TemplateSet>,
+    ) -> PageAnalysis {
+        // The main text without the template's lines, as `TemplateSet::strip` makes it
+        // (None: no line of it is the template's).
+        let mut stripped: Option<String> = None;
+        // The text and its lines in one pass, when the lines' normalisation is the text's
+        // (`TemplateSet::strip` normalises each line so).
+        let (text, lines, line_texts, norm_lines) =
+            if self.normalize == NormalizeOptions::FINGERPRINT {
+                let mut lines = Vec::new();
+                let mut line_texts = String::new();
+                let mut seen = std::collections::HashSet::new();
+                let mut kept = String::new();
+                let mut any_stripped = false;
+                let mut norm_lines = String::new();
+                let text = normalize_lines(&document.main_text, self.normalize, |line| {
+                    if !line.is_empty() {
+                        if !norm_lines.is_empty() {
+                            norm_lines.push('\n');
+                        }
+                        norm_lines.push_str(line);
                     }
-                    line_texts.push_str(line);
-                    lines.push(key);
+                    if let Some(template) = template
+                        && !line.is_empty()
+                    {
+                        if template
+                            .lines
+                            .contains(&xxhash_rust::xxh3::xxh3_64(line.as_bytes()))
+                        {
+                            any_stripped = true;
+                        } else {
+                            if !kept.is_empty() {
+                                kept.push(' ');
+                            }
+                            kept.push_str(line);
+                        }
+                    }
+                    if let Some(key) = crate::template::line_key(line)
+                        && seen.insert(key.hash)
+                    {
+                        if !lines.is_empty() {
+                            line_texts.push('\n');
+                        }
+                        line_texts.push_str(line);
+                        lines.push(key);
+                    }
+                });
+                if any_stripped {
+                    stripped = Some(kept);
                 }
-            });
-            (text, lines, line_texts)
-        } else {
-            (
-                normalize_text(&document.main_text, self.normalize),
-                crate::template::line_keys(&document.main_text),
-                String::new(),
-            )
-        };
+                (text, lines, line_texts, norm_lines)
+            } else {
+                stripped = template.and_then(|t| t.strip(&document.main_text));
+                (
+                    normalize_text(&document.main_text, self.normalize),
+                    crate::template::line_keys(&document.main_text),
+                    String::new(),
+                    String::new(),
+                )
+            };
         let words = normalized_words(&text);
         let short = !document.extraction.is_main();
-        let (simhash, sketch) = self.simhash.fingerprint_and_sketch(&self.minhash, &text);
+        let (simhash, sketch) = self
+            .simhash
+            .fingerprint_and_sketch(&self.minhash, stripped.as_deref().unwrap_or(&text));
+        let template_version = template.map_or(0, |t| t.version);
         // A page without main content (a fallback) has its whole text as its main text: it is
         // normalised and fingerprinted once.
         let text_digest = Digest128::of_text(&text);
+        // The whole text and its lines in one pass: its fingerprint and its windows.
+        let mut windows = Windows::default();
+        let full = normalize_lines(&document.full_text, self.normalize, |line| {
+            windows.line(line)
+        });
+        let whole_windows = windows.digests();
         let (full_simhash, full_words) = if document.full_text == document.main_text {
-            (simhash, words)
+            match &stripped {
+                // The main text's own fingerprint, not the one without the template.
+                Some(_) => (self.simhash.fingerprint(&text), words),
+                None => (simhash, words),
+            }
         } else {
-            let full = normalize_text(&document.full_text, self.normalize);
             (self.simhash.fingerprint(&full), normalized_words(&full))
         };
-        let whole_windows = whole_windows(&document.full_text, self.normalize);
         PageAnalysis {
             full_simhash,
             full_words,
@@ -228,15 +318,20 @@ impl Analyzer {
                 .map(|t| normalize_text(t, self.normalize))
                 .unwrap_or_default(),
             body_digest: Digest128::of_bytes(body),
-            body_sha256: sha256_hex(body),
+            body_sha256: if self.body_sha256 {
+                sha256_hex(body)
+            } else {
+                String::new()
+            },
             text_digest,
             simhash,
             sketch,
-            template_version: 0,
+            template_version,
             words,
             text,
             lines,
             line_texts,
+            norm_lines,
             document,
         }
     }
@@ -252,38 +347,56 @@ pub const WINDOW_TRIM: usize = 3;
 /// original's whole text as one of its windows; two pages that differ in the middle (a table of
 /// contents with other entries) have none in common.
 pub fn whole_windows(full_text: &str, options: NormalizeOptions) -> Vec<u128> {
-    let mut joined = String::with_capacity(full_text.len());
-    // (start, end, words) of each non-empty normalised line in `joined`.
-    let mut lines: Vec<(usize, usize, usize)> = Vec::new();
+    let mut windows = Windows::default();
     for line in full_text.lines() {
-        let norm = normalize_text(line, options);
+        windows.line(&normalize_text(line, options));
+    }
+    windows.digests()
+}
+
+/// [`whole_windows`] fed one normalised line at a time (as [`normalize_lines`] gives them), so
+/// that the analysis normalises the whole text once for its fingerprint and its windows.
+#[derive(Default)]
+struct Windows {
+    joined: String,
+    /// (start, end, words) of each non-empty normalised line in `joined`.
+    lines: Vec<(usize, usize, usize)>,
+}
+
+impl Windows {
+    fn line(&mut self, norm: &str) {
         if norm.is_empty() {
-            continue;
+            return;
         }
-        if !joined.is_empty() {
-            joined.push('\n');
+        if !self.joined.is_empty() {
+            self.joined.push('\n');
         }
-        let start = joined.len();
-        joined.push_str(&norm);
-        lines.push((start, joined.len(), normalized_words(&norm)));
+        let start = self.joined.len();
+        self.joined.push_str(norm);
+        self.lines
+            .push((start, self.joined.len(), normalized_words(norm)));
     }
-    let digest = |a: usize, b: usize| xxhash_rust::xxh3::xxh3_128(&joined.as_bytes()[a..b]);
-    let total: usize = lines.iter().map(|l| l.2).sum();
-    let mut windows = vec![digest(0, joined.len())];
-    let n = lines.len();
-    for top in 0..=WINDOW_TRIM.min(n) {
-        for bottom in 0..=WINDOW_TRIM.min(n - top) {
-            if top + bottom == 0 || top + bottom >= n {
-                continue;
+
+    fn digests(&self) -> Vec<u128> {
+        let (joined, lines) = (&self.joined, &self.lines);
+        let digest = |a: usize, b: usize| xxhash_rust::xxh3::xxh3_128(&joined.as_bytes()[a..b]);
+        let total: usize = lines.iter().map(|l| l.2).sum();
+        let mut windows = vec![digest(0, joined.len())];
+        let n = lines.len();
+        for top in 0..=WINDOW_TRIM.min(n) {
+            for bottom in 0..=WINDOW_TRIM.min(n - top) {
+                if top + bottom == 0 || top + bottom >= n {
+                    continue;
+                }
+                let kept: usize = lines[top..n - bottom].iter().map(|l| l.2).sum();
+                if kept * 2 < total {
+                    continue;
+                }
+                windows.push(digest(lines[top].0, lines[n - 1 - bottom].1));
             }
-            let kept: usize = lines[top..n - bottom].iter().map(|l| l.2).sum();
-            if kept * 2 < total {
-                continue;
-            }
-            windows.push(digest(lines[top].0, lines[n - 1 - bottom].1));
         }
+        windows
     }
-    windows
 }
 
 fn escape_html(text: &str) -> String {
@@ -313,6 +426,61 @@ mod tests {
              a sine curve, so a third of the range comes in during the middle two hours.</p></article>\
              <div class='ad-banner'>{ad}</div><footer>Rendered at {time}</footer></body></html>"
         )
+    }
+
+    /// A page analysed with its host's template in the same pass has the fingerprints that the
+    /// analysis and `apply_template` after it give, and the windows `whole_windows` gives.
+    #[test]
+    fn the_template_applied_in_the_analysis_is_the_template_applied_after_it() {
+        let analyzer = Analyzer::default();
+        let url = Url::parse("http://127.0.0.1/tides").unwrap();
+        let html = "<html><head><title>Tides</title></head><body><article><h1>Reading a tide table</h1>\
+             <p>Part of the harbour guide, updated 12 March 2024</p>\
+             <p>A tide table lists the times and heights of high and low water for one place, usually \
+             a harbour, for every day of the year. Heights are measured from chart datum.</p>\
+             <p>Between the listed times the water rises and falls roughly along a sine curve.</p>\
+             </article><footer>Rendered at 10:31</footer></body></html>";
+        let plain = analyzer.analyze_html(html.as_bytes(), html, &url, None);
+        let lines: Vec<String> = plain
+            .document
+            .main_text
+            .lines()
+            .map(|l| normalize_text(l, NormalizeOptions::FINGERPRINT))
+            .filter(|l| !l.is_empty())
+            .collect();
+        assert!(lines.len() >= 3, "{lines:?}");
+        let hash = |l: &str| xxhash_rust::xxh3::xxh3_64(l.as_bytes());
+        let sets = [
+            TemplateSet {
+                version: 7,
+                lines: [hash(&lines[1])].into_iter().collect(),
+            },
+            TemplateSet {
+                version: 9,
+                lines: [hash("nothing on this page")].into_iter().collect(),
+            },
+        ];
+        for template in sets.iter().map(Some).chain([None]) {
+            let mut after = plain.clone();
+            analyzer.apply_template(&mut after, template);
+            let once =
+                analyzer.analyze_html_with_template(html.as_bytes(), html, &url, None, template);
+            assert_eq!(once.simhash, after.simhash);
+            assert_eq!(once.sketch, after.sketch);
+            assert_eq!(once.template_version, after.template_version);
+            assert_eq!(once.full_simhash, after.full_simhash);
+            assert_eq!(once.text_digest, after.text_digest);
+            assert_eq!(
+                once.whole_windows,
+                whole_windows(&plain.document.full_text, NormalizeOptions::FINGERPRINT)
+            );
+        }
+        assert_ne!(
+            analyzer
+                .analyze_html_with_template(html.as_bytes(), html, &url, None, Some(&sets[0]))
+                .simhash,
+            plain.simhash
+        );
     }
 
     #[test]

@@ -217,7 +217,8 @@ async fn run_with(
         round_log: store.tree(layout::ROUND_LOG_TREE)?,
         store,
         fetcher,
-        analyzer: Arc::new(Analyzer::default()),
+        // SHA-256 of every body only when the `--out` lines publish it.
+        analyzer: Arc::new(Analyzer::default().with_body_sha256(config.output.is_some())),
         archive,
         search,
         output,
@@ -1053,6 +1054,7 @@ impl Driver {
                                 plain.as_ref(),
                                 &analyzer,
                                 max_links,
+                                template.as_deref(),
                             )?;
                             page.apply_template(&analyzer, template.as_deref());
                             page.shed();

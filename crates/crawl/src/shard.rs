@@ -467,6 +467,7 @@ fn decode_analysis(r: &mut Reader<'_>, url: &Url) -> Result<PageAnalysis, CodecE
         title_key,
         lines,
         line_texts: String::new(),
+        norm_lines: String::new(),
     })
 }
 

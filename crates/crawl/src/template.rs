@@ -357,6 +357,11 @@ impl HostTemplates {
         Ok(())
     }
 
+    /// `host`'s template is still learned from its pages (its template may change).
+    pub fn learning(&mut self, host: &str) -> Result<bool, CrawlError> {
+        Ok(self.host(host)?.pages < LEARN_PAGES)
+    }
+
     /// The pages of `host` whose fingerprints left out another template than its current one,
     /// taken as made again with the current one. Once the host is learned in full, it forgets
     /// them.

@@ -815,7 +815,8 @@ fn page_json(p: &PageRecord) -> Value {
         "time": rfc3339(p.time_ms),
         "simhash": format!("{:016x}", p.simhash),
         "body_digest": format!("{:032x}", p.body_digest),
-        "body_sha256": p.body_sha256,
+        // Computed only by a crawl with `--out` (exact copies are found by `body_digest`).
+        "body_sha256": (!p.body_sha256.is_empty()).then_some(&p.body_sha256),
         "text_digest": format!("{:032x}", p.text_digest),
         "words": p.words,
         "text": p.text,

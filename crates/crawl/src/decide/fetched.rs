@@ -96,7 +96,8 @@ pub(crate) enum ReplayedLink {
     Elsewhere(u128),
 }
 
-/// The CPU work of one fetched page: extraction, fingerprints and link keys. Fails only if the final
+/// The CPU work of one fetched page: extraction, fingerprints (without the lines of its host's
+/// `template`, as [`Analyzer::apply_template`] makes them) and link keys. Fails only if the final
 /// URL cannot be canonicalised, which the fetcher's own checks (http and https only) rule out.
 pub fn analyse(
     mut fetched: simcrawl_fetch::Fetched,
@@ -105,6 +106,7 @@ pub fn analyse(
     plain: Option<&Arc<Canonicalizer>>,
     analyzer: &Analyzer,
     max_links: usize,
+    template: Option<&TemplateSet>,
 ) -> Result<FetchedPage, String> {
     let final_url = fetched.final_url.clone();
     let final_key = canon
@@ -127,7 +129,7 @@ pub fn analyse(
         Body::Text { text, .. } if fetched.status < 400 => {
             let link_header =
                 (!fetched.headers.link.is_empty()).then(|| fetched.headers.link.join(", "));
-            page.set_html(text, link_header.as_deref(), analyzer, max_links);
+            page.set_html(text, link_header.as_deref(), analyzer, max_links, template);
         }
         Body::Text { .. } => {}
         _ => page.not_html = true,
@@ -146,7 +148,7 @@ impl FetchedPage {
     ) -> Option<FetchedPage> {
         let final_key = canon.canonicalize_url(url).ok()?;
         let mut page = FetchedPage::bare(url.clone(), final_key, canon);
-        page.set_html(html, None, analyzer, usize::MAX);
+        page.set_html(html, None, analyzer, usize::MAX, None);
         Some(page)
     }
 
@@ -178,8 +180,15 @@ impl FetchedPage {
         link_header: Option<&str>,
         analyzer: &Analyzer,
         max_links: usize,
+        template: Option<&TemplateSet>,
     ) {
-        let analysis = analyzer.analyze_html(text.as_bytes(), text, &self.final_url, link_header);
+        let analysis = analyzer.analyze_html_with_template(
+            text.as_bytes(),
+            text,
+            &self.final_url,
+            link_header,
+            template,
+        );
         self.canonical = analysis
             .document
             .canonical
@@ -203,14 +212,15 @@ impl FetchedPage {
     }
 
     /// Frees what the core never reads of the analysis (the whole page's text, the links as the
-    /// extractor found them, the normalised main text: the keyed links and the fingerprints
-    /// stand for them), so that the analysis thread frees it rather than the coordinator. A
-    /// page replayed from another process arrives without them too.
+    /// extractor found them: the keyed links and the fingerprints stand for them), so that the
+    /// analysis thread frees it rather than the coordinator. A page replayed from another
+    /// process arrives without them too. The normalised main text and its lines stay: the core
+    /// keeps them for a page indexed while its host's template is learned
+    /// ([`crate::refingerprint`]).
     pub fn shed(&mut self) {
         if let Some(analysis) = self.analysis.as_mut() {
             analysis.document.full_text = String::new();
             analysis.document.links = Vec::new();
-            analysis.text = String::new();
         }
     }
 

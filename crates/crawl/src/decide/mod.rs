@@ -159,6 +159,8 @@ pub struct Core {
     pub(crate) templates: crate::template::HostTemplates,
     /// The hashers, for fingerprints made again without a host's template.
     fingerprints: crate::page::Analyzer,
+    /// The normalised main texts of pages indexed while their host's template is learned.
+    normalised: crate::refingerprint::Normalised,
     pub(crate) progress: Progress,
     effects: Vec<Effect>,
     /// Replaying another process's page (a sharded crawl): the decisions are made as they are
@@ -207,6 +209,7 @@ impl Core {
             unwritten: HashMap::new(),
             templates: crate::template::HostTemplates::open(store)?,
             fingerprints: crate::page::Analyzer::default(),
+            normalised: crate::refingerprint::Normalised::default(),
             progress: Progress::default(),
             effects: Vec::new(),
             foreign: false,

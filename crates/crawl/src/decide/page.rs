@@ -233,14 +233,26 @@ impl Core {
             return Ok(());
         }
         let template = self.templates.fingerprint_set(host)?;
+        let learned = !self.templates.learning(host)?;
         let mut made = 0;
         for id in stale {
             if let Some(record) = self.pages.get(id)? {
-                let (simhash, sketch) = self
-                    .fingerprints
-                    .main_fingerprints(&record.text, template.as_deref());
+                // From the main text normalised when the page was analysed, when kept.
+                let (simhash, sketch) =
+                    match self
+                        .normalised
+                        .fingerprints(id, template.as_deref(), &self.fingerprints)
+                    {
+                        Some(made) => made,
+                        None => self
+                            .fingerprints
+                            .main_fingerprints(&record.text, template.as_deref()),
+                    };
                 self.pages.refingerprint(record, simhash, &sketch)?;
                 made += 1;
+            }
+            if learned {
+                self.normalised.forget(id);
             }
         }
         self.count(counters::REFINGERPRINTED_BY_TEMPLATE, made)?;
@@ -310,11 +322,13 @@ impl Core {
             )?;
             self.pages.add_key(lease.key_hash, id)?;
             if self.config.dedup {
-                self.templates.note_indexed(
-                    &crate::learn::authority(&page.final_url),
-                    id,
-                    analysis.template_version,
-                )?;
+                let host = crate::learn::authority(&page.final_url);
+                self.templates
+                    .note_indexed(&host, id, analysis.template_version)?;
+                if self.templates.learning(&host)? {
+                    self.normalised
+                        .keep(id, &analysis.text, &analysis.norm_lines);
+                }
             }
             self.book.indexed(&page.final_url, id, &final_url);
             for key in [page.final_key.key.hash128(), lease.key_hash] {
