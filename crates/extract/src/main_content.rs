@@ -176,7 +176,11 @@ impl Filter {
         let strict = Filter::build(page, |i, _| applies[i]);
         let relaxed = Filter::build(page, |i, noise| {
             noise.kind == NoiseKind::Hard
-                || (applies[i] && matches!(noise.why, NoiseWhy::Names { firm: true, .. }))
+                || (applies[i]
+                    && matches!(
+                        noise.why,
+                        NoiseWhy::Names { firm: true, .. } | NoiseWhy::Names { comments: true, .. }
+                    ))
         });
         (strict, relaxed)
     }

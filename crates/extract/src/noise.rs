@@ -163,7 +163,9 @@ fn token_bits(bytes: &[u8]) -> u8 {
         | b"newsletter" | b"subscribe" | b"subscription" | b"signup" | b"login" | b"popup"
         | b"modal" | b"overlay" | b"widget" | b"widgets" | b"toolbar" | b"pagination"
         | b"pager" | b"search" | b"skip" => ANCILLARY,
-        b"comment" | b"comments" | b"disqus" => ANCILLARY | COMMENTS,
+        b"comment" | b"comments" | b"disqus" | b"respond" | b"commentform" | b"commentlist" => {
+            ANCILLARY | COMMENTS
+        }
         b"header" | b"footer" | b"masthead" | b"topbar" | b"banner" => POSITIONAL,
         b"article" | b"post" | b"entry" | b"story" | b"hentry" => ARTICLE,
         b"content" | b"main" | b"body" => CONTENT,

@@ -1,10 +1,12 @@
 //! simcrawl's main-text extraction and rs-trafilatura's on the pages of an extract-eval folder, in one
-//! process: both are given the same decoded page and URL, timed page by page, the two interleaved
-//! (their order alternating from one repetition to the next), and each page's best time kept, so that
-//! the speed ratio holds on a machine shared with other work.
+//! process: both are given the same decoded page and URL and timed page by page, each page's best
+//! time of REPS runs kept. The two take turns pass by pass (all pages with one, then all pages with
+//! the other, which goes first alternating), so that each runs with its own code and data in the
+//! caches as it would alone, and the machine's load falls on both alike; `--by-page` takes turns
+//! page by page instead (each then runs right after the other has filled the caches with its own).
 //!
 //! ```text
-//! extract-compare --data DIR --out DIR [--reps N] [--only simcrawl|rs-trafilatura]
+//! extract-compare --data DIR --out DIR [--reps N] [--by-page] [--only simcrawl|rs-trafilatura]
 //! ```
 //!
 //! Writes `OUT/simcrawl/<id>.txt` and `OUT/rs-trafilatura/<id>.txt` (the main texts, for score.py's
@@ -30,11 +32,12 @@ struct Args {
     reps: usize,
     simcrawl: bool,
     rs: bool,
+    by_page: bool,
 }
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: extract-compare --data DIR --out DIR [--reps N] [--only simcrawl|rs-trafilatura]"
+        "usage: extract-compare --data DIR --out DIR [--reps N] [--by-page] [--only simcrawl|rs-trafilatura]"
     );
     ExitCode::from(2)
 }
@@ -46,6 +49,7 @@ fn parse_args() -> Option<Args> {
         reps: 3,
         simcrawl: true,
         rs: true,
+        by_page: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -53,6 +57,7 @@ fn parse_args() -> Option<Args> {
             "--data" => args.data = PathBuf::from(it.next()?),
             "--out" => args.out = PathBuf::from(it.next()?),
             "--reps" => args.reps = it.next()?.parse().ok().filter(|&n| n > 0)?,
+            "--by-page" => args.by_page = true,
             "--only" => match it.next()?.as_str() {
                 "simcrawl" => args.rs = false,
                 "rs-trafilatura" => args.simcrawl = false,
@@ -62,6 +67,13 @@ fn parse_args() -> Option<Args> {
         }
     }
     (!args.data.as_os_str().is_empty() && !args.out.as_os_str().is_empty()).then_some(args)
+}
+
+struct Loaded {
+    bytes: usize,
+    html: String,
+    sim_url: Url,
+    rs_options: rs_trafilatura::Options,
 }
 
 struct Page {
@@ -135,9 +147,8 @@ fn main() -> ExitCode {
     // The panic message of a page rs-trafilatura gives up on would interleave with the table.
     std::panic::set_hook(Box::new(|_| {}));
 
-    let extractor = Extractor::new(ExtractOptions::default());
-    let mut sums: BTreeMap<String, Sums> = BTreeMap::new();
-    let mut failures = 0usize;
+    // Every page read and decoded before any is timed.
+    let mut loaded = Vec::with_capacity(pages.len());
     for page in &pages {
         let bytes = match fs::read(&page.path) {
             Ok(b) => b,
@@ -147,7 +158,7 @@ fn main() -> ExitCode {
             }
         };
         // As `simcrawl extract FILE` reads a file: UTF-8, anything else decoded lossily.
-        let html = String::from_utf8_lossy(&bytes);
+        let html = String::from_utf8_lossy(&bytes).into_owned();
         let sim_url = page
             .url
             .as_deref()
@@ -161,55 +172,88 @@ fn main() -> ExitCode {
             url: page.url.clone(),
             ..rs_trafilatura::Options::default()
         };
-        let (mut sim_best, mut rs_best) = (Duration::MAX, Duration::MAX);
-        let (mut sim_text, mut rs_text) = (String::new(), String::new());
-        for rep in 0..args.reps {
-            let run_sim = |best: &mut Duration, text: &mut String| {
-                let (doc, dt) = timed(|| extractor.extract(&html, &sim_url, None));
-                *best = (*best).min(dt);
-                if let Some(doc) = doc {
-                    *text = doc.main_text;
+        loaded.push(Loaded {
+            bytes: bytes.len(),
+            html,
+            sim_url,
+            rs_options,
+        });
+    }
+
+    let extractor = Extractor::new(ExtractOptions::default());
+    let n = loaded.len();
+    let mut sim = vec![(Duration::MAX, String::new()); n];
+    let mut rs = vec![(Duration::MAX, String::new()); n];
+    let run_sim = |i: usize, out: &mut (Duration, String)| {
+        let page = &loaded[i];
+        let (doc, dt) = timed(|| extractor.extract(&page.html, &page.sim_url, None));
+        out.0 = out.0.min(dt);
+        if let Some(doc) = doc {
+            out.1 = doc.main_text;
+        }
+    };
+    let run_rs = |i: usize, out: &mut (Duration, String)| {
+        let page = &loaded[i];
+        let (res, dt) =
+            timed(|| rs_trafilatura::extract_with_options(&page.html, &page.rs_options));
+        out.0 = out.0.min(dt);
+        out.1 = match res {
+            Some(Ok(r)) => r.content_text,
+            _ => String::new(),
+        };
+    };
+    for rep in 0..args.reps {
+        // Which goes first alternates from one repetition to the next.
+        let sim_first = rep % 2 == 0;
+        if args.by_page {
+            for i in 0..n {
+                if args.simcrawl && sim_first {
+                    run_sim(i, &mut sim[i]);
                 }
-            };
-            let run_rs = |best: &mut Duration, text: &mut String| {
-                let (res, dt) = timed(|| rs_trafilatura::extract_with_options(&html, &rs_options));
-                *best = (*best).min(dt);
-                *text = match res {
-                    Some(Ok(r)) => r.content_text,
-                    _ => String::new(),
-                };
-            };
-            let sim_first = rep % 2 == 0;
+                if args.rs {
+                    run_rs(i, &mut rs[i]);
+                }
+                if args.simcrawl && !sim_first {
+                    run_sim(i, &mut sim[i]);
+                }
+            }
+        } else {
             if args.simcrawl && sim_first {
-                run_sim(&mut sim_best, &mut sim_text);
+                (0..n).for_each(|i| run_sim(i, &mut sim[i]));
             }
             if args.rs {
-                run_rs(&mut rs_best, &mut rs_text);
+                (0..n).for_each(|i| run_rs(i, &mut rs[i]));
             }
             if args.simcrawl && !sim_first {
-                run_sim(&mut sim_best, &mut sim_text);
+                (0..n).for_each(|i| run_sim(i, &mut sim[i]));
             }
         }
-        if args.rs && rs_text.is_empty() {
+    }
+
+    let mut sums: BTreeMap<String, Sums> = BTreeMap::new();
+    let mut failures = 0usize;
+    for (i, page) in pages.iter().enumerate() {
+        if args.rs && rs[i].1.is_empty() {
             failures += 1;
         }
         let write = |dir: &Path, text: &str| fs::write(dir.join(format!("{}.txt", page.id)), text);
         if args.simcrawl
-            && let Err(e) = write(&sim_dir, &sim_text)
+            && let Err(e) = write(&sim_dir, &sim[i].1)
         {
             eprintln!("cannot write: {e}");
             return ExitCode::from(2);
         }
         if args.rs
-            && let Err(e) = write(&rs_dir, &rs_text)
+            && let Err(e) = write(&rs_dir, &rs[i].1)
         {
             eprintln!("cannot write: {e}");
             return ExitCode::from(2);
         }
         let secs = |d: Duration, on: bool| if on { d.as_secs_f64() } else { 0.0 };
-        let (s, r) = (secs(sim_best, args.simcrawl), secs(rs_best, args.rs));
+        let (s, r) = (secs(sim[i].0, args.simcrawl), secs(rs[i].0, args.rs));
+        let bytes = loaded[i].bytes;
         let line = serde_json::json!({
-            "id": page.id, "source": page.source, "bytes": bytes.len(),
+            "id": page.id, "source": page.source, "bytes": bytes,
             "simcrawl_s": s, "rs_trafilatura_s": r,
         });
         if writeln!(times, "{line}").is_err() {
@@ -219,7 +263,7 @@ fn main() -> ExitCode {
         for key in [page.source.clone(), "ALL".to_string()] {
             let sum = sums.entry(key).or_default();
             sum.pages += 1;
-            sum.bytes += bytes.len();
+            sum.bytes += bytes;
             sum.simcrawl += s;
             sum.rs += r;
         }
@@ -229,8 +273,13 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     println!(
-        "time per page, best of {} interleaved runs, one thread:{}",
+        "time per page, best of {} runs interleaved {}, one thread:{}",
         args.reps,
+        if args.by_page {
+            "page by page"
+        } else {
+            "pass by pass"
+        },
         if failures > 0 {
             format!(" ({failures} pages without rs-trafilatura text)")
         } else {
