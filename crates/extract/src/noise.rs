@@ -162,8 +162,10 @@ fn token_bits(bytes: &[u8]) -> u8 {
         | b"menus" | b"megamenu" | b"nav" | b"navbar" | b"navigation" | b"sidebar"
         | b"newsletter" | b"subscribe" | b"subscription" | b"signup" | b"login" | b"popup"
         | b"modal" | b"overlay" | b"widget" | b"widgets" | b"toolbar" | b"pagination"
-        | b"pager" | b"search" | b"skip" | b"byline" | b"postmetadata" | b"postmeta" | b"meta"
-        | b"tags" | b"timestamp" | b"dateline" | b"popular" | b"trending" => ANCILLARY,
+        | b"pager" | b"search" | b"skip" | b"popular" | b"trending" | b"teaser" | b"addthis"
+        | b"sociable" => ANCILLARY,
+        b"byline" | b"postmetadata" | b"postmeta" | b"meta" | b"tags" | b"timestamp"
+        | b"dateline" | b"author" | b"bio" => ANCILLARY | FIRM,
         b"comment" | b"comments" | b"disqus" | b"respond" | b"commentform" | b"commentlist" => {
             ANCILLARY | COMMENTS
         }
