@@ -163,7 +163,9 @@ fn token_bits(bytes: &[u8]) -> u8 {
         | b"newsletter" | b"subscribe" | b"subscription" | b"signup" | b"login" | b"popup"
         | b"modal" | b"overlay" | b"widget" | b"widgets" | b"toolbar" | b"pagination"
         | b"pager" | b"search" | b"skip" | b"popular" | b"trending" | b"teaser" | b"addthis"
-        | b"sociable" => ANCILLARY,
+        | b"sociable" | b"sharedaddy" | b"relatedposts" | b"relatedarticles"
+        | b"relatedstories" | b"suggested" | b"suggestions" | b"trendmd" | b"recirculation"
+        | b"recirc" => ANCILLARY,
         b"byline" | b"postmetadata" | b"postmeta" | b"meta" | b"tags" | b"timestamp"
         | b"dateline" | b"author" | b"bio" => ANCILLARY | FIRM,
         b"comment" | b"comments" | b"disqus" | b"respond" | b"commentform" | b"commentlist" => {
