@@ -108,6 +108,7 @@ pub(crate) fn select(page: &Page<'_>, full: &FullText, min_words: usize) -> Sele
         let stats = Stats::compute(page, filter);
         for (via, ranges) in candidates(page, filter, &stats, min_words) {
             any_candidate = true;
+            let ranges = cut_related(page, filter, ranges);
             let mut writer = TextWriter::default();
             for (n, &(start, end)) in ranges.iter().enumerate() {
                 if n > 0 {
@@ -368,6 +369,144 @@ fn candidates(
         out.push((MainVia::DensestBlock, ranges));
     }
     out
+}
+
+/// Headings that introduce a box of other stories rather than more of this one ("Related
+/// stories", "You might also like", "More from...", "Don't miss", "Like this:"), lower-cased,
+/// matched at the start of a short heading.
+const RELATED_HEADINGS: [&str; 21] = [
+    "related",
+    "you might also like",
+    "you may also like",
+    "you might like",
+    "you may like",
+    "you might be interested",
+    "you may be interested",
+    "more stories",
+    "more from",
+    "more on this",
+    "more news",
+    "more in ",
+    "recommended",
+    "read more",
+    "read next",
+    "don't miss",
+    "don’t miss",
+    "most popular",
+    "most read",
+    "like this",
+    "share this",
+];
+/// A related-stories heading has at most this many words.
+const RELATED_HEADING_WORDS: usize = 6;
+
+/// `ranges` less the boxes of other stories inside them: a container whose first text is a
+/// heading that says so ("Related stories", "You might also like"), or, when the heading sits
+/// right in the chosen block, the rest of the block after it when that rest is mostly links. Such
+/// a box has no class name that says related (a `div` with a custom attribute, a heading styled
+/// by its position), or it would be noise already.
+fn cut_related(page: &Page<'_>, filter: &Filter, ranges: Ranges) -> Ranges {
+    let mut cuts: Vec<(u32, u32)> = Vec::new();
+    for &(start, end) in &ranges {
+        let first = page.blocks.partition_point(|b| b.start < start);
+        for heading in &page.blocks[first..] {
+            if heading.start >= end {
+                break;
+            }
+            if !heading.heading
+                || filter.is_noise_block(heading)
+                || cuts.last().is_some_and(|&(_, e)| heading.start < e)
+                || !says_related(page, heading)
+            {
+                continue;
+            }
+            let parent = heading.parent;
+            let container = page.blocks.get(parent as usize).copied();
+            let inside = container
+                .filter(|c| c.start >= start && c.end <= end && (c.start, c.end) != (start, end));
+            match inside {
+                // The heading opens its container: the whole container is the box.
+                Some(c) if weight_between(page, filter, c.start, heading.start) == 0 => {
+                    cuts.push((c.start, c.end));
+                }
+                Some(_) => {}
+                // The heading is a child of the chosen block itself: the rest, if it links.
+                None => {
+                    let (mut text, mut link) = (0u64, 0u64);
+                    for run in page
+                        .runs
+                        .get(heading.end as usize..end as usize)
+                        .unwrap_or(&[])
+                    {
+                        if filter.is_noise_run(run) {
+                            continue;
+                        }
+                        if run.link {
+                            link += u64::from(run.weight);
+                        } else {
+                            text += u64::from(run.weight);
+                        }
+                    }
+                    if link > 0 && link >= text {
+                        cuts.push((heading.start, end));
+                    }
+                }
+            }
+        }
+    }
+    if cuts.is_empty() {
+        return ranges;
+    }
+    let mut out = Vec::with_capacity(ranges.len() + cuts.len());
+    for (start, end) in ranges {
+        let mut at = start;
+        for &(cs, ce) in &cuts {
+            if ce <= at || cs >= end {
+                continue;
+            }
+            if cs > at {
+                out.push((at, cs));
+            }
+            at = at.max(ce);
+        }
+        if at < end {
+            out.push((at, end));
+        }
+    }
+    out
+}
+
+/// Whether a heading's text starts with one of [`RELATED_HEADINGS`] and is short.
+fn says_related(page: &Page<'_>, heading: &Block) -> bool {
+    let runs = page
+        .runs
+        .get(heading.start as usize..heading.end as usize)
+        .unwrap_or(&[]);
+    let mut text = String::new();
+    for run in runs {
+        text.push(' ');
+        text.push_str(run.text);
+        if text.len() > 120 {
+            return false;
+        }
+    }
+    let words: Vec<&str> = text.split_whitespace().collect();
+    if words.is_empty() || words.len() > RELATED_HEADING_WORDS {
+        return false;
+    }
+    let text = words.join(" ").to_lowercase();
+    RELATED_HEADINGS.iter().any(|h| text.starts_with(h))
+}
+
+/// Bytes of text not under noise in force in the runs `start..end`.
+fn weight_between(page: &Page<'_>, filter: &Filter, start: u32, end: u32) -> u64 {
+    page.runs
+        .get(start as usize..end as usize)
+        .unwrap_or(&[])
+        .iter()
+        .filter(|r| !filter.is_noise_run(r))
+        .map(|r| u64::from(r.weight))
+        .sum()
 }
 
 /// The densest block's ancestors that hold the rest of its article: a page's title, date and
