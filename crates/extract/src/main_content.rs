@@ -509,6 +509,57 @@ fn weight_between(page: &Page<'_>, filter: &Filter, start: u32, end: u32) -> u64
         .sum()
 }
 
+/// How many of the best-scored blocks after the densest are looked at for [`common_ancestor`].
+const ALTERNATIVES: usize = 4;
+/// An alternative scores at least this share of the densest block.
+const ALTERNATIVE_SHARE: f64 = 0.75;
+/// An ancestor of the densest block that holds this many alternatives replaces it.
+const MIN_ALTERNATIVES: usize = 3;
+
+/// Readability's answer to an article split over several containers (a section between every
+/// two figures): when at least [`MIN_ALTERNATIVES`] of the [`ALTERNATIVES`] best-scored blocks
+/// after the densest score nearly as well, the nearest ancestor of the densest that holds that
+/// many of them is the main block instead (never the page's outermost block).
+fn common_ancestor(page: &Page<'_>, ranked: &[f64], top: usize, top_ranked: f64) -> usize {
+    if top_ranked <= 0.0 {
+        return top;
+    }
+    let t = &page.blocks[top];
+    // Blocks apart from the densest: not it, nor one of its ancestors or descendants.
+    let apart = |b: usize| {
+        let c = &page.blocks[b];
+        c.end <= t.start || c.start >= t.end.max(t.start + 1)
+    };
+    let mut best: Vec<usize> = (0..ranked.len())
+        .filter(|&b| b != top && apart(b) && ranked[b] >= top_ranked * ALTERNATIVE_SHARE)
+        .collect();
+    if best.len() < MIN_ALTERNATIVES {
+        return top;
+    }
+    best.sort_by(|&a, &b| ranked[b].total_cmp(&ranked[a]));
+    best.truncate(ALTERNATIVES);
+    let mut at = page.blocks[top].parent;
+    while at != NONE {
+        let block = &page.blocks[at as usize];
+        if block.parent == NONE {
+            return top; // the body
+        }
+        // Strict descendants: an alternative that is this ancestor itself does not count.
+        let holds = best
+            .iter()
+            .filter(|&&b| {
+                let c = &page.blocks[b];
+                b > at as usize && c.start >= block.start && c.end <= block.end
+            })
+            .count();
+        if holds >= MIN_ALTERNATIVES {
+            return at as usize;
+        }
+        at = block.parent;
+    }
+    top
+}
+
 /// The densest block's ancestors that hold the rest of its article: a page's title, date and
 /// lead paragraph often sit beside its densest section, in the element that wraps them all
 /// (Sphinx's release notes: `<div class="section">` holding `h1`, a date, a one-line summary and
@@ -674,6 +725,7 @@ fn densest(page: &Page<'_>, filter: &Filter, stats: &Stats, min_words: usize) ->
         }
     }
     let mut top: Option<(usize, f64)> = None;
+    let mut ranked_all = vec![0.0f64; n];
     for (b, score) in score.iter_mut().enumerate() {
         let block = &page.blocks[b];
         // A post written as short lines has no paragraph to score, only its name. The name
@@ -694,12 +746,14 @@ fn densest(page: &Page<'_>, filter: &Filter, stats: &Stats, min_words: usize) ->
         let keep = 1.0 - stats.link_density(b);
         *score *= keep;
         let ranked = *score + bonus * keep;
+        ranked_all[b] = ranked;
         if top.is_none_or(|(_, best)| ranked >= best) {
             top = Some((b, ranked));
         }
     }
-    let (top, _) = top?;
+    let (top, top_ranked) = top?;
     let top_score = score[top];
+    let top = common_ancestor(page, &ranked_all, top, top_ranked);
     let top = promote(page, stats, top);
     let parent = page.blocks[top].parent;
     if parent == NONE {
