@@ -4,9 +4,9 @@
 //!
 //! 1. **strict**: hard and soft rules; a `form` holding at least half of the page's text is taken
 //!    for a page-wide wrapper (ASP.NET) and not dropped;
-//! 2. **relaxed**: hard rules, and class or id names that say advertising or consent (`ad`,
-//!    `sponsor`, `promo`, `cookie`, `consent`...), which are never the page's content; tried when
-//!    the strict pass found under the minimum of words.
+//! 2. **relaxed**: hard rules, and class or id names that say advertising, consent, a story's
+//!    metadata (`ad`, `sponsor`, `cookie`, `byline`, `tags`...) or comments, which are never the
+//!    page's content; tried when the strict pass found under the minimum of words.
 //!
 //! In each pass the candidates are tried in order, and the first with at least
 //! `min_words` words wins:
@@ -35,6 +35,13 @@
 //!    notice added right after `<body>` is the only paragraph of a page of links, or outscores a
 //!    link-dense index. An article laid out in `<body>` itself has its paragraphs next to each
 //!    other (or its text in the body's own text at length), and keeps them.
+//!
+//! Before the densest block's siblings are looked at, the densest block may give way to an
+//! ancestor: one that holds three of the four best-scored blocks apart from it when they score at
+//! least 0.75 of it (Readability's alternative candidates: an article split over table rows or
+//! sections). Whatever the candidate, a box of other stories inside it that no name gave away is
+//! cut: a container whose first text is a heading such as "Related stories", "You might also
+//! like", "More from" or "Don't miss", or the links after such a heading in the block's own flow.
 //!
 //! Lengths are bytes of non-white-space text, which treats every script alike within one page.
 
@@ -168,9 +175,10 @@ impl Filter {
     }
 
     /// The strict and the relaxed pass's filters. The relaxed pass lifts the soft rules, but
-    /// for names that say advertising or consent (`ad-banner`, `sponsored`, `cookie-consent`):
-    /// those are never the page's content, and lifting them only makes an ad the main text of a
-    /// page whose strict text is short.
+    /// for names that say advertising, consent, a story's metadata or comments (`ad-banner`,
+    /// `cookie-consent`, `byline`, `respond`): those are never the page's content, and lifting
+    /// them only makes an ad or a comment form the main text of a page whose strict text is
+    /// short.
     fn passes(page: &Page<'_>) -> (Filter, Filter) {
         let hard = Filter::build(page, |_, noise| noise.kind == NoiseKind::Hard);
         let applies = Filter::strict_rules(page, &hard);

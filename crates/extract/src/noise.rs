@@ -14,11 +14,14 @@
 //!   with `display:none` or `visibility:hidden`. Soft rules are lifted when the strict pass leaves
 //!   too little text, because a page-wide wrapper with an unlucky name (`<div class="has-sidebar">`,
 //!   an ASP.NET `<form>` around the whole page) would otherwise swallow everything; but not the
-//!   names that say advertising or consent (`ad`, `ads`, `advert...`, `sponsor(ed)`, `promo...`,
-//!   `cookie(s)`, `consent`, `gdpr`, `outbrain`, `taboola`): an ad or a cookie banner is never
-//!   the page's content, and lifting them made the ad the main text of a page whose own text is
-//!   short (a table of contents). Like every name, they are still no rule at all for an element
-//!   holding most of the page's text.
+//!   *firm* names, which say advertising or consent (`ad`, `ads`, `advert...`, `sponsor(ed)`,
+//!   `promo...`, `cookie(s)`, `consent`, `gdpr`, `outbrain`, `taboola`) or a story's metadata
+//!   (`byline`, `author`, `bio`, `meta`, `postmeta(data)`, `tags`, `timestamp`, `dateline`),
+//!   nor the names that say comments: an ad, a cookie banner, a byline or a comment form is
+//!   never the page's content, and lifting them made the ad the main text of a page whose own
+//!   text is short (a table of contents), and a short post's comment form half of its text.
+//!   Like every name but the comments', they are still no rule at all for an element holding
+//!   most of the page's text.
 //!
 //! # Class and id names
 //!
@@ -28,10 +31,13 @@
 //!
 //! - *Ancillary* tokens name things that are never the content, whatever they are combined with:
 //!   `ad`, `ads`, `advert`, `sponsor(ed)`, `promo`, `cookie(s)`, `consent`, `gdpr`, `share`,
-//!   `sharing`, `social`, `related`, `recommended`, `comment(s)`, `disqus`, `breadcrumb(s)`,
-//!   `menu`, `nav`, `navbar`, `navigation`, `sidebar`, `newsletter`, `subscribe`, `signup`,
-//!   `login`, `popup`, `modal`, `overlay`, `widget(s)`, `toolbar`, `pagination`, `pager`,
-//!   `search`, `skip`, `outbrain`, `taboola` and a few more. `main-nav`, `modal-body`,
+//!   `sharing`, `social`, `related`, `recommended`, `comment(s)`, `disqus`, `respond`,
+//!   `commentform`, `breadcrumb(s)`, `menu`, `nav`, `navbar`, `navigation`, `sidebar`,
+//!   `newsletter`, `subscribe`, `signup`, `login`, `popup`, `modal`, `overlay`, `widget(s)`,
+//!   `toolbar`, `pagination`, `pager`, `search`, `skip`, `outbrain`, `taboola`, the story's
+//!   metadata above, boxes of other stories (`popular`, `trending`, `teaser`, `relatedposts`,
+//!   `suggested`, `recirc`) and a few more, as in trafilatura's and rs-trafilatura's discard
+//!   rules. `main-nav`, `modal-body`,
 //!   `article-comments` and `sidebar-content` are noise.
 //! - *Positional* tokens (`header`, `footer`, `masthead`, `topbar`, `banner`) are noise unless the
 //!   same unit names an article (`article`, `post`, `entry`, `story`, `hentry`): `entry-header`
@@ -75,8 +81,8 @@ pub(crate) struct NameVerdict {
     pub(crate) comments: bool,
     /// A name says content or article (`post-body`, `entry-content`, `article`, `main`).
     pub(crate) content: bool,
-    /// The names say advertising or consent (`ad`, `sponsor`, `promo`, `cookie`, `consent`...):
-    /// never content, so not lifted in the relaxed pass either.
+    /// The names say advertising, consent or a story's metadata (`ad`, `sponsor`, `cookie`,
+    /// `byline`, `tags`...): never content, so not lifted in the relaxed pass either.
     pub(crate) firm: bool,
 }
 
@@ -85,7 +91,7 @@ const POSITIONAL: u8 = 1 << 1;
 const ARTICLE: u8 = 1 << 2;
 const CONTENT: u8 = 1 << 3;
 const COMMENTS: u8 = 1 << 4;
-/// Advertising and consent: with [`ANCILLARY`], names that are never a page's wrapper.
+/// Advertising, consent and a story's metadata: with [`ANCILLARY`], names the relaxed pass keeps.
 const FIRM: u8 = 1 << 5;
 
 /// Classifies an element by its `class` and `id` attributes.
