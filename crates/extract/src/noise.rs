@@ -55,6 +55,10 @@
 //! `<html>` and `<body>` are never noise: their classes describe the page's state
 //! (`has-sidebar`, `modal-open`, `nav-closed`), not boilerplate.
 //!
+//! A unit with an English function word among its tokens (`a`, `the`, `with`, `of`, `to`...) is
+//! a slug of a heading (Sphinx's `id="sharing-with-a-single-developer"`), not a widget's name,
+//! and says nothing.
+//!
 //! A few whole units are noise too: `sr-only`, `screen-reader-text`, `visually-hidden` and
 //! `visuallyhidden` (text for screen readers only, like "opens in a new window").
 
@@ -144,8 +148,25 @@ fn unit_bits(unit: &[u8]) -> u8 {
     if WHOLE.iter().any(|w| w.eq_ignore_ascii_case(unit)) {
         return ANCILLARY;
     }
-    unit.split(|&b| b == b'-' || b == b'_')
-        .fold(0, |bits, token| bits | token_bits(token))
+    let mut bits = 0;
+    for token in unit.split(|&b| b == b'-' || b == b'_') {
+        if is_function_word(token) {
+            // A slug of a heading (`sharing-with-a-single-developer`, Sphinx's and docutils'
+            // section ids), not the name of a widget: its words say nothing of the element.
+            return 0;
+        }
+        bits |= token_bits(token);
+    }
+    bits
+}
+
+/// English function words, which a phrase has and a widget's name has not.
+fn is_function_word(token: &[u8]) -> bool {
+    const WORDS: [&[u8]; 14] = [
+        b"a", b"an", b"the", b"with", b"of", b"to", b"and", b"for", b"in", b"on", b"is", b"how",
+        b"what", b"why",
+    ];
+    token.len() <= 4 && WORDS.iter().any(|w| w.eq_ignore_ascii_case(token))
 }
 
 fn token_bits(bytes: &[u8]) -> u8 {
@@ -283,6 +304,14 @@ mod tests {
         assert!(!noise("content has-sidebar"));
         assert!(!classify_names(None, Some("main")).noise);
         assert!(classify_names(Some("wrap"), Some("sidebar")).noise);
+    }
+
+    #[test]
+    fn slugs_of_headings_are_no_names() {
+        // Sphinx's section ids are its headings' words.
+        assert!(!classify_names(Some("section"), Some("sharing-with-a-single-developer")).noise);
+        assert!(!noise("how-to-share-a-link"));
+        assert!(noise("share-links"));
     }
 
     #[test]
