@@ -5,7 +5,7 @@
 //! 1. **strict**: hard and soft rules; a `form` holding at least half of the page's text is taken
 //!    for a page-wide wrapper (ASP.NET) and not dropped;
 //! 2. **relaxed**: hard rules, and class or id names that say advertising, consent, a story's
-//!    metadata (`ad`, `sponsor`, `cookie`, `byline`, `tags`...) or comments, which are never the
+//!    metadata (`ad`, `sponsor`, `cookie`, `postmetadata`, `tags`...) or comments, which are never the
 //!    page's content; tried when the strict pass found under the minimum of words.
 //!
 //! In each pass the candidates are tried in order, and the first with at least
@@ -176,7 +176,7 @@ impl Filter {
 
     /// The strict and the relaxed pass's filters. The relaxed pass lifts the soft rules, but
     /// for names that say advertising, consent, a story's metadata or comments (`ad-banner`,
-    /// `cookie-consent`, `byline`, `respond`): those are never the page's content, and lifting
+    /// `cookie-consent`, `tags`, `respond`): those are never the page's content, and lifting
     /// them only makes an ad or a comment form the main text of a page whose strict text is
     /// short.
     fn passes(page: &Page<'_>) -> (Filter, Filter) {

@@ -16,8 +16,8 @@
 //!   an ASP.NET `<form>` around the whole page) would otherwise swallow everything; but not the
 //!   *firm* names, which say advertising or consent (`ad`, `ads`, `advert...`, `sponsor(ed)`,
 //!   `promo...`, `cookie(s)`, `consent`, `gdpr`, `outbrain`, `taboola`) or a story's metadata
-//!   (`byline`, `author`, `bio`, `meta`, `postmeta(data)`, `tags`, `timestamp`, `dateline`),
-//!   nor the names that say comments: an ad, a cookie banner, a byline or a comment form is
+//!   (`meta`, `postmeta(data)`, `tags`, `timestamp`, `dateline`), nor the names that say
+//!   comments: an ad, a cookie banner, a post's metadata line or a comment form is
 //!   never the page's content, and lifting them made the ad the main text of a page whose own
 //!   text is short (a table of contents), and a short post's comment form half of its text.
 //!   Like every name but the comments', they are still no rule at all for an element holding
@@ -86,7 +86,7 @@ pub(crate) struct NameVerdict {
     /// A name says content or article (`post-body`, `entry-content`, `article`, `main`).
     pub(crate) content: bool,
     /// The names say advertising, consent or a story's metadata (`ad`, `sponsor`, `cookie`,
-    /// `byline`, `tags`...): never content, so not lifted in the relaxed pass either.
+    /// `postmetadata`, `tags`...): never content, so not lifted in the relaxed pass either.
     pub(crate) firm: bool,
 }
 
@@ -193,8 +193,9 @@ fn token_bits(bytes: &[u8]) -> u8 {
         | b"sociable" | b"sharedaddy" | b"relatedposts" | b"relatedarticles"
         | b"relatedstories" | b"suggested" | b"suggestions" | b"trendmd" | b"recirculation"
         | b"recirc" => ANCILLARY,
-        b"byline" | b"postmetadata" | b"postmeta" | b"meta" | b"tags" | b"timestamp"
-        | b"dateline" | b"author" | b"bio" => ANCILLARY | FIRM,
+        b"postmetadata" | b"postmeta" | b"meta" | b"tags" | b"timestamp" | b"dateline" => {
+            ANCILLARY | FIRM
+        }
         b"comment" | b"comments" | b"disqus" | b"respond" | b"commentform" | b"commentlist" => {
             ANCILLARY | COMMENTS
         }
