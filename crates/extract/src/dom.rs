@@ -94,9 +94,9 @@ pub(crate) enum NoiseWhy<'a> {
     Names {
         class: Option<&'a str>,
         id: Option<&'a str>,
-        /// They name comments (never taken for the page's wrapper).
+        /// They name comments (never taken for the page's wrapper, kept in the relaxed pass).
         comments: bool,
-        /// They name advertising or consent (kept in the relaxed pass).
+        /// They name advertising, consent or a story's metadata (kept in the relaxed pass).
         firm: bool,
     },
     /// `hidden`, `aria-hidden` or an inline style that hides it.

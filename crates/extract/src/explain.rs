@@ -248,7 +248,7 @@ mod tests {
             "<html><body><div class='top'><a href=/a>Alpha</a> <a href=/b>Bravo</a> \
              <a href=/c>Charlie</a> more</div>\
              <div id=wrap><div class=story><p>{para}</p><p>{para}</p><p>{para}</p></div>\
-             <div class=teaser><p>Elsewhere: the <a href=/x>ferry</a> timetable changes in \
+             <div class=box><p>Elsewhere: the <a href=/x>ferry</a> timetable changes in \
              spring, and a short note.</p></div></div>\
              <aside>Related reading</aside><p hidden>Screen reader only text</p>\
              <div class='cookie-banner'>We use cookies</div></body></html>"

@@ -110,8 +110,9 @@
 //! 3. **Strict, then relaxed.** If no candidate reaches the minimum with every rule on, the soft
 //!    rules are lifted and the candidates are tried again ([`Extraction::Main::relaxed`]): a
 //!    page-wide wrapper with an unlucky name must not swallow the page. Names that say
-//!    advertising or consent (`ad-banner`, `sponsored`, `cookie-consent`) stay in force: an ad
-//!    is never the page's content.
+//!    advertising or consent (`ad-banner`, `sponsored`, `cookie-consent`), a story's metadata
+//!    (`postmetadata`, `tags`) or comments (`comments`, `respond`) stay in force: an ad or a comment
+//!    form is never the page's content.
 //! 4. **Fallback.** Otherwise the main text is the full text, with the reason
 //!    ([`FallbackReason`]): too few words to judge the page by its main block alone.
 //!

@@ -4,9 +4,9 @@
 //!
 //! 1. **strict**: hard and soft rules; a `form` holding at least half of the page's text is taken
 //!    for a page-wide wrapper (ASP.NET) and not dropped;
-//! 2. **relaxed**: hard rules, and class or id names that say advertising or consent (`ad`,
-//!    `sponsor`, `promo`, `cookie`, `consent`...), which are never the page's content; tried when
-//!    the strict pass found under the minimum of words.
+//! 2. **relaxed**: hard rules, and class or id names that say advertising, consent, a story's
+//!    metadata (`ad`, `sponsor`, `cookie`, `postmetadata`, `tags`...) or comments, which are never the
+//!    page's content; tried when the strict pass found under the minimum of words.
 //!
 //! In each pass the candidates are tried in order, and the first with at least
 //! `min_words` words wins:
@@ -35,6 +35,13 @@
 //!    notice added right after `<body>` is the only paragraph of a page of links, or outscores a
 //!    link-dense index. An article laid out in `<body>` itself has its paragraphs next to each
 //!    other (or its text in the body's own text at length), and keeps them.
+//!
+//! Before the densest block's siblings are looked at, the densest block may give way to an
+//! ancestor: one that holds three of the four best-scored blocks apart from it when they score at
+//! least 0.75 of it (Readability's alternative candidates: an article split over table rows or
+//! sections). Whatever the candidate, a box of other stories inside it that no name gave away is
+//! cut: a container whose first text is a heading such as "Related stories", "You might also
+//! like", "More from" or "Don't miss", or the links after such a heading in the block's own flow.
 //!
 //! Lengths are bytes of non-white-space text, which treats every script alike within one page.
 
@@ -108,6 +115,7 @@ pub(crate) fn select(page: &Page<'_>, full: &FullText, min_words: usize) -> Sele
         let stats = Stats::compute(page, filter);
         for (via, ranges) in candidates(page, filter, &stats, min_words) {
             any_candidate = true;
+            let ranges = cut_related(page, filter, ranges);
             let mut writer = TextWriter::default();
             for (n, &(start, end)) in ranges.iter().enumerate() {
                 if n > 0 {
@@ -167,16 +175,21 @@ impl Filter {
     }
 
     /// The strict and the relaxed pass's filters. The relaxed pass lifts the soft rules, but
-    /// for names that say advertising or consent (`ad-banner`, `sponsored`, `cookie-consent`):
-    /// those are never the page's content, and lifting them only makes an ad the main text of a
-    /// page whose strict text is short.
+    /// for names that say advertising, consent, a story's metadata or comments (`ad-banner`,
+    /// `cookie-consent`, `tags`, `respond`): those are never the page's content, and lifting
+    /// them only makes an ad or a comment form the main text of a page whose strict text is
+    /// short.
     fn passes(page: &Page<'_>) -> (Filter, Filter) {
         let hard = Filter::build(page, |_, noise| noise.kind == NoiseKind::Hard);
         let applies = Filter::strict_rules(page, &hard);
         let strict = Filter::build(page, |i, _| applies[i]);
         let relaxed = Filter::build(page, |i, noise| {
             noise.kind == NoiseKind::Hard
-                || (applies[i] && matches!(noise.why, NoiseWhy::Names { firm: true, .. }))
+                || (applies[i]
+                    && matches!(
+                        noise.why,
+                        NoiseWhy::Names { firm: true, .. } | NoiseWhy::Names { comments: true, .. }
+                    ))
         });
         (strict, relaxed)
     }
@@ -366,6 +379,195 @@ fn candidates(
     out
 }
 
+/// Headings that introduce a box of other stories rather than more of this one ("Related
+/// stories", "You might also like", "More from...", "Don't miss", "Like this:"), lower-cased,
+/// matched at the start of a short heading.
+const RELATED_HEADINGS: [&str; 21] = [
+    "related",
+    "you might also like",
+    "you may also like",
+    "you might like",
+    "you may like",
+    "you might be interested",
+    "you may be interested",
+    "more stories",
+    "more from",
+    "more on this",
+    "more news",
+    "more in ",
+    "recommended",
+    "read more",
+    "read next",
+    "don't miss",
+    "don’t miss",
+    "most popular",
+    "most read",
+    "like this",
+    "share this",
+];
+/// A related-stories heading has at most this many words.
+const RELATED_HEADING_WORDS: usize = 6;
+
+/// `ranges` less the boxes of other stories inside them: a container whose first text is a
+/// heading that says so ("Related stories", "You might also like"), or, when the heading sits
+/// right in the chosen block, the rest of the block after it when that rest is mostly links. Such
+/// a box has no class name that says related (a `div` with a custom attribute, a heading styled
+/// by its position), or it would be noise already.
+fn cut_related(page: &Page<'_>, filter: &Filter, ranges: Ranges) -> Ranges {
+    let mut cuts: Vec<(u32, u32)> = Vec::new();
+    for &(start, end) in &ranges {
+        let first = page.blocks.partition_point(|b| b.start < start);
+        for heading in &page.blocks[first..] {
+            if heading.start >= end {
+                break;
+            }
+            if !heading.heading
+                || filter.is_noise_block(heading)
+                || cuts.last().is_some_and(|&(_, e)| heading.start < e)
+                || !says_related(page, heading)
+            {
+                continue;
+            }
+            let parent = heading.parent;
+            let container = page.blocks.get(parent as usize).copied();
+            let inside = container
+                .filter(|c| c.start >= start && c.end <= end && (c.start, c.end) != (start, end));
+            match inside {
+                // The heading opens its container: the whole container is the box.
+                Some(c) if weight_between(page, filter, c.start, heading.start) == 0 => {
+                    cuts.push((c.start, c.end));
+                }
+                Some(_) => {}
+                // The heading is a child of the chosen block itself: the rest, if it links.
+                None => {
+                    let (mut text, mut link) = (0u64, 0u64);
+                    for run in page
+                        .runs
+                        .get(heading.end as usize..end as usize)
+                        .unwrap_or(&[])
+                    {
+                        if filter.is_noise_run(run) {
+                            continue;
+                        }
+                        if run.link {
+                            link += u64::from(run.weight);
+                        } else {
+                            text += u64::from(run.weight);
+                        }
+                    }
+                    if link > 0 && link >= text {
+                        cuts.push((heading.start, end));
+                    }
+                }
+            }
+        }
+    }
+    if cuts.is_empty() {
+        return ranges;
+    }
+    let mut out = Vec::with_capacity(ranges.len() + cuts.len());
+    for (start, end) in ranges {
+        let mut at = start;
+        for &(cs, ce) in &cuts {
+            if ce <= at || cs >= end {
+                continue;
+            }
+            if cs > at {
+                out.push((at, cs));
+            }
+            at = at.max(ce);
+        }
+        if at < end {
+            out.push((at, end));
+        }
+    }
+    out
+}
+
+/// Whether a heading's text starts with one of [`RELATED_HEADINGS`] and is short.
+fn says_related(page: &Page<'_>, heading: &Block) -> bool {
+    let runs = page
+        .runs
+        .get(heading.start as usize..heading.end as usize)
+        .unwrap_or(&[]);
+    let mut text = String::new();
+    for run in runs {
+        text.push(' ');
+        text.push_str(run.text);
+        if text.len() > 120 {
+            return false;
+        }
+    }
+    let words: Vec<&str> = text.split_whitespace().collect();
+    if words.is_empty() || words.len() > RELATED_HEADING_WORDS {
+        return false;
+    }
+    let text = words.join(" ").to_lowercase();
+    RELATED_HEADINGS.iter().any(|h| text.starts_with(h))
+}
+
+/// Bytes of text not under noise in force in the runs `start..end`.
+fn weight_between(page: &Page<'_>, filter: &Filter, start: u32, end: u32) -> u64 {
+    page.runs
+        .get(start as usize..end as usize)
+        .unwrap_or(&[])
+        .iter()
+        .filter(|r| !filter.is_noise_run(r))
+        .map(|r| u64::from(r.weight))
+        .sum()
+}
+
+/// How many of the best-scored blocks after the densest are looked at for [`common_ancestor`].
+const ALTERNATIVES: usize = 4;
+/// An alternative scores at least this share of the densest block.
+const ALTERNATIVE_SHARE: f64 = 0.75;
+/// An ancestor of the densest block that holds this many alternatives replaces it.
+const MIN_ALTERNATIVES: usize = 3;
+
+/// Readability's answer to an article split over several containers (a section between every
+/// two figures): when at least [`MIN_ALTERNATIVES`] of the [`ALTERNATIVES`] best-scored blocks
+/// after the densest score nearly as well, the nearest ancestor of the densest that holds that
+/// many of them is the main block instead (never the page's outermost block).
+fn common_ancestor(page: &Page<'_>, ranked: &[f64], top: usize, top_ranked: f64) -> usize {
+    if top_ranked <= 0.0 {
+        return top;
+    }
+    let t = &page.blocks[top];
+    // Blocks apart from the densest: not it, nor one of its ancestors or descendants.
+    let apart = |b: usize| {
+        let c = &page.blocks[b];
+        c.end <= t.start || c.start >= t.end.max(t.start + 1)
+    };
+    let mut best: Vec<usize> = (0..ranked.len())
+        .filter(|&b| b != top && apart(b) && ranked[b] >= top_ranked * ALTERNATIVE_SHARE)
+        .collect();
+    if best.len() < MIN_ALTERNATIVES {
+        return top;
+    }
+    best.sort_by(|&a, &b| ranked[b].total_cmp(&ranked[a]));
+    best.truncate(ALTERNATIVES);
+    let mut at = page.blocks[top].parent;
+    while at != NONE {
+        let block = &page.blocks[at as usize];
+        if block.parent == NONE {
+            return top; // the body
+        }
+        // Strict descendants: an alternative that is this ancestor itself does not count.
+        let holds = best
+            .iter()
+            .filter(|&&b| {
+                let c = &page.blocks[b];
+                b > at as usize && c.start >= block.start && c.end <= block.end
+            })
+            .count();
+        if holds >= MIN_ALTERNATIVES {
+            return at as usize;
+        }
+        at = block.parent;
+    }
+    top
+}
+
 /// The densest block's ancestors that hold the rest of its article: a page's title, date and
 /// lead paragraph often sit beside its densest section, in the element that wraps them all
 /// (Sphinx's release notes: `<div class="section">` holding `h1`, a date, a one-line summary and
@@ -531,6 +733,7 @@ fn densest(page: &Page<'_>, filter: &Filter, stats: &Stats, min_words: usize) ->
         }
     }
     let mut top: Option<(usize, f64)> = None;
+    let mut ranked_all = vec![0.0f64; n];
     for (b, score) in score.iter_mut().enumerate() {
         let block = &page.blocks[b];
         // A post written as short lines has no paragraph to score, only its name. The name
@@ -551,12 +754,14 @@ fn densest(page: &Page<'_>, filter: &Filter, stats: &Stats, min_words: usize) ->
         let keep = 1.0 - stats.link_density(b);
         *score *= keep;
         let ranked = *score + bonus * keep;
+        ranked_all[b] = ranked;
         if top.is_none_or(|(_, best)| ranked >= best) {
             top = Some((b, ranked));
         }
     }
-    let (top, _) = top?;
+    let (top, top_ranked) = top?;
     let top_score = score[top];
+    let top = common_ancestor(page, &ranked_all, top, top_ranked);
     let top = promote(page, stats, top);
     let parent = page.blocks[top].parent;
     if parent == NONE {

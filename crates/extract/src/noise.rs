@@ -14,11 +14,14 @@
 //!   with `display:none` or `visibility:hidden`. Soft rules are lifted when the strict pass leaves
 //!   too little text, because a page-wide wrapper with an unlucky name (`<div class="has-sidebar">`,
 //!   an ASP.NET `<form>` around the whole page) would otherwise swallow everything; but not the
-//!   names that say advertising or consent (`ad`, `ads`, `advert...`, `sponsor(ed)`, `promo...`,
-//!   `cookie(s)`, `consent`, `gdpr`, `outbrain`, `taboola`): an ad or a cookie banner is never
-//!   the page's content, and lifting them made the ad the main text of a page whose own text is
-//!   short (a table of contents). Like every name, they are still no rule at all for an element
-//!   holding most of the page's text.
+//!   *firm* names, which say advertising or consent (`ad`, `ads`, `advert...`, `sponsor(ed)`,
+//!   `promo...`, `cookie(s)`, `consent`, `gdpr`, `outbrain`, `taboola`) or a story's metadata
+//!   (`meta`, `postmeta(data)`, `tags`, `timestamp`, `dateline`), nor the names that say
+//!   comments: an ad, a cookie banner, a post's metadata line or a comment form is
+//!   never the page's content, and lifting them made the ad the main text of a page whose own
+//!   text is short (a table of contents), and a short post's comment form half of its text.
+//!   Like every name but the comments', they are still no rule at all for an element holding
+//!   most of the page's text.
 //!
 //! # Class and id names
 //!
@@ -28,10 +31,13 @@
 //!
 //! - *Ancillary* tokens name things that are never the content, whatever they are combined with:
 //!   `ad`, `ads`, `advert`, `sponsor(ed)`, `promo`, `cookie(s)`, `consent`, `gdpr`, `share`,
-//!   `sharing`, `social`, `related`, `recommended`, `comment(s)`, `disqus`, `breadcrumb(s)`,
-//!   `menu`, `nav`, `navbar`, `navigation`, `sidebar`, `newsletter`, `subscribe`, `signup`,
-//!   `login`, `popup`, `modal`, `overlay`, `widget(s)`, `toolbar`, `pagination`, `pager`,
-//!   `search`, `skip`, `outbrain`, `taboola` and a few more. `main-nav`, `modal-body`,
+//!   `sharing`, `social`, `related`, `recommended`, `comment(s)`, `disqus`, `respond`,
+//!   `commentform`, `breadcrumb(s)`, `menu`, `nav`, `navbar`, `navigation`, `sidebar`,
+//!   `newsletter`, `subscribe`, `signup`, `login`, `popup`, `modal`, `overlay`, `widget(s)`,
+//!   `toolbar`, `pagination`, `pager`, `search`, `skip`, `outbrain`, `taboola`, the story's
+//!   metadata above, boxes of other stories (`popular`, `trending`, `teaser`, `relatedposts`,
+//!   `suggested`, `recirc`) and a few more, as in trafilatura's and rs-trafilatura's discard
+//!   rules. `main-nav`, `modal-body`,
 //!   `article-comments` and `sidebar-content` are noise.
 //! - *Positional* tokens (`header`, `footer`, `masthead`, `topbar`, `banner`) are noise unless the
 //!   same unit names an article (`article`, `post`, `entry`, `story`, `hentry`): `entry-header`
@@ -48,6 +54,10 @@
 //!
 //! `<html>` and `<body>` are never noise: their classes describe the page's state
 //! (`has-sidebar`, `modal-open`, `nav-closed`), not boilerplate.
+//!
+//! A unit with an English function word among its tokens (`a`, `the`, `with`, `of`, `to`...) is
+//! a slug of a heading (Sphinx's `id="sharing-with-a-single-developer"`), not a widget's name,
+//! and says nothing.
 //!
 //! A few whole units are noise too: `sr-only`, `screen-reader-text`, `visually-hidden` and
 //! `visuallyhidden` (text for screen readers only, like "opens in a new window").
@@ -75,8 +85,8 @@ pub(crate) struct NameVerdict {
     pub(crate) comments: bool,
     /// A name says content or article (`post-body`, `entry-content`, `article`, `main`).
     pub(crate) content: bool,
-    /// The names say advertising or consent (`ad`, `sponsor`, `promo`, `cookie`, `consent`...):
-    /// never content, so not lifted in the relaxed pass either.
+    /// The names say advertising, consent or a story's metadata (`ad`, `sponsor`, `cookie`,
+    /// `postmetadata`, `tags`...): never content, so not lifted in the relaxed pass either.
     pub(crate) firm: bool,
 }
 
@@ -85,7 +95,7 @@ const POSITIONAL: u8 = 1 << 1;
 const ARTICLE: u8 = 1 << 2;
 const CONTENT: u8 = 1 << 3;
 const COMMENTS: u8 = 1 << 4;
-/// Advertising and consent: with [`ANCILLARY`], names that are never a page's wrapper.
+/// Advertising, consent and a story's metadata: with [`ANCILLARY`], names the relaxed pass keeps.
 const FIRM: u8 = 1 << 5;
 
 /// Classifies an element by its `class` and `id` attributes.
@@ -138,8 +148,25 @@ fn unit_bits(unit: &[u8]) -> u8 {
     if WHOLE.iter().any(|w| w.eq_ignore_ascii_case(unit)) {
         return ANCILLARY;
     }
-    unit.split(|&b| b == b'-' || b == b'_')
-        .fold(0, |bits, token| bits | token_bits(token))
+    let mut bits = 0;
+    for token in unit.split(|&b| b == b'-' || b == b'_') {
+        if is_function_word(token) {
+            // A slug of a heading (`sharing-with-a-single-developer`, Sphinx's and docutils'
+            // section ids), not the name of a widget: its words say nothing of the element.
+            return 0;
+        }
+        bits |= token_bits(token);
+    }
+    bits
+}
+
+/// English function words, which a phrase has and a widget's name has not.
+fn is_function_word(token: &[u8]) -> bool {
+    const WORDS: [&[u8]; 14] = [
+        b"a", b"an", b"the", b"with", b"of", b"to", b"and", b"for", b"in", b"on", b"is", b"how",
+        b"what", b"why",
+    ];
+    token.len() <= 4 && WORDS.iter().any(|w| w.eq_ignore_ascii_case(token))
 }
 
 fn token_bits(bytes: &[u8]) -> u8 {
@@ -162,8 +189,16 @@ fn token_bits(bytes: &[u8]) -> u8 {
         | b"menus" | b"megamenu" | b"nav" | b"navbar" | b"navigation" | b"sidebar"
         | b"newsletter" | b"subscribe" | b"subscription" | b"signup" | b"login" | b"popup"
         | b"modal" | b"overlay" | b"widget" | b"widgets" | b"toolbar" | b"pagination"
-        | b"pager" | b"search" | b"skip" => ANCILLARY,
-        b"comment" | b"comments" | b"disqus" => ANCILLARY | COMMENTS,
+        | b"pager" | b"search" | b"skip" | b"popular" | b"trending" | b"teaser" | b"addthis"
+        | b"sociable" | b"sharedaddy" | b"relatedposts" | b"relatedarticles"
+        | b"relatedstories" | b"suggested" | b"suggestions" | b"trendmd" | b"recirculation"
+        | b"recirc" => ANCILLARY,
+        b"postmetadata" | b"postmeta" | b"meta" | b"tags" | b"timestamp" | b"dateline" => {
+            ANCILLARY | FIRM
+        }
+        b"comment" | b"comments" | b"disqus" | b"respond" | b"commentform" | b"commentlist" => {
+            ANCILLARY | COMMENTS
+        }
         b"header" | b"footer" | b"masthead" | b"topbar" | b"banner" => POSITIONAL,
         b"article" | b"post" | b"entry" | b"story" | b"hentry" => ARTICLE,
         b"content" | b"main" | b"body" => CONTENT,
@@ -270,6 +305,14 @@ mod tests {
         assert!(!noise("content has-sidebar"));
         assert!(!classify_names(None, Some("main")).noise);
         assert!(classify_names(Some("wrap"), Some("sidebar")).noise);
+    }
+
+    #[test]
+    fn slugs_of_headings_are_no_names() {
+        // Sphinx's section ids are its headings' words.
+        assert!(!classify_names(Some("section"), Some("sharing-with-a-single-developer")).noise);
+        assert!(!noise("how-to-share-a-link"));
+        assert!(noise("share-links"));
     }
 
     #[test]

@@ -4,6 +4,7 @@ mod added;
 mod layouts;
 mod links;
 mod meta;
+mod news;
 mod pairs;
 mod robustness;
 mod text;
