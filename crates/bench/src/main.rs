@@ -9,7 +9,10 @@ mod dedup;
 mod extract;
 mod fingerprint;
 mod grow;
+// The binaries' allocator settings, one file for both (no library tunes the allocator).
 mod index;
+#[path = "../../cli/src/memory.rs"]
+mod memory;
 mod proc;
 mod profile;
 mod realweb;
@@ -77,8 +80,8 @@ static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> Result<()> {
     // As the simcrawl binary does: the crawls measured here run in this process.
-    simcrawl_crawl::memory::limit_arenas();
-    simcrawl_crawl::memory::return_freed_pages_sooner();
+    memory::limit_arenas();
+    memory::return_freed_pages_sooner();
     let cli = Cli::parse();
     if cfg!(debug_assertions) {
         eprintln!(

@@ -4,6 +4,7 @@
 mod cmd;
 mod flags;
 mod input;
+mod memory;
 mod output;
 mod seeds;
 
@@ -18,8 +19,8 @@ use std::process::ExitCode;
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> ExitCode {
-    simcrawl_crawl::memory::limit_arenas();
-    simcrawl_crawl::memory::return_freed_pages_sooner();
+    memory::limit_arenas();
+    memory::return_freed_pages_sooner();
     restore_sigpipe();
     let cli = flags::Cli::parse();
     init_logging(cli.verbose, cli.quiet);

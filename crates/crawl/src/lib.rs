@@ -60,7 +60,6 @@ pub mod failures;
 pub mod inspect;
 pub mod layout;
 pub mod learn;
-pub mod memory;
 pub mod page;
 pub mod pages;
 pub mod progress;

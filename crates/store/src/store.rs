@@ -167,7 +167,6 @@ impl Shared {
                 log.committed(*len);
             }
         }
-        trim_heap();
         Ok(())
     }
 }
@@ -641,35 +640,6 @@ impl Store {
         Ok(())
     }
 }
-
-/// Returns free heap memory to the OS, at most every few seconds.
-///
-/// sled copies a tree node on every write and frees the old one, and glibc keeps most of that freed
-/// memory in the middle of its heap, where only `malloc_trim` gives it back: with 10 M queued URLs
-/// the process held 961 MiB for 571 MiB of live data. A trim walks the heap (milliseconds for a
-/// heap of a gigabyte), so it runs after a commit, once per [`TRIM_EVERY`] at most.
-fn trim_heap() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        use std::sync::atomic::{AtomicU64, Ordering};
-        static LAST: AtomicU64 = AtomicU64::new(0);
-        static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-        let now = START.get_or_init(Instant::now).elapsed().as_millis() as u64;
-        let last = LAST.load(Ordering::Relaxed);
-        if now.saturating_sub(last) >= TRIM_EVERY.as_millis() as u64
-            && LAST
-                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
-                .is_ok()
-        {
-            // SAFETY: malloc_trim only returns free memory of the heap to the OS; it touches no
-            // allocation in use.
-            unsafe { libc::malloc_trim(0) };
-        }
-    }
-}
-
-/// The least time between two heap trims (see [`trim_heap`]).
-const TRIM_EVERY: Duration = Duration::from_secs(5);
 
 /// Rejects names the store uses itself.
 fn check_tree_name(name: &str) -> Result<(), StoreError> {

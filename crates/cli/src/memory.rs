@@ -1,3 +1,6 @@
+//! The binaries' allocator settings (`simcrawl` and `simcrawl-bench`, which includes this file):
+//! libraries leave the allocator to the program that embeds them.
+//!
 //! How a crawl process keeps glibc's allocator from holding memory it no longer uses.
 //!
 //! glibc gives each thread that allocates an arena of its own, up to eight per core, and returns
@@ -5,8 +8,7 @@
 //! the fetches on tokio's workers, the page analyses on the blocking pool (a new thread whenever
 //! all are busy), the full-text index on its own. Each arena then stays as large as the most it
 //! ever held, its free pages pinned by the few blocks that live on (a queued URL parsed by an
-//! analysis, a response's headers); the store's `malloc_trim` after a commit gives back only the
-//! pages that are wholly free. Measured with `simcrawl-bench grow` at 100 k pages of a large test
+//! analysis, a response's headers). Measured with `simcrawl-bench grow` at 100 k pages of a large test
 //! web: 329–392 MiB resident with glibc's default arenas (sixteen on two cores), of which the heap
 //! in use was 127–129 MiB; 191 MiB with four arenas, at the same CPU time per page.
 //!
@@ -20,14 +22,6 @@ pub const MAX_ARENAS: i32 = 4;
 
 /// Caps glibc's arenas at [`MAX_ARENAS`]. Call it first thing in `main`, before any thread is
 /// started (an arena made before stays). Elsewhere than glibc it does nothing.
-///
-/// ```
-/// fn main() {
-///     simcrawl_crawl::memory::limit_arenas();
-///     // ... start the runtime and crawl
-/// }
-/// # main();
-/// ```
 pub fn limit_arenas() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets one of the allocator's parameters.
@@ -50,10 +44,10 @@ pub fn return_freed_pages_sooner() {
         &b"arenas.dirty_decay_ms\0"[..],
         &b"arena.0.dirty_decay_ms\0"[..],
     ] {
+        // Called before logging is set up; where jemalloc is not the allocator the write fails
+        // and the default stays, which is harmless.
         // SAFETY: each name is a NUL-terminated jemalloc control whose value is a `ssize_t`
         // (`isize`), as written.
-        if let Err(e) = unsafe { tikv_jemalloc_ctl::raw::write(name, DIRTY_DECAY_MS) } {
-            tracing::debug!(error = %e, "jemalloc's decay time not set");
-        }
+        let _ = unsafe { tikv_jemalloc_ctl::raw::write(name, DIRTY_DECAY_MS) };
     }
 }
