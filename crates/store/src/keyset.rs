@@ -54,7 +54,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 
 use crate::codec::Codec;
 use crate::error::StoreError;
-use crate::store::Shared;
+use crate::owner::Keep;
 
 /// Members per chunk written to sled (64 KiB values for a set, 80 KiB for a map).
 pub const KEYS_PER_CHUNK: usize = 4096;
@@ -129,7 +129,7 @@ impl Slot for u32 {
 pub struct KeySet {
     // Declared before `_shared` so that sled's handle is dropped first.
     state: Arc<TableState<()>>,
-    _shared: Arc<Shared>,
+    _shared: Keep,
 }
 
 impl std::fmt::Debug for KeySet {
@@ -142,7 +142,7 @@ impl std::fmt::Debug for KeySet {
 }
 
 impl KeySet {
-    pub(crate) fn new(state: Arc<TableState<()>>, shared: Arc<Shared>) -> KeySet {
+    pub(crate) fn new(state: Arc<TableState<()>>, shared: Keep) -> KeySet {
         KeySet {
             state,
             _shared: shared,
@@ -229,7 +229,7 @@ impl KeySet {
 pub struct SpillingKeySet {
     // Declared before `_shared` so that sled's handle is dropped first.
     state: Arc<TableState<()>>,
-    _shared: Arc<Shared>,
+    _shared: Keep,
 }
 
 impl std::fmt::Debug for SpillingKeySet {
@@ -246,7 +246,7 @@ impl SpillingKeySet {
     /// name is not opened as both kinds of set in one process.
     pub(crate) const KIND: &'static str = "SpillingKeySet";
 
-    pub(crate) fn new(state: Arc<TableState<()>>, shared: Arc<Shared>) -> SpillingKeySet {
+    pub(crate) fn new(state: Arc<TableState<()>>, shared: Keep) -> SpillingKeySet {
         SpillingKeySet {
             state,
             _shared: shared,
@@ -310,7 +310,7 @@ impl SpillingKeySet {
 pub struct KeyMap {
     // Declared before `_shared` so that sled's handle is dropped first.
     state: Arc<TableState<u32>>,
-    _shared: Arc<Shared>,
+    _shared: Keep,
 }
 
 impl std::fmt::Debug for KeyMap {
@@ -323,7 +323,7 @@ impl std::fmt::Debug for KeyMap {
 }
 
 impl KeyMap {
-    pub(crate) fn new(state: Arc<TableState<u32>>, shared: Arc<Shared>) -> KeyMap {
+    pub(crate) fn new(state: Arc<TableState<u32>>, shared: Keep) -> KeyMap {
         KeyMap {
             state,
             _shared: shared,

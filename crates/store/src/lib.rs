@@ -108,6 +108,7 @@ mod keyset;
 mod lock;
 mod log;
 mod meta;
+mod owner;
 mod queue;
 mod records;
 mod store;
@@ -120,10 +121,10 @@ pub use keyset::{
 };
 pub use lock::LOCK_FILE_NAME;
 pub use log::{LOG_CHUNK, Log, LogIter};
-pub use meta::Counters;
+pub use meta::{Counters, META_TREE, SCHEMA_VERSION};
 pub use queue::{
     CHUNK_ITEMS, HEAD_CACHE_BYTES, PENDING_MAX, PENDING_REMOVALS_MAX, QueueIter, Queues,
 };
 pub use records::{RecordIter, Records};
-pub use store::{INITIALISED_FILE_NAME, META_TREE, Options, SCHEMA_VERSION, SLED_DIR_NAME, Store};
+pub use store::{INITIALISED_FILE_NAME, Options, SLED_DIR_NAME, Store};
 pub use tree::{Iter, Tree};

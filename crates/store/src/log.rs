@@ -31,8 +31,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::codec::{Codec, CodecError};
 use crate::error::StoreError;
+use crate::owner::Keep;
 use crate::records::RecordState;
-use crate::store::Shared;
 
 /// Entries per chunk in the format before the logs had files (read when a store is moved).
 pub const LOG_CHUNK: usize = 4;
@@ -46,7 +46,7 @@ const HEADER: usize = 8 + 4;
 /// and a reader never sees id `n + 1` before id `n`.
 pub struct Log<V> {
     state: Arc<LogState>,
-    _shared: Arc<Shared>,
+    _shared: Keep,
     _types: PhantomData<fn() -> V>,
 }
 
@@ -111,6 +111,18 @@ pub(crate) fn log_states(states: &LogStates) -> Vec<Arc<LogState>> {
         .collect()
 }
 
+/// What opening a log needs of its store.
+pub(crate) struct Opened<'a> {
+    /// The appending states of the logs opened, by name.
+    pub(crate) logs: &'a LogStates,
+    /// The record files opened, by name (for the store's syncs).
+    pub(crate) records: &'a crate::records::RecordStates,
+    /// sled's meta tree, where each log's committed length is kept.
+    pub(crate) meta: &'a sled::Tree,
+    /// The last holder did not close the store.
+    pub(crate) unclean: bool,
+}
+
 impl<V: Codec> Log<V> {
     /// Opens log `name`, its file in `dir`: `old` is its tree of one entry per id and `chunks` its
     /// tree of chunks (the formats before the file).
@@ -119,9 +131,10 @@ impl<V: Codec> Log<V> {
         chunks: sled::Tree,
         name: &str,
         dir: &Path,
-        shared: Arc<Shared>,
+        store: Opened<'_>,
+        shared: Keep,
     ) -> Result<Self, StoreError> {
-        let mut states = shared.logs.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut states = store.logs.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(state) = states.get(name) {
             let state = Arc::clone(state);
             drop(states);
@@ -132,14 +145,14 @@ impl<V: Codec> Log<V> {
             });
         }
         let key = meta_key(name);
-        let recorded = shared
+        let recorded = store
             .meta
             .get(&key)
             .map_err(|e| StoreError::backend(name, e))?
             .map(|v| decode_len(name, &v))
             .transpose()?;
         // A store closed cleanly holds every entry its log committed: anything less is damage.
-        let clean = recorded.filter(|_| !shared.unclean);
+        let clean = recorded.filter(|_| !store.unclean);
         let records = Arc::new(RecordState::open(dir, name, clean)?);
         let state = Arc::new(LogState {
             name: name.to_owned(),
@@ -166,7 +179,7 @@ impl<V: Codec> Log<V> {
                     records.sync()?;
                 }
                 let len = records.len();
-                shared
+                store
                     .meta
                     .insert(&key, &len.to_be_bytes())
                     .map_err(|e| StoreError::backend(name, e))?;
@@ -177,7 +190,7 @@ impl<V: Codec> Log<V> {
         }
         states.insert(name.to_owned(), Arc::clone(&state));
         drop(states);
-        shared
+        store
             .records
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

@@ -12,11 +12,18 @@
 //! `counter/schema_version`.
 
 use std::path::Path;
-use std::sync::Arc;
 
 use crate::codec::Codec;
 use crate::error::StoreError;
-use crate::store::{META_TREE, SCHEMA_VERSION, Shared};
+use crate::owner::Keep;
+
+/// The schema version this build writes and accepts. Bump it whenever a tree's key or value format,
+/// or the meaning of a meta record, changes.
+pub const SCHEMA_VERSION: u32 = 4;
+
+/// The name of the tree holding the schema version, counters and sequence numbers. Reserved, like
+/// every name starting with `meta/`.
+pub const META_TREE: &str = "meta";
 
 /// The older schema versions a store is upgraded from when opened: version 2 wrote a queue's
 /// length record without its floor (see [`Queues`](crate::Queues)), which reads as floor 0;
@@ -51,23 +58,22 @@ pub(crate) fn decode_u64(bytes: &[u8]) -> Result<u64, StoreError> {
 /// the store directory was initialised before (see
 /// [`INITIALISED_FILE_NAME`](crate::INITIALISED_FILE_NAME)).
 pub(crate) fn check_schema(
-    shared: &Shared,
+    db: &sled::Db,
+    meta: &sled::Tree,
     path: &Path,
     initialised: bool,
 ) -> Result<(), StoreError> {
     let meta_err = |e| StoreError::backend(META_TREE, e);
-    match shared.meta.get(SCHEMA_KEY).map_err(meta_err)? {
+    match meta.get(SCHEMA_KEY).map_err(meta_err)? {
         Some(bytes) => {
             let found = u32::decode(&bytes).map_err(|e| StoreError::Corrupt {
                 path: path.to_owned(),
                 detail: format!("its schema version record is unreadable ({e})"),
             })?;
             if UPGRADABLE_SCHEMA.contains(&found) {
-                shared
-                    .meta
-                    .insert(SCHEMA_KEY, SCHEMA_VERSION.encode())
+                meta.insert(SCHEMA_KEY, SCHEMA_VERSION.encode())
                     .map_err(meta_err)?;
-                shared.db.flush().map_err(meta_err)?;
+                db.flush().map_err(meta_err)?;
                 return Ok(());
             }
             if found != SCHEMA_VERSION {
@@ -88,17 +94,15 @@ pub(crate) fn check_schema(
                         .to_owned(),
                 });
             }
-            if holds_data(shared).map_err(meta_err)? {
+            if holds_data(db).map_err(meta_err)? {
                 return Err(StoreError::Corrupt {
                     path: path.to_owned(),
                     detail: "it holds data but no schema version".to_owned(),
                 });
             }
-            shared
-                .meta
-                .insert(SCHEMA_KEY, SCHEMA_VERSION.encode())
+            meta.insert(SCHEMA_KEY, SCHEMA_VERSION.encode())
                 .map_err(meta_err)?;
-            shared.db.flush().map_err(meta_err)?;
+            db.flush().map_err(meta_err)?;
             Ok(())
         }
     }
@@ -106,12 +110,12 @@ pub(crate) fn check_schema(
 
 /// Whether any tree of the database holds an entry. Only called on a store without a schema version,
 /// which is normally a new, empty one.
-fn holds_data(shared: &Shared) -> sled::Result<bool> {
-    if shared.db.first()?.is_some() {
+fn holds_data(db: &sled::Db) -> sled::Result<bool> {
+    if db.first()?.is_some() {
         return Ok(true);
     }
-    for name in shared.db.tree_names() {
-        if shared.db.open_tree(&name)?.first()?.is_some() {
+    for name in db.tree_names() {
+        if db.open_tree(&name)?.first()?.is_some() {
             return Ok(true);
         }
     }
@@ -124,7 +128,8 @@ fn holds_data(shared: &Shared) -> sled::Result<bool> {
 /// that was never set reads as 0.
 #[derive(Clone)]
 pub struct Counters {
-    shared: Arc<Shared>,
+    meta: sled::Tree,
+    _keep: Keep,
 }
 
 impl std::fmt::Debug for Counters {
@@ -134,14 +139,13 @@ impl std::fmt::Debug for Counters {
 }
 
 impl Counters {
-    pub(crate) fn new(shared: Arc<Shared>) -> Self {
-        Counters { shared }
+    pub(crate) fn new(meta: sled::Tree, keep: Keep) -> Self {
+        Counters { meta, _keep: keep }
     }
 
     /// The value of counter `name` (0 if it was never set).
     pub fn get(&self, name: &str) -> Result<u64, StoreError> {
         match self
-            .shared
             .meta
             .get(counter_key(name))
             .map_err(|e| StoreError::backend(META_TREE, e))?
@@ -156,7 +160,7 @@ impl Counters {
     /// A result below 0 or above `u64::MAX` is an error and leaves the counter unchanged.
     pub fn add(&self, name: &str, delta: i64) -> Result<u64, StoreError> {
         let key = counter_key(name);
-        let meta = &self.shared.meta;
+        let meta = &self.meta;
         loop {
             let current = meta
                 .get(&key)
@@ -185,7 +189,6 @@ impl Counters {
     /// Sets counter `name` to `value` and returns its previous value.
     pub fn set(&self, name: &str, value: u64) -> Result<u64, StoreError> {
         let previous = self
-            .shared
             .meta
             .insert(counter_key(name), value.encode())
             .map_err(|e| StoreError::backend(META_TREE, e))?;
@@ -198,7 +201,7 @@ impl Counters {
     /// Every counter that was ever set, by name.
     pub fn all(&self) -> Result<Vec<(String, u64)>, StoreError> {
         let mut out = Vec::new();
-        for entry in self.shared.meta.scan_prefix(COUNTER_PREFIX) {
+        for entry in self.meta.scan_prefix(COUNTER_PREFIX) {
             let (key, value) = entry.map_err(|e| StoreError::backend(META_TREE, e))?;
             let name = String::decode(&key[COUNTER_PREFIX.len()..])
                 .map_err(|e| StoreError::decode(META_TREE, e))?;

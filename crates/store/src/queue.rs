@@ -55,8 +55,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::codec::{Codec, EncodeAs, Reader, write_element};
 use crate::error::StoreError;
+use crate::meta::META_TREE;
 use crate::meta::{decode_u64, queue_seq_key};
-use crate::store::{META_TREE, Shared};
+use crate::owner::Keep;
 
 /// The most items written in one chunk.
 pub const CHUNK_ITEMS: usize = 64;
@@ -86,7 +87,7 @@ pub const HEAD_CACHE_BYTES: usize = 32 << 20;
 pub struct Queues<Q, V> {
     // Declared before `shared` so that sled's handles are dropped first.
     state: Arc<QueueState>,
-    shared: Arc<Shared>,
+    shared: Keep,
     _types: PhantomData<fn() -> (Q, V)>,
 }
 
@@ -109,7 +110,7 @@ impl<Q, V> std::fmt::Debug for Queues<Q, V> {
 }
 
 impl<Q: Codec, V: Codec> Queues<Q, V> {
-    pub(crate) fn new(state: Arc<QueueState>, shared: Arc<Shared>) -> Self {
+    pub(crate) fn new(state: Arc<QueueState>, shared: Keep) -> Self {
         Queues {
             state,
             shared,
@@ -817,7 +818,7 @@ impl QueueState {
         out
     }
 
-    /// Locks the state for a commit (see [`Shared::commit`](crate::store::Shared)).
+    /// Locks the state for a commit (see `Store::commit`).
     pub(crate) fn begin_commit(&self) -> QueueCommit<'_> {
         QueueCommit {
             state: self,

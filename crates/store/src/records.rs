@@ -41,7 +41,7 @@ use xxhash_rust::xxh3::Xxh3;
 
 use crate::codec::Codec;
 use crate::error::StoreError;
-use crate::store::Shared;
+use crate::owner::Keep;
 
 const DATA_MAGIC: &[u8; 19] = b"simcrawl-records 1\n";
 const INDEX_MAGIC: &[u8; 18] = b"simcrawl-rindex 1\n";
@@ -56,7 +56,9 @@ const INDEX_ENTRY: u64 = 8 + 4;
 /// Handles of one name share one state; pushes and reads from several threads are serialised.
 pub struct Records<V> {
     state: Arc<RecordState>,
-    _shared: Arc<Shared>,
+    /// sled's meta tree, where the count is kept.
+    meta: sled::Tree,
+    _shared: Keep,
     _types: PhantomData<fn() -> V>,
 }
 
@@ -64,6 +66,7 @@ impl<V> Clone for Records<V> {
     fn clone(&self) -> Self {
         Records {
             state: Arc::clone(&self.state),
+            meta: self.meta.clone(),
             _shared: Arc::clone(&self._shared),
             _types: PhantomData,
         }
@@ -369,9 +372,8 @@ fn sled_len_key(name: &str) -> Vec<u8> {
 }
 
 /// The count of records `name` that sled holds, if it holds one.
-pub(crate) fn sled_len(shared: &Shared, name: &str) -> Result<Option<u32>, StoreError> {
-    let value = shared
-        .meta
+pub(crate) fn sled_len(meta: &sled::Tree, name: &str) -> Result<Option<u32>, StoreError> {
+    let value = meta
         .get(sled_len_key(name))
         .map_err(|e| StoreError::backend(name, e))?;
     value
@@ -386,10 +388,8 @@ pub(crate) fn sled_len(shared: &Shared, name: &str) -> Result<Option<u32>, Store
         .transpose()
 }
 
-fn write_sled_len(shared: &Shared, name: &str, len: u32) -> Result<(), StoreError> {
-    shared
-        .meta
-        .insert(sled_len_key(name), &len.to_be_bytes())
+fn write_sled_len(meta: &sled::Tree, name: &str, len: u32) -> Result<(), StoreError> {
+    meta.insert(sled_len_key(name), &len.to_be_bytes())
         .map(|_| ())
         .map_err(|e| StoreError::backend(name, e))
 }
@@ -444,9 +444,10 @@ fn open_file(path: &Path, magic: &[u8]) -> Result<File, StoreError> {
 }
 
 impl<V: Codec> Records<V> {
-    pub(crate) fn new(state: Arc<RecordState>, shared: Arc<Shared>) -> Self {
+    pub(crate) fn new(state: Arc<RecordState>, meta: sled::Tree, shared: Keep) -> Self {
         Records {
             state,
+            meta,
             _shared: shared,
             _types: PhantomData,
         }
@@ -467,7 +468,7 @@ impl<V: Codec> Records<V> {
     /// keeps the record if and only if sled keeps the count: see the [module](self) docs).
     pub fn push(&self, value: &V) -> Result<u32, StoreError> {
         let id = self.state.push_bytes(&value.encode())?;
-        write_sled_len(&self._shared, &self.state.name, id + 1)?;
+        write_sled_len(&self.meta, &self.state.name, id + 1)?;
         Ok(id)
     }
 
@@ -510,13 +511,13 @@ impl<V: Codec> Records<V> {
     /// others stay in the data file, never read).
     pub fn truncate(&self, len: u32) -> Result<(), StoreError> {
         self.state.truncate(len)?;
-        write_sled_len(&self._shared, &self.state.name, self.state.len())
+        write_sled_len(&self.meta, &self.state.name, self.state.len())
     }
 
     /// Removes every record: ids start from 0 again.
     pub fn clear(&self) -> Result<(), StoreError> {
         self.state.clear()?;
-        write_sled_len(&self._shared, &self.state.name, 0)
+        write_sled_len(&self.meta, &self.state.name, 0)
     }
 
     /// Makes the records durable (as [`Store::flush`](crate::Store::flush) does for all of them).

@@ -12,15 +12,12 @@ use crate::error::StoreError;
 use crate::keyset::{KeyMap, KeySet, Slot, SpillingKeySet, TableCommit, TableState};
 use crate::lock::{LockFile, open_error};
 use crate::log::Log;
-use crate::meta::{self, Counters};
+use crate::meta::{self, Counters, META_TREE};
+use crate::owner::{Keep, Owner};
 use crate::queue::{QueueState, Queues};
 use crate::records::Records;
 use crate::tree::Tree;
 use sled::Transactional;
-
-/// The schema version this build writes and accepts. Bump it whenever a tree's key or value format,
-/// or the meaning of a meta record, changes.
-pub const SCHEMA_VERSION: u32 = 4;
 
 /// The subdirectory of a store directory that holds sled's files (`db`, `conf`, `blobs/`, `snap.*`).
 pub const SLED_DIR_NAME: &str = "sled";
@@ -30,10 +27,6 @@ pub const SLED_DIR_NAME: &str = "sled";
 /// 0.34 opens a `db` file that is garbage from its first byte as an empty database, and without this
 /// marker the store would silently start over.
 pub const INITIALISED_FILE_NAME: &str = "simcrawl.store";
-
-/// The name of the tree holding the schema version, counters and sequence numbers. Reserved, like
-/// every name starting with `meta/`.
-pub const META_TREE: &str = "meta";
 
 /// How long `open` keeps retrying when sled's own file lock is still held after the lock file was
 /// taken. Only this process can be holding it then (a `Store` that was just dropped, whose sled
@@ -107,6 +100,12 @@ struct Snapshot {
 impl Drop for Snapshot {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.copy);
+    }
+}
+
+impl Owner for Shared {
+    fn commit(&self) -> Result<(), StoreError> {
+        Shared::commit(self)
     }
 }
 
@@ -352,7 +351,7 @@ impl Store {
             unclean: false,
             snapshot: None,
         };
-        meta::check_schema(&shared, &label, false)?;
+        meta::check_schema(&shared.db, &shared.meta, &label, false)?;
         Ok(Store {
             shared: Arc::new(shared),
         })
@@ -375,7 +374,12 @@ impl Store {
             std::any::type_name::<V>()
         );
         let inner = self.open_user_tree(name, kind)?;
-        Ok(Tree::new(inner, name, Arc::clone(&self.shared)))
+        Ok(Tree::new(inner, name, self.keep()))
+    }
+
+    /// This store, as the handles taken from it hold it.
+    fn keep(&self) -> Keep {
+        Arc::clone(&self.shared) as Keep
     }
 
     /// An append-only log named `name` with monotonic `u64` ids. See [`Log`].
@@ -393,7 +397,13 @@ impl Store {
             chunks,
             name,
             &self.files_dir(),
-            Arc::clone(&self.shared),
+            crate::log::Opened {
+                logs: &self.shared.logs,
+                records: &self.shared.records,
+                meta: &self.shared.meta,
+                unclean: self.shared.unclean,
+            },
+            self.keep(),
         )
     }
 
@@ -416,7 +426,7 @@ impl Store {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         if let Some(state) = states.get(name) {
-            return Ok(Queues::new(Arc::clone(state), Arc::clone(&self.shared)));
+            return Ok(Queues::new(Arc::clone(state), self.keep()));
         }
         let lengths_name = format!("{META_TREE}/queue_len/{name}");
         let lengths = self
@@ -426,7 +436,7 @@ impl Store {
             .map_err(|e| StoreError::backend(&lengths_name, e))?;
         let state = Arc::new(QueueState::open(items, lengths, &self.shared.meta, name)?);
         states.insert(name.to_owned(), Arc::clone(&state));
-        Ok(Queues::new(state, Arc::clone(&self.shared)))
+        Ok(Queues::new(state, self.keep()))
     }
 
     /// A durable set of 128-bit keys named `name`, kept in memory and written in chunks. See
@@ -435,7 +445,7 @@ impl Store {
     /// The first open in a process reads every member; later opens of the same name share them.
     pub fn key_set(&self, name: &str) -> Result<KeySet, StoreError> {
         let state = self.table(name, &self.shared.key_sets, None, <()>::KIND)?;
-        Ok(KeySet::new(state, Arc::clone(&self.shared)))
+        Ok(KeySet::new(state, self.keep()))
     }
 
     /// A durable set of 128-bit keys named `name` whose older members are in unnamed files, as a
@@ -449,7 +459,7 @@ impl Store {
             Some(self.spill()),
             SpillingKeySet::KIND,
         )?;
-        Ok(SpillingKeySet::new(state, Arc::clone(&self.shared)))
+        Ok(SpillingKeySet::new(state, self.keep()))
     }
 
     /// Where a table's large runs go: the store's directory, or for a temporary store the
@@ -468,7 +478,7 @@ impl Store {
     /// The first open in a process reads every member; later opens of the same name share them.
     pub fn key_map(&self, name: &str) -> Result<KeyMap, StoreError> {
         let state = self.table(name, &self.shared.key_maps, Some(self.spill()), u32::KIND)?;
-        Ok(KeyMap::new(state, Arc::clone(&self.shared)))
+        Ok(KeyMap::new(state, self.keep()))
     }
 
     /// The state of key set or map `name`, read from its tree by the first open.
@@ -508,7 +518,7 @@ impl Store {
 
     /// The named counters kept in the meta tree. See [`Counters`].
     pub fn counters(&self) -> Counters {
-        Counters::new(Arc::clone(&self.shared))
+        Counters::new(self.shared.meta.clone(), self.keep())
     }
 
     /// Commits the write-behind structures ([`Queues`], [`KeySet`], [`KeyMap`]) to sled, in one transaction,
@@ -571,9 +581,13 @@ impl Store {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         if let Some(state) = states.get(name) {
-            return Ok(Records::new(Arc::clone(state), Arc::clone(&self.shared)));
+            return Ok(Records::new(
+                Arc::clone(state),
+                self.shared.meta.clone(),
+                self.keep(),
+            ));
         }
-        let counted = crate::records::sled_len(&self.shared, name)?;
+        let counted = crate::records::sled_len(&self.shared.meta, name)?;
         // A store closed cleanly holds every record it counts: anything less is damage.
         let clean = counted.filter(|_| !self.shared.unclean);
         let state = Arc::new(crate::records::RecordState::open(
@@ -594,7 +608,7 @@ impl Store {
             state.truncate(len)?;
         }
         states.insert(name.to_owned(), Arc::clone(&state));
-        Ok(Records::new(state, Arc::clone(&self.shared)))
+        Ok(Records::new(state, self.shared.meta.clone(), self.keep()))
     }
 
     /// Where the [`Records`] and [`Log`] files go: the store's directory, or a temporary store's
@@ -691,7 +705,7 @@ fn open_shared(path: &Path, options: &Options) -> Result<Shared, StoreError> {
         unclean,
         snapshot: None,
     };
-    meta::check_schema(&shared, path, initialised)?;
+    meta::check_schema(&shared.db, &shared.meta, path, initialised)?;
     if !initialised {
         std::fs::write(
             &marker,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::codec::Codec;
 use crate::error::StoreError;
-use crate::store::Shared;
+use crate::owner::Keep;
 
 /// A named tree of `K -> V`, ordered by the encoded bytes of `K` (see [`codec`](crate::codec) for which
 /// key types sort like their values).
@@ -16,7 +16,7 @@ pub struct Tree<K, V> {
     // Declared before `_shared` so that sled's handle is dropped before the store's lock can be.
     inner: sled::Tree,
     name: Arc<str>,
-    _shared: Arc<Shared>,
+    _shared: Keep,
     _types: PhantomData<fn() -> (K, V)>,
 }
 
@@ -38,7 +38,7 @@ impl<K, V> std::fmt::Debug for Tree<K, V> {
 }
 
 impl<K: Codec, V: Codec> Tree<K, V> {
-    pub(crate) fn new(inner: sled::Tree, name: &str, shared: Arc<Shared>) -> Self {
+    pub(crate) fn new(inner: sled::Tree, name: &str, shared: Keep) -> Self {
         Tree {
             inner,
             name: name.into(),
