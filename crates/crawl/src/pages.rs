@@ -126,7 +126,8 @@ pub struct PageRecord {
     pub time_ms: u64,
     /// xxh3-128 of the body.
     pub body_digest: u128,
-    /// SHA-256 of the body, hex.
+    /// SHA-256 of the body, hex, when the crawl published it (`--out`); empty otherwise (no verdict
+    /// uses it: exact copies are found by `body_digest`).
     pub body_sha256: String,
     /// xxh3-128 of the normalised main text.
     pub text_digest: u128,
