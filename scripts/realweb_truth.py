@@ -451,7 +451,17 @@ def main():
                       "manual": None, "documents": None})
     role_fetches = lambda role: sum(h["fetches"] for h in hosts if h["role"] == role)
     copy_hosts = [h for h in hosts if h["role"] in COPY_ROLES]
-    worst_copy = max(copy_hosts, key=lambda h: h["fetches"], default=None)
+    # Which of two byte-identical hosts is the original is the crawl's first fetch, not the web's
+    # roles: of a manual's origin and copy hosts, the one that took the most fetches is the one
+    # crawled as the original, and every other is a copy (the origin too, when a mirror came first).
+    crawled_as_copy = []
+    for n in web.manuals:
+        serving = [h for h in hosts if h["manual"] == n and (h["role"] in COPY_ROLES
+                                                            or h["role"] == "origin")]
+        if any(h["role"] in COPY_ROLES for h in serving):
+            serving.sort(key=lambda h: -h["fetches"])
+            crawled_as_copy.extend(serving[1:])
+    worst_copy = max(crawled_as_copy, key=lambda h: h["fetches"], default=None)
 
     # 5. per site: a manual and the hosts that serve it (the table, one row each).
     sites = {}
@@ -508,7 +518,7 @@ def main():
              ("the same, the worst site", f"{worst_found:.1f}%", ">= 99%", worst_found >= 99.0),
              ("utm / session-id copy fetches", f"{tracking} / {session}", "<= 60 a host",
               worst_ts <= 60),
-             ("fetches on the busiest copy host" + (f" ({worst_copy['name']})" if worst_copy
+             ("fetches on the busiest host crawled as a copy" + (f" ({worst_copy['name']})" if worst_copy
                                                      else ""),
               str(worst_copy["fetches"] if worst_copy else 0), "<= 60",
               worst_copy is None or worst_copy["fetches"] <= 60),
@@ -539,6 +549,8 @@ def main():
                         "by_reason": {r: dict(c) for r, c in by_reason.items()},
                         "examples": dict(examples)},
               "hosts": hosts, "sites": sites,
+              "busiest_crawled_as_copy": None if worst_copy is None else
+              [worst_copy["name"], worst_copy["fetches"]],
               "skips_by_band": {"skips": total_skips, **fine},
               "rules": None if rules is None else {"count": len(rules),
                                                    "revoked": sum(not a for a in rules)},
@@ -603,15 +615,14 @@ def print_sites(sites, report):
     b, r = report["skips_by_band"], report["rules"]
     tracking = sum(x["tracking_fetches"] or 0 for x in sites.values())
     session = sum(x["session_fetches"] or 0 for x in sites.values())
-    busiest = max(((h, f) for x in sites.values() for h, f in x["copy_hosts"].items()),
-                  key=lambda hf: hf[1], default=("-", 0))
+    busiest = report.get("busiest_crawled_as_copy") or ("-", 0)
     rows.append(["(total)", str(report["documents"] + report["file_documents"]),
                  str(report["fetches"]),
                  str(report["non_html_fetches"]), f"{report['fetches_per_distinct_document']:.2f}",
                  f"{report['page_fetches_per_distinct_document']:.2f}",
                  f"{report['found_percent']:.1f}", f"{report['found_or_near_percent']:.1f}",
                  f"{tracking}/{session}",
-                 f"busiest: {busiest[0]} {busiest[1]}", str(b["distinct"]), str(b["changed"]),
+                 f"busiest crawled as a copy: {busiest[0]} {busiest[1]}", str(b["distinct"]), str(b["changed"]),
                  str(b["band"]), str(b["skips"]),
                  "-" if r is None else f"{r['count']}" + (f" ({r['revoked']} rev.)"
                                                           if r["revoked"] else "")])
