@@ -337,16 +337,22 @@ mod tests {
     use crate::page::Analyzer;
     use url::Url;
 
-    #[test]
-    fn a_store_with_its_copies_in_a_tree_has_them_moved_to_records_and_searchable() {
+    /// A store in a temporary directory with one page indexed (its words from `seed`).
+    fn one_page_store(seed: u64) -> (tempfile::TempDir, Store, PageIndex, u32, Url) {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
         let mut pages = PageIndex::open(&store, 3, 0.8).unwrap();
-        let text = crate::testutil::words(5, 200).join(" ");
+        let text = crate::testutil::words(seed, 200).join(" ");
         let html = format!("<html><head><title>A</title></head><body><p>{text}</p></body></html>");
         let url = Url::parse("http://127.0.0.1/a").unwrap();
         let analysis = Analyzer::default().analyze_html(html.as_bytes(), &html, &url, None);
         let id = pages.insert(url.as_str(), 1, 0, 0, &analysis).unwrap();
+        (dir, store, pages, id, url)
+    }
+
+    #[test]
+    fn a_store_with_its_copies_in_a_tree_has_them_moved_to_records_and_searchable() {
+        let (dir, store, pages, id, url) = one_page_store(5);
         // As the build before wrote them: 102 copies of page 0, the first 100 URLs kept.
         let urls: Vec<String> = (1..=100).map(|i| format!("http://m.test/{i}")).collect();
         store
@@ -404,14 +410,7 @@ mod tests {
 
     #[test]
     fn a_copy_whose_skip_was_withdrawn_and_decided_again_is_listed_once() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        let mut pages = PageIndex::open(&store, 3, 0.8).unwrap();
-        let text = crate::testutil::words(7, 200).join(" ");
-        let html = format!("<html><head><title>A</title></head><body><p>{text}</p></body></html>");
-        let url = Url::parse("http://127.0.0.1/a").unwrap();
-        let analysis = Analyzer::default().analyze_html(html.as_bytes(), &html, &url, None);
-        let id = pages.insert(url.as_str(), 1, 0, 0, &analysis).unwrap();
+        let (dir, store, pages, id, url) = one_page_store(7);
         store.flush().unwrap();
         let log = store.log::<crate::SkipRecord>(layout::SKIP_LOG).unwrap();
         let skip = |reason| crate::SkipRecord {

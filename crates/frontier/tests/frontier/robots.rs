@@ -155,20 +155,22 @@ fn a_5xx_disallows_for_now_and_is_asked_again_with_back_off() {
     assert_eq!(counter(&f, Counter::RobotsUnreachable), 2);
 }
 
+/// A frontier that asks for robots.txt three times, 10 s apart and doubling.
+fn three_robots_attempts() -> FrontierConfig {
+    FrontierConfig {
+        robots_max_attempts: 3,
+        robots_retry: Duration::from_secs(10),
+        ..config()
+    }
+}
+
 /// A robots.txt the address policy refused (link-local, or private from a public page) is not
 /// asked again: asking would be refused again, so the origin's URLs are given up at the first
 /// answer, not after `--robots-attempts` tries 10, 20, 40 s apart.
 #[test]
 fn a_robots_txt_refused_by_the_address_policy_gives_up_the_origin_at_once() {
     let store = store();
-    let mut f = open(
-        &store,
-        FrontierConfig {
-            robots_max_attempts: 3,
-            robots_retry: Duration::from_secs(10),
-            ..config()
-        },
-    );
+    let mut f = open(&store, three_robots_attempts());
     admit(&mut f, &["https://meta.test/a", "https://meta.test/b"]);
     let now = Instant::now();
     let request = expect_robots(&mut f, now);
@@ -183,14 +185,7 @@ fn a_robots_txt_refused_by_the_address_policy_gives_up_the_origin_at_once() {
 #[test]
 fn an_unreachable_robots_txt_gives_up_the_origin_after_the_last_attempt() {
     let store = store();
-    let mut f = open(
-        &store,
-        FrontierConfig {
-            robots_max_attempts: 3,
-            robots_retry: Duration::from_secs(10),
-            ..config()
-        },
-    );
+    let mut f = open(&store, three_robots_attempts());
     admit(&mut f, &["https://down.test/a", "https://down.test/b"]);
     let mut now = Instant::now();
     for attempt in 1..=3 {
