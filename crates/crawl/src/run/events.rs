@@ -1,0 +1,211 @@
+//! What the driver does with a finished request: robots.txt and sitemaps to the frontier, a page
+//! to the core (or, in a sharded crawl, held for its round), and then the core's effects written
+//! out: the full-text index, the `--out` line and the archive.
+
+use super::Driver;
+use super::rounds::Held;
+use crate::archive::Exchange;
+use crate::decide::{Effect, Now, PageResult};
+use crate::error::CrawlError;
+use crate::skiplog::SkipRecord;
+use simcrawl_fetch::FetchError;
+use simcrawl_frontier::{Lease, RobotsOutcome, RobotsRequest, SitemapOutcome};
+use std::io::Write;
+use std::sync::Arc;
+
+/// A finished fetch, with the CPU work already done.
+pub(super) enum Event {
+    /// The response to a page's request has arrived; its analysis is under way (the `Page` event
+    /// follows). Frees the host for its next request ([`Frontier::answered`]).
+    Answered(Lease),
+    Page(Lease, Box<PageResult>),
+    Robots(RobotsRequest, Result<(u16, Vec<u8>), FetchError>),
+    Sitemap(Lease, Result<(u16, Vec<u8>), FetchError>),
+}
+
+impl Event {
+    /// Whether this completes a URL that may have been fetched before a crash
+    /// ([`Lease::after_crash`]): its completion is made durable soon, see [`URGENT_FLUSH_GAP`].
+    pub(super) fn after_crash(&self) -> bool {
+        match self {
+            Event::Page(lease, _) | Event::Sitemap(lease, _) => lease.after_crash,
+            Event::Robots(..) | Event::Answered(_) => false,
+        }
+    }
+
+    /// Whether this ends a request (every event but `Answered`, which a `Page` event follows).
+    pub(super) fn ends_request(&self) -> bool {
+        !matches!(self, Event::Answered(_))
+    }
+}
+
+impl Driver {
+    pub(super) fn handle(&mut self, event: Event) -> Result<(), CrawlError> {
+        let now = Now::system();
+        match &event {
+            // Its request gave up the gate before the event was sent.
+            Event::Page(lease, _) | Event::Sitemap(lease, _) => self.release_gate(&lease.host),
+            Event::Robots(request, _) => self.release_gate(&request.host),
+            Event::Answered(_) => {}
+        }
+        match event {
+            Event::Robots(request, result) => {
+                let outcome = match &result {
+                    Ok((status, body)) => RobotsOutcome::Response {
+                        status: *status,
+                        body,
+                    },
+                    Err(e)
+                        if matches!(
+                            e.kind(),
+                            simcrawl_fetch::ErrorKind::TooManyRedirects { .. }
+                        ) =>
+                    {
+                        RobotsOutcome::TooManyRedirects
+                    }
+                    Err(e) if matches!(e.kind(), simcrawl_fetch::ErrorKind::RefusedByPolicy(_)) => {
+                        RobotsOutcome::Refused
+                    }
+                    Err(_) => RobotsOutcome::NetworkError,
+                };
+                match &result {
+                    Err(e) => self.core.robots_failed(&request, e, outcome, now)?,
+                    Ok(_) => self
+                        .core
+                        .frontier
+                        .robots_fetched(&request, outcome, now.at)?,
+                }
+            }
+            Event::Sitemap(lease, result) => {
+                let outcome = match &result {
+                    Ok((status, body)) => SitemapOutcome::Response {
+                        status: *status,
+                        body,
+                    },
+                    Err(_) => SitemapOutcome::NetworkError,
+                };
+                let canon = Arc::clone(self.core.book.canon());
+                self.core
+                    .frontier
+                    .sitemap_fetched(lease, outcome, &canon, now.at)?;
+            }
+            Event::Page(lease, result) => {
+                let mut result = *result;
+                if let Some(shard) = self.shard.as_mut()
+                    && matches!(result, PageResult::Done(_) | PageResult::Redirected { .. })
+                {
+                    // Decided when its round comes, in the same order on every process.
+                    let verifying = self.core.book.take_verifying(lease.key_hash);
+                    if let Some(event) = crate::shard::encode_event(
+                        &lease,
+                        &result,
+                        verifying.as_ref(),
+                        self.core.config.frontier.shard,
+                        &|link| self.core.frontier.refuses_link(link),
+                    ) {
+                        let exchange = result.take_exchange();
+                        // No request any more: the host's next page and the other hosts' go on
+                        // while this one waits for its round.
+                        let _ = self.core.frontier.hold(&lease);
+                        shard.events.push(event);
+                        shard.held.push(Held {
+                            lease,
+                            result,
+                            verifying,
+                            exchange,
+                        });
+                        return Ok(());
+                    }
+                }
+                let exchange = result.take_exchange();
+                self.core.completed(lease, &mut result, now)?;
+                self.after(Some(&result), exchange)?;
+            }
+            Event::Answered(lease) => {
+                // A lease completed already (a stop abandoned it) is no error here.
+                let _ = self.core.frontier.answered(&lease, now.at);
+            }
+        }
+        Ok(())
+    }
+
+    /// Does what the core left to do ([`Effect`]s): the full-text index, the `--out` line (from
+    /// the page of `result`), and the archive's records, the fetched page's `exchange` last with
+    /// the skip decided about it.
+    pub(super) fn after(
+        &mut self,
+        result: Option<&PageResult>,
+        exchange: Option<Box<Exchange>>,
+    ) -> Result<(), CrawlError> {
+        let mut page_skip: Option<SkipRecord> = None;
+        for effect in self.core.take_effects() {
+            match effect {
+                Effect::Indexed { id, url, depth } => {
+                    if let Some(search) = self.search.as_mut() {
+                        search.indexed(id, &mut self.core.pages)?;
+                    }
+                    if let Some(PageResult::Done(page)) = result
+                        && let Some(analysis) = page.analysis.as_ref()
+                    {
+                        self.write_output(id, &url, depth, analysis)?;
+                    }
+                }
+                Effect::Skipped { log_id, record } => {
+                    if self.search.is_some()
+                        && let Some(original) = record.original.as_deref()
+                        && let Some(id) = self.core.original_id(original)?
+                        && !self.core.pages.is_foreign(id)
+                        && let Some(search) = self.search.as_mut()
+                    {
+                        search.copy(id, log_id, &record.url)?;
+                    }
+                    if let Some(archive) = self.archive.as_mut() {
+                        if record.reason.before_fetch() {
+                            archive.skipped(&record)?;
+                        } else {
+                            // Written with the page's response.
+                            page_skip = Some(record);
+                        }
+                    }
+                }
+                Effect::Withdrawn { log_id } => {
+                    if let Some(search) = self.search.as_mut() {
+                        search.withdrawn(log_id);
+                    }
+                }
+            }
+        }
+        if let (Some(archive), Some(exchange)) = (self.archive.as_mut(), exchange) {
+            archive.fetched(&exchange, page_skip.as_ref())?;
+        }
+        Ok(())
+    }
+
+    fn write_output(
+        &mut self,
+        id: u32,
+        url: &str,
+        depth: u32,
+        a: &crate::page::PageAnalysis,
+    ) -> Result<(), CrawlError> {
+        let Some(out) = self.output.as_mut() else {
+            return Ok(());
+        };
+        let line = serde_json::json!({
+            "id": id,
+            "url": url,
+            "title": a.document.title,
+            "depth": depth,
+            "simhash": a.simhash.to_string(),
+            "body_digest": a.body_digest.to_string(),
+            "body_sha256": a.body_sha256,
+            "text_digest": a.text_digest.to_string(),
+            "words": a.words,
+            "text": a.document.main_text,
+        });
+        writeln!(out, "{line}").map_err(|e| CrawlError::Output {
+            path: self.core.config.output.clone().unwrap_or_default(),
+            source: e,
+        })
+    }
+}
