@@ -88,7 +88,7 @@ def noisy(html, i):
 STUB_WORDS = 25
 
 
-def stub_page(ids, i, text):
+def stub_page(ids, i, text, plain=False):
     """A heavy template around a short main text: a 120-link menu, a sidebar of 30 other pages,
     a footer of about 80 words, the same on every stub; the main text is the first STUB_WORDS
     words of page i's hand-made main text (its own facts, a reference stub's size)."""
@@ -101,6 +101,14 @@ def stub_page(ids, i, text):
         "room, accessibility statement, sitemap, help centre, newsletters, subscriptions, RSS "
         "feeds, mobile apps, about us, corrections, ethics policy and editorial standards."
     )
+    if plain:
+        # The same without a tag that names its part: tables and divs, as older generators wrote.
+        return (
+            f"<html><head><title>Reference: {i}</title></head><body><table><tr><td>"
+            f'<div class="top"><ul>{menu}</ul></div></td></tr><tr><td><div class="c">'
+            f"<b>Reference: {i}</b><br>{text}</div></td><td><div>More pages<ul>{side}</ul></div>"
+            f"</td></tr></table><div>{footer}</div></body></html>"
+        )
     return (
         f"<!doctype html><html><head><title>Reference: {i}</title></head><body>"
         f'<header><nav><ul class="menu">{menu}</ul></nav></header>'
@@ -130,6 +138,8 @@ def main():
     ap.add_argument("--keep", help="work in this directory and keep it (default: a temporary one)")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--k", type=int, help="--k for the crawl (default: the crawl's)")
+    ap.add_argument("--stub-words", type=int, default=STUB_WORDS, help="words of main text per stub")
+    ap.add_argument("--plain-stubs", action="store_true", help="stubs in tables and divs, no <main>, <nav> or <article>")
     args = ap.parse_args()
 
     gold = {}
@@ -143,7 +153,7 @@ def main():
         sys.exit(f"no pages with gold text under {args.eval}")
     sh = {i: shingles(gold[i]) for i in ids}
     # The stubs: the first STUB_WORDS words of each main text, on one heavy template.
-    stub_text = {i: " ".join(gold[i].split()[:STUB_WORDS]) for i in ids}
+    stub_text = {i: " ".join(gold[i].split()[: args.stub_words]) for i in ids}
     for i in ids:
         sh["stub:" + i] = shingles(stub_text[i])
 
@@ -158,7 +168,7 @@ def main():
         roots[role] = root
         for i in ids:
             with open(os.path.join(root, f"{i}.html"), "w", encoding="utf-8") as f:
-                f.write(stub_page(ids, i, stub_text[i]))
+                f.write(stub_page(ids, i, stub_text[i], args.plain_stubs))
         links = "".join(f'<li><a href="{i}.html">{i}</a></li>' for i in ids)
         with open(os.path.join(root, "index.html"), "w", encoding="utf-8") as f:
             f.write(f"<!doctype html><html><head><title>{role}</title></head><body><ul>{links}</ul></body></html>")
