@@ -114,3 +114,75 @@ fn ctrl_c_finishes_in_flight_fetches_flushes_and_reports() {
     assert_success(&crawl(&dir.store(), &[], &[]));
     assert!(indexed(&dir.store()).len() > first);
 }
+
+#[test]
+fn stats_while_a_crawl_runs_reads_its_last_checkpoint() {
+    let web = Web::small();
+    let dir = Dir::new();
+    let child = simcrawl()
+        .args(["crawl", "--delay", "0.3", "--concurrency", "2", "--store"])
+        .arg(dir.store())
+        .args(web.web.seeds())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("simcrawl starts");
+    crate::util::wait_for_requests(&web, 0, 5);
+    // The store is locked by the crawl; `stats` reads the figures of its last checkpoint (one
+    // at the start, then one every five seconds) until they show pages fetched.
+    let started = std::time::Instant::now();
+    let live = loop {
+        let out = simcrawl()
+            .args(["stats", "--json", "--store"])
+            .arg(dir.store())
+            .output()
+            .expect("simcrawl stats runs");
+        assert_success(&out);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(&format!("a crawl (process {}) is running in", child.id())),
+            "{stderr}"
+        );
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        let fetched = json["fetched"].as_u64().expect("fetched");
+        if fetched > 0 {
+            break json;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "no checkpoint with a page fetched: {json}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    };
+    // Other reads still say the store is in use.
+    let out = simcrawl()
+        .args(["skipped", "--store"])
+        .arg(dir.store())
+        .output()
+        .expect("simcrawl skipped runs");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("store is in use"));
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    child.wait_with_output().expect("the crawl stops");
+    // Stopped, the store is read itself, and holds at least what the checkpoint said.
+    let out = simcrawl()
+        .args(["stats", "--json", "--store"])
+        .arg(dir.store())
+        .output()
+        .expect("simcrawl stats runs");
+    assert_success(&out);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("is running in"));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    for key in ["fetched", "indexed", "indexed_pages", "skipped_total"] {
+        assert!(
+            json[key].as_u64() >= live[key].as_u64(),
+            "{key}: {} after the crawl, {} at its checkpoint",
+            json[key],
+            live[key]
+        );
+    }
+}

@@ -44,6 +44,14 @@ pub enum CrawlError {
         /// What the operating system said.
         source: std::io::Error,
     },
+    /// Writing or reading a running crawl's figures ([`crate::live`]) failed.
+    #[error("cannot write or read {path}: {source}")]
+    Live {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
     /// Writing the web archive (`--warc`) failed; the message names the file.
     #[error(transparent)]
     Archive(#[from] simcrawl_warc::WarcError),
@@ -80,4 +88,14 @@ pub enum CrawlError {
     /// The crawl's task was cancelled before it reported (its runtime shut down under it).
     #[error("the crawl stopped before its report: {0}")]
     Cancelled(String),
+}
+
+impl CrawlError {
+    /// Whether the store is locked by another process (a crawl running in it).
+    pub fn is_locked(&self) -> bool {
+        matches!(
+            self,
+            CrawlError::Store(simcrawl_store::StoreError::Locked { .. })
+        )
+    }
 }

@@ -235,6 +235,107 @@ impl CrawlStats {
         self.robots_ignored |= other.robots_ignored;
     }
 
+    /// The counts as `simcrawl stats --json` prints them (and a running crawl writes them for
+    /// readers, [`crate::live`]).
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::{Map, Value, json};
+        let pairs = |v: &[(&'static str, u64)]| -> Map<String, Value> {
+            v.iter()
+                .map(|(n, c)| ((*n).to_string(), json!(c)))
+                .collect()
+        };
+        let skipped: Map<String, Value> = self
+            .skipped
+            .iter()
+            .map(|(r, n)| (r.as_str().to_string(), json!(n)))
+            .collect();
+        json!({
+            "fetched": self.fetched,
+            "indexed": self.indexed,
+            "indexed_pages": self.indexed_pages,
+            "failed": self.failed,
+            "failed_by": pairs(&self.failed_by),
+            "links_dropped": self.links_dropped,
+            "templates": {
+                "hosts": self.templates.hosts,
+                "short": self.templates.short,
+                "distinct": self.templates.distinct,
+                "requeued": self.templates.requeued,
+                "refingerprinted": self.templates.refingerprinted,
+            },
+            "redirects_queued": self.redirects.0,
+            "redirects_refused": self.redirects.1,
+            "not_html": self.not_html,
+            "http_errors": self.http_errors,
+            "noindex": self.noindex,
+            "skipped": skipped,
+            "skipped_total": self.skipped_total(),
+            "skip_log_entries": self.skip_log_entries,
+            "excluded": pairs(&self.excluded),
+            "excluded_total": self.excluded_total(),
+            "rules_learned": self.rules_learned,
+            "rules_revoked": self.rules_revoked,
+            "robots_ignored": self.robots_ignored,
+            "frontier": pairs(&self.frontier),
+        })
+    }
+
+    /// The counts from what [`CrawlStats::to_json`] wrote; `None` when `v` is not such an object
+    /// (a name this simcrawl does not know is left out).
+    pub fn from_json(v: &serde_json::Value) -> Option<CrawlStats> {
+        let n = |key: &str| v.get(key).and_then(serde_json::Value::as_u64);
+        let named = |key: &str, names: &[&'static str]| -> Option<Vec<(&'static str, u64)>> {
+            let map = v.get(key)?.as_object()?;
+            Some(
+                names
+                    .iter()
+                    .filter_map(|&name| Some((name, map.get(name)?.as_u64()?)))
+                    .collect(),
+            )
+        };
+        let t = v.get("templates")?;
+        let tn = |key: &str| t.get(key).and_then(serde_json::Value::as_u64);
+        let skipped_map = v.get("skipped")?.as_object()?;
+        let failures: Vec<&'static str> = simcrawl_fetch::ErrorKind::NAMES
+            .into_iter()
+            .chain(["analysis"])
+            .collect();
+        let exclusions: Vec<&'static str> = EXCLUSIONS.iter().map(|(name, _)| *name).collect();
+        let counters: Vec<&'static str> = Counter::ALL.iter().map(|c| c.name()).collect();
+        Some(CrawlStats {
+            fetched: n("fetched")?,
+            indexed: n("indexed")?,
+            failed: n("failed")?,
+            failed_by: named("failed_by", &failures)?,
+            links_dropped: n("links_dropped")?,
+            templates: TemplateStats {
+                hosts: tn("hosts")?,
+                short: tn("short")?,
+                distinct: tn("distinct")?,
+                requeued: tn("requeued")?,
+                refingerprinted: tn("refingerprinted")?,
+            },
+            redirects: (n("redirects_queued")?, n("redirects_refused")?),
+            not_html: n("not_html")?,
+            http_errors: n("http_errors")?,
+            noindex: n("noindex")?,
+            skipped: SkipReason::ALL
+                .iter()
+                .map(|r| {
+                    let count = skipped_map.get(r.as_str()).and_then(|c| c.as_u64());
+                    (*r, count.unwrap_or(0))
+                })
+                .collect(),
+            skip_log_entries: n("skip_log_entries")?,
+            excluded: named("excluded", &exclusions)?,
+            frontier: named("frontier", &counters)?,
+            indexed_pages: n("indexed_pages")? as usize,
+            rules_learned: n("rules_learned")?,
+            rules_revoked: n("rules_revoked")?,
+            robots_ignored: v.get("robots_ignored")?.as_bool()?,
+        })
+    }
+
     /// All skips, over every reason.
     pub fn skipped_total(&self) -> u64 {
         self.skipped.iter().map(|(_, n)| n).sum()
@@ -449,6 +550,16 @@ impl Inspector {
 
     /// The crawl's counters, the frontier's, and the size of the index and the skip log.
     pub fn stats(&self) -> Result<CrawlStats, CrawlError> {
+        self.stats_with(self.pages()?.own_len(), None)
+    }
+
+    /// [`Inspector::stats`] with the pages in the index counted by the caller (a running crawl
+    /// knows them), and the hosts with a template too when `template_hosts` gives them.
+    pub fn stats_with(
+        &self,
+        indexed_pages: usize,
+        template_hosts: Option<u64>,
+    ) -> Result<CrawlStats, CrawlError> {
         let c = self.store.counters();
         let mut skipped = Vec::with_capacity(SkipReason::ALL.len());
         for reason in SkipReason::ALL {
@@ -470,11 +581,10 @@ impl Inspector {
             failed_by,
             links_dropped: c.get(counters::LINKS_DROPPED)?,
             templates: TemplateStats {
-                hosts: crate::template::HostTemplates::open(&self.store)?
-                    .hosts()?
-                    .iter()
-                    .filter(|(_, _, lines)| *lines > 0)
-                    .count() as u64,
+                hosts: match template_hosts {
+                    Some(hosts) => hosts,
+                    None => self.template_hosts()?,
+                },
                 short: c.get(counters::SHORT_BY_TEMPLATE)?,
                 distinct: c.get(counters::DISTINCT_BY_TEMPLATE)?,
                 requeued: c.get(counters::REQUEUED_BY_TEMPLATE)?,
@@ -497,12 +607,21 @@ impl Inspector {
                 .map(|&(name, counter)| (name, frontier.get(counter)))
                 .collect(),
             frontier: frontier.iter().collect(),
-            indexed_pages: self.pages()?.own_len(),
+            indexed_pages,
             rules_learned: c.get(counters::RULES_LEARNED)?,
             rules_revoked: c.get(counters::RULES_REVOKED)?,
             robots_ignored: c.get(counters::ROBOTS_IGNORED)? > 0
                 || frontier.get(Counter::RobotsIgnoredSessions) > 0,
         })
+    }
+
+    /// Hosts with at least one template line (reads every host's record).
+    pub fn template_hosts(&self) -> Result<u64, CrawlError> {
+        Ok(crate::template::HostTemplates::open(&self.store)?
+            .hosts()?
+            .iter()
+            .filter(|(_, _, lines)| *lines > 0)
+            .count() as u64)
     }
 
     /// The learned rules, active and revoked, in the order of their names.

@@ -21,6 +21,8 @@
 //! - [`tune`]: replaying stored fingerprints for every k (`simcrawl tune`, `simcrawl clusters`).
 //! - [`inspect`]: reading a crawl's store back for the reports (`simcrawl skipped`, `stats`, `mirrors`,
 //!   `tune`, `clusters`, `export`, `url canon --store`): [`inspect::Inspector`].
+//! - [`live`]: a running crawl's figures at its last checkpoint, for `simcrawl stats` in another
+//!   process while the crawl holds the store's lock.
 //! - [`template`]: each host's template (the lines of main text many of its pages share), learned
 //!   while crawling: [`template::HostTemplates`].
 //! - [`learn`]: mirror, alias, parameter, host-option and canonical path rules from duplicate
@@ -60,6 +62,7 @@ pub mod failures;
 pub mod inspect;
 pub mod layout;
 pub mod learn;
+pub mod live;
 pub mod page;
 pub mod pages;
 pub mod progress;

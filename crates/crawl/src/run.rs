@@ -77,7 +77,14 @@ struct Driver {
     /// `max_waiting_per_host`) waits here and goes out the moment that response has arrived.
     /// A host's gate lives while some request of it does.
     gates: std::collections::HashMap<String, Arc<Semaphore>>,
+    /// The hosts with a template, as last counted for the live figures, and when.
+    live_templates: Option<(u64, std::time::Instant)>,
+    /// Writing the live figures failed once (said once).
+    live_failed: bool,
 }
+
+/// The live figures count the hosts with a template again at most this often.
+const LIVE_TEMPLATES_EVERY: Duration = Duration::from_secs(30);
 
 /// Runs a crawl until the frontier is empty, a budget is reached or `shutdown` completes (then the
 /// fetches in flight finish, the store is flushed and the report is returned). `on_progress` is called
@@ -183,6 +190,8 @@ async fn run_with(
         fetched_before,
         shard: rounds.map(ShardState::new),
         gates: std::collections::HashMap::new(),
+        live_templates: None,
+        live_failed: false,
     };
     let mut report = drive(driver, shutdown, &mut on_progress).await?;
     report.unclean_resume = unclean_resume;
@@ -539,6 +548,34 @@ impl Driver {
         })
     }
 
+    /// Writes the figures the store now holds for readers in other processes ([`crate::live`]).
+    /// The hosts with a template (every host's record read) are counted again at most every
+    /// [`LIVE_TEMPLATES_EVERY`]. A failure is logged, once, and the crawl goes on: the figures
+    /// are for the reader's convenience, the store is the record.
+    fn write_live(&mut self) {
+        let inspector = crate::inspect::Inspector::new(self.store.clone());
+        let hosts = match self.live_templates {
+            Some((hosts, at)) if at.elapsed() < LIVE_TEMPLATES_EVERY => Ok(hosts),
+            _ => inspector.template_hosts(),
+        };
+        let written = hosts.and_then(|hosts| {
+            if self
+                .live_templates
+                .is_none_or(|(_, at)| at.elapsed() >= LIVE_TEMPLATES_EVERY)
+            {
+                self.live_templates = Some((hosts, std::time::Instant::now()));
+            }
+            let stats = inspector.stats_with(self.core.own_pages(), Some(hosts))?;
+            crate::live::LiveStats::write(&self.core.config.store, &stats, Now::system().unix_ms)
+        });
+        if let Err(e) = written
+            && !self.live_failed
+        {
+            self.live_failed = true;
+            tracing::warn!("the figures for `simcrawl stats` while this crawl runs: {e}");
+        }
+    }
+
     fn checkpoint(&mut self) -> Result<(), CrawlError> {
         self.save_decisions()?;
         if let Some(out) = self.output.as_mut() {
@@ -553,6 +590,7 @@ impl Driver {
         let started = std::time::Instant::now();
         self.store.flush()?;
         let flushed = started.elapsed();
+        self.write_live();
         // After the store's flush: the search index never holds a page the store could lose.
         if let Some(search) = self.search.as_mut() {
             search.checkpoint(&self.core.pages)?;

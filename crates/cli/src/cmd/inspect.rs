@@ -343,56 +343,45 @@ pub fn mirrors(args: StoreArgs) -> Result<ExitCode> {
     })
 }
 
+/// The counts of the store at `path`; while a crawl runs in it (the store locked), the figures the
+/// crawl wrote at its last checkpoint, said on standard error.
+fn store_stats(path: &std::path::Path) -> Result<simcrawl_crawl::inspect::CrawlStats> {
+    match Inspector::open(path) {
+        Ok(inspector) => {
+            if let Some(original) = inspector.store().snapshot_of() {
+                eprintln!(
+                    "note: {} cannot be written; reading a temporary copy of it",
+                    original.display()
+                );
+            }
+            Ok(inspector.stats()?)
+        }
+        Err(locked) if locked.is_locked() => {
+            let Some(live) = simcrawl_crawl::live::LiveStats::read(path)? else {
+                return Err(locked.into());
+            };
+            let now_ms = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64);
+            let age = now_ms.saturating_sub(live.as_of_unix_ms) as f64 / 1000.0;
+            eprintln!(
+                "note: a crawl (process {}) is running in {}: its figures as of its last checkpoint, {age:.1} s ago",
+                live.pid,
+                path.display()
+            );
+            Ok(live.stats)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
 pub fn stats(args: StatsArgs) -> Result<ExitCode> {
-    let mut s = open_store(&args.stores[0])?.stats()?;
+    let mut s = store_stats(&args.stores[0])?;
     for store in &args.stores[1..] {
-        s.merge(&open_store(store)?.stats()?);
+        s.merge(&store_stats(store)?);
     }
     if args.json {
-        let skipped: serde_json::Map<String, Value> = s
-            .skipped
-            .iter()
-            .map(|(r, n)| (r.as_str().to_string(), json!(n)))
-            .collect();
-        let excluded: serde_json::Map<String, Value> = s
-            .excluded
-            .iter()
-            .map(|(name, n)| ((*name).to_string(), json!(n)))
-            .collect();
-        let frontier: serde_json::Map<String, Value> = s
-            .frontier
-            .iter()
-            .map(|(name, n)| ((*name).to_string(), json!(n)))
-            .collect();
-        let obj = json!({
-            "fetched": s.fetched,
-            "indexed": s.indexed,
-            "indexed_pages": s.indexed_pages,
-            "failed": s.failed,
-            "failed_by": s.failed_by.iter().map(|(n, c)| ((*n).to_string(), json!(c))).collect::<serde_json::Map<String, Value>>(),
-            "links_dropped": s.links_dropped,
-            "templates": {
-                "hosts": s.templates.hosts,
-                "short": s.templates.short,
-                "distinct": s.templates.distinct,
-                "requeued": s.templates.requeued,
-                "refingerprinted": s.templates.refingerprinted,
-            },
-            "redirects_queued": s.redirects.0,
-            "redirects_refused": s.redirects.1,
-            "not_html": s.not_html,
-            "http_errors": s.http_errors,
-            "noindex": s.noindex,
-            "skipped": skipped,
-            "skipped_total": s.skipped_total(),
-            "skip_log_entries": s.skip_log_entries,
-            "excluded": excluded,
-            "excluded_total": s.excluded_total(),
-            "rules_learned": s.rules_learned,
-            "rules_revoked": s.rules_revoked,
-            "robots_ignored": s.robots_ignored,
-            "frontier": frontier,
-        });
+        let obj = s.to_json();
         return to_stdout(|out| Ok(writeln!(out, "{obj}")?));
     }
     let mut rows: Vec<(String, String)> = vec![
