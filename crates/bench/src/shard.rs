@@ -148,6 +148,8 @@ struct CrawlRun {
     parts: Vec<ProcessRun>,
     /// The text digests of the pages all the processes indexed (`simcrawl export`).
     documents: BTreeSet<String>,
+    /// Pages indexed whose text digest another indexed page has too: (digest, URL).
+    repeated: Vec<(String, String)>,
 }
 
 impl CrawlRun {
@@ -261,6 +263,9 @@ pub fn run(args: Args) -> Result<()> {
                 crawl.bytes_sent_per_page(),
                 per_process.join("; ")
             );
+            for (digest, url) in &crawl.repeated {
+                eprintln!("  indexed again: {url} (text digest {digest}, as another page)");
+            }
             runs.push(crawl);
             let _ = std::fs::remove_dir_all(&dir);
         }
@@ -317,6 +322,7 @@ pub fn run(args: Args) -> Result<()> {
                 "replayed": m(&|r| r.replayed() as f64),
                 "indexed_by_run": of.iter().map(|r| r.indexed()).collect::<Vec<_>>(),
                 "same_documents_as_first_run": of.iter().all(|r| r.documents == reference),
+                "repeated_documents_by_run": of.iter().map(|r| r.repeated.len()).collect::<Vec<_>>(),
                 "fetched_by_process": of.first().map(|r| r.parts.iter().map(|p| p.fetched).collect::<Vec<_>>()),
                 "rss_mib_by_process": of.first().map(|r| r.parts.iter().map(|p| round3(p.max_rss as f64 / f64::from(1 << 20))).collect::<Vec<_>>()),
                 "note": "one machine (2 cores): the processes share its cores; the web is served by another process; bytes are the crawl's message bytes (printed in KB to one decimal), summed over the N - 1 receivers",
@@ -436,6 +442,7 @@ fn crawl(
     }
     let wall_s = start.elapsed().as_secs_f64();
     let mut documents = BTreeSet::new();
+    let mut repeated = Vec::new();
     for (i, part) in parts.iter_mut().enumerate() {
         part.store_bytes = disk_bytes(&dir.join(format!("store-{i}")));
         let export = Command::new(simcrawl)
@@ -449,7 +456,10 @@ fn crawl(
         }
         for line in export.stdout.lines() {
             let page: serde_json::Value = serde_json::from_str(&line?)?;
-            documents.insert(page["text_digest"].as_str().unwrap_or_default().to_string());
+            let digest = page["text_digest"].as_str().unwrap_or_default().to_string();
+            if !documents.insert(digest.clone()) {
+                repeated.push((digest, page["url"].as_str().unwrap_or_default().to_string()));
+            }
         }
     }
     Ok(CrawlRun {
@@ -457,6 +467,7 @@ fn crawl(
         wall_s,
         parts,
         documents,
+        repeated,
     })
 }
 
