@@ -71,9 +71,15 @@ struct Sample {
 /// The test web with `articles` articles, served by another process (this binary with
 /// `grow --serve`), and its seeds. The web stops when the child's standard input is closed.
 pub fn spawn_web(articles: usize) -> Result<(std::process::Child, Vec<String>)> {
+    spawn_server(&["grow", "--serve", "--articles", &articles.to_string()])
+}
+
+/// This binary run with `args` as a server that prints its seeds as one JSON line on standard
+/// output and serves until its standard input closes; the child and its seeds.
+pub fn spawn_server(args: &[&str]) -> Result<(std::process::Child, Vec<String>)> {
     let exe = std::env::current_exe().context("this benchmark's own path")?;
     let mut server = Command::new(exe)
-        .args(["grow", "--serve", "--articles", &articles.to_string()])
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()

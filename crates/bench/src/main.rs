@@ -66,8 +66,9 @@ enum Command {
     /// Cost as the crawl grows: pages/s, CPU per page and RSS at 10 k, 100 k and 1 M pages of the
     /// test web scaled up, served by another process.
     Grow(grow::Args),
-    /// The sharded crawl (crawl --processes N) against one process on the test web, interleaved:
-    /// wall time, CPU per page, memory per process, bytes sent per page.
+    /// The sharded crawl (crawl --processes N) against one process on the test web, or with
+    /// --sites S on a web of S sites, interleaved: wall time, CPU per page, memory per process,
+    /// bytes sent per page.
     Shard(shard::Args),
     /// What the store holds in memory per entry written, beside its cache: RSS and heap in use as
     /// entries are written, in order or hashed, over one or more trees.
