@@ -1,4 +1,4 @@
-//! The batch job as a timely dataflow: sorted runs per table, scans, confirmation, one reducer.
+//! The batch job as a timely dataflow: sorted runs per table, scans, confirmation, a reducer per worker.
 //!
 //! Each worker holds its [`Part`]. The job goes in four stages:
 //! 1. **Counts.** The workers tell each other how many pages and which hosts they hold, so that all pick
@@ -13,8 +13,9 @@
 //! 3. **Confirm.** A candidate goes to the owner of its first page, who adds the page's URL, host and
 //!    sketch, then to the owner of the second, who compares the sketches (when both pages have one) and
 //!    drops the pair if its Jaccard estimate is below the threshold.
-//! 4. **Reduce.** The confirmed pairs go to worker 0, which makes the clusters and the mirror evidence
-//!    ([`Report::build`]).
+//! 4. **Reduce.** The confirmed pairs go to the worker of their host pair ([`reducer_of`]), which counts
+//!    their mirror evidence whole and, at the end, sorts its share ([`ReportBuilder::finish_share`]);
+//!    worker 0 merges the shares and makes the clusters ([`Report::merge`]).
 //!
 //! Timely is fail-stop: if a process of the job dies, the others stop with an error, and the job is run
 //! again from the start. It only reads its input, so nothing is lost.
