@@ -1,4 +1,4 @@
-//! The batch job as a timely dataflow: sorted runs per table, scans, confirmation, one reducer.
+//! The batch job as a timely dataflow: sorted runs per table, scans, confirmation, a reducer per worker.
 //!
 //! Each worker holds its [`Part`]. The job goes in four stages:
 //! 1. **Counts.** The workers tell each other how many pages and which hosts they hold, so that all pick
@@ -13,8 +13,9 @@
 //! 3. **Confirm.** A candidate goes to the owner of its first page, who adds the page's URL, host and
 //!    sketch, then to the owner of the second, who compares the sketches (when both pages have one) and
 //!    drops the pair if its Jaccard estimate is below the threshold.
-//! 4. **Reduce.** The confirmed pairs go to worker 0, which makes the clusters and the mirror evidence
-//!    ([`Report::build`]).
+//! 4. **Reduce.** The confirmed pairs go to the worker of their host pair ([`reducer_of`]), which counts
+//!    their mirror evidence whole and, at the end, sorts its share ([`ReportBuilder::finish_share`]);
+//!    worker 0 merges the shares and makes the clusters ([`Report::merge`]).
 //!
 //! Timely is fail-stop: if a process of the job dies, the others stop with an error, and the job is run
 //! again from the start. It only reads its input, so nothing is lost.
@@ -30,16 +31,16 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use timely::dataflow::ProbeHandle;
-use timely::dataflow::channels::pact::{Exchange, Pipeline};
+use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::Operator;
-use timely::dataflow::operators::vec::{Broadcast, Input};
+use timely::dataflow::operators::vec::Input;
 use timely::dataflow::operators::{Capability, Probe};
 use timely::worker::Worker;
 
 use crate::cluster::{CONNECT_TIMEOUT, ClusterSpec};
 use crate::error::DistError;
 use crate::part::{Part, global_id, local, owner};
-use crate::report::{PageRef, Pair, Report, ReportBuilder};
+use crate::report::{PageRef, Pair, Report, ReportBuilder, reducer_of};
 use crate::scan::{
     Candidate, Entry, KeySummary, batch_plan, receivers, scan_cross, scan_self, senders,
     sorted_run_into,
@@ -78,6 +79,10 @@ pub struct WorkerOutcome {
     pub wall_time: Duration,
     /// Time spent waiting for the other workers to start (a cluster's processes connect one by one).
     pub waited: Duration,
+    /// Time spent by the reducer: adding pairs as they arrive, and the report once all have.
+    pub reduce_time: Duration,
+    /// Time spent making key summaries, filtering runs by the others' summaries and sending them.
+    pub send_time: Duration,
     /// Entries of sorted runs it sent to other workers.
     pub entries_sent: u64,
     /// Bytes of key summaries it sent.
@@ -177,6 +182,7 @@ pub fn run_worker(
     let scan_time = Rc::new(Cell::new(Duration::ZERO));
     let counters = Rc::new(RefCell::new(Counters::default()));
     let pairs: Rc<RefCell<ReportBuilder>> = Rc::default();
+    let reduce_time = Rc::new(Cell::new(Duration::ZERO));
     let probe = ProbeHandle::new();
     let mut input = worker.dataflow::<u32, _, _>(|scope| {
         let (input, runs) = scope.new_input::<RunChunk>();
@@ -283,15 +289,21 @@ pub fn run_worker(
                 }
             },
         );
-        // The probe follows the reducer: it passes a table only when worker 0 holds all its pairs.
+        // The probe follows the reducers: it passes a table only when they hold all its pairs. Each
+        // worker reduces the pairs of its share of the host pairs, so that it counts their mirror
+        // evidence whole.
         let sink = pairs.clone();
+        let reducers = peers;
+        let reduce_clock = reduce_time.clone();
         confirmed
             .unary::<timely::container::CapacityContainerBuilder<Vec<()>>, _, _, _>(
-                Exchange::new(|_: &Pair| 0),
+                Exchange::new(move |p: &Pair| reducer_of(&p.a.host, &p.b.host, reducers) as u64),
                 "Reduce",
                 move |_cap, _info| {
                     move |input, _output| {
+                        let clock = Instant::now();
                         input.for_each(|_cap, data| sink.borrow_mut().add(data.drain(..)));
+                        reduce_clock.set(reduce_clock.get() + clock.elapsed());
                     }
                 },
             )
@@ -329,6 +341,7 @@ pub fn run_worker(
     });
 
     let mut sort_time = Duration::ZERO;
+    let mut send_time = Duration::ZERO;
     let mut entries_sent = 0u64;
     let mut summary_bytes = 0u64;
     let parts_entries = part.entries(index);
@@ -340,6 +353,7 @@ pub fn run_worker(
         let mut run = pool.borrow_mut().pop().unwrap_or_default();
         sorted_run_into(&parts_entries, table, &mut run, &mut scratch);
         sort_time += clock.elapsed();
+        let send_clock = Instant::now();
         // This worker's key summary, to the workers that send it their run of this table: they are
         // sorting it now, and wait for the summary (not for this worker's progress) to filter it.
         // (Marking the keys during the sort's first pass, to send it sooner, costs more: the marks
@@ -399,6 +413,7 @@ pub fn run_worker(
                 });
             }
         }
+        send_time += send_clock.elapsed();
         own_runs.borrow_mut().insert(t, run);
         input.send(RunChunk {
             from: index as u32,
@@ -422,8 +437,12 @@ pub fn run_worker(
     // Counters from every worker, for worker 0's report.
     let all_counters = all_gather(worker, counters.borrow().clone());
     let pages = part.len();
+    // Each reducer's share, finished where it is, then merged by worker 0.
+    let clock = Instant::now();
+    let share = pairs.take().finish_share(&host_pages);
+    let shares = gather(worker, share, Some(0));
     let report = (index == 0).then(|| {
-        let mut report = pairs.take().finish(&host_pages);
+        let mut report = Report::merge(shares);
         report.stats.fingerprints = total;
         report.stats.workers = peers;
         report.stats.tables = plan.tables().len();
@@ -434,11 +453,14 @@ pub fn run_worker(
         report.stats.without_sketches = all_counters.iter().map(|c| c.unconfirmed).sum();
         report
     });
+    reduce_time.set(reduce_time.get() + clock.elapsed());
     Ok(WorkerOutcome {
         worker: index,
         pages,
         sort_time,
         scan_time: scan_time.get(),
+        reduce_time: reduce_time.get(),
+        send_time,
         wall_time: start.elapsed(),
         waited,
         entries_sent,
@@ -577,16 +599,24 @@ fn all_gather<D>(worker: &mut Worker, value: D) -> Vec<D>
 where
     D: timely::ExchangeData + Clone,
 {
-    let got: Rc<RefCell<Vec<(usize, D)>>> = Rc::default();
+    gather(worker, value, None)
+}
+
+/// Every worker's `value`, in worker order, at worker `to` (the others get none), or at every worker.
+fn gather<D>(worker: &mut Worker, value: D, to: Option<usize>) -> Vec<D>
+where
+    D: timely::ExchangeData + Clone,
+{
+    let got: Rc<RefCell<Vec<(usize, usize, D)>>> = Rc::default();
     let probe = ProbeHandle::new();
     let sink = got.clone();
     let index = worker.index();
+    let peers = worker.peers();
     let mut input = worker.dataflow::<u32, _, _>(|scope| {
-        let (input, stream) = scope.new_input::<(usize, D)>();
+        let (input, stream) = scope.new_input::<(usize, usize, D)>();
         stream
-            .broadcast()
             .unary::<timely::container::CapacityContainerBuilder<Vec<()>>, _, _, _>(
-                Pipeline,
+                Exchange::new(|(to, _, _): &(usize, usize, D)| *to as u64),
                 "Gather",
                 move |_cap, _info| {
                     move |input, _output| {
@@ -597,12 +627,20 @@ where
             .probe_with(&probe);
         input
     });
-    input.send((index, value));
+    match to {
+        Some(to) => input.send((to, index, value)),
+        None => {
+            for to in 1..peers {
+                input.send((to, index, value.clone()));
+            }
+            input.send((0, index, value));
+        }
+    }
     drop(input);
     worker.step_or_park_while(None, || !probe.done());
     let mut all = got.take();
-    all.sort_by_key(|(i, _)| *i);
-    all.into_iter().map(|(_, v)| v).collect()
+    all.sort_by_key(|(_, i, _)| *i);
+    all.into_iter().map(|(_, _, v)| v).collect()
 }
 
 #[cfg(test)]

@@ -61,5 +61,8 @@ pub use error::DistError;
 pub use job::{JobConfig, WorkerOutcome, run, run_worker};
 pub use mesh::{Mesh, Round};
 pub use part::{PageIn, Part};
-pub use report::{Cluster, JobStats, MirrorEvidence, PageRef, Pair, Report, ReportBuilder};
+pub use report::{
+    Cluster, JobStats, MirrorEvidence, PageRef, Pair, Report, ReportBuilder, ReportShare,
+    reducer_of,
+};
 pub use scan::batch_plan;

@@ -41,7 +41,7 @@ pub struct Cluster {
 }
 
 /// Near-duplicate pairs between two hosts: the evidence that one mirrors the other.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MirrorEvidence {
     /// The two hosts, in name order.
     pub hosts: [String; 2],
@@ -139,10 +139,86 @@ impl ReportBuilder {
 
     /// The report; `host_pages` counts each host's pages in the input.
     pub fn finish(self, host_pages: &HashMap<String, u64>) -> Report {
+        Report::merge(vec![self.finish_share(host_pages)])
+    }
+
+    /// This builder's share of a report, when each reducer of a job holds the pairs of its own host
+    /// pairs ([`reducer_of`]): its pairs sorted, and the mirror evidence of its host pairs, complete
+    /// and sorted. [`Report::merge`] makes the report of every reducer's share.
+    pub fn finish_share(self, host_pages: &HashMap<String, u64>) -> ReportShare {
         let ReportBuilder { mut pairs, across } = self;
-        pairs.sort_unstable_by(|x, y| {
-            (&x.a.url, &x.b.url, x.a.gid, x.b.gid).cmp(&(&y.a.url, &y.b.url, y.a.gid, y.b.gid))
-        });
+        pairs.sort_unstable_by(pair_order);
+
+        // Mirror evidence: pairs across two hosts.
+        let distinct = |mut v: Vec<u64>| {
+            v.sort_unstable();
+            v.dedup();
+            v.len() as u64
+        };
+        let mut mirrors: Vec<MirrorEvidence> = across
+            .into_iter()
+            .map(|((x, y), (n, mx, my))| MirrorEvidence {
+                pages: [
+                    host_pages.get(&*x).copied().unwrap_or(0),
+                    host_pages.get(&*y).copied().unwrap_or(0),
+                ],
+                hosts: [x.to_string(), y.to_string()],
+                pairs: n,
+                matched: [distinct(mx), distinct(my)],
+            })
+            .collect();
+        mirrors.sort_unstable_by(mirror_order);
+        ReportShare { pairs, mirrors }
+    }
+}
+
+/// The order of a report's pairs: by their pages' URLs (then global ids, which no two pairs share).
+fn pair_order(x: &Pair, y: &Pair) -> std::cmp::Ordering {
+    (&x.a.url, &x.b.url, x.a.gid, x.b.gid).cmp(&(&y.a.url, &y.b.url, y.a.gid, y.b.gid))
+}
+
+/// The order of a report's mirror evidence: most pairs first, then by hosts (no two share them).
+fn mirror_order(a: &MirrorEvidence, b: &MirrorEvidence) -> std::cmp::Ordering {
+    b.pairs.cmp(&a.pairs).then_with(|| a.hosts.cmp(&b.hosts))
+}
+
+/// The reducer (of `reducers`) that holds a pair between pages on hosts `a` and `b`: every pair of
+/// two hosts goes to the same one, whichever process routes it, so its mirror evidence is counted
+/// whole there. (FNV-1a over the two names in order, mixed: the same in every process.)
+pub fn reducer_of(a: &str, b: &str, reducers: usize) -> usize {
+    let (x, y) = if a <= b { (a, b) } else { (b, a) };
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in x.bytes().chain([0xff]).chain(y.bytes()) {
+        h = (h ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+    }
+    // FNV's low bits are weak (the last bit is the parity of the bytes'): mix the high ones down.
+    h ^= h >> 32;
+    h = h.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    h ^= h >> 29;
+    (h % reducers.max(1) as u64) as usize
+}
+
+/// One reducer's share of a report ([`ReportBuilder::finish_share`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReportShare {
+    /// Its pairs, in the report's order.
+    pub pairs: Vec<Pair>,
+    /// The mirror evidence of its host pairs, in the report's order.
+    pub mirrors: Vec<MirrorEvidence>,
+}
+
+impl Report {
+    /// The report of the reducers' shares: their pairs and mirror evidence merged in order (each
+    /// share is sorted, and a stable sort of sorted runs merges them), and the clusters of all pairs.
+    pub fn merge(shares: Vec<ReportShare>) -> Report {
+        let mut pairs = Vec::with_capacity(shares.iter().map(|s| s.pairs.len()).sum());
+        let mut mirrors = Vec::with_capacity(shares.iter().map(|s| s.mirrors.len()).sum());
+        for share in shares {
+            pairs.extend(share.pairs);
+            mirrors.extend(share.mirrors);
+        }
+        pairs.sort_by(pair_order);
+        mirrors.sort_by(mirror_order);
 
         // Clusters: union-find over the pages in pairs. A page is named by (pair, side); sorting
         // those by global id gives each page one dense index, without hashing or copying names.
@@ -167,43 +243,45 @@ impl ReportBuilder {
         for i in 0..pairs.len() {
             uf.union(node_of[2 * i], node_of[2 * i + 1]);
         }
-        let mut clusters: Vec<Cluster> = uf
+        // Each cluster's first pair in the pairs' order. Two clusters of one size are ordered by
+        // their first pages, (URL, global id); a cluster's first page is the first side of each of its
+        // pairs it is in, so when the URLs differ, so do the first pairs, in the same order: clusters
+        // sort on that index without reading a URL. Clusters whose first pages share a URL (the same
+        // URL twice in the input) are next to each other then, and put in order by the pages.
+        let mut first_pair = vec![u32::MAX; first_ref.len()];
+        for i in 0..pairs.len() {
+            let root = uf.find(node_of[2 * i]) as usize;
+            if first_pair[root] == u32::MAX {
+                first_pair[root] = i as u32;
+            }
+        }
+        let mut keyed: Vec<(usize, u32, Cluster)> = uf
             .clusters(2)
             .into_iter()
             .map(|ids| {
+                let first = first_pair[uf.find(ids[0]) as usize];
                 let mut pages: Vec<PageRef> = ids
                     .iter()
                     .map(|&m| side(first_ref[m as usize]).clone())
                     .collect();
                 pages.sort_unstable_by(|x, y| (&x.url, x.gid).cmp(&(&y.url, y.gid)));
-                Cluster { pages }
+                (usize::MAX - pages.len(), first, Cluster { pages })
             })
             .collect();
-        clusters.sort_unstable_by(|x, y| {
-            y.pages.len().cmp(&x.pages.len()).then_with(|| {
-                (&x.pages[0].url, x.pages[0].gid).cmp(&(&y.pages[0].url, y.pages[0].gid))
-            })
-        });
-
-        // Mirror evidence: pairs across two hosts.
-        let distinct = |mut v: Vec<u64>| {
-            v.sort_unstable();
-            v.dedup();
-            v.len() as u64
-        };
-        let mut mirrors: Vec<MirrorEvidence> = across
-            .into_iter()
-            .map(|((x, y), (n, mx, my))| MirrorEvidence {
-                pages: [
-                    host_pages.get(&*x).copied().unwrap_or(0),
-                    host_pages.get(&*y).copied().unwrap_or(0),
-                ],
-                hosts: [x.to_string(), y.to_string()],
-                pairs: n,
-                matched: [distinct(mx), distinct(my)],
-            })
-            .collect();
-        mirrors.sort_by(|a, b| b.pairs.cmp(&a.pairs).then_with(|| a.hosts.cmp(&b.hosts)));
+        keyed.sort_unstable_by_key(|&(size, first, _)| (size, first));
+        let mut clusters: Vec<Cluster> = keyed.into_iter().map(|(_, _, c)| c).collect();
+        let mut i = 0;
+        while i < clusters.len() {
+            let head = &clusters[i].pages;
+            let same = clusters[i + 1..]
+                .iter()
+                .take_while(|c| c.pages.len() == head.len() && c.pages[0].url == head[0].url)
+                .count();
+            if same > 0 {
+                clusters[i..=i + same].sort_unstable_by_key(|c| c.pages[0].gid);
+            }
+            i += same + 1;
+        }
         Report {
             pairs,
             clusters,
@@ -211,9 +289,7 @@ impl ReportBuilder {
             stats: JobStats::default(),
         }
     }
-}
 
-impl Report {
     /// The report of `pairs`; `host_pages` counts each host's pages in the input.
     pub fn build(pairs: Vec<Pair>, host_pages: &HashMap<String, u64>) -> Report {
         let mut builder = ReportBuilder::new();
@@ -339,5 +415,61 @@ mod tests {
             .collect();
         assert_eq!(kinds.len(), 4 + 3 + 1 + 1);
         assert_eq!(kinds.last().unwrap(), "\"summary\"");
+    }
+
+    #[test]
+    fn clusters_are_in_order_when_pages_share_a_url() {
+        // Two clusters whose first pages share a URL: their first pairs are in the other order.
+        let pairs = vec![
+            pair(page(9, "https://a.test/x"), page(1, "https://c.test/z")),
+            pair(page(2, "https://a.test/x"), page(3, "https://d.test/w")),
+            pair(page(4, "https://b.test/x"), page(5, "https://b.test/y")),
+        ];
+        let report = Report::build(pairs, &HashMap::new());
+        let firsts: Vec<(u64, &str)> = report
+            .clusters
+            .iter()
+            .map(|c| (c.pages[0].gid, &*c.pages[0].url))
+            .collect();
+        assert_eq!(
+            firsts,
+            vec![
+                (2, "https://a.test/x"),
+                (9, "https://a.test/x"),
+                (4, "https://b.test/x")
+            ]
+        );
+        // Many pages on few URLs, in shares: the same report as one builder's, and the clusters in
+        // (size, first page) order.
+        let mix = |x: u64| crate::testutil::mix(x);
+        let pairs: Vec<Pair> = (0..3_000u64)
+            .map(|i| {
+                let (g, h) = (mix(i) % 900, mix(i + 77_777) % 900);
+                let h = if g == h { (h + 1) % 900 } else { h };
+                let url = |g: u64| format!("https://h{}.test/{}", g % 7, mix(g) % 40);
+                pair(page(g, &url(g)), page(h, &url(h)))
+            })
+            .collect();
+        let whole = Report::build(pairs.clone(), &HashMap::new());
+        let mut expected = whole.clusters.clone();
+        expected.sort_by(|x, y| {
+            y.pages.len().cmp(&x.pages.len()).then_with(|| {
+                (&x.pages[0].url, x.pages[0].gid).cmp(&(&y.pages[0].url, y.pages[0].gid))
+            })
+        });
+        assert_eq!(whole.clusters, expected);
+        let mut builders = [
+            ReportBuilder::new(),
+            ReportBuilder::new(),
+            ReportBuilder::new(),
+        ];
+        for p in pairs {
+            builders[reducer_of(&p.a.host, &p.b.host, 3)].add([p]);
+        }
+        let shares: Vec<ReportShare> = builders
+            .into_iter()
+            .map(|b| b.finish_share(&HashMap::new()))
+            .collect();
+        assert_eq!(Report::merge(shares), whole);
     }
 }
