@@ -28,11 +28,11 @@ use simcrawl_fetch::Fetcher;
 use simcrawl_frontier::{Instant, Next};
 use simcrawl_store::{Store, Tree};
 use std::future::Future;
-use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{Semaphore, mpsc};
 
+mod checkpoint;
 mod events;
 mod rounds;
 mod tasks;
@@ -82,9 +82,6 @@ struct Driver {
     /// Writing the live figures failed once (said once).
     live_failed: bool,
 }
-
-/// The live figures count the hosts with a template again at most this often.
-const LIVE_TEMPLATES_EVERY: Duration = Duration::from_secs(30);
 
 /// Runs a crawl until the frontier is empty, a budget is reached or `shutdown` completes (then the
 /// fetches in flight finish, the store is flushed and the report is returned). `on_progress` is called
@@ -546,60 +543,5 @@ impl Driver {
                     replayed: state.replayed,
                 }),
         })
-    }
-
-    /// Writes the figures the store now holds for readers in other processes ([`crate::live`]).
-    /// The hosts with a template (every host's record read) are counted again at most every
-    /// [`LIVE_TEMPLATES_EVERY`]. A failure is logged, once, and the crawl goes on: the figures
-    /// are for the reader's convenience, the store is the record.
-    fn write_live(&mut self) {
-        let inspector = crate::inspect::Inspector::new(self.store.clone());
-        let hosts = match self.live_templates {
-            Some((hosts, at)) if at.elapsed() < LIVE_TEMPLATES_EVERY => Ok(hosts),
-            _ => inspector.template_hosts(),
-        };
-        let written = hosts.and_then(|hosts| {
-            if self
-                .live_templates
-                .is_none_or(|(_, at)| at.elapsed() >= LIVE_TEMPLATES_EVERY)
-            {
-                self.live_templates = Some((hosts, std::time::Instant::now()));
-            }
-            let stats = inspector.stats_with(self.core.own_pages(), Some(hosts))?;
-            crate::live::LiveStats::write(&self.core.config.store, &stats, Now::system().unix_ms)
-        });
-        if let Err(e) = written
-            && !self.live_failed
-        {
-            self.live_failed = true;
-            tracing::warn!("the figures for `simcrawl stats` while this crawl runs: {e}");
-        }
-    }
-
-    fn checkpoint(&mut self) -> Result<(), CrawlError> {
-        self.save_decisions()?;
-        if let Some(out) = self.output.as_mut() {
-            out.flush().map_err(|e| CrawlError::Output {
-                path: self.core.config.output.clone().unwrap_or_default(),
-                source: e,
-            })?;
-        }
-        if let Some(archive) = self.archive.as_mut() {
-            archive.sync()?;
-        }
-        let started = std::time::Instant::now();
-        self.store.flush()?;
-        let flushed = started.elapsed();
-        self.write_live();
-        // After the store's flush: the search index never holds a page the store could lose.
-        if let Some(search) = self.search.as_mut() {
-            search.checkpoint(&self.core.pages)?;
-        }
-        tracing::debug!(
-            store_ms = flushed.as_millis() as u64,
-            search_ms = (started.elapsed() - flushed).as_millis() as u64,
-            "checkpoint"
-        );
-        Ok(())
     }
 }
