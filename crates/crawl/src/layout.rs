@@ -84,6 +84,9 @@ pub mod counters {
     /// Pages judged copies by their fingerprints, and distinct once their host's template was set
     /// aside.
     pub const DISTINCT_BY_TEMPLATE: &str = "crawl/distinct_by_template";
+    /// Short pages fetched while a rule that covers them was learned, skipped on that rule because
+    /// their main text and title are its original's (the rule would have skipped them unfetched).
+    pub const SKIPPED_BY_RULE_AFTER_FETCH: &str = "crawl/skipped_by_rule_after_fetch";
     /// Skips whose evidence did not support their reason ([`crate::evidence::check`]), indexed
     /// instead. Always 0 unless the crawl has a bug.
     pub const CONTRADICTED: &str = "crawl/contradicted";

@@ -151,6 +151,20 @@ impl Core {
             verdict = Verdict::Unique;
         }
         let short = analysis.short;
+        // A page fetched while a rule that covers it was learned (queued and handed out before
+        // the rule, decided after it: a sharded crawl decides its pages a round after their
+        // fetch) is skipped as the rule would have skipped it unfetched, when its main text and
+        // title are its original's and only the stricter test of a short page held the verdict
+        // back: the outcome then does not depend on whether the rule came before the fetch.
+        let by_rule = if matches!(verdict, Verdict::Unique)
+            && short
+            && verifying.is_none()
+            && self.config.dedup
+        {
+            self.rule_copy(page, analysis, own_key, &host)?
+        } else {
+            None
+        };
         // A verification of a rule revoked meanwhile (another verification's answer came first)
         // says nothing more.
         if let Some(rule) = verifying.as_ref().filter(|r| self.book.is_active(r)) {
@@ -169,6 +183,7 @@ impl Core {
         // another's bytes or text (an exact, text or canonical copy) would count that page's
         // lines twice and make its content look like the host's template.
         let observed = if self.config.dedup
+            && by_rule.is_none()
             && matches!(
                 verdict,
                 Verdict::Unique
@@ -187,6 +202,24 @@ impl Core {
             Default::default()
         };
         let decided = match verdict {
+            Verdict::Unique if let Some((rule, reason, original, e)) = by_rule => {
+                self.count(counters::SKIPPED_BY_RULE_AFTER_FETCH, 1)?;
+                self.book.count_skip(&rule);
+                let skip = SkipRecord {
+                    time_ms: now.unix_ms,
+                    url: redact(&page.final_url),
+                    reason,
+                    original: None,
+                    distance: Some(e.distance),
+                    jaccard: e.jaccard.map(|j| j as f32),
+                    evidence: None,
+                    rule: Some(rule.to_string()),
+                    host: crate::learn::authority(&lease.url),
+                    depth: lease.depth,
+                    referrer: lease.referrer.clone(),
+                };
+                self.duplicate(lease, page, skip, original, false, now)
+            }
             Verdict::Unique => self.unique(lease, page, analysis, verifying.is_some(), now),
             Verdict::Duplicate {
                 reason,
@@ -222,6 +255,42 @@ impl Core {
             self.requeue_for_template(&host)?;
         }
         Ok(())
+    }
+
+    /// The page a learned rule maps `page` onto, when the rule is in force, that page is indexed
+    /// under another URL, and the two main texts (as compared, templates set aside) and titles are
+    /// the same: the rule, its skip reason, the original's id and the comparison. `None` when no
+    /// learned rule changes the page's key (`own_key`: its key without learned rules) or the
+    /// page says otherwise: a page whose text differs is never skipped on a rule after its fetch.
+    fn rule_copy(
+        &mut self,
+        page: &FetchedPage,
+        analysis: &crate::page::PageAnalysis,
+        own_key: u128,
+        host: &str,
+    ) -> Result<Option<(Rule, SkipReason, u32, TextEvidence)>, CrawlError> {
+        let key = page.final_key.key.hash128();
+        if key == own_key {
+            return Ok(None);
+        }
+        let Some(original) = self.pages.by_key(key)? else {
+            return Ok(None);
+        };
+        let Some(record) = self.pages.get(original)? else {
+            return Ok(None);
+        };
+        if record.url == redact(&page.final_url) {
+            return Ok(None);
+        }
+        let Some((rule, reason)) = self.book.attribute(&page.final_url) else {
+            return Ok(None);
+        };
+        let mut e = self.pages.compare(analysis, host, &record, false, false)?;
+        self.set_aside_templates(host, analysis, original, &mut e)?;
+        if !(e.same_text && e.same_title && e.sizes_agree() && e.words[0] > 0) {
+            return Ok(None);
+        }
+        Ok(Some((rule, reason, original, e)))
     }
 
     /// `host`'s template changed: the fingerprints of its pages indexed with another template

@@ -47,8 +47,20 @@ fn config(seeds: &[&str], learn: LearnConfig) -> CrawlConfig {
 
 impl Sim {
     fn new(seeds: &[&str], learn: LearnConfig, web: BTreeMap<String, Answer>) -> Sim {
+        Sim::with(seeds, learn, web, |_| {})
+    }
+
+    /// As [`Sim::new`], with the crawl's configuration changed by `change`.
+    fn with(
+        seeds: &[&str],
+        learn: LearnConfig,
+        web: BTreeMap<String, Answer>,
+        change: impl FnOnce(&mut CrawlConfig),
+    ) -> Sim {
         let store = Store::temporary().expect("a temporary store");
-        let mut core = Core::open(&store, config(seeds, learn)).expect("the core opens");
+        let mut config = config(seeds, learn);
+        change(&mut config);
+        let mut core = Core::open(&store, config).expect("the core opens");
         core.admit_seeds().expect("the seeds are admitted");
         Sim {
             _store: store,
@@ -1301,3 +1313,190 @@ fn counts_kept_in_memory_reach_the_store_at_a_commit() {
 }
 
 mod redirects;
+
+/// An origin of `long` articles and `short` stubs, and a copy of it on another host that puts a
+/// block of noise of its own (an ad, a time) into every whole page: its long pages are copies by
+/// their main text, its stubs by their main text and title only (their whole pages differ).
+fn origin_and_noisy_copy(long: u64, short: u64) -> BTreeMap<String, Answer> {
+    let mut paths: Vec<String> = (0..long).map(|i| format!("/doc/{i}.html")).collect();
+    paths.extend((0..short).map(|i| format!("/ref/{i}.html")));
+    let links: Vec<&str> = paths.iter().map(String::as_str).collect();
+    let mut pages = BTreeMap::new();
+    let noisy = |html: String, n: u64| {
+        html.replace(
+            "<footer>",
+            &format!(
+                "<aside>Sponsored: {} at {n}:00</aside><footer>",
+                article(5_000 + n, 12)
+            ),
+        )
+    };
+    let home = html("Home", &article(100, 200), &links, "");
+    pages.insert("http://o.test/".to_string(), Answer::Html(home.clone()));
+    pages.insert("http://n.test/".to_string(), Answer::Html(noisy(home, 0)));
+    for (i, path) in paths.iter().enumerate() {
+        let i = i as u64;
+        let doc = if path.starts_with("/doc/") {
+            html(&format!("Doc {i}"), &article(i, 250), &[], "")
+        } else {
+            html(&format!("Ref {i}"), &article(700 + i, 20), &[], "")
+        };
+        pages.insert(format!("http://o.test{path}"), Answer::Html(doc.clone()));
+        pages.insert(
+            format!("http://n.test{path}"),
+            Answer::Html(noisy(doc, i + 1)),
+        );
+    }
+    pages
+}
+
+#[test]
+fn a_short_copy_fetched_before_its_hosts_rule_and_decided_after_is_skipped_on_the_rule() {
+    // A sharded crawl decides a page a round after its fetch, and one process may hand out
+    // several URLs of a host at once: the copy host's stubs are fetched before its mirror rule is
+    // learned and decided after. A stub's whole page differs from its original's (the copy's
+    // noise), so its own comparison cannot make it a copy; the rule in force can, as it would
+    // have skipped the stub unfetched had the rule come first.
+    let learn = LearnConfig {
+        verify_every: 0,
+        ..LearnConfig::default()
+    };
+    let mut sim = Sim::with(
+        &["http://o.test/"],
+        learn,
+        origin_and_noisy_copy(6, 4),
+        |c| {
+            c.frontier.max_in_flight_per_host = 64;
+        },
+    );
+    sim.crawl();
+    let canon = Arc::clone(sim.core.book.canon());
+    let seed = canon.canonicalize("http://n.test/", None).expect("a seed");
+    sim.core
+        .frontier
+        .admit(&seed, 0, Via::Seed)
+        .expect("admitted");
+    // The copy's home page, decided at once: it queues the copy's pages.
+    let mut leases = Vec::new();
+    let take = |sim: &mut Sim, leases: &mut Vec<Lease>| loop {
+        match sim
+            .core
+            .frontier
+            .next_ready(sim.now.at)
+            .expect("next_ready")
+        {
+            Next::Fetch(lease) => leases.push(lease),
+            _ => break,
+        }
+    };
+    take(&mut sim, &mut leases);
+    assert_eq!(leases.len(), 1);
+    let home = leases.remove(0);
+    let mut result = sim.fetch(&home);
+    sim.core
+        .completed_verifying(home, &mut result, None, sim.now)
+        .expect("decided");
+    // Every page of the copy handed out and fetched before any is decided.
+    take(&mut sim, &mut leases);
+    assert_eq!(leases.len(), 10, "the copy's six articles and four stubs");
+    let fetched: Vec<(Lease, PageResult)> = leases
+        .into_iter()
+        .map(|lease| {
+            let result = sim.fetch(&lease);
+            (lease, result)
+        })
+        .collect();
+    for (lease, mut result) in fetched {
+        sim.now.unix_ms += 1;
+        sim.core
+            .completed_verifying(lease, &mut result, None, sim.now)
+            .expect("decided");
+        sim.effects.extend(sim.core.take_effects());
+    }
+    assert_eq!(sim.rules(), ["mirror n.test -> o.test"]);
+    for i in 0..4 {
+        let url = format!("http://n.test/ref/{i}.html");
+        assert_eq!(sim.skipped_as(&url), Some(SkipReason::Mirror), "{url}");
+        let skip = sim
+            .skips()
+            .into_iter()
+            .rev()
+            .find(|s| s.url == url)
+            .cloned();
+        let skip = skip.expect("a skip record");
+        assert_eq!(skip.rule.as_deref(), Some("mirror n.test -> o.test"));
+        assert_eq!(
+            skip.original.as_deref(),
+            Some(format!("http://o.test/ref/{i}.html").as_str())
+        );
+        assert_eq!(skip.distance, Some(0));
+    }
+    assert!(
+        sim.indexed()
+            .iter()
+            .all(|u| u.starts_with("http://o.test/"))
+    );
+    assert_eq!(
+        sim.core
+            .counter(counters::SKIPPED_BY_RULE_AFTER_FETCH)
+            .expect("a counter"),
+        4
+    );
+}
+
+#[test]
+fn a_short_page_of_another_text_fetched_before_its_hosts_rule_is_indexed() {
+    // The same, but the copy host's stubs say something else than the origin's: a rule in force
+    // never skips a fetched page whose main text differs from its original's.
+    let learn = LearnConfig {
+        verify_every: 0,
+        ..LearnConfig::default()
+    };
+    let mut web = origin_and_noisy_copy(6, 4);
+    for i in 0..4u64 {
+        web.insert(
+            format!("http://n.test/ref/{i}.html"),
+            Answer::Html(html(&format!("Ref {i}"), &article(900 + i, 20), &[], "")),
+        );
+    }
+    let mut sim = Sim::with(&["http://o.test/"], learn, web, |c| {
+        c.frontier.max_in_flight_per_host = 64;
+    });
+    sim.crawl();
+    let canon = Arc::clone(sim.core.book.canon());
+    let seed = canon.canonicalize("http://n.test/", None).expect("a seed");
+    sim.core
+        .frontier
+        .admit(&seed, 0, Via::Seed)
+        .expect("admitted");
+    let mut leases = Vec::new();
+    while let Next::Fetch(lease) = sim.core.frontier.next_ready(sim.now.at).expect("next") {
+        leases.push(lease);
+    }
+    let home = leases.remove(0);
+    let mut result = sim.fetch(&home);
+    sim.core
+        .completed_verifying(home, &mut result, None, sim.now)
+        .expect("decided");
+    while let Next::Fetch(lease) = sim.core.frontier.next_ready(sim.now.at).expect("next") {
+        leases.push(lease);
+    }
+    let fetched: Vec<(Lease, PageResult)> = leases
+        .into_iter()
+        .map(|lease| {
+            let result = sim.fetch(&lease);
+            (lease, result)
+        })
+        .collect();
+    for (lease, mut result) in fetched {
+        sim.core
+            .completed_verifying(lease, &mut result, None, sim.now)
+            .expect("decided");
+        sim.effects.extend(sim.core.take_effects());
+    }
+    for i in 0..4 {
+        let url = format!("http://n.test/ref/{i}.html");
+        assert!(sim.indexed().contains(&url), "{url} is indexed");
+        assert_eq!(sim.skipped_as(&url), None);
+    }
+}
