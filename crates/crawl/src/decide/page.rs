@@ -153,14 +153,11 @@ impl Core {
         let short = analysis.short;
         // A page fetched while a rule that covers it was learned (queued and handed out before
         // the rule, decided after it: a sharded crawl decides its pages a round after their
-        // fetch) is skipped as the rule would have skipped it unfetched, when its main text and
-        // title are its original's and only the stricter test of a short page held the verdict
-        // back: the outcome then does not depend on whether the rule came before the fetch.
-        let by_rule = if matches!(verdict, Verdict::Unique)
-            && short
-            && verifying.is_none()
-            && self.config.dedup
-        {
+        // fetch), or fetched to verify the rule, is skipped as the rule skips its URLs unfetched
+        // when its main text and title are its original's and only the stricter test of a short
+        // page held the verdict back: the outcome then does not depend on whether the rule came
+        // before the fetch. A page whose text differs is never skipped on a rule after its fetch.
+        let by_rule = if matches!(verdict, Verdict::Unique) && self.config.dedup {
             self.rule_copy(page, analysis, own_key, &host)?
         } else {
             None
@@ -170,8 +167,9 @@ impl Core {
         if let Some(rule) = verifying.as_ref().filter(|r| self.book.is_active(r)) {
             match verdict {
                 Verdict::Duplicate { .. } => self.book.learner().confirm(rule),
-                // A short page that failed the stricter short-page test says nothing either way.
-                Verdict::Unique if short => {}
+                // A short page that failed the stricter short-page test says nothing either way,
+                // nor does one with its original's main text and title (a noisy copy's stub).
+                Verdict::Unique if short || by_rule.is_some() => {}
                 Verdict::Unique => {
                     if self.book.learner().verification_failed(rule) {
                         self.revoke(rule)?;
@@ -218,7 +216,7 @@ impl Core {
                     depth: lease.depth,
                     referrer: lease.referrer.clone(),
                 };
-                self.duplicate(lease, page, skip, original, false, now)
+                self.duplicate(lease, page, skip, original, verifying.is_some(), now)
             }
             Verdict::Unique => self.unique(lease, page, analysis, verifying.is_some(), now),
             Verdict::Duplicate {
@@ -430,7 +428,10 @@ impl Core {
                                 )
                                 .ok()
                                 .and_then(|c| pages.by_key(c.key.hash128()).ok().flatten())
-                                .is_some()
+                                .and_then(|id| pages.get(id).ok().flatten())
+                                // A counterpart with this page's main text is no
+                                // contradiction: the whole pages differ in the copy's noise.
+                                .is_some_and(|r| r.text_digest != analysis.text_digest.0)
                         })
                 };
                 for rule in revoked {
