@@ -151,25 +151,13 @@ impl Core {
             verdict = Verdict::Unique;
         }
         let short = analysis.short;
-        // A page fetched while a rule that covers it was learned (queued and handed out before
-        // the rule, decided after it: a sharded crawl decides its pages a round after their
-        // fetch), or fetched to verify the rule, is skipped as the rule skips its URLs unfetched
-        // when its main text and title are its original's and only the stricter test of a short
-        // page held the verdict back: the outcome then does not depend on whether the rule came
-        // before the fetch. A page whose text differs is never skipped on a rule after its fetch.
-        let by_rule = if matches!(verdict, Verdict::Unique) && self.config.dedup {
-            self.rule_copy(page, analysis, own_key, &host)?
-        } else {
-            None
-        };
         // A verification of a rule revoked meanwhile (another verification's answer came first)
         // says nothing more.
         if let Some(rule) = verifying.as_ref().filter(|r| self.book.is_active(r)) {
             match verdict {
                 Verdict::Duplicate { .. } => self.book.learner().confirm(rule),
-                // A short page that failed the stricter short-page test says nothing either way,
-                // nor does one with its original's main text and title (a noisy copy's stub).
-                Verdict::Unique if short || by_rule.is_some() => {}
+                // A short page that failed the stricter short-page test says nothing either way.
+                Verdict::Unique if short => {}
                 Verdict::Unique => {
                     if self.book.learner().verification_failed(rule) {
                         self.revoke(rule)?;
@@ -177,6 +165,29 @@ impl Core {
                 }
             }
         }
+        // A page fetched while a rule that covers it was learned (queued and handed out before
+        // the rule, decided after it: a sharded crawl decides its pages a round after their
+        // fetch), or fetched to verify a rule that stays in force, is skipped as the rule skips its URLs unfetched
+        // when its main text and title are its original's and only the stricter test of a short
+        // page held the verdict back: the outcome then does not depend on whether the rule came
+        // before the fetch. A page whose text differs is never skipped on a rule after its fetch.
+        // What the page says against a mirror is counted first, as for any page of its own (a
+        // version's page with its original's main text differs in its whole page), and may revoke
+        // the rule; only a rule still in force skips it.
+        let mut counted_against_mirrors = false;
+        let by_rule = if matches!(verdict, Verdict::Unique)
+            && self.config.dedup
+            && !analysis.document.meta_robots.noindex
+            && self.rule_copy(page, analysis, own_key, &host)?.is_some()
+        {
+            if !short {
+                self.evidence_against_mirrors(&page.final_url)?;
+                counted_against_mirrors = true;
+            }
+            self.rule_copy(page, analysis, own_key, &host)?
+        } else {
+            None
+        };
         // A host's distinct pages and its near-duplicates count for its template; a page with
         // another's bytes or text (an exact, text or canonical copy) would count that page's
         // lines twice and make its content look like the host's template.
@@ -218,7 +229,14 @@ impl Core {
                 };
                 self.duplicate(lease, page, skip, original, verifying.is_some(), now)
             }
-            Verdict::Unique => self.unique(lease, page, analysis, verifying.is_some(), now),
+            Verdict::Unique => self.unique(
+                lease,
+                page,
+                analysis,
+                verifying.is_some(),
+                !counted_against_mirrors,
+                now,
+            ),
             Verdict::Duplicate {
                 reason,
                 original,
@@ -289,6 +307,25 @@ impl Core {
             return Ok(None);
         }
         Ok(Some((rule, reason, original, e)))
+    }
+
+    /// A page indexed as distinct contradicts every mirror with evidence whose source covers its URL
+    /// and whose counterpart of it is indexed; a rule whose agreement falls under its share is
+    /// revoked.
+    fn evidence_against_mirrors(&mut self, url: &Url) -> Result<(), CrawlError> {
+        let (pages, book) = (&self.pages, &mut self.book);
+        let canon = Arc::clone(book.canon());
+        let revoked = book.learner().observe_unique(url, |counterpart| {
+            canon
+                .canonicalize(&format!("{}://{counterpart}", url.scheme()), None)
+                .ok()
+                .and_then(|c| pages.by_key(c.key.hash128()).ok().flatten())
+                .is_some()
+        });
+        for rule in revoked {
+            self.revoke(&rule)?;
+        }
+        Ok(())
     }
 
     /// `host`'s template changed: the fingerprints of its pages indexed with another template
@@ -368,6 +405,7 @@ impl Core {
         page: &FetchedPage,
         analysis: &crate::page::PageAnalysis,
         is_verification: bool,
+        count_against_mirrors: bool,
         now: Now,
     ) -> Result<(), CrawlError> {
         let follow = !analysis.document.meta_robots.nofollow;
@@ -414,28 +452,8 @@ impl Core {
             // a mirror: its copy may differ only in a few words of noise. Without dedup
             // (--no-dedup) nothing is learned.
             if self.config.dedup {
-                let revoked = if analysis.short {
-                    Vec::new()
-                } else {
-                    let (pages, book) = (&self.pages, &mut self.book);
-                    let canon = Arc::clone(book.canon());
-                    book.learner()
-                        .observe_unique(&page.final_url, |counterpart| {
-                            canon
-                                .canonicalize(
-                                    &format!("{}://{counterpart}", page.final_url.scheme()),
-                                    None,
-                                )
-                                .ok()
-                                .and_then(|c| pages.by_key(c.key.hash128()).ok().flatten())
-                                .and_then(|id| pages.get(id).ok().flatten())
-                                // A counterpart with this page's main text is no
-                                // contradiction: the whole pages differ in the copy's noise.
-                                .is_some_and(|r| r.text_digest != analysis.text_digest.0)
-                        })
-                };
-                for rule in revoked {
-                    self.revoke(&rule)?;
+                if !analysis.short && count_against_mirrors {
+                    self.evidence_against_mirrors(&page.final_url)?;
                 }
                 self.host_option_evidence_against(&page.final_url, id)?;
                 if !is_verification {
