@@ -1378,15 +1378,9 @@ fn a_short_copy_fetched_before_its_hosts_rule_and_decided_after_is_skipped_on_th
         .expect("admitted");
     // The copy's home page, decided at once: it queues the copy's pages.
     let mut leases = Vec::new();
-    let take = |sim: &mut Sim, leases: &mut Vec<Lease>| loop {
-        match sim
-            .core
-            .frontier
-            .next_ready(sim.now.at)
-            .expect("next_ready")
-        {
-            Next::Fetch(lease) => leases.push(lease),
-            _ => break,
+    let take = |sim: &mut Sim, leases: &mut Vec<Lease>| {
+        while let Next::Fetch(lease) = sim.core.frontier.next_ready(sim.now.at).expect("next") {
+            leases.push(lease);
         }
     };
     take(&mut sim, &mut leases);
