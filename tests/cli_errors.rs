@@ -340,3 +340,31 @@ fn a_damaged_record_file_in_a_clean_store_is_named_and_never_written_over() {
         "written over"
     );
 }
+
+/// The top-level help's examples start with what a new user runs first: the demo, then a crawl;
+/// each example names a command that exists (issue 42, item 14).
+#[test]
+fn the_top_level_help_starts_its_examples_with_the_demo_and_a_crawl() {
+    let out = simcrawl().arg("--help").output().expect("simcrawl runs");
+    assert_success(&out);
+    let help = String::from_utf8_lossy(&out.stdout);
+    let examples: Vec<&str> = help
+        .split("Examples:")
+        .nth(1)
+        .expect("the help has examples")
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("simcrawl "))
+        .collect();
+    assert!(examples.len() >= 3, "{help}");
+    assert!(examples[0].starts_with("simcrawl demo"), "{examples:?}");
+    assert!(examples[1].starts_with("simcrawl crawl "), "{examples:?}");
+    for example in &examples {
+        let command = example.split_whitespace().nth(1).expect("a command");
+        let sub = simcrawl()
+            .args([command, "--help"])
+            .output()
+            .expect("simcrawl runs");
+        assert_success(&sub);
+    }
+}
