@@ -50,6 +50,27 @@ pub(crate) struct Block {
     pub(crate) content_named: bool,
     /// A heading, `h1` to `h6`.
     pub(crate) heading: bool,
+    /// The heading's level (1 to 6), or 0 for a block that is not a heading.
+    pub(crate) level: u8,
+    /// Its tag name and `class` attribute, hashed: blocks of one kind (a document's sections,
+    /// `<div class="section">` after `<div class="section">`) share it.
+    pub(crate) sig: u32,
+}
+
+/// A block's [`Block::sig`]: FNV-1a over its tag name, a separator and its `class` attribute's
+/// names (white space collapsed).
+fn signature(tag: &str, class: Option<&str>) -> u32 {
+    let mut hash: u32 = 0x811c_9dc5;
+    let mut eat = |byte: u8| {
+        hash ^= u32::from(byte);
+        hash = hash.wrapping_mul(0x0100_0193);
+    };
+    tag.bytes().for_each(&mut eat);
+    for name in class.unwrap_or("").split_ascii_whitespace() {
+        eat(b' ');
+        name.bytes().for_each(&mut eat);
+    }
+    hash
 }
 
 /// What kind of block an element is, for main-content selection.
@@ -642,6 +663,11 @@ impl<'a> Collector<'a, '_> {
                 kind,
                 content_named: names.content && !names.noise,
                 heading: matches!(name.as_bytes(), [b'h', b'1'..=b'6']),
+                level: match name.as_bytes() {
+                    [b'h', l @ b'1'..=b'6'] => l - b'0',
+                    _ => 0,
+                },
+                sig: signature(name, attrs.class),
             });
             frame.block = frame.own_block;
         }

@@ -39,7 +39,11 @@
 //! Before the densest block's siblings are looked at, the densest block may give way to an
 //! ancestor: one that holds three of the four best-scored blocks apart from it when they score at
 //! least 0.75 of it (Readability's alternative candidates: an article split over table rows or
-//! sections). Whatever the candidate, a box of other stories inside it that no name gave away is
+//! sections). Then the outline: when the block lies in one of three or more sibling containers
+//! of one tag and class, each led by a heading of one level, under a parent led by a higher
+//! heading (a manual's release notes, one section per release), the parent is the main block,
+//! whatever each section scores: a changelog whose entries are links to their bugs scores
+//! nothing, and two versions of the notes would otherwise share their one prose section. Whatever the candidate, a box of other stories inside it that no name gave away is
 //! cut: a container whose first text is a heading such as "Related stories", "You might also
 //! like", "More from" or "Don't miss", or the links after such a heading in the block's own flow.
 //!
@@ -614,6 +618,83 @@ fn promote(page: &Page<'_>, stats: &Stats, mut top: usize) -> usize {
     }
 }
 
+/// How many ancestors of the densest block [`outline`] looks at.
+const OUTLINE_DEPTH: usize = 4;
+/// Sections of one kind [`outline`] needs under one parent.
+const OUTLINE_SECTIONS: usize = 3;
+
+/// A document split into sections of one kind under a titled parent (DocBook's and Sphinx's
+/// `<div class="section">`: a library's release notes, one section per release; a reference
+/// page, one per member). The densest block is then one section, the one with the most prose,
+/// while a section whose every entry is a link (a changelog linking each fix to its bug) scores
+/// nothing. When the densest block lies in one of at least [`OUTLINE_SECTIONS`] sibling
+/// containers with the same tag and class, each led by a heading of one level, under a parent
+/// led by a heading of a higher level (at most [`OUTLINE_DEPTH`] levels up, never the body), the
+/// parent is the main block: the whole outline, not its longest section. A row of a page's
+/// layout grid is not led by a heading, nor is the article in it, so a page's grid is never
+/// taken for an outline.
+fn outline(page: &Page<'_>, filter: &Filter, top: usize) -> usize {
+    let mut at = top;
+    for _ in 0..=OUTLINE_DEPTH {
+        let block = &page.blocks[at];
+        if block.parent == NONE {
+            return top;
+        }
+        let p = block.parent as usize;
+        if page.blocks[p].parent == NONE {
+            return top; // the body
+        }
+        if block.kind == BlockKind::Container
+            && let Some(level) = leading_heading(page, filter, at)
+            && leading_heading(page, filter, p).is_some_and(|l| l < level)
+        {
+            let end = page.blocks[p].end;
+            let sections = page.blocks[p + 1..]
+                .iter()
+                .enumerate()
+                .take_while(|(_, b)| b.start <= end)
+                .filter(|(_, b)| {
+                    b.parent as usize == p
+                        && b.sig == block.sig
+                        && b.kind == BlockKind::Container
+                        && !filter.is_noise_block(b)
+                })
+                .filter(|(i, _)| leading_heading(page, filter, p + 1 + i) == Some(level))
+                .count();
+            if sections >= OUTLINE_SECTIONS {
+                return p;
+            }
+        }
+        at = p;
+    }
+    top
+}
+
+/// The level of the heading block `b` starts with: the heading around its first text not under
+/// noise in force, inside `b`. `None` when its first text is not in a heading.
+fn leading_heading(page: &Page<'_>, filter: &Filter, b: usize) -> Option<u8> {
+    let block = &page.blocks[b];
+    let runs = page
+        .runs
+        .get(block.start as usize..block.end as usize)
+        .unwrap_or_default();
+    let run = runs
+        .iter()
+        .find(|r| r.weight > 0 && !filter.is_noise_run(r))?;
+    let mut at = run.block;
+    while at != NONE {
+        let inner = &page.blocks[at as usize];
+        if inner.heading {
+            return Some(inner.level);
+        }
+        if at as usize == b {
+            return None;
+        }
+        at = inner.parent;
+    }
+    None
+}
+
 /// Words of the runs `start..end` not under noise in force, counted up to `limit`.
 fn words_upto(page: &Page<'_>, filter: &Filter, start: u32, end: u32, limit: usize) -> usize {
     let runs = page
@@ -763,6 +844,10 @@ fn densest(page: &Page<'_>, filter: &Filter, stats: &Stats, min_words: usize) ->
     let top_score = score[top];
     let top = common_ancestor(page, &ranked_all, top, top_ranked);
     let top = promote(page, stats, top);
+    let top = match outline(page, filter, top) {
+        same if same == top => top,
+        parent => promote(page, stats, parent),
+    };
     let parent = page.blocks[top].parent;
     if parent == NONE {
         let block = &page.blocks[top];

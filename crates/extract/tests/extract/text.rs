@@ -2,7 +2,7 @@
 
 use simcrawl_extract::{ExtractOptions, Extraction, Extractor, FallbackReason, MainVia};
 
-use crate::util::{doc, url};
+use crate::util::{doc, fingerprint_text, url};
 
 const PAGE: &str = "https://site.example/";
 
@@ -348,4 +348,74 @@ fn a_post_named_as_content_beats_a_sidebars_long_paragraph() {
         "{}",
         d.main_text
     );
+}
+
+/// A DocBook release-notes page: a titled section holding one section per release, each a
+/// heading and a list of entries, most of them a link to their bug.
+fn release_notes(newest: u32) -> String {
+    let mut html = String::from(
+        "<body><table><tr><td><a href=/>Home</a></td><td><a href=/libs>Libraries</a></td></tr></table>\
+         <div class=section><div class=titlepage><h2 class=title><a href=#notes>Release Notes</a></h2></div>\
+         <div class=toc><a href=#r3>Release 3</a> <a href=#r2>Release 2</a> <a href=#r1>Release 1</a></div>",
+    );
+    for release in (1..=newest).rev() {
+        html.push_str(&format!(
+            "<div class=section><div class=titlepage><h3 class=title><a href=#r{release}>Release {release}</a></h3></div><ul>"
+        ));
+        if release == 1 {
+            html.push_str(&format!(
+                "<li>Release {release} rewrote the allocator so that inserting at one end no longer reallocates the whole buffer every time.</li>\
+                 <li>Release {release} also compiles without warnings on the strictest settings of every supported compiler.</li>"
+            ));
+        } else {
+            for bug in 0..4 {
+                html.push_str(&format!(
+                    "<li><a href=https://bugs.example.org/{release}{bug}>Bug {release}{bug}: \"the container crashes when a range of {bug} elements is inserted twice\"</a>.</li>"
+                ));
+            }
+        }
+        html.push_str("</ul></div>");
+    }
+    html.push_str("</div><div class=copyright-footer>Copyright the authors</div></body>");
+    html
+}
+
+#[test]
+fn a_document_of_titled_sections_is_one_main_text_even_when_its_entries_are_links() {
+    // Release 1's prose scores; releases 2 to 6 are lists of links to their bugs and score
+    // nothing. They are the page's content all the same: the sections of one outline.
+    let d = doc(&release_notes(6), PAGE);
+    for release in 1..=6 {
+        assert!(
+            d.main_text.contains(&format!("Release {release}")),
+            "release {release} missing from {:?}",
+            d.main_text
+        );
+    }
+    assert!(d.main_text.contains("Bug 63: \"the container crashes"));
+    assert!(d.main_text.contains("Release 1 rewrote the allocator"));
+    assert!(!d.main_text.contains("Libraries"));
+    // Two versions of the notes, the newer with one more release, are two texts (with only
+    // the section that scores best, they were one: a changed page skipped as a copy).
+    let older = doc(&release_notes(5), PAGE);
+    assert!(!older.main_text.contains("Release 6"));
+    assert_ne!(fingerprint_text(&d), fingerprint_text(&older));
+}
+
+#[test]
+fn a_layout_grid_of_rows_is_not_an_outline() {
+    // Rows of one class, the first with the title and the last with other stories: the
+    // article's own row is not led by a heading, so the rows are a layout, not sections.
+    let html = format!(
+        "<body><div class=container><div class=row><h1>The headline of the story</h1></div>\
+         <div class=row><div class=story>{}</div></div>\
+         <div class=row><h3>Other stories</h3><p>{}</p></div>\
+         <div class=row><h3>Most read</h3><p>{}</p></div></div></body>",
+        paragraphs(6, "Story"),
+        "A teaser for another story, with enough words in it to be taken for a paragraph of text.",
+        "A teaser for the most read story, with enough words in it to be taken for a paragraph.",
+    );
+    let d = doc(&html, PAGE);
+    assert!(d.main_text.contains("Story paragraph 5"));
+    assert!(!d.main_text.contains("Most read"), "{:?}", d.main_text);
 }
