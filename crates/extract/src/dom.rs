@@ -53,13 +53,20 @@ pub(crate) struct Block {
     /// The heading's level (1 to 6), or 0 for a block that is not a heading.
     pub(crate) level: u8,
     /// Its tag name and `class` attribute, hashed: blocks of one kind (a document's sections,
-    /// `<div class="section">` after `<div class="section">`) share it.
+    /// `<div class="section">` after `<div class="section">`) share it. 0: a block of no kind
+    /// (a `<div>` without a class).
     pub(crate) sig: u32,
 }
 
 /// A block's [`Block::sig`]: FNV-1a over its tag name, a separator and its `class` attribute's
-/// names (white space collapsed).
+/// names (white space collapsed). 0 for an element with no class name that is not a
+/// `<section>` or an `<article>`: a bare `<div>` says nothing of what kind of block it is (a
+/// page's column beside its other columns, each with an `id` of its own).
 fn signature(tag: &str, class: Option<&str>) -> u32 {
+    let class = class.filter(|c| !c.trim_ascii().is_empty());
+    if class.is_none() && !matches!(tag, "section" | "article") {
+        return 0;
+    }
     let mut hash: u32 = 0x811c_9dc5;
     let mut eat = |byte: u8| {
         hash ^= u32::from(byte);

@@ -101,9 +101,9 @@
 //!    block*: every block with at least [`MIN_PARAGRAPH`] bytes of its own non-link text gives
 //!    that length to itself and its parent in full, its grandparent by half and the next three
 //!    ancestors by 1/6, 1/9 and 1/12; each total is multiplied by one minus the block's link
-//!    density; the best block wins (or, when it is one of three or more sibling sections of
-//!    one tag and class led by headings of one level under a higher heading, their parent: the
-//!    whole outline, such as a manual's release notes), joined by its siblings that score at least a fifth of it or
+//!    density; the best block wins (or, when it lies in one of three or more sibling sections
+//!    of one tag and class led by headings of one level, their parent: the whole outline, such
+//!    as a manual's release notes), joined by its siblings that score at least a fifth of it or
 //!    are text-level blocks (`p`, headings, lists...) with at least [`DENSE_SIBLING`] bytes of
 //!    text and under 25% links. A *line* of the page (a block right in `<body>`, not a heading,
 //!    under the minimum of words, with no heading, paragraph, list or quotation beside it: a

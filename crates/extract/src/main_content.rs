@@ -40,8 +40,8 @@
 //! ancestor: one that holds three of the four best-scored blocks apart from it when they score at
 //! least 0.75 of it (Readability's alternative candidates: an article split over table rows or
 //! sections). Then the outline: when the block lies in one of three or more sibling containers
-//! of one tag and class, each led by a heading of one level, under a parent led by a higher
-//! heading (a manual's release notes, one section per release), the parent is the main block,
+//! of one tag and class, each led by a heading of one level (a manual's release notes, one
+//! section per release; a manual page's sections), their parent is the main block,
 //! whatever each section scores: a changelog whose entries are links to their bugs scores
 //! nothing, and two versions of the notes would otherwise share their one prose section. Whatever the candidate, a box of other stories inside it that no name gave away is
 //! cut: a container whose first text is a heading such as "Related stories", "You might also
@@ -619,34 +619,36 @@ fn promote(page: &Page<'_>, stats: &Stats, mut top: usize) -> usize {
 }
 
 /// How many ancestors of the densest block [`outline`] looks at.
-const OUTLINE_DEPTH: usize = 4;
+const OUTLINE_DEPTH: usize = 6;
 /// Sections of one kind [`outline`] needs under one parent.
 const OUTLINE_SECTIONS: usize = 3;
 
-/// A document split into sections of one kind under a titled parent (DocBook's and Sphinx's
-/// `<div class="section">`: a library's release notes, one section per release; a reference
-/// page, one per member). The densest block is then one section, the one with the most prose,
-/// while a section whose every entry is a link (a changelog linking each fix to its bug) scores
-/// nothing. When the densest block lies in one of at least [`OUTLINE_SECTIONS`] sibling
-/// containers with the same tag and class, each led by a heading of one level, under a parent
-/// led by a heading of a higher level (at most [`OUTLINE_DEPTH`] levels up, never the body), the
-/// parent is the main block: the whole outline, not its longest section. A row of a page's
-/// layout grid is not led by a heading, nor is the article in it, so a page's grid is never
-/// taken for an outline.
+/// A document split into sections of one kind (DocBook's and Sphinx's `<div class="section">`,
+/// asciidoc's `sect1` and `sect2`: a library's release notes, one section per release; a manual
+/// page, one section per topic). The densest block is then one section, the one with the most
+/// prose, while a section whose every entry is a link (a changelog linking each fix to its bug)
+/// scores nothing. When the densest block lies in one of at least [`OUTLINE_SECTIONS`] sibling
+/// containers with the same tag and class (a class, or `<section>`: bare `<div>`s are a page's
+/// columns as often), each led by a heading of one level, their parent is
+/// the main block: the whole outline, not its longest section. The outermost such parent within
+/// [`OUTLINE_DEPTH`] levels wins (sections within sections), never the body. A row of a page's
+/// layout grid is not led by a heading, nor is the article in it, so a page's grid is not taken
+/// for an outline.
 fn outline(page: &Page<'_>, filter: &Filter, top: usize) -> usize {
+    let mut found = top;
     let mut at = top;
     for _ in 0..=OUTLINE_DEPTH {
         let block = &page.blocks[at];
         if block.parent == NONE {
-            return top;
+            break;
         }
         let p = block.parent as usize;
         if page.blocks[p].parent == NONE {
-            return top; // the body
+            break; // the body
         }
         if block.kind == BlockKind::Container
+            && block.sig != 0
             && let Some(level) = leading_heading(page, filter, at)
-            && leading_heading(page, filter, p).is_some_and(|l| l < level)
         {
             let end = page.blocks[p].end;
             let sections = page.blocks[p + 1..]
@@ -662,12 +664,12 @@ fn outline(page: &Page<'_>, filter: &Filter, top: usize) -> usize {
                 .filter(|(i, _)| leading_heading(page, filter, p + 1 + i) == Some(level))
                 .count();
             if sections >= OUTLINE_SECTIONS {
-                return p;
+                found = p;
             }
         }
         at = p;
     }
-    top
+    found
 }
 
 /// The level of the heading block `b` starts with: the heading around its first text not under

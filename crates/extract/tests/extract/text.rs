@@ -419,3 +419,61 @@ fn a_layout_grid_of_rows_is_not_an_outline() {
     assert!(d.main_text.contains("Story paragraph 5"));
     assert!(!d.main_text.contains("Most read"), "{:?}", d.main_text);
 }
+
+#[test]
+fn a_manual_page_is_all_its_sections_not_the_longest() {
+    // asciidoc's manual pages: the title in a header, then one `sect1` per part (synopsis,
+    // description, options), the options split into `sect2`s. The longest `sect2` alone was
+    // the main text: a fifth of the page.
+    let sect2 = |name: &str, n: usize| {
+        format!(
+            "<div class=sect2><h3>{name}</h3><div class=paragraph><p>{}</p></div></div>",
+            paragraphs(n, name).replace("<p>", "").replace("</p>", " ")
+        )
+    };
+    let html = format!(
+        "<body><div id=header><h1>git-rev-list(1) Manual Page</h1></div><div id=content>\
+         <div class=sect1><h2>SYNOPSIS</h2><div class=sectionbody><pre>git rev-list [options] commit</pre></div></div>\
+         <div class=sect1><h2>DESCRIPTION</h2><div class=sectionbody><p>{}</p></div></div>\
+         <div class=sect1><h2>OPTIONS</h2><div class=sectionbody>{}{}{}</div></div>\
+         <div class=sect1><h2>EXAMPLES</h2><div class=sectionbody><p>{}</p></div></div></div>\
+         <div id=footer>Last updated 2024-05-31</div></body>",
+        "List commits that are reachable by following the parent links from the given commits.",
+        sect2("Limiting", 8),
+        sect2("Simplification", 3),
+        sect2("Ordering", 2),
+        "Print the list of commits reachable from the current branch, newest first, one per line.",
+    );
+    let d = doc(&html, PAGE);
+    for part in [
+        "SYNOPSIS",
+        "List commits that are reachable",
+        "Limiting paragraph 7",
+        "Simplification paragraph 2",
+        "Ordering paragraph 1",
+        "EXAMPLES",
+    ] {
+        assert!(
+            d.main_text.contains(part),
+            "{part:?} missing: {:?}",
+            d.main_text
+        );
+    }
+}
+
+#[test]
+fn a_pages_columns_led_by_headings_are_not_an_outline() {
+    // A blog's columns are bare `div`s with ids (the post, the sidebar, the links outside),
+    // each led by a heading: not sections of one kind.
+    let html = format!(
+        "<body><div id=container><div id=one><h2>October 10</h2><h3>A day in Dresden</h3>{}</div>\
+         <div id=two><h2>Trips this year</h2><p>{}</p></div>\
+         <div id=three><h2>Places to eat</h2><p>{}</p></div></div></body>",
+        paragraphs(6, "Dresden"),
+        "Every entry of the archives, <a href=/archives>month by month</a>, with the places and the food of each trip.",
+        "Books and records the author <a href=/reading>recommends</a>, each with a few words on why it is worth it.",
+    );
+    let d = doc(&html, PAGE);
+    assert!(d.main_text.contains("Dresden paragraph 5"));
+    assert!(!d.main_text.contains("Places to eat"), "{:?}", d.main_text);
+}
