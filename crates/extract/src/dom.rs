@@ -60,11 +60,16 @@ pub(crate) struct Block {
 
 /// A block's [`Block::sig`]: FNV-1a over its tag name, a separator and its `class` attribute's
 /// names (white space collapsed). 0 for an element with no class name that is not a
-/// `<section>` or an `<article>`: a bare `<div>` says nothing of what kind of block it is (a
+/// `<section>`, an `<article>` or a heading: a bare `<div>` says nothing of what kind of block it is (a
 /// page's column beside its other columns, each with an `id` of its own).
 fn signature(tag: &str, class: Option<&str>) -> u32 {
     let class = class.filter(|c| !c.trim_ascii().is_empty());
-    if class.is_none() && !matches!(tag, "section" | "article") {
+    if class.is_none()
+        && !matches!(
+            tag,
+            "section" | "article" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6"
+        )
+    {
         return 0;
     }
     let mut hash: u32 = 0x811c_9dc5;

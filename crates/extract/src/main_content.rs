@@ -41,7 +41,9 @@
 //! least 0.75 of it (Readability's alternative candidates: an article split over table rows or
 //! sections). Then the outline: when the block lies in one of three or more sibling containers
 //! of one tag and class, each led by a heading of one level (a manual's release notes, one
-//! section per release; a manual page's sections), their parent is the main block,
+//! section per release; a manual page's sections), or when an ancestor holds three or more
+//! headings of one kind among its own children (an outline written flat: Doxygen's member
+//! documentation), that parent is the main block,
 //! whatever each section scores: a changelog whose entries are links to their bugs scores
 //! nothing, and two versions of the notes would otherwise share their one prose section. Whatever the candidate, a box of other stories inside it that no name gave away is
 //! cut: a container whose first text is a heading such as "Related stories", "You might also
@@ -631,7 +633,8 @@ const OUTLINE_SECTIONS: usize = 3;
 /// containers with the same tag and class (a class, or `<section>`: bare `<div>`s are a page's
 /// columns as often), each led by a heading of one level, their parent is
 /// the main block: the whole outline, not its longest section. The outermost such parent within
-/// [`OUTLINE_DEPTH`] levels wins (sections within sections), never the body. A row of a page's
+/// [`OUTLINE_DEPTH`] levels wins (sections within sections), never the body; so does one with
+/// [`OUTLINE_SECTIONS`] headings of one kind among its own children ([`flat_outline`]). A row of a page's
 /// layout grid is not led by a heading, nor is the article in it, so a page's grid is not taken
 /// for an outline.
 fn outline(page: &Page<'_>, filter: &Filter, top: usize) -> usize {
@@ -646,7 +649,9 @@ fn outline(page: &Page<'_>, filter: &Filter, top: usize) -> usize {
         if page.blocks[p].parent == NONE {
             break; // the body
         }
-        if block.kind == BlockKind::Container
+        if flat_outline(page, filter, p) {
+            found = p;
+        } else if block.kind == BlockKind::Container
             && block.sig != 0
             && let Some(level) = leading_heading(page, filter, at)
         {
@@ -670,6 +675,34 @@ fn outline(page: &Page<'_>, filter: &Filter, top: usize) -> usize {
         at = p;
     }
     found
+}
+
+/// Whether block `p` is an outline written flat: at least [`OUTLINE_SECTIONS`] headings of one
+/// kind (tag and class) among its own children, each section's text beside its heading rather
+/// than in a container of its own (Doxygen's member documentation: `h2.memtitle`, then
+/// `div.memitem`, again and again).
+fn flat_outline(page: &Page<'_>, filter: &Filter, p: usize) -> bool {
+    let end = page.blocks[p].end;
+    let mut kinds: Vec<(u32, usize)> = Vec::new();
+    for block in page.blocks[p + 1..].iter().take_while(|b| b.start <= end) {
+        if block.parent as usize != p
+            || !block.heading
+            || block.start == block.end
+            || filter.is_noise_block(block)
+        {
+            continue;
+        }
+        match kinds.iter_mut().find(|(sig, _)| *sig == block.sig) {
+            Some((_, n)) => {
+                *n += 1;
+                if *n >= OUTLINE_SECTIONS {
+                    return true;
+                }
+            }
+            None => kinds.push((block.sig, 1)),
+        }
+    }
+    false
 }
 
 /// The level of the heading block `b` starts with: the heading around its first text not under

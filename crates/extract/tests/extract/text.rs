@@ -477,3 +477,53 @@ fn a_pages_columns_led_by_headings_are_not_an_outline() {
     assert!(d.main_text.contains("Dresden paragraph 5"));
     assert!(!d.main_text.contains("Places to eat"), "{:?}", d.main_text);
 }
+
+#[test]
+fn an_outline_written_flat_is_one_main_text() {
+    // Doxygen's reference pages: a summary table of members, then each member's heading and
+    // its documentation side by side in one container, no section around either. The summary
+    // alone was the main text: a seventh of the page.
+    let member = |name: &str| {
+        format!(
+            "<h2 class=memtitle>{name}()</h2><div class=memitem><div class=memproto>template&lt;typename _It&gt; \
+             constexpr _It std::{name}(_It first, _It last)</div><div class=memdoc><p>Finds the first \
+             element for which {name} holds in the range.</p><dl><dt>Parameters</dt><dd><a href=/it>first</a> \
+             <a href=/it>last</a></dd></dl></div></div>"
+        )
+    };
+    let summary: String = [
+        "adjacent_find", "all_of", "any_of", "count", "count_if", "equal", "find", "find_if",
+        "mismatch", "none_of", "search", "search_n",
+    ]
+        .iter()
+        .map(|n| {
+            format!(
+                "<tr><td>template&lt;typename _ForwardIterator, typename _BinaryPredicate&gt; constexpr \
+                 _ForwardIterator std::{n} (_ForwardIterator __first, _ForwardIterator __last)</td></tr>"
+            )
+        })
+        .collect();
+    let html = format!(
+        "<body><div class=header><div class=title>Non-Mutating</div></div><div class=contents>\
+         <table class=memberdecls>{summary}</table><h2 class=groupheader>Detailed Description</h2>\
+         {}{}{}{}</div><div id=nav-path class=navpath>libstdc++ algorithms</div></body>",
+        member("adjacent_find"),
+        member("all_of"),
+        member("any_of"),
+        member("count_if"),
+    );
+    let d = doc(&html, PAGE);
+    assert!(
+        d.main_text.contains("std::equal (_ForwardIterator"),
+        "{:?}",
+        d.main_text
+    );
+    for name in ["adjacent_find", "all_of", "any_of", "count_if"] {
+        assert!(
+            d.main_text
+                .contains(&format!("Finds the first element for which {name} holds")),
+            "{name} missing: {:?}",
+            d.main_text
+        );
+    }
+}
