@@ -13,7 +13,8 @@
 //! - The two whole pages must be of comparable size (at most [`MAX_SIZE_RATIO`] times the words
 //!   of each other), and two pages of one host with different titles are two pages, unless the
 //!   page declares the other canonical.
-//! - A **short** main text ([`MIN_MAIN_WORDS`] words, or one the extractor called short) is a
+//! - A **short** main text ([`MIN_MAIN_WORDS`] words, one the extractor called short, or one
+//!   only its relaxed rules found, with blocks that named themselves boilerplate) is a
 //!   copy only when it is the **same text** (a reference stub is its facts: `Size: 1 dword` and
 //!   `Size: 2 dwords` are two pages), with the same title and the whole pages within k. A
 //!   whole-page fingerprint may hold a verdict back, never make one.
