@@ -55,9 +55,31 @@ BODY = re.compile(rb"<body[^>]*>", re.IGNORECASE)
 END_BODY = re.compile(rb"</body\s*>", re.IGNORECASE)
 
 
+# Chinese and Japanese put no spaces between words: each ideograph and kana is a word, as the
+# crawler's fingerprints count them (simcrawl_extract::is_ideograph); other words are runs of
+# what is not white space.
+IDEOGRAPHS = ("\u3041-\u309f\u30a0-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+              "\uf900-\ufaff\uff66-\uff9d\U00020000-\U0003134f")
+WORD = re.compile(f"[{IDEOGRAPHS}]|[^\\s{IDEOGRAPHS}]+")
+
+
+def words(text):
+    return WORD.findall(text)
+
+
+def first_words(text, n):
+    """The text up to the end of its n-th word, as written (its spaces, or none, kept)."""
+    end = 0
+    for count, m in enumerate(WORD.finditer(text), 1):
+        end = m.end()
+        if count == n:
+            break
+    return " ".join(text[:end].split())
+
+
 def shingles(text, n=3):
-    words = text.lower().split()
-    return {tuple(words[i : i + n]) for i in range(max(0, len(words) - n + 1))} or {tuple(words)}
+    words_ = words(text.lower())
+    return {tuple(words_[i : i + n]) for i in range(max(0, len(words_) - n + 1))} or {tuple(words_)}
 
 
 def jaccard(a, b):
@@ -153,7 +175,7 @@ def main():
         sys.exit(f"no pages with gold text under {args.eval}")
     sh = {i: shingles(gold[i]) for i in ids}
     # The stubs: the first STUB_WORDS words of each main text, on one heavy template.
-    stub_text = {i: " ".join(gold[i].split()[: args.stub_words]) for i in ids}
+    stub_text = {i: first_words(gold[i], args.stub_words) for i in ids}
     for i in ids:
         sh["stub:" + i] = shingles(stub_text[i])
 

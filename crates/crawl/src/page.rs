@@ -556,6 +556,41 @@ mod tests {
     }
 
     #[test]
+    fn pages_in_japanese_are_fingerprinted_by_their_characters() {
+        // Japanese and Chinese put no spaces between words: a paragraph was one word, and a
+        // page a handful of shingles. Each ideograph and kana is a word now, so a copy with one
+        // sentence changed is near its original and another story is not.
+        let analyzer = Analyzer::default();
+        let url = Url::parse("http://127.0.0.1/story").unwrap();
+        let story = "むかしむかし、ある村に働き者の若者が住んでいました。若者は毎朝早く起きて、畑を耕し、\
+            夕方には山へ薪を集めに行きました。ある日、若者は山の奥で小さな泉を見つけました。\
+            泉の水はとても冷たく、飲むと体が軽くなるように感じました。若者はその泉のことを誰にも話さず、\
+            毎日こっそりと水を飲みに通いました。やがて村では、若者がいつも元気なのを不思議に思う人が\
+            増えていきました。";
+        let edited = story.replace("とても冷たく", "少し甘く");
+        let other = "港町の朝は早い。まだ暗いうちから漁師たちは船を出し、沖へ向かって網を投げる。\
+            市場には昼前に魚が並び、料理人や主婦が品定めに集まってくる。天気の悪い日には船が出せず、\
+            漁師たちは網を繕いながら空を見上げて過ごす。町の子どもたちは、そんな大人の背中を見て育つ。";
+        let page = |text: &str| {
+            format!(
+                "<html><head><title>昔話</title></head><body><article><p>{text}</p></article></body></html>"
+            )
+        };
+        let analyse = |text: &str| {
+            let html = page(text);
+            analyzer.analyze_html(html.as_bytes(), &html, &url, None)
+        };
+        let (a, b, c) = (analyse(story), analyse(&edited), analyse(other));
+        assert!(!a.short, "{:?}", a.document.extraction);
+        assert!(a.words >= 150, "{}", a.words);
+        let near = a.sketch.jaccard(&b.sketch).unwrap();
+        let far = a.sketch.jaccard(&c.sketch).unwrap();
+        assert!(near >= 0.8, "{near}");
+        assert!(far < 0.2, "{far}");
+        assert!(a.simhash.distance(b.simhash) < a.simhash.distance(c.simhash));
+    }
+
+    #[test]
     fn noise_changes_the_body_but_not_the_text() {
         let analyzer = Analyzer::default();
         let url = Url::parse("http://127.0.0.1/tides").unwrap();

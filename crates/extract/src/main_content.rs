@@ -133,9 +133,14 @@ pub(crate) fn select(page: &Page<'_>, full: &FullText, min_words: usize) -> Sele
                     !filter.is_noise_run(run)
                 });
             }
-            let words = writer.words();
+            let mut words = writer.words();
+            if words < min_words && !writer.written().is_ascii() {
+                // Chinese and Japanese put no spaces between words: each ideograph and kana
+                // counts, as the fingerprints count them.
+                words = words.max(crate::normalize::text_words(writer.written()));
+            }
             if words >= min_words {
-                let (text, words) = writer.finish();
+                let (text, _) = writer.finish();
                 return Selected::Main(MainText {
                     text,
                     words,
@@ -145,7 +150,7 @@ pub(crate) fn select(page: &Page<'_>, full: &FullText, min_words: usize) -> Sele
                 });
             }
             if words > 0 && best.as_ref().is_none_or(|b| words > b.words) {
-                let (text, words) = writer.finish();
+                let (text, _) = writer.finish();
                 best = Some(MainText {
                     text,
                     words,

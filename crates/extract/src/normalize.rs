@@ -27,15 +27,22 @@ pub struct NormalizeOptions {
     /// becomes `dont`. Punctuation here is ASCII punctuation plus the Latin-1, General Punctuation,
     /// CJK and full-width punctuation blocks; symbols such as `©`, `€` or emoji stay.
     pub strip_punctuation: bool,
+    /// Make each Chinese or Japanese ideograph and each kana a word of its own
+    /// ([`is_ideograph`]): those scripts put no spaces between words, so a whole sentence was
+    /// one word, and a page of Chinese a handful of words, fingerprinted on a handful of
+    /// shingles. Characters are the unit Chinese and Japanese near-duplicate detection shingles.
+    pub split_ideographs: bool,
 }
 
 impl NormalizeOptions {
-    /// Lowercase, drop noise numbers, strip punctuation: the setting for fingerprints.
+    /// Lowercase, drop noise numbers, strip punctuation, split ideographs: the setting for
+    /// fingerprints.
     pub const FINGERPRINT: NormalizeOptions = NormalizeOptions {
         lowercase: true,
         strip_digits: false,
         strip_noise_numbers: true,
         strip_punctuation: true,
+        split_ideographs: true,
     };
 
     /// Only collapse white space.
@@ -44,6 +51,7 @@ impl NormalizeOptions {
         strip_digits: false,
         strip_noise_numbers: false,
         strip_punctuation: false,
+        split_ideographs: false,
     };
 }
 
@@ -485,6 +493,14 @@ fn normalize_other(token: &str, options: NormalizeOptions, out: &mut String, gap
 /// decisions faster).
 fn normalize_chars(token: &str, options: NormalizeOptions, out: &mut String, gap: &mut bool) {
     for c in token.chars() {
+        if options.split_ideographs && is_ideograph(c) {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push(c);
+            *gap = true;
+            continue;
+        }
         if options.strip_punctuation && is_separator_punctuation(c) {
             *gap = true;
             continue;
@@ -509,6 +525,54 @@ fn normalize_chars(token: &str, options: NormalizeOptions, out: &mut String, gap
             out.push(c);
         }
     }
+}
+
+/// A Chinese or Japanese ideograph (CJK Unified Ideographs and their extensions and
+/// compatibility blocks) or a kana (hiragana, katakana, half-width katakana): a character that is
+/// a word, or part of one, in scripts written without spaces. Hangul is written with spaces and is
+/// not one.
+///
+/// ```
+/// use simcrawl_extract::is_ideograph;
+/// assert!(is_ideograph('東') && is_ideograph('を') && is_ideograph('イ'));
+/// assert!(!is_ideograph('a') && !is_ideograph('한') && !is_ideograph('。'));
+/// ```
+pub fn is_ideograph(c: char) -> bool {
+    matches!(c,
+        '\u{3041}'..='\u{309F}'        // hiragana
+        | '\u{30A0}'..='\u{30FF}'      // katakana
+        | '\u{31F0}'..='\u{31FF}'      // katakana phonetic extensions
+        | '\u{3400}'..='\u{4DBF}'      // CJK extension A
+        | '\u{4E00}'..='\u{9FFF}'      // CJK unified ideographs
+        | '\u{F900}'..='\u{FAFF}'      // CJK compatibility ideographs
+        | '\u{FF66}'..='\u{FF9D}'      // half-width katakana
+        | '\u{20000}'..='\u{3134F}') // CJK extensions B to G, compatibility supplement
+}
+
+/// Words of `text` counted as [`normalize_text`] with
+/// [`split_ideographs`](NormalizeOptions::split_ideographs) would count them: each ideograph
+/// and kana a word, and each white-space-free run of other characters a word.
+///
+/// ```
+/// use simcrawl_extract::text_words;
+/// assert_eq!(text_words("two words"), 2);
+/// assert_eq!(text_words("東京で Rust を"), 5);
+/// ```
+pub fn text_words(text: &str) -> usize {
+    let mut words = 0;
+    let mut in_word = false;
+    for c in text.chars() {
+        if c.is_whitespace() {
+            in_word = false;
+        } else if is_ideograph(c) {
+            words += 1;
+            in_word = false;
+        } else if !in_word {
+            words += 1;
+            in_word = true;
+        }
+    }
+    words
 }
 
 /// Whether a white-space-free token is a number that varies between two copies of one page rather
@@ -753,6 +817,26 @@ mod tests {
     }
 
     #[test]
+    fn ideographs_and_kana_are_words_of_their_own() {
+        assert_eq!(
+            normalize_text("東京で Rust を使う。", NormalizeOptions::FINGERPRINT),
+            "東 京 で rust を 使 う"
+        );
+        // Hangul is written with spaces: its words stay whole.
+        assert_eq!(
+            normalize_text("서울에서 Rust", NormalizeOptions::FINGERPRINT),
+            "서울에서 rust"
+        );
+        assert_eq!(
+            normalize_text("東京で", NormalizeOptions::WHITESPACE_ONLY),
+            "東京で"
+        );
+        let text = normalize_text("肉をくわえた 犬", NormalizeOptions::FINGERPRINT);
+        assert_eq!(normalized_words(&text), 7);
+        assert_eq!(text_words("肉をくわえた 犬"), 7);
+    }
+
+    #[test]
     fn lowercase_is_unicode_aware_and_invisible_characters_go() {
         let opts = NormalizeOptions {
             lowercase: true,
@@ -822,6 +906,8 @@ mod tests {
     /// punctuation, apostrophes, invisible characters and Unicode white space.
     fn tricky_text() -> impl Strategy<Value = String> {
         let piece = prop::sample::select(vec![
+            "東京大学",
+            "をイヌが、",
             "March",
             "mar",
             "SEPT",
@@ -883,12 +969,14 @@ mod tests {
             strip_digits: bool,
             strip_noise_numbers: bool,
             strip_punctuation: bool,
+            split_ideographs: bool,
         ) {
             let options = NormalizeOptions {
                 lowercase,
                 strip_digits,
                 strip_noise_numbers,
                 strip_punctuation,
+                split_ideographs,
             };
             let normalized = normalize_text(&text, options);
             prop_assert_eq!(normalized_words(&normalized), normalized.split_whitespace().count());

@@ -317,6 +317,11 @@ impl TextWriter {
         self.words
     }
 
+    /// The text written so far.
+    pub(crate) fn written(&self) -> &str {
+        &self.out
+    }
+
     /// The text and its word count.
     pub(crate) fn finish(self) -> (String, usize) {
         (self.out, self.words)
