@@ -133,14 +133,14 @@ pub(crate) fn select(page: &Page<'_>, full: &FullText, min_words: usize) -> Sele
                     !filter.is_noise_run(run)
                 });
             }
-            let mut words = writer.words();
-            if words < min_words && !writer.written().is_ascii() {
-                // Chinese and Japanese put no spaces between words: each ideograph and kana
-                // counts, as the fingerprints count them.
-                words = words.max(crate::normalize::text_words(writer.written()));
-            }
-            if words >= min_words {
-                let (text, _) = writer.finish();
+            let words = writer.words();
+            // Chinese and Japanese put no spaces between words: each ideograph and kana counts
+            // for the minimum, as the fingerprints count them.
+            let enough = words >= min_words
+                || (!writer.written().is_ascii()
+                    && crate::normalize::text_words(writer.written()) >= min_words);
+            if enough {
+                let (text, words) = writer.finish();
                 return Selected::Main(MainText {
                     text,
                     words,
@@ -150,7 +150,7 @@ pub(crate) fn select(page: &Page<'_>, full: &FullText, min_words: usize) -> Sele
                 });
             }
             if words > 0 && best.as_ref().is_none_or(|b| words > b.words) {
-                let (text, _) = writer.finish();
+                let (text, words) = writer.finish();
                 best = Some(MainText {
                     text,
                     words,
@@ -247,6 +247,11 @@ impl Filter {
         };
         let rule = |noise: &crate::dom::NoiseRec<'_>| match (noise.kind, noise.why) {
             (NoiseKind::Hard, _) => true,
+            // A section whose id is its own heading's slug: the id names the heading, not a
+            // widget (Django's `<div class="section" id="s-specifying-widgets">`).
+            (NoiseKind::Soft, NoiseWhy::Names { .. }) if named_for_its_heading(page, noise) => {
+                false
+            }
             // An element named like boilerplate that holds most of the page's prose is the
             // page's wrapper, not a share bar: `<div class="share_wrapper">` around a whole
             // article. Comments are readers' text, and may well outweigh the article.
@@ -286,6 +291,82 @@ impl Filter {
     fn is_noise_block(&self, block: &Block) -> bool {
         self.is_noise(block.noise)
     }
+}
+
+/// Whether a noise element is a document's section (its class says `section`, or `sect1` to
+/// `sect9`) that is noise by its `id` alone, and that id is the slug of the heading it opens
+/// with: the heading has two words or more (of two letters or more), each a word of the id.
+/// Sphinx and other documentation generators name each section after its heading
+/// (`<div class="section" id="s-specifying-widgets">` before "Specifying widgets"), and a
+/// heading about widgets, menus or sharing made its whole section boilerplate. A box of
+/// comments or related posts is no `section` by class, and its heading is one word as often.
+fn named_for_its_heading(page: &Page<'_>, noise: &crate::dom::NoiseRec<'_>) -> bool {
+    let NoiseWhy::Names {
+        class,
+        id: Some(id),
+        ..
+    } = noise.why
+    else {
+        return false;
+    };
+    // A document's section (docutils' and DocBook's `section`, asciidoc's `sect1`), named by
+    // its class, not by the id.
+    let section = class.is_some_and(|c| {
+        c.split_ascii_whitespace().any(|n| {
+            n.eq_ignore_ascii_case("section")
+                || (n.len() == 5
+                    && n[..4].eq_ignore_ascii_case("sect")
+                    && n.as_bytes()[4].is_ascii_digit())
+        })
+    });
+    if !section || crate::noise::classify_names(class, None).noise {
+        return false;
+    }
+    let runs = page
+        .runs
+        .get(noise.start as usize..noise.end as usize)
+        .unwrap_or_default();
+    let Some(first) = runs.iter().find(|r| r.weight > 0) else {
+        return false;
+    };
+    // The heading around the first text, inside the element.
+    let mut at = first.block;
+    let heading = loop {
+        let Some(block) = page.blocks.get(at as usize) else {
+            return false;
+        };
+        if block.start < noise.start {
+            return false;
+        }
+        if block.heading {
+            break block;
+        }
+        at = block.parent;
+    };
+    let id_words: Vec<String> = id
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let mut heading_words = 0;
+    for run in page
+        .runs
+        .get(heading.start as usize..heading.end as usize)
+        .unwrap_or_default()
+    {
+        for word in run
+            .text
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.chars().count() >= 2)
+        {
+            if !id_words.iter().any(|i| *i == word.to_lowercase()) {
+                return false;
+            }
+            heading_words += 1;
+        }
+    }
+    // One word is a name as often as a heading ("Comments", "Related").
+    heading_words >= 2
 }
 
 /// Per-block text lengths under one filter.

@@ -527,3 +527,41 @@ fn an_outline_written_flat_is_one_main_text() {
         );
     }
 }
+
+#[test]
+fn a_section_named_after_its_heading_is_no_widget() {
+    // Django's Sphinx pages: each section's id is its heading's slug, and a heading about
+    // widgets made its whole section boilerplate (`widget` names a sidebar's boxes). A box of
+    // comments opening with its one-word heading stays what it is.
+    let section = |id: &str, heading: &str, word: &str| {
+        format!(
+            "<div class=section id={id}><h2>{heading}<a class=headerlink href=#{id}>¶</a></h2>{}</div>",
+            paragraphs(3, word)
+        )
+    };
+    let html = format!(
+        "<body><div class=document><div class=section id=s-widgets><h1>Widgets</h1><p>{}</p>{}{}{}</div></div>\
+         <div id=comments><h3>Comments</h3><p>{}</p></div></body>",
+        "A widget is the representation of an HTML input element, and it renders the element.",
+        section("s-forms", "Forms and fields", "Forms"),
+        section("s-specifying-widgets", "Specifying widgets", "Specifying"),
+        section(
+            "s-customizing-widget-instances",
+            "Customizing widget instances",
+            "Customizing"
+        ),
+        "A reader wrote a long comment here about how much they liked the widgets of this page.",
+    );
+    let d = doc(&html, PAGE);
+    assert!(
+        d.main_text.contains("Specifying paragraph 2"),
+        "{:?}",
+        d.main_text
+    );
+    assert!(
+        d.main_text.contains("Customizing paragraph 2"),
+        "{:?}",
+        d.main_text
+    );
+    assert!(!d.main_text.contains("A reader wrote"), "{:?}", d.main_text);
+}
