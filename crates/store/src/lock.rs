@@ -26,13 +26,19 @@ pub(crate) struct LockFile {
     /// The file still held the pid of a holder that never released it cleanly: the store was
     /// left by a crash, a kill or a power cut.
     pub(crate) unclean: bool,
+    /// Taken to read the store ([`LockFile::acquire_to_read`]): the file was not written, and
+    /// is not emptied on release.
+    reader: bool,
 }
 
 impl Drop for LockFile {
     /// A clean release empties the file, so that the next holder can tell a clean stop from a
-    /// crash (which leaves the pid).
+    /// crash (which leaves the pid). A reader leaves the file as it found it: a crashed crawl's
+    /// pid stays, for the next crawl to see.
     fn drop(&mut self) {
-        let _ = self.file.set_len(0);
+        if !self.reader {
+            let _ = self.file.set_len(0);
+        }
     }
 }
 
@@ -42,6 +48,17 @@ const SAME_PROCESS_WAIT: std::time::Duration = std::time::Duration::from_millis(
 impl LockFile {
     /// Locks `<dir>/simcrawl.lock` and writes this process's id into it.
     pub(crate) fn acquire(dir: &Path) -> Result<LockFile, StoreError> {
+        LockFile::take(dir, false)
+    }
+
+    /// Locks `<dir>/simcrawl.lock` to read the store, writing nothing into it: a crawl that
+    /// crashed left its pid there, and reading the store must not make the crash look like a
+    /// clean stop (the next crawl repairs what the crash left, and says so).
+    pub(crate) fn acquire_to_read(dir: &Path) -> Result<LockFile, StoreError> {
+        LockFile::take(dir, true)
+    }
+
+    fn take(dir: &Path, reader: bool) -> Result<LockFile, StoreError> {
         let path = dir.join(LOCK_FILE_NAME);
         let mut file = OpenOptions::new()
             .read(true)
@@ -78,13 +95,24 @@ impl LockFile {
             }
         }
         let unclean = read_pid(&path).is_some();
+        if reader {
+            return Ok(LockFile {
+                file,
+                unclean,
+                reader,
+            });
+        }
         let write_pid = |file: &mut File| -> io::Result<()> {
             file.set_len(0)?;
             file.write_all(format!("{}\n", std::process::id()).as_bytes())?;
             file.flush()
         };
         write_pid(&mut file).map_err(|e| open_error(&path, e))?;
-        Ok(LockFile { file, unclean })
+        Ok(LockFile {
+            file,
+            unclean,
+            reader,
+        })
     }
 }
 

@@ -263,7 +263,7 @@ impl Store {
     /// Opens the store in directory `path` with the given options. See [`Store::open`].
     pub fn open_with(path: impl AsRef<Path>, options: &Options) -> Result<Store, StoreError> {
         Ok(Store {
-            shared: Arc::new(open_shared(path.as_ref(), options)?),
+            shared: Arc::new(open_shared(path.as_ref(), options, false)?),
         })
     }
 
@@ -271,8 +271,15 @@ impl Store {
     /// process may not write (a read-only mount, another user's files, an archived copy) is copied
     /// to a fresh temporary directory first and the copy is opened, so that its pages, logs and
     /// counters can still be read. sled cannot open its files without writing them, and the lock
-    /// file must be written to be taken. The copy is deleted when the store is dropped;
+    /// file must be writable to be taken. The copy is deleted when the store is dropped;
     /// [`Store::snapshot_of`] names the original.
+    ///
+    /// Opened to read, the store takes its lock without writing the lock file: a pid a crashed
+    /// crawl left there stays, so that the next crawl still learns of the crash (reading
+    /// emptied it before, and the crawl after took the store for one closed cleanly), and
+    /// [`Store::opened_after_unclean_stop`] tells the reader. sled 0.34 still writes its own
+    /// files on opening: it zeroes its log's tail again (the same bytes, for a store closed
+    /// cleanly) and may write a snapshot of the log.
     ///
     /// A path that does not exist is an error here ([`StoreError::Io`], not found): reading never
     /// creates a store.
@@ -281,9 +288,16 @@ impl Store {
         if let Err(e) = std::fs::metadata(path) {
             return Err(open_error(path, e));
         }
-        match Store::open(path) {
+        // No background flusher: a reader writes nothing for it to flush.
+        let options = Options {
+            flush_every_ms: None,
+            ..Options::default()
+        };
+        match open_shared(path, &options, true) {
             Err(StoreError::PermissionDenied { .. }) => Store::open_snapshot(path),
-            other => other,
+            other => other.map(|shared| Store {
+                shared: Arc::new(shared),
+            }),
         }
     }
 
@@ -303,7 +317,7 @@ impl Store {
             original: path.to_owned(),
         };
         copy_dir(path, &copy)?;
-        let mut shared = open_shared(&copy, &Options::default())?;
+        let mut shared = open_shared(&copy, &Options::default(), false)?;
         shared.snapshot = Some(guard);
         Ok(Store {
             shared: Arc::new(shared),
@@ -674,9 +688,15 @@ fn check_tree_name(name: &str) -> Result<(), StoreError> {
 
 /// Makes sure `path` is a directory we can use, creating it if missing.
 /// Opens (creating if needed) the store in `path`: the body of [`Store::open_with`].
-fn open_shared(path: &Path, options: &Options) -> Result<Shared, StoreError> {
+/// `reader`: opened to read ([`Store::open_read_only`]): the lock file is not written (a crash's
+/// mark in it stays for the next writer).
+fn open_shared(path: &Path, options: &Options, reader: bool) -> Result<Shared, StoreError> {
     prepare_dir(path)?;
-    let lock = LockFile::acquire(path)?;
+    let lock = if reader {
+        LockFile::acquire_to_read(path)?
+    } else {
+        LockFile::acquire(path)?
+    };
     let marker = path.join(INITIALISED_FILE_NAME);
     let initialised = marker.exists();
     let unclean = initialised && lock.unclean;

@@ -7,6 +7,7 @@ mod api;
 mod crash;
 mod errors;
 mod model;
+mod reading;
 mod records;
 mod tables;
 mod util;

@@ -1,0 +1,102 @@
+//! Reading a store leaves its files as they were (sled's own aside, which sled 0.34 writes on
+//! opening), and the mark a crash left.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use simcrawl_store::Store;
+
+use crate::util::{fresh_store_dir, open};
+
+/// Every file under `dir`: its bytes and its modification time.
+fn files(dir: &Path) -> BTreeMap<PathBuf, (Vec<u8>, SystemTime)> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at).expect("read a directory") {
+            let entry = entry.expect("a directory entry");
+            let meta = entry.metadata().expect("metadata");
+            if meta.is_dir() {
+                stack.push(entry.path());
+            } else {
+                let bytes = std::fs::read(entry.path()).expect("read a file");
+                out.insert(entry.path(), (bytes, meta.modified().expect("mtime")));
+            }
+        }
+    }
+    out
+}
+
+/// A store with a tree, a log, records and counters in it, closed cleanly.
+fn written_store(path: &Path) {
+    let store = open(path);
+    let tree = store.tree::<u64, String>("pages").expect("tree");
+    let log = store.log::<String>("skips").expect("log");
+    let records = store.records::<String>("page_records").expect("records");
+    for i in 0..200u64 {
+        tree.insert(&i, &format!("page {i}")).expect("insert");
+        log.append(&format!("skip {i}")).expect("append");
+        records.push(&format!("record {i}")).expect("push");
+    }
+    store.counters().add("pages", 200).expect("count");
+    store.flush().expect("flush");
+}
+
+/// What a report reads.
+fn read_everything(store: &Store) {
+    let tree = store.tree::<u64, String>("pages").expect("tree");
+    assert_eq!(tree.get(&7).expect("get").as_deref(), Some("page 7"));
+    let log = store.log::<String>("skips").expect("log");
+    assert_eq!(log.iter_from(1).count(), 200);
+    let records = store.records::<String>("page_records").expect("records");
+    assert_eq!(records.get(3).expect("get").as_deref(), Some("record 3"));
+    assert_eq!(store.counters().get("pages").expect("counter"), 200);
+}
+
+#[test]
+fn reading_a_closed_store_leaves_its_lock_file_and_its_own_files_as_they_were() {
+    let (_dir, path) = fresh_store_dir();
+    written_store(&path);
+    let before = files(&path);
+    // File systems keep times to the nanosecond or coarser: a write now would show.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    for _ in 0..2 {
+        let store = Store::open_read_only(&path).expect("open to read");
+        assert!(store.snapshot_of().is_none(), "read in place, not copied");
+        assert!(!store.opened_after_unclean_stop());
+        read_everything(&store);
+        drop(store);
+        let after = files(&path);
+        // The lock file, the marker, the logs' and records' files: sled's own directory aside
+        // (sled 0.34 writes there when it opens).
+        for (file, (bytes, time)) in before
+            .iter()
+            .filter(|(f, _)| !f.starts_with(path.join("sled")))
+        {
+            let (bytes_after, time_after) = &after[file];
+            assert!(bytes == bytes_after, "{} changed", file.display());
+            assert_eq!(time, time_after, "{} was written", file.display());
+        }
+    }
+}
+
+#[test]
+fn reading_a_store_a_crash_left_keeps_the_crash_for_the_next_writer() {
+    let (_dir, path) = fresh_store_dir();
+    written_store(&path);
+    // What a crawl killed with -9 leaves: its pid in the lock file.
+    let lock = path.join(simcrawl_store::LOCK_FILE_NAME);
+    std::fs::write(&lock, "4242\n").expect("write the lock file");
+    let reader = Store::open_read_only(&path).expect("open to read");
+    assert!(reader.opened_after_unclean_stop());
+    read_everything(&reader);
+    drop(reader);
+    assert_eq!(std::fs::read_to_string(&lock).expect("lock file"), "4242\n");
+    // The next writer still learns that the store was not closed, and closes it.
+    let writer = open(&path);
+    assert!(writer.opened_after_unclean_stop());
+    drop(writer);
+    let again = open(&path);
+    assert!(!again.opened_after_unclean_stop());
+}
