@@ -77,6 +77,25 @@ fn a_resume_says_what_changed_and_a_finished_crawl_that_nothing_is_left() {
     assert_success(&again);
     let again = String::from_utf8_lossy(&again.stdout);
     assert!(again.starts_with("nothing to do"), "{again}");
+    assert!(!again.contains("not closed cleanly"), "{again}");
+    // The pid a killed crawl leaves in the lock file: read by `stats` (which must keep it), then
+    // a crawl with nothing left to do still says the store was not closed cleanly.
+    std::fs::write(dir.store().join("simcrawl.lock"), "4242\n").expect("lock file");
+    assert_success(
+        &simcrawl()
+            .args(["stats", "--store"])
+            .arg(dir.store())
+            .output()
+            .expect("simcrawl runs"),
+    );
+    let after_crash = crawl(&dir.store(), &[], &[]);
+    assert_success(&after_crash);
+    let after_crash = String::from_utf8_lossy(&after_crash.stdout);
+    assert!(after_crash.starts_with("nothing to do"), "{after_crash}");
+    assert!(
+        after_crash.contains("not closed cleanly (a crash or kill)"),
+        "{after_crash}"
+    );
 }
 
 #[test]

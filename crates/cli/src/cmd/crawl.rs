@@ -185,6 +185,11 @@ fn print_report(report: &Report) {
             "nothing to do: this store's crawl is finished ({} pages indexed); give seeds to crawl more, `simcrawl stats` shows its counts",
             report.indexed_total
         );
+        if let Some((pages, _)) = report.unclean_resume {
+            println!(
+                "  it was not closed cleanly (a crash or kill): what its last commit held is kept, {pages} indexed pages"
+            );
+        }
         return;
     }
     let secs = p.elapsed.as_secs_f64().max(0.001);
