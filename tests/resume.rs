@@ -81,13 +81,14 @@ fn a_resume_says_what_changed_and_a_finished_crawl_that_nothing_is_left() {
     // The pid a killed crawl leaves in the lock file: read by `stats` (which must keep it), then
     // a crawl with nothing left to do still says the store was not closed cleanly.
     std::fs::write(dir.store().join("simcrawl.lock"), "4242\n").expect("lock file");
-    assert_success(
-        &simcrawl()
-            .args(["stats", "--store"])
-            .arg(dir.store())
-            .output()
-            .expect("simcrawl runs"),
-    );
+    let stats = simcrawl()
+        .args(["stats", "--store"])
+        .arg(dir.store())
+        .output()
+        .expect("simcrawl runs");
+    assert_success(&stats);
+    let note = String::from_utf8_lossy(&stats.stderr);
+    assert!(note.contains("was not closed cleanly"), "{note}");
     let after_crash = crawl(&dir.store(), &[], &[]);
     assert_success(&after_crash);
     let after_crash = String::from_utf8_lossy(&after_crash.stdout);

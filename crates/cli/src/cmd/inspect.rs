@@ -354,6 +354,12 @@ fn store_stats(path: &std::path::Path) -> Result<simcrawl_crawl::inspect::CrawlS
                     original.display()
                 );
             }
+            if inspector.store().opened_after_unclean_stop() {
+                eprintln!(
+                    "note: {} was not closed cleanly (a crawl crashed or was killed): these are the figures of its last commit; the next crawl in it resumes from there",
+                    path.display()
+                );
+            }
             Ok(inspector.stats()?)
         }
         Err(locked) if locked.is_locked() => {
