@@ -1,7 +1,8 @@
 //! `simcrawl-bench site`: simcrawl against `wget -r` on a real site served by nginx on 127.0.0.1, the
 //! two crawls taking turns, as `scripts/wget-compare.sh` does by hand. By default the site is Debian's
-//! Boost documentation (libboost1.81-doc, about 3,900 HTML pages; installed with apt-get with nginx and
-//! wget when missing); `--root DIR --seed PATH` serves another directory, and `--corpus` each manual of
+//! Boost documentation (libboost1.81-doc, about 3,900 HTML pages; installed with apt-get when missing,
+//! as are nginx and wget whatever the site); `--root DIR --seed PATH` serves another directory, and
+//! `--corpus` each manual of
 //! the real-page corpus in turn (`simcrawl_testsite::CORPUS`, from `scripts/realweb-fetch.sh`'s cache;
 //! a sampled manual serves its sample only, as in the real-page web). Reported: each tool's median
 //! wall and CPU seconds, the ratio of the medians, simcrawl's CPU per page fetched, and every run;
@@ -166,7 +167,27 @@ fn simcrawl_binary(args: &Args) -> Result<PathBuf> {
     Ok(simcrawl)
 }
 
+/// Installs nginx and wget with apt-get when either is missing: every way of running `site` serves
+/// with one and crawls with the other (`--corpus` and `--root` failed with "starting nginx").
+fn ensure_tools() -> Result<()> {
+    if have("nginx") && have("wget") {
+        return Ok(());
+    }
+    eprintln!("installing nginx and wget (Debian packages)...");
+    let ok = Command::new("apt-get")
+        .args(["install", "-y", "-q", "nginx", "wget"])
+        .stdout(Stdio::null())
+        .status()
+        .context("running apt-get")?
+        .success();
+    if !ok {
+        bail!("apt-get could not install nginx and wget (try apt-get update first)");
+    }
+    Ok(())
+}
+
 pub fn run(args: Args) -> Result<()> {
+    ensure_tools()?;
     if args.corpus {
         return run_corpus(&args);
     }
@@ -174,16 +195,16 @@ pub fn run(args: Args) -> Result<()> {
         Some(root) => root.clone(),
         None => {
             let root = PathBuf::from(BOOST_ROOT);
-            if !root.join("doc/html").is_dir() || !have("nginx") || !have("wget") {
-                eprintln!("installing {BOOST_PACKAGE}, nginx and wget (Debian packages)...");
+            if !root.join("doc/html").is_dir() {
+                eprintln!("installing {BOOST_PACKAGE} (a Debian package)...");
                 let ok = Command::new("apt-get")
-                    .args(["install", "-y", "-q", BOOST_PACKAGE, "nginx", "wget"])
+                    .args(["install", "-y", "-q", BOOST_PACKAGE])
                     .stdout(Stdio::null())
                     .status()
                     .context("running apt-get")?
                     .success();
                 if !ok {
-                    bail!("apt-get could not install {BOOST_PACKAGE}, nginx and wget");
+                    bail!("apt-get could not install {BOOST_PACKAGE}");
                 }
             }
             root
