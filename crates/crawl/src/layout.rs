@@ -87,6 +87,8 @@ pub mod counters {
     /// Short pages fetched while a rule that covers them was learned, skipped on that rule because
     /// their main text and title are its original's (the rule would have skipped them unfetched).
     pub const SKIPPED_BY_RULE_AFTER_FETCH: &str = "crawl/skipped_by_rule_after_fetch";
+    /// URLs a young whole-host rule skipped, fetched to verify it when the frontier ran dry.
+    pub const VERIFIED_AT_END: &str = "crawl/verified_at_end";
     /// Skips whose evidence did not support their reason ([`crate::evidence::check`]), indexed
     /// instead. Always 0 unless the crawl has a bug.
     pub const CONTRADICTED: &str = "crawl/contradicted";

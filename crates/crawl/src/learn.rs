@@ -74,6 +74,8 @@ struct Verification {
     next: u32,
     /// The current gap between two verifications.
     gap: u32,
+    /// Its skips were checked when the crawl ran out of URLs ([`Learner::unverified`]).
+    checked_at_end: bool,
 }
 
 impl Verification {
@@ -82,6 +84,7 @@ impl Verification {
             skips: 0,
             next: every,
             gap: every,
+            checked_at_end: false,
         }
     }
 }
@@ -525,6 +528,27 @@ impl Learner {
             }
             None => false,
         }
+    }
+
+    /// The whole-host rules in force that skipped URLs and never reached their first
+    /// verification; each rule is returned once. For the end of a crawl: a mirror learned from a
+    /// few agreeing pages of a small site (two versions of a manual whose first sampled pages are
+    /// the same) would otherwise keep the pages that differ skipped, never fetched.
+    pub fn unverified(&mut self) -> Vec<Rule> {
+        let first = self.config.verify_every;
+        let mut rules: Vec<Rule> = self
+            .active
+            .iter_mut()
+            .filter(|(rule, v)| {
+                rule.kind().skips_hosts() && v.skips > 0 && v.next == first && !v.checked_at_end
+            })
+            .map(|(rule, v)| {
+                v.checked_at_end = true;
+                rule.clone()
+            })
+            .collect();
+        rules.sort_by_key(|rule| rule.to_string());
+        rules
     }
 
     /// On `authority`, a duplicate's URL and its original's became one key with opt-in normalisation

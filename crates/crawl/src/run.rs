@@ -401,6 +401,11 @@ impl Driver {
                     shard.send(done && in_flight == 0)?;
                 }
             } else if (done || stopping) && in_flight == 0 {
+                // A young mirror's skips are fetched before the crawl ends (see
+                // `Core::verify_unverified_rules`); the loop goes on while they are.
+                if done && !stopping && self.core.verify_unverified_rules()? > 0 {
+                    continue;
+                }
                 break;
             }
             let next_send = self

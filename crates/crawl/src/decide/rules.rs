@@ -13,6 +13,10 @@ use simcrawl_frontier::Via;
 /// How many of the latest skips [`Core::requeue_for_template`] looks at.
 const TEMPLATE_REQUEUE_WINDOW: u64 = 10_000;
 
+/// A young rule ([`Core::verify_unverified_rules`]) with at most this many skips has every one
+/// fetched; one with more has this many, spread over its skips.
+const VERIFY_AT_END: usize = 10;
+
 impl Core {
     /// Puts a learned rule in force (see [`RuleBook::apply`](crate::rules::RuleBook::apply)).
     pub(super) fn apply_rule(
@@ -84,6 +88,70 @@ impl Core {
         }
         self.count(counters::REQUEUED_BY_TEMPLATE, requeued)?;
         Ok(())
+    }
+
+    /// The frontier ran dry: each whole-host rule in force that skipped URLs and never reached its
+    /// first verification (its [`verify_every`](crate::learn::LearnConfig::verify_every)th skip)
+    /// has them fetched now as verifications: all of them up to [`VERIFY_AT_END`], else that many
+    /// spread over them. A page that differs is indexed, and may revoke the rule. When unsure,
+    /// fetch: a mirror learned from five agreeing pages of a small site may be two versions of a
+    /// manual, and its first verification would never have come. Returns how many were queued
+    /// (the crawl goes on while any are). Each rule is checked once.
+    pub(crate) fn verify_unverified_rules(&mut self) -> Result<u64, CrawlError> {
+        let rules = self.book.learner().unverified();
+        if rules.is_empty() {
+            return Ok(0);
+        }
+        let Some(last) = self.skips.last_id()? else {
+            return Ok(0);
+        };
+        // Each URL under its own key: under the rule's, it is its original's, indexed already.
+        let plain = std::sync::Arc::clone(self.book.plain());
+        let mut queued: u64 = 0;
+        for rule in rules {
+            let name = rule.to_string();
+            // The rule's own skips before a fetch, oldest first: a rule this young skipped fewer
+            // URLs than its first verification's count, all in the log's recent stretch.
+            let mut skipped = Vec::new();
+            for entry in self
+                .skips
+                .iter_from(last.saturating_sub(TEMPLATE_REQUEUE_WINDOW).max(1))
+            {
+                let (log_id, record) = entry?;
+                if record.rule.as_deref() == Some(name.as_str())
+                    && matches!(record.reason, SkipReason::Mirror | SkipReason::LearnedRule)
+                {
+                    skipped.push((log_id, record));
+                }
+            }
+            let picked: Vec<usize> = if skipped.len() <= VERIFY_AT_END {
+                (0..skipped.len()).collect()
+            } else {
+                (0..VERIFY_AT_END)
+                    .map(|i| i * (skipped.len() - 1) / (VERIFY_AT_END - 1))
+                    .collect()
+            };
+            for i in picked {
+                let (log_id, record) = &skipped[i];
+                let Ok(own) = plain.canonicalize(&record.url, None) else {
+                    continue;
+                };
+                if self.requeue_skipped(
+                    &own,
+                    record.depth,
+                    record.referrer.as_deref(),
+                    Some(*log_id),
+                )? {
+                    self.book.verify(own.key.hash128(), rule.clone());
+                    queued += 1;
+                }
+            }
+        }
+        self.count(
+            counters::VERIFIED_AT_END,
+            i64::try_from(queued).unwrap_or(i64::MAX),
+        )?;
+        Ok(queued)
     }
 
     /// Takes a rule out of force, and queues again what it skipped.
