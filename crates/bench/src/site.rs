@@ -173,15 +173,22 @@ fn ensure_tools() -> Result<()> {
     if have("nginx") && have("wget") {
         return Ok(());
     }
-    eprintln!("installing nginx and wget (Debian packages)...");
+    apt_install(&["nginx", "wget"])
+}
+
+/// Installs Debian `packages` with apt-get, saying so.
+fn apt_install(packages: &[&str]) -> Result<()> {
+    let names = packages.join(", ");
+    eprintln!("installing {names} (Debian packages)...");
     let ok = Command::new("apt-get")
-        .args(["install", "-y", "-q", "nginx", "wget"])
+        .args(["install", "-y", "-q"])
+        .args(packages)
         .stdout(Stdio::null())
         .status()
         .context("running apt-get")?
         .success();
     if !ok {
-        bail!("apt-get could not install nginx and wget (try apt-get update first)");
+        bail!("apt-get could not install {names} (try apt-get update first)");
     }
     Ok(())
 }
@@ -196,16 +203,7 @@ pub fn run(args: Args) -> Result<()> {
         None => {
             let root = PathBuf::from(BOOST_ROOT);
             if !root.join("doc/html").is_dir() {
-                eprintln!("installing {BOOST_PACKAGE} (a Debian package)...");
-                let ok = Command::new("apt-get")
-                    .args(["install", "-y", "-q", BOOST_PACKAGE])
-                    .stdout(Stdio::null())
-                    .status()
-                    .context("running apt-get")?
-                    .success();
-                if !ok {
-                    bail!("apt-get could not install {BOOST_PACKAGE}");
-                }
+                apt_install(&[BOOST_PACKAGE])?;
             }
             root
         }

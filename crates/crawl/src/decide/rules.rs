@@ -99,24 +99,17 @@ impl Core {
     /// (the crawl goes on while any are). Each rule is checked once.
     pub(crate) fn verify_unverified_rules(&mut self) -> Result<u64, CrawlError> {
         let rules = self.book.learner().unverified();
-        if rules.is_empty() {
-            return Ok(0);
-        }
-        let Some(last) = self.skips.last_id()? else {
-            return Ok(0);
-        };
         // Each URL under its own key: under the rule's, it is its original's, indexed already.
         let plain = std::sync::Arc::clone(self.book.plain());
         let mut queued: u64 = 0;
         for rule in rules {
             let name = rule.to_string();
-            // The rule's own skips before a fetch, oldest first: a rule this young skipped fewer
-            // URLs than its first verification's count, all in the log's recent stretch.
+            let Some(low) = self.first_skip_since(self.book.learned_ms(&rule)?)? else {
+                break;
+            };
+            // The rule's own skips before a fetch, oldest first.
             let mut skipped = Vec::new();
-            for entry in self
-                .skips
-                .iter_from(last.saturating_sub(TEMPLATE_REQUEUE_WINDOW).max(1))
-            {
+            for entry in self.skips.iter_from(low) {
                 let (log_id, record) = entry?;
                 if record.rule.as_deref() == Some(name.as_str())
                     && matches!(record.reason, SkipReason::Mirror | SkipReason::LearnedRule)
@@ -154,6 +147,25 @@ impl Core {
         Ok(queued)
     }
 
+    /// The id of the first skip log entry a rule learned at `learned_ms` may have written (`None`:
+    /// the log is empty). The log is in time order: the entries from before the rule existed are
+    /// passed over, with a minute's margin for a clock that stepped back.
+    fn first_skip_since(&self, learned_ms: u64) -> Result<Option<u64>, CrawlError> {
+        let Some(last) = self.skips.last_id()? else {
+            return Ok(None);
+        };
+        let since = learned_ms.saturating_sub(60_000);
+        let (mut low, mut high) = (1, last + 1);
+        while low < high {
+            let mid = low + (high - low) / 2;
+            match self.skips.get(mid)? {
+                Some(record) if record.time_ms < since => low = mid + 1,
+                _ => high = mid,
+            }
+        }
+        Ok(Some(low))
+    }
+
     /// Takes a rule out of force, and queues again what it skipped.
     pub(super) fn revoke(&mut self, rule: &Rule) -> Result<(), CrawlError> {
         let revoked = self.book.revoke(rule)?;
@@ -177,20 +189,9 @@ impl Core {
     fn requeue_skipped_by(&mut self, rule: &Rule, learned_ms: u64) -> Result<u64, CrawlError> {
         let name = rule.to_string();
         let name = name.as_str();
-        let Some(last) = self.skips.last_id()? else {
+        let Some(low) = self.first_skip_since(learned_ms)? else {
             return Ok(0);
         };
-        // The log is in time order: skip the entries from before the rule existed (with a
-        // minute's margin for a clock that stepped back).
-        let since = learned_ms.saturating_sub(60_000);
-        let (mut low, mut high) = (1, last + 1);
-        while low < high {
-            let mid = low + (high - low) / 2;
-            match self.skips.get(mid)? {
-                Some(record) if record.time_ms < since => low = mid + 1,
-                _ => high = mid,
-            }
-        }
         let canon = std::sync::Arc::clone(self.book.canon());
         let mut requeued: u64 = 0;
         for entry in self.skips.iter_from(low) {

@@ -407,6 +407,14 @@ impl RuleBook {
         Ok(())
     }
 
+    /// When `rule` was learned, in Unix milliseconds (0 if it has no record).
+    pub fn learned_ms(&self, rule: &Rule) -> Result<u64, CrawlError> {
+        Ok(self
+            .records
+            .get(&rule.to_string())?
+            .map_or(0, |record| record.learned_ms))
+    }
+
     /// Takes a rule out of force (a contradiction): out of the canonicaliser, the re-keyed pages
     /// and the learner, and marked revoked in the store. The caller queues again what it skipped
     /// ([`Revoked`]) and then reports it with [`RuleBook::revoked`].
