@@ -244,7 +244,10 @@ pub fn scan_self(run: &[Entry], plan: &Plan, t: usize, out: &mut Vec<Candidate>)
     }
 }
 
-/// Every candidate pair with one entry in each of two sorted runs of table `t`.
+/// Every candidate pair with one entry in each of two sorted runs of table `t`. The shorter run
+/// is walked and each of its keys looked up in the longer one by galloping from where the last
+/// lookup ended: a run filtered by its receiver's key summary is about a tenth of the
+/// receiver's own, so most of the longer run is never read.
 pub fn scan_cross(
     left: &[Entry],
     right: &[Entry],
@@ -253,32 +256,50 @@ pub fn scan_cross(
     out: &mut Vec<Candidate>,
 ) {
     let key_bits = plan.tables()[t].key_bits;
+    let (short, long) = if left.len() <= right.len() {
+        (left, right)
+    } else {
+        (right, left)
+    };
     let (mut i, mut j) = (0, 0);
-    while i < left.len() && j < right.len() {
-        let (ki, kj) = (key(left[i].0, key_bits), key(right[j].0, key_bits));
-        if ki < kj {
-            i += 1;
-            continue;
-        }
-        if kj < ki {
-            j += 1;
-            continue;
-        }
-        let i_end = i + left[i..]
+    while i < short.len() && j < long.len() {
+        let k = key(short[i].0, key_bits);
+        let i_end = i + short[i..]
             .iter()
-            .take_while(|e| key(e.0, key_bits) == ki)
+            .take_while(|e| key(e.0, key_bits) == k)
             .count();
-        let j_end = j + right[j..]
+        j = first_key_at_least(long, j, k, key_bits);
+        let j_end = j + long[j..]
             .iter()
-            .take_while(|e| key(e.0, key_bits) == kj)
+            .take_while(|e| key(e.0, key_bits) == k)
             .count();
-        for &x in &left[i..i_end] {
-            for &y in &right[j..j_end] {
+        for &x in &short[i..i_end] {
+            for &y in &long[j..j_end] {
                 check(plan, t, x, y, out);
             }
         }
         i = i_end;
         j = j_end;
+    }
+}
+
+/// The first index at or after `from` of an entry of `run` (sorted) whose key is at least `k`:
+/// steps of 1, 2, 4, ... from `from`, then a binary search in the last step.
+fn first_key_at_least(run: &[Entry], from: usize, k: u64, key_bits: u32) -> usize {
+    let below = |i: usize| key(run[i].0, key_bits) < k;
+    if from >= run.len() || !below(from) {
+        return from;
+    }
+    // `below(last)` holds; the answer is in (last, next].
+    let (mut last, mut step) = (from, 1);
+    loop {
+        let next = from + step;
+        if next >= run.len() || !below(next) {
+            let end = next.min(run.len());
+            return last + 1 + run[last + 1..end].partition_point(|e| key(e.0, key_bits) < k);
+        }
+        last = next;
+        step *= 2;
     }
 }
 
@@ -374,6 +395,60 @@ mod tests {
             }
         }
         out
+    }
+
+    /// Every pair of a run of `a` with a run of `b` that shares a key, by comparing each with each.
+    fn cross_by_brute(a: &[Entry], b: &[Entry], plan: &Plan, t: usize) -> Vec<Candidate> {
+        let key_bits = plan.tables()[t].key_bits;
+        let mut out = Vec::new();
+        for &x in a {
+            for &y in b {
+                if key(x.0, key_bits) == key(y.0, key_bits) {
+                    check(plan, t, x, y, &mut out);
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn a_cross_scan_of_a_short_run_against_a_long_one_finds_every_pair_either_way() {
+        let fps = planted(6_000, 11);
+        let plan = batch_plan(3, fps.len() as u64).unwrap();
+        // A long run of most fingerprints and a short one of every 40th, keys shared with the long
+        // run's through the planted copies.
+        let long: Vec<(u64, u64)> = fps
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % 40 != 3)
+            .map(|(i, &fp)| (fp, i as u64))
+            .collect();
+        let short: Vec<(u64, u64)> = fps
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % 40 == 3)
+            .map(|(i, &fp)| (fp, i as u64))
+            .collect();
+        let mut found_any = false;
+        for (t, table) in plan.tables().iter().enumerate() {
+            let (l, s) = (sorted_run(&long, table), sorted_run(&short, table));
+            let want = cross_by_brute(&l, &s, &plan, t);
+            found_any |= !want.is_empty();
+            for (a, b) in [(&l, &s), (&s, &l)] {
+                let mut got = Vec::new();
+                scan_cross(a, b, &plan, t, &mut got);
+                got.sort();
+                assert_eq!(got, want, "table {t}");
+            }
+            for run in [&l, &s] {
+                let mut none = Vec::new();
+                scan_cross(run, &[], &plan, t, &mut none);
+                scan_cross(&[], run, &plan, t, &mut none);
+                assert!(none.is_empty());
+            }
+        }
+        assert!(found_any, "the planted copies give pairs to find");
     }
 
     #[test]
