@@ -48,6 +48,9 @@
 //! nothing, and two versions of the notes would otherwise share their one prose section. Whatever the candidate, a box of other stories inside it that no name gave away is
 //! cut: a container whose first text is a heading such as "Related stories", "You might also
 //! like", "More from" or "Don't miss", or the links after such a heading in the block's own flow.
+//! So are readers' comments that no name gave away: a heading such as "Comments" or "3 Responses
+//! to ..." followed by two or more bylines ("Posted by: Ann | March 26, 2007"), and what follows
+//! it in its container.
 //!
 //! Lengths are bytes of non-white-space text, which treats every script alike within one page.
 
@@ -500,11 +503,19 @@ const RELATED_HEADINGS: [&str; 21] = [
 /// A related-stories heading has at most this many words.
 const RELATED_HEADING_WORDS: usize = 6;
 
-/// `ranges` less the boxes of other stories inside them: a container whose first text is a
-/// heading that says so ("Related stories", "You might also like"), or, when the heading sits
-/// right in the chosen block, the rest of the block after it when that rest is mostly links. Such
-/// a box has no class name that says related (a `div` with a custom attribute, a heading styled
-/// by its position), or it would be noise already.
+/// `ranges` less the boxes of other stories inside them, and the readers' comments after them.
+///
+/// A box of other stories: a container whose first text is a heading that says so ("Related
+/// stories", "You might also like"), or, when the heading sits right in the chosen block, the
+/// rest of the block after it when that rest is mostly links. Such a box has no class name that
+/// says related (a `div` with a custom attribute, a heading styled by its position), or it would
+/// be noise already.
+///
+/// Comments: a heading that says so ("Comments", "14 Comments", "3 Responses to ...") followed by
+/// at least [`MIN_BYLINES`] readers' bylines ("Posted by: Ann | March 26, 2007 2:00 PM", "Ann
+/// says:") cuts its container when it opens one, else the rest of its container or of the
+/// chosen block. Movable Type and TypePad lay comments out as paragraphs right after the post's,
+/// named nothing. The bylines are what tells them from a manual's chapter called "Comments".
 fn cut_related(page: &Page<'_>, filter: &Filter, ranges: Ranges) -> Ranges {
     let mut cuts: Vec<(u32, u32)> = Vec::new();
     for &(start, end) in &ranges {
@@ -513,20 +524,40 @@ fn cut_related(page: &Page<'_>, filter: &Filter, ranges: Ranges) -> Ranges {
             if heading.start >= end {
                 break;
             }
-            if !heading.heading
-                || filter.is_noise_block(heading)
-                || cuts.last().is_some_and(|&(_, e)| heading.start < e)
-                || !says_related(page, heading)
-            {
+            if !heading.heading || cuts.last().is_some_and(|&(_, e)| heading.start < e) {
+                continue;
+            }
+            // A heading left out as noise may still head comments (`<h2 id="comments">`): its
+            // name takes out the heading, not the comments after it.
+            let noise = filter.is_noise_block(heading);
+            let related = !noise
+                && heading_text(page, heading, RELATED_HEADING_WORDS)
+                    .is_some_and(|t| says_related(&t));
+            let comments = !related
+                && heading_text(page, heading, COMMENT_HEADING_WORDS)
+                    .is_some_and(|t| says_comments(&t));
+            if !related && !comments {
                 continue;
             }
             let parent = heading.parent;
             let container = page.blocks.get(parent as usize).copied();
             let inside = container
                 .filter(|c| c.start >= start && c.end <= end && (c.start, c.end) != (start, end));
+            let opens = |c: &Block| weight_between(page, filter, c.start, heading.start) == 0;
+            if comments {
+                let cut = match inside {
+                    Some(c) if opens(&c) => (c.start, c.end),
+                    Some(c) => (heading.start, c.end),
+                    None => (heading.start, end),
+                };
+                if bylines(page, filter, heading.end, cut.1) >= MIN_BYLINES {
+                    cuts.push(cut);
+                }
+                continue;
+            }
             match inside {
                 // The heading opens its container: the whole container is the box.
-                Some(c) if weight_between(page, filter, c.start, heading.start) == 0 => {
+                Some(c) if opens(&c) => {
                     cuts.push((c.start, c.end));
                 }
                 Some(_) => {}
@@ -576,8 +607,13 @@ fn cut_related(page: &Page<'_>, filter: &Filter, ranges: Ranges) -> Ranges {
     out
 }
 
-/// Whether a heading's text starts with one of [`RELATED_HEADINGS`] and is short.
-fn says_related(page: &Page<'_>, heading: &Block) -> bool {
+/// A heading over comments has at most this many words (WordPress's "3 Responses to" and the
+/// post's title).
+const COMMENT_HEADING_WORDS: usize = 24;
+
+/// A short heading's words, lower-cased and joined by single spaces (`None`: empty, or longer
+/// than `max_words` words).
+fn heading_text(page: &Page<'_>, heading: &Block, max_words: usize) -> Option<String> {
     let runs = page
         .runs
         .get(heading.start as usize..heading.end as usize)
@@ -586,16 +622,120 @@ fn says_related(page: &Page<'_>, heading: &Block) -> bool {
     for run in runs {
         text.push(' ');
         text.push_str(run.text);
-        if text.len() > 120 {
-            return false;
+        if text.len() > 20 * max_words {
+            return None;
         }
     }
     let words: Vec<&str> = text.split_whitespace().collect();
-    if words.is_empty() || words.len() > RELATED_HEADING_WORDS {
-        return false;
+    if words.is_empty() || words.len() > max_words {
+        return None;
     }
-    let text = words.join(" ").to_lowercase();
+    Some(words.join(" ").to_lowercase())
+}
+
+/// Whether a heading's text starts with one of [`RELATED_HEADINGS`].
+fn says_related(text: &str) -> bool {
     RELATED_HEADINGS.iter().any(|h| text.starts_with(h))
+}
+
+/// Words a heading over readers' comments is made of, after an optional count ("14 comments",
+/// "one response to ...", "comments (3)").
+const COMMENT_HEADINGS: [&str; 9] = [
+    "comments",
+    "comment",
+    "responses",
+    "response",
+    "replies",
+    "reactions",
+    "reader comments",
+    "readers' comments",
+    "discussion",
+];
+/// Headings over a comment form, which comes before or after the comments.
+const COMMENT_FORM_HEADINGS: [&str; 5] = [
+    "leave a reply",
+    "leave a comment",
+    "post a comment",
+    "add a comment",
+    "join the discussion",
+];
+
+/// Whether a heading's text says readers' comments follow: an optional count (digits or a
+/// number word), one of [`COMMENT_HEADINGS`], then nothing, a count in brackets, a colon, or
+/// " to ..."/" on ..." (WordPress's "3 Responses to “Title”"); or a comment form's heading.
+fn says_comments(text: &str) -> bool {
+    if COMMENT_FORM_HEADINGS.iter().any(|h| text.starts_with(h)) {
+        return true;
+    }
+    const COUNTS: [&str; 10] = [
+        "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    ];
+    let mut rest = text;
+    if let Some((first, after)) = rest.split_once(' ')
+        && (first.bytes().all(|b| b.is_ascii_digit()) || COUNTS.contains(&first))
+    {
+        rest = after;
+    }
+    COMMENT_HEADINGS.iter().any(|h| {
+        rest.strip_prefix(h).is_some_and(|tail| {
+            let tail = tail.trim_start();
+            tail.is_empty()
+                || tail.starts_with('(')
+                || tail.starts_with(':')
+                || tail.starts_with("to ")
+                || tail.starts_with("on ")
+        })
+    })
+}
+
+/// A heading over comments must be followed by this many bylines for the comments to be cut.
+const MIN_BYLINES: usize = 2;
+/// A byline has at most this many words.
+const BYLINE_WORDS: usize = 25;
+
+/// How many text-level blocks in the runs `start..end` are readers' bylines: short, and starting
+/// with "Posted by", "Comment by", "Submitted by", "Written by" or "Reply by", or ending with
+/// "says:", "said:" or "wrote:" (WordPress's "Ann says:").
+fn bylines(page: &Page<'_>, filter: &Filter, start: u32, end: u32) -> usize {
+    const LEADS: [&str; 5] = [
+        "posted by",
+        "comment by",
+        "submitted by",
+        "written by",
+        "reply by",
+    ];
+    const ENDS: [&str; 3] = ["says:", "said:", "wrote:"];
+    let first = page.blocks.partition_point(|b| b.start < start);
+    let mut n = 0;
+    for block in &page.blocks[first..] {
+        if block.start >= end {
+            break;
+        }
+        if block.kind != BlockKind::Text || filter.is_noise_block(block) {
+            continue;
+        }
+        let mut text = String::new();
+        for run in page
+            .runs
+            .get(block.start as usize..block.end as usize)
+            .unwrap_or(&[])
+        {
+            text.push(' ');
+            text.push_str(run.text);
+            if text.len() > 300 {
+                break;
+            }
+        }
+        let words: Vec<&str> = text.split_whitespace().collect();
+        if words.is_empty() || words.len() > BYLINE_WORDS {
+            continue;
+        }
+        let line = words.join(" ").to_lowercase();
+        if LEADS.iter().any(|l| line.starts_with(l)) || ENDS.iter().any(|e| line.ends_with(e)) {
+            n += 1;
+        }
+    }
+    n
 }
 
 /// Bytes of text not under noise in force in the runs `start..end`.

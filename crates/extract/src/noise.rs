@@ -31,8 +31,8 @@
 //!
 //! - *Ancillary* tokens name things that are never the content, whatever they are combined with:
 //!   `ad`, `ads`, `advert`, `sponsor(ed)`, `promo`, `cookie(s)`, `consent`, `gdpr`, `share`,
-//!   `sharing`, `social`, `related`, `recommended`, `comment(s)`, `disqus`, `respond`,
-//!   `commentform`, `breadcrumb(s)`, `menu`, `nav`, `navbar`, `navigation`, `sidebar`,
+//!   `sharing`, `social`, `related`, `recommended`, `comment(s)` and one-word comment boxes
+//!   (`commentbody`, `commentlist`; not `commentary`), `disqus`, `respond`, `breadcrumb(s)`, `menu`, `nav`, `navbar`, `navigation`, `sidebar`,
 //!   `newsletter`, `subscribe`, `signup`, `login`, `popup`, `modal`, `overlay`, `widget(s)`,
 //!   `toolbar`, `pagination`, `pager`, `search`, `skip`, `outbrain`, `taboola`, the story's
 //!   metadata above, boxes of other stories (`popular`, `trending`, `teaser`, `relatedposts`,
@@ -178,7 +178,33 @@ fn token_bits(bytes: &[u8]) -> u8 {
     for (dst, src) in buf.iter_mut().zip(bytes) {
         *dst = src.to_ascii_lowercase();
     }
-    match &buf[..bytes.len()] {
+    let token = &buf[..bytes.len()];
+    // Comment boxes named in one word (`commentbody`, `commenttext`, `commentarea`), but not an
+    // article of commentary, its commentator, or guidelines on commenting.
+    const COMMENT_BOXES: [&[u8]; 16] = [
+        b"",
+        b"s",
+        b"body",
+        b"text",
+        b"list",
+        b"form",
+        b"area",
+        b"box",
+        b"wrap",
+        b"wrapper",
+        b"content",
+        b"section",
+        b"thread",
+        b"block",
+        b"container",
+        b"entry",
+    ];
+    if let Some(rest) = token.strip_prefix(b"comment")
+        && COMMENT_BOXES.contains(&rest)
+    {
+        return ANCILLARY | COMMENTS;
+    }
+    match token {
         b"ad" | b"ads" | b"adv" | b"advert" | b"adverts" | b"advertisement" | b"advertisements"
         | b"advertising" | b"adsense" | b"adsbygoogle" | b"adslot" | b"adunit" | b"adbox"
         | b"dfp" | b"sponsor" | b"sponsors" | b"sponsored" | b"promo" | b"promos" | b"promoted"
@@ -196,9 +222,7 @@ fn token_bits(bytes: &[u8]) -> u8 {
         b"postmetadata" | b"postmeta" | b"meta" | b"tags" | b"timestamp" | b"dateline" => {
             ANCILLARY | FIRM
         }
-        b"comment" | b"comments" | b"disqus" | b"respond" | b"commentform" | b"commentlist" => {
-            ANCILLARY | COMMENTS
-        }
+        b"disqus" | b"respond" => ANCILLARY | COMMENTS,
         b"header" | b"footer" | b"masthead" | b"topbar" | b"banner" => POSITIONAL,
         b"article" | b"post" | b"entry" | b"story" | b"hentry" => ARTICLE,
         b"content" | b"main" | b"body" => CONTENT,
@@ -268,6 +292,8 @@ mod tests {
             "pad",
             "badge",
             "commentary-text",
+            "commentator",
+            "commenting-guidelines",
             "",
         ] {
             assert!(!noise(kept), "{kept} should not be noise");
@@ -285,6 +311,9 @@ mod tests {
             "newsletter-box",
             "sr-only",
             "header-image",
+            "commentbody by-paul",
+            "commentlist",
+            "comment_text",
         ] {
             assert!(noise(dropped), "{dropped} should be noise");
         }

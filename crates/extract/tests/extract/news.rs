@@ -163,3 +163,119 @@ fn an_article_split_over_table_rows_is_kept_whole() {
     ));
     assert!(!d.main_text.contains("About us"));
 }
+
+/// Readers' comments (Movable Type, TypePad): a heading, then paragraphs each followed by a
+/// "Posted by: ... | date" line, all in the post's own container and named nothing. They
+/// outweigh a short post; the post is the main text, the comments and their heading are not.
+#[test]
+fn readers_comments_after_a_post_are_cut_by_their_heading_and_bylines() {
+    let comments: String = [
+        "What a useful write-up, thank you for taking the time to explain the vote and the costs.",
+        "I live on the eastern shore and the silt has been terrible for years, this is overdue.",
+        "Dumping on the marsh would have been a disaster for the birds, glad the board listened.",
+        "Six weeks seems optimistic to me given the weather we usually get in late October here.",
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, c)| {
+        format!(
+            "<a id=\"c{i}\"></a><p>{c} {c}</p>\
+             <p class=\"posted\">Posted by: <a href=\"/u{i}\">Reader {i}</a> | Mar 26, 2007 2:0{i}:18 PM</p>"
+        )
+    })
+    .collect();
+    for heading in [
+        "<h2><a id=\"comments\"></a>Comments</h2>",
+        "<h2 id=\"comments\">Comments</h2>",
+        "<h3>4 Comments</h3>",
+        "<h3>4 Responses to “Channel to be dredged”</h3>",
+    ] {
+        let html = format!(
+            "<html><body><div id=\"center\"><div class=\"content\">\
+             <h3>Channel to be dredged</h3>{}\
+             <p class=\"posted\">Posted by Ann on April 6, 2007</p>\
+             {heading}{comments}</div></div></body></html>",
+            story_paragraphs()
+        );
+        let d = doc(&html, "http://blog.example/dredging");
+        assert_story(&d.main_text);
+        for gone in [
+            "useful write-up",
+            "eastern shore",
+            "Reader 2",
+            "Comments",
+            "Responses",
+        ] {
+            assert!(
+                !d.main_text.contains(gone),
+                "{heading}: {gone:?} is main text: {:?}",
+                d.main_text
+            );
+        }
+    }
+}
+
+/// WordPress's "Ann says:" bylines count as well as "Posted by".
+#[test]
+fn comments_with_says_bylines_are_cut() {
+    let comments: String = (0..3)
+        .map(|i| {
+            format!(
+                "<p>Reader {i} says:</p><p>I walked the channel at dusk last week and it is \
+                 barely a metre deep in places, so this cannot come soon enough for us.</p>"
+            )
+        })
+        .collect();
+    let html = format!(
+        "<html><body><div class=\"wrap\"><h1>Channel to be dredged</h1>{}\
+         <h3>3 Responses</h3>{comments}</div></body></html>",
+        story_paragraphs()
+    );
+    let d = doc(&html, "http://blog.example/dredging");
+    assert_story(&d.main_text);
+    assert!(!d.main_text.contains("walked the channel"), "{:?}", d.main_text);
+}
+
+/// A manual's chapter called "Comments" (the Rust book's, with `id="comments"` on its heading)
+/// is no comment section: no reader's byline follows it, and nothing is cut.
+#[test]
+fn a_chapter_called_comments_is_kept() {
+    let html = "<html><body><nav><a href=\"/\">Contents</a></nav><main>\
+        <h1 id=\"comments\"><a class=\"header\" href=\"#comments\">Comments</a></h1>\
+        <p>All programmers strive to make their code easy to understand, but sometimes extra \
+        explanation is warranted. In these cases, programmers leave comments in their source \
+        code that the compiler will ignore but people reading the source code may find useful.</p>\
+        <p>Here is a simple comment, which starts with two slashes and continues until the end \
+        of the line.</p><pre><code>// hello, world</code></pre>\
+        <h2 id=\"doc-comments\">Doc comments</h2><p>Posted by the compiler: nothing at all, \
+        since comments are ignored.</p><p>Comments can also be placed at the end of lines \
+        containing code, which is the style you will see most often.</p></main></body></html>";
+    let d = doc(html, "http://book.example/ch03-04-comments.html");
+    for kept in ["All programmers strive", "simple comment", "end of lines"] {
+        assert!(
+            d.main_text.contains(kept),
+            "{kept:?} lost: {:?}",
+            d.main_text
+        );
+    }
+}
+
+/// A comment box named in one word (`commentbody`) is comments: a long comment does not
+/// outscore the post it answers.
+#[test]
+fn a_comment_box_named_in_one_word_is_not_the_post() {
+    let long_comment = "Engineering defence is not glamorous, but it is where the real work \
+        is done, and it always has been, whatever the conference talks say about attacks. "
+        .repeat(4);
+    let html = format!(
+        "<html><body><div class=\"main\"><h2>Channel to be dredged</h2>\
+         <p>{}</p><p>{}</p></div>\
+         <div class=\"commentbody by-paul\"><p>{long_comment}</p>\
+         <p class=\"posted\">Posted by: Paul at November 8, 2012 1:57 PM</p></div>\
+         </body></html>",
+        STORY[0], STORY[1]
+    );
+    let d = doc(&html, "http://blog.example/dredging");
+    assert!(d.main_text.contains(&STORY[0][..40]), "{:?}", d.main_text);
+    assert!(!d.main_text.contains("glamorous"), "{:?}", d.main_text);
+}
