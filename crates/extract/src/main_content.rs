@@ -560,34 +560,57 @@ fn cut_related(page: &Page<'_>, filter: &Filter, ranges: Ranges) -> Ranges {
                 Some(c) if opens(&c) => {
                     cuts.push((c.start, c.end));
                 }
-                Some(_) => {}
+                // Something comes before it in its container (share buttons, a hidden "skip"
+                // link): the rest of the container, if it links.
+                Some(c) => {
+                    if links_mostly(page, filter, heading.end, c.end) {
+                        cuts.push((heading.start, c.end));
+                    }
+                }
                 // The heading is a child of the chosen block itself: the rest, if it links.
                 None => {
-                    let (mut text, mut link) = (0u64, 0u64);
-                    for run in page
-                        .runs
-                        .get(heading.end as usize..end as usize)
-                        .unwrap_or(&[])
-                    {
-                        if filter.is_noise_run(run) {
-                            continue;
-                        }
-                        if run.link {
-                            link += u64::from(run.weight);
-                        } else {
-                            text += u64::from(run.weight);
-                        }
-                    }
-                    if link > 0 && link >= text {
+                    if links_mostly(page, filter, heading.end, end) {
                         cuts.push((heading.start, end));
                     }
                 }
             }
         }
+        // A paragraph that starts with a label saying so ("<strong>Related Posts:</strong>")
+        // and goes on with links is a box of other stories too.
+        for block in &page.blocks[first..] {
+            if block.start >= end {
+                break;
+            }
+            if block.kind != BlockKind::Text || block.heading || filter.is_noise_block(block) {
+                continue;
+            }
+            let runs = page
+                .runs
+                .get(block.start as usize..block.end as usize)
+                .unwrap_or(&[]);
+            let Some(label) = runs
+                .iter()
+                .position(|r| r.weight > 0 && !filter.is_noise_run(r))
+            else {
+                continue;
+            };
+            let run = &runs[label];
+            let words: Vec<&str> = run.text.split_whitespace().collect();
+            if run.link || words.is_empty() || words.len() > RELATED_HEADING_WORDS {
+                continue;
+            }
+            let text = words.join(" ").to_lowercase();
+            let label_end = block.start + label as u32 + 1;
+            if says_related(&text) && links_mostly(page, filter, label_end, block.end) {
+                cuts.push((block.start, block.end));
+            }
+        }
     }
+    cuts.extend(nav_lines(page, filter, &ranges));
     if cuts.is_empty() {
         return ranges;
     }
+    cuts.sort_unstable();
     let mut out = Vec::with_capacity(ranges.len() + cuts.len());
     for (start, end) in ranges {
         let mut at = start;
@@ -610,6 +633,53 @@ fn cut_related(page: &Page<'_>, filter: &Filter, ranges: Ranges) -> Ranges {
 /// A heading over comments has at most this many words (WordPress's "3 Responses to" and the
 /// post's title).
 const COMMENT_HEADING_WORDS: usize = 24;
+
+/// Arrows that point to the previous or the next post.
+const NAV_ARROWS: [char; 8] = ['«', '»', '‹', '›', '←', '→', '⟵', '⟶'];
+/// A line of links to the previous and next posts has at most this many words.
+const NAV_LINE_WORDS: usize = 40;
+
+/// The text-level blocks in `ranges` that are a blog's line of links to the previous and next
+/// posts ("« Older post | Main | Newer post »"): two or more links, nothing else but separators,
+/// and an arrow. Movable Type, TypePad and WordPress themes put it above or below the post,
+/// inside the post's container and named nothing.
+fn nav_lines(page: &Page<'_>, filter: &Filter, ranges: &Ranges) -> Vec<(u32, u32)> {
+    let mut lines = Vec::new();
+    for &(start, end) in ranges {
+        let first = page.blocks.partition_point(|b| b.start < start);
+        for block in &page.blocks[first..] {
+            if block.start >= end {
+                break;
+            }
+            if block.kind != BlockKind::Text || block.heading || filter.is_noise_block(block) {
+                continue;
+            }
+            let runs = page
+                .runs
+                .get(block.start as usize..block.end as usize)
+                .unwrap_or(&[]);
+            let (mut links, mut words, mut arrow, mut in_link) = (0, 0, false, false);
+            let mut other_text = false;
+            for run in runs.iter().filter(|r| !filter.is_noise_run(r)) {
+                if run.link && !in_link {
+                    links += 1;
+                }
+                in_link = run.link;
+                words += run.text.split_whitespace().count();
+                arrow |= run.text.contains(NAV_ARROWS);
+                if !run.link {
+                    other_text |= run.text.chars().any(|c| {
+                        !c.is_whitespace() && !NAV_ARROWS.contains(&c) && !"|·•/-–—:".contains(c)
+                    });
+                }
+            }
+            if links >= 2 && arrow && !other_text && words <= NAV_LINE_WORDS {
+                lines.push((block.start, block.end));
+            }
+        }
+    }
+    lines
+}
 
 /// A short heading's words, lower-cased and joined by single spaces (`None`: empty, or longer
 /// than `max_words` words).
@@ -736,6 +806,22 @@ fn bylines(page: &Page<'_>, filter: &Filter, start: u32, end: u32) -> usize {
         }
     }
     n
+}
+
+/// Whether the runs `start..end` not under noise have link text, at least as much as other text.
+fn links_mostly(page: &Page<'_>, filter: &Filter, start: u32, end: u32) -> bool {
+    let (mut text, mut link) = (0u64, 0u64);
+    for run in page.runs.get(start as usize..end as usize).unwrap_or(&[]) {
+        if filter.is_noise_run(run) {
+            continue;
+        }
+        if run.link {
+            link += u64::from(run.weight);
+        } else {
+            text += u64::from(run.weight);
+        }
+    }
+    link > 0 && link >= text
 }
 
 /// Bytes of text not under noise in force in the runs `start..end`.

@@ -233,7 +233,11 @@ fn comments_with_says_bylines_are_cut() {
     );
     let d = doc(&html, "http://blog.example/dredging");
     assert_story(&d.main_text);
-    assert!(!d.main_text.contains("walked the channel"), "{:?}", d.main_text);
+    assert!(
+        !d.main_text.contains("walked the channel"),
+        "{:?}",
+        d.main_text
+    );
 }
 
 /// A manual's chapter called "Comments" (the Rust book's, with `id="comments"` on its heading)
@@ -278,4 +282,49 @@ fn a_comment_box_named_in_one_word_is_not_the_post() {
     let d = doc(&html, "http://blog.example/dredging");
     assert!(d.main_text.contains(&STORY[0][..40]), "{:?}", d.main_text);
     assert!(!d.main_text.contains("glamorous"), "{:?}", d.main_text);
+}
+
+/// A blog's line of links to the previous and next posts, inside the post's container and
+/// named nothing, is no part of the post; a sentence with an arrow in it and a link is.
+#[test]
+fn a_line_of_links_to_the_previous_and_next_posts_is_cut() {
+    let html = format!(
+        "<html><body><div class=\"content\">\
+         <p align=\"right\"><a href=\"/older\">&laquo; Harbour fees to rise</a> | \
+         <a href=\"/\">Main</a> | <a href=\"/newer\">Ferry timetable for winter &raquo;</a></p>\
+         <h3>Channel to be dredged</h3>{}\
+         <p>Tides on the eastern channel run north → south at the ebb, as the \
+         <a href=\"/chart\">chart</a> shows, and <a href=\"/tides\">the tables</a> give the times.</p>\
+         </div></body></html>",
+        story_paragraphs()
+    );
+    let d = doc(&html, "http://blog.example/dredging");
+    assert_story(&d.main_text);
+    assert!(!d.main_text.contains("Harbour fees"), "{:?}", d.main_text);
+    assert!(d.main_text.contains("run north"), "{:?}", d.main_text);
+}
+
+/// Boxes of other stories the names do not give away, in two more shapes: a heading after the
+/// share buttons in the post's container, and a paragraph led by a bold "Related Posts:" label.
+#[test]
+fn related_boxes_after_share_buttons_or_under_a_label_are_cut() {
+    let links = "<a href=\"/a\">Fishing cooperative elects a new chair after a close vote</a><br>\
+                 <a href=\"/b\">Salt marsh birds return in record numbers this spring</a>";
+    for boxed in [
+        format!("<div><a href=\"/share\">Tweet</a><h3>Related posts:</h3><div>{links}</div></div>"),
+        format!("<p><strong>Related Posts:</strong><br>{links}</p>"),
+    ] {
+        let html = format!(
+            "<html><body><div class=\"post\"><h1>Channel to be dredged</h1>{}{boxed}</div>\
+             </body></html>",
+            story_paragraphs()
+        );
+        let d = doc(&html, "http://news.example/d");
+        assert_story(&d.main_text);
+        assert!(
+            !d.main_text.contains("Fishing cooperative"),
+            "{boxed}: {:?}",
+            d.main_text
+        );
+    }
 }
