@@ -50,6 +50,7 @@ pub fn run(args: Args) -> Result<()> {
                 rule: reason
                     .before_fetch()
                     .then(|| format!("mirror {host} -> origin.example")),
+                rule_id: reason.before_fetch().then_some(1),
                 host,
                 depth: (i % 5) as u32,
                 referrer: None,

@@ -45,6 +45,7 @@ fn valid_records(s: &str, n: u64) -> Vec<Vec<u8>> {
         distance: Some(2),
         jaccard: Some(0.5),
         rule: None,
+        rule_id: None,
         host: "h".into(),
         depth: 1,
         referrer: Some(s.to_string()),
@@ -60,6 +61,7 @@ fn valid_records(s: &str, n: u64) -> Vec<Vec<u8>> {
         referrer: None,
     };
     let rule = RuleRecord {
+        id: 1,
         rule: Rule::Mirror(MirrorRule {
             from: s.to_string(),
             to: "a".into(),

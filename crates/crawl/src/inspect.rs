@@ -624,12 +624,27 @@ impl Inspector {
             .count() as u64)
     }
 
-    /// The learned rules, active and revoked, in the order of their names.
+    /// The learned rules' records, active and revoked, in the order of their names (a rule
+    /// revoked and learned again has a record for each time, in the order of their ids). A store
+    /// written before rules had ids has them numbered here in the order they were learned, as a
+    /// crawl will number them when it opens the store.
     pub fn rules(&self) -> Result<Vec<RuleRecord>, CrawlError> {
-        let tree = self.store.tree::<String, RuleRecord>(layout::RULES_TREE)?;
-        tree.iter()
+        let tree = self
+            .store
+            .tree::<u32, RuleRecord>(layout::RULES_BY_ID_TREE)?;
+        let mut records = tree
+            .iter()
             .map(|item| item.map(|(_, r)| r).map_err(CrawlError::from))
-            .collect()
+            .collect::<Result<Vec<_>, _>>()?;
+        let old = self.store.tree::<String, RuleRecord>(layout::RULES_TREE)?;
+        let mut next = records.iter().map(|r| r.id).max().unwrap_or(0);
+        for mut record in crate::rules::book::old_records(&old)? {
+            next += 1;
+            record.id = next;
+            records.push(record);
+        }
+        records.sort_by_cached_key(|r| (r.rule.to_string(), r.id));
+        Ok(records)
     }
 
     /// The learned rules in force, as the crawl's canonicaliser applies them (saved at its last
@@ -740,6 +755,7 @@ mod tests {
             distance,
             jaccard: distance.map(|_| 0.9),
             rule: None,
+            rule_id: None,
             host: host.into(),
             depth: 2,
             referrer: None,
@@ -813,6 +829,7 @@ mod tests {
             ),
             SkipRecord {
                 rule: Some("mirror 127.0.0.1:8083 -> 127.0.0.1:8080".into()),
+                rule_id: None,
                 original: None,
                 ..skip(
                     "http://127.0.0.1:8083/3",
@@ -842,7 +859,7 @@ mod tests {
         c.set(Counter::ExcludedRobots.name(), 5).unwrap();
         c.set(Counter::AdmittedSeen.name(), 9).unwrap();
         let rules = store
-            .tree::<String, RuleRecord>(layout::RULES_TREE)
+            .tree::<u32, RuleRecord>(layout::RULES_BY_ID_TREE)
             .unwrap();
         for (rule, active) in [
             (
@@ -860,7 +877,9 @@ mod tests {
                 false,
             ),
         ] {
+            let id = if active { 1 } else { 2 };
             let record = RuleRecord {
+                id,
                 rule: rule.clone(),
                 evidence: Evidence {
                     agree: 6,
@@ -874,7 +893,7 @@ mod tests {
                     "http://127.0.0.1:8080/3".into(),
                 )),
             };
-            rules.insert(&rule.to_string(), &record).unwrap();
+            rules.insert(&id, &record).unwrap();
         }
         store.flush().unwrap();
     }

@@ -19,7 +19,14 @@ pub const VARIANTS_SET: &str = "variant_spellings";
 /// Where stores before 2026-11-27 kept [`VARIANTS_SET`]: `Tree<u128, ()>`, moved into the set when
 /// such a store is opened.
 pub const VARIANTS_TREE: &str = "variants";
-/// Learned rules with their evidence: `Tree<String (the rule in words), RuleRecord>`.
+/// Learned rules with their evidence, by id: `Tree<u32 (the rule's id), RuleRecord>`. A rule
+/// gets the next id when it is learned, and keeps it: a rule revoked and learned again is a new
+/// record under a new id, and a skip names the id of the rule that made it
+/// ([`SkipRecord::rule_id`](crate::SkipRecord::rule_id)).
+pub const RULES_BY_ID_TREE: &str = "rules_by_id";
+/// Where stores before 2026-11-29 kept the rules: `Tree<String (the rule in words),
+/// RuleRecord>`, one record per rule. A crawl that opens such a store moves them to
+/// [`RULES_BY_ID_TREE`], ids in the order they were learned; a reader reads them as they are.
 pub const RULES_TREE: &str = "rules";
 /// Crawl settings and state that must survive a restart: `Tree<String, Vec<u8>>`.
 pub const CRAWL_META_TREE: &str = "crawl";
@@ -107,6 +114,8 @@ pub mod counters {
 /// A learned rule as stored: what it is, its evidence, and whether it is still in force.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RuleRecord {
+    /// Its id in the store (0 in a record read from a store before rules had ids).
+    pub id: u32,
     /// The rule.
     pub rule: Rule,
     /// Its evidence when last updated.
@@ -124,9 +133,10 @@ pub struct RuleRecord {
 /// A rule record: this version; the kind (0 mirror, 1 alias, 2 parameter, 3 host option,
 /// 4 canonical); its two strings (from and to; authority and parameter; authority and option), or
 /// three for a canonical rule (authority, source template, target template); the evidence
-/// (agree, disagree); active; learned at; skipped; and an optional example pair. A record of an
-/// older kind reads the same as before kind 4 existed.
-const RULE_VERSION: u8 = 1;
+/// (agree, disagree); active; learned at; skipped; an optional example pair; and from version 2
+/// the id (0 in a version 1 record). A record of an older kind reads the same as before kind 4
+/// existed.
+const RULE_VERSION: u8 = 2;
 
 impl Codec for RuleRecord {
     fn encode_into(&self, out: &mut Vec<u8>) {
@@ -145,12 +155,13 @@ impl Codec for RuleRecord {
             write_element(x, out);
             write_element(y, out);
         }
+        write_element(&self.id, out);
     }
 
     fn decode(bytes: &[u8]) -> Result<Self, CodecError> {
         let mut r = Reader::new::<Self>(bytes);
         let version: u8 = r.element()?;
-        if version != RULE_VERSION {
+        if !(1..=RULE_VERSION).contains(&version) {
             return Err(CodecError::invalid::<Self>(format!(
                 "unknown rule version {version}"
             )));
@@ -179,8 +190,10 @@ impl Codec for RuleRecord {
         } else {
             None
         };
+        let id = if version >= 2 { r.element()? } else { 0 };
         r.finish()?;
         Ok(RuleRecord {
+            id,
             rule,
             evidence,
             active,
@@ -222,6 +235,7 @@ mod tests {
             }),
         ] {
             let record = RuleRecord {
+                id: 9,
                 rule,
                 evidence: Evidence {
                     agree: 7,
@@ -234,5 +248,39 @@ mod tests {
             };
             assert_eq!(RuleRecord::decode(&record.encode()).unwrap(), record);
         }
+    }
+
+    #[test]
+    fn a_rule_record_written_before_ids_reads_with_id_zero() {
+        let record = RuleRecord {
+            id: 5,
+            rule: Rule::Mirror(MirrorRule {
+                from: "a:1".into(),
+                to: "b:2".into(),
+            }),
+            evidence: Evidence {
+                agree: 5,
+                disagree: 0,
+            },
+            active: true,
+            learned_ms: 7,
+            skipped: 2,
+            example: None,
+        };
+        // Version 1: the same fields without the id at the end.
+        let bytes = record.encode();
+        let mut v1 = vec![1u8];
+        v1.extend_from_slice(&bytes[1..bytes.len() - id_len(5)]);
+        assert_eq!(
+            RuleRecord::decode(&v1).unwrap(),
+            RuleRecord { id: 0, ..record }
+        );
+    }
+
+    /// Bytes `id` takes in a record.
+    fn id_len(id: u32) -> usize {
+        let mut out = Vec::new();
+        write_element(&id, &mut out);
+        out.len()
     }
 }

@@ -112,6 +112,9 @@ pub struct SkipRecord {
     pub jaccard: Option<f32>,
     /// The rule that applied (a mirror or parameter rule, a redirect hop), in words.
     pub rule: Option<String>,
+    /// The id of the learned rule that applied ([`crate::layout::RULES_BY_ID_TREE`]): `None` for
+    /// a skip no learned rule made, and in records written before rules had ids.
+    pub rule_id: Option<u32>,
     /// The host (with port) of `url`.
     pub host: String,
     /// Link depth from the seeds.
@@ -138,7 +141,10 @@ impl SkipRecord {
             parts.push(format!("Jaccard {j:.2}"));
         }
         if let Some(rule) = &self.rule {
-            parts.push(rule.clone());
+            parts.push(match self.rule_id {
+                Some(id) => format!("{rule} (rule {id})"),
+                None => rule.clone(),
+            });
         }
         if parts.is_empty() {
             "-".into()
@@ -148,8 +154,9 @@ impl SkipRecord {
     }
 }
 
-/// Version of the record encoding, written first. Version 2 appends the evidence.
-const RECORD_VERSION: u8 = 2;
+/// Version of the record encoding, written first. Version 2 appends the evidence, version 3 the
+/// learned rule's id.
+const RECORD_VERSION: u8 = 3;
 
 fn write_opt<T: Codec>(value: &Option<T>, out: &mut Vec<u8>) {
     write_element(&value.is_some(), out);
@@ -180,6 +187,7 @@ impl Codec for SkipRecord {
         write_element(&self.depth, out);
         write_opt(&self.referrer, out);
         write_opt(&self.evidence, out);
+        write_opt(&self.rule_id, out);
     }
 
     fn decode(bytes: &[u8]) -> Result<Self, CodecError> {
@@ -207,6 +215,11 @@ impl Codec for SkipRecord {
         } else {
             None
         };
+        let rule_id = if version >= 3 {
+            read_opt::<u32>(&mut r)?
+        } else {
+            None
+        };
         r.finish()?;
         Ok(SkipRecord {
             time_ms,
@@ -220,6 +233,7 @@ impl Codec for SkipRecord {
             depth,
             referrer,
             evidence,
+            rule_id,
         })
     }
 }
@@ -258,6 +272,7 @@ mod tests {
                 same_title: true,
                 ..TextEvidence::default()
             }),
+            rule_id: None,
         };
         assert_eq!(SkipRecord::decode(&full.encode()).unwrap(), full);
         let sparse = SkipRecord {
@@ -267,10 +282,24 @@ mod tests {
             referrer: None,
             evidence: None,
             rule: Some("mirror 127.0.0.1:8082/ -> 127.0.0.1:8080/".into()),
+            rule_id: Some(3),
             reason: SkipReason::Mirror,
             ..full
         };
         assert_eq!(SkipRecord::decode(&sparse.encode()).unwrap(), sparse);
+        // A version 2 record (before rule ids): the same without the id, read as `None`.
+        let bytes = sparse.encode();
+        let mut id = Vec::new();
+        write_opt(&Some(3u32), &mut id);
+        let mut v2 = vec![2u8];
+        v2.extend_from_slice(&bytes[1..bytes.len() - id.len()]);
+        assert_eq!(
+            SkipRecord::decode(&v2).unwrap(),
+            SkipRecord {
+                rule_id: None,
+                ..sparse.clone()
+            }
+        );
         let mut bad = sparse.encode();
         bad[0] = 9;
         assert!(SkipRecord::decode(&bad).is_err());

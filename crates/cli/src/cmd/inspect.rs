@@ -23,9 +23,9 @@ use std::process::ExitCode;
 const URL_WIDTH: usize = 56;
 
 /// The columns of `simcrawl skipped --format csv`, in order; the JSON lines carry the same fields.
-const SKIP_COLUMNS: [&str; 11] = [
-    "url", "reason", "original", "distance", "jaccard", "rule", "host", "depth", "referrer",
-    "time", "evidence",
+const SKIP_COLUMNS: [&str; 12] = [
+    "url", "reason", "original", "distance", "jaccard", "rule", "rule_id", "host", "depth",
+    "referrer", "time", "evidence",
 ];
 
 /// Opens a crawl's store to read it; a store that could only be read through a temporary copy
@@ -307,9 +307,9 @@ pub fn mirrors(args: StoreArgs) -> Result<ExitCode> {
         }
         let rows: Vec<Vec<String>> = rules.iter().map(rule_row).collect();
         let lines = table(
-            &["KIND", "RULE", "EVIDENCE", "STATE", "SKIPPED"],
+            &["ID", "KIND", "RULE", "EVIDENCE", "STATE", "SKIPPED"],
             &rows,
-            &[false, false, false, false, true],
+            &[true, false, false, false, false, true],
         );
         writeln!(out, "{}", lines[0])?;
         for (line, record) in lines[1..].iter().zip(&rules) {
@@ -715,6 +715,7 @@ fn skip_json(r: &SkipRecord) -> Value {
         "distance": r.distance,
         "jaccard": r.jaccard.map(round3),
         "rule": r.rule,
+        "rule_id": r.rule_id,
         "host": r.host,
         "depth": r.depth,
         "referrer": r.referrer,
@@ -744,7 +745,7 @@ fn evidence_json(e: &simcrawl_crawl::evidence::TextEvidence) -> Value {
 }
 
 /// A skip record as CSV fields, in [`SKIP_COLUMNS`] order; absent values are empty.
-fn skip_fields(r: &SkipRecord) -> [String; 11] {
+fn skip_fields(r: &SkipRecord) -> [String; 12] {
     let opt = |s: &Option<String>| s.clone().unwrap_or_default();
     [
         r.url.clone(),
@@ -753,6 +754,7 @@ fn skip_fields(r: &SkipRecord) -> [String; 11] {
         r.distance.map(|d| d.to_string()).unwrap_or_default(),
         r.jaccard.map(|j| format!("{j:.3}")).unwrap_or_default(),
         opt(&r.rule),
+        r.rule_id.map(|id| id.to_string()).unwrap_or_default(),
         r.host.clone(),
         r.depth.to_string(),
         opt(&r.referrer),
@@ -789,6 +791,7 @@ fn skip_row(r: &SkipRecord) -> Vec<String> {
 fn rule_row(r: &RuleRecord) -> Vec<String> {
     let (kind, rule) = (r.rule.kind().name(), r.rule.kind().summary());
     vec![
+        r.id.to_string(),
         kind.to_string(),
         cell(&rule, 80),
         format!(
@@ -948,7 +951,7 @@ mod tests {
         assert_eq!(csv_field("two\nlines"), "\"two\nlines\"");
         assert_eq!(csv_field(""), "");
         assert_eq!(csv_line(["a", "b,c", ""]), "a,\"b,c\",");
-        assert_eq!(csv_line(SKIP_COLUMNS).split(',').count(), 11);
+        assert_eq!(csv_line(SKIP_COLUMNS).split(',').count(), 12);
     }
 
     fn record() -> SkipRecord {
@@ -960,6 +963,7 @@ mod tests {
             distance: Some(2),
             jaccard: Some(0.91),
             rule: None,
+            rule_id: None,
             host: "127.0.0.1:8081".into(),
             depth: 3,
             referrer: None,
@@ -983,7 +987,7 @@ mod tests {
         assert_eq!(
             csv_line(skip_fields(&r)),
             "\"http://127.0.0.1:8081/a.html?x=1,2\",near-duplicate,http://127.0.0.1:8080/a.html,2,\
-             0.910,,127.0.0.1:8081,3,,2026-09-21T14:13:20Z,"
+             0.910,,,127.0.0.1:8081,3,,2026-09-21T14:13:20Z,"
         );
         assert_eq!(evidence(&r), "distance 2, Jaccard 0.91");
         let mirror = SkipRecord {
@@ -991,6 +995,7 @@ mod tests {
             jaccard: None,
             original: None,
             rule: Some("mirror b -> a".into()),
+            rule_id: None,
             ..r
         };
         assert_eq!(evidence(&mirror), "mirror b -> a");

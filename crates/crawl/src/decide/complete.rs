@@ -155,6 +155,7 @@ impl Core {
             distance: None,
             jaccard: None,
             rule: Some(format!("redirects to {to}")),
+            rule_id: None,
             host: crate::learn::authority(&lease.url),
             depth: lease.depth,
             referrer: lease.referrer.clone(),

@@ -48,7 +48,7 @@ impl Core {
         // waits for it.
         let verifiable = self.pages.by_key(key_hash)?.is_some();
         let mut deferred = None;
-        let (rule_text, reason) = match rule {
+        let (rule_text, rule_id, reason) = match rule {
             Some((rule, reason)) => {
                 if self.book.should_verify(&rule) {
                     if verifiable {
@@ -69,13 +69,14 @@ impl Core {
                     }
                 }
                 self.book.count_skip(&rule);
-                (rule.to_string(), reason)
+                (rule.to_string(), self.book.id_of(&rule), reason)
             }
-            None => ("a learned rule".to_string(), SkipReason::LearnedRule),
+            None => ("a learned rule".to_string(), None, SkipReason::LearnedRule),
         };
         let mut record = rule_skip(
             url,
             rule_text,
+            rule_id,
             reason,
             original,
             lease.depth,

@@ -211,6 +211,7 @@ impl Core {
             let record = rule_skip(
                 &url,
                 rule.to_string(),
+                self.book.id_of(&rule),
                 reason,
                 original,
                 depth,
@@ -236,6 +237,7 @@ impl Core {
             distance: None,
             jaccard: None,
             rule: None,
+            rule_id: None,
             host: crate::learn::authority(&url),
             depth,
             referrer: referrer_owned,

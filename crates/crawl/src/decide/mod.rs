@@ -453,11 +453,13 @@ impl Core {
     }
 }
 
-/// The skip record of a URL skipped before fetching because a learned rule maps it to `original`.
+/// The skip record of a URL skipped before fetching because a learned rule (`rule`, id `rule_id`)
+/// maps it to `original`.
 #[allow(clippy::too_many_arguments)]
 fn rule_skip(
     url: &Url,
     rule: String,
+    rule_id: Option<u32>,
     reason: SkipReason,
     original: String,
     depth: u32,
@@ -472,6 +474,7 @@ fn rule_skip(
         distance: None,
         jaccard: None,
         rule: Some(rule),
+        rule_id,
         host: crate::learn::authority(url),
         depth,
         referrer,

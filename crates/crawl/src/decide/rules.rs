@@ -104,6 +104,7 @@ impl Core {
         let mut queued: u64 = 0;
         for rule in rules {
             let name = rule.to_string();
+            let id = self.book.id_of(&rule).unwrap_or(0);
             let Some(low) = self.first_skip_since(self.book.learned_ms(&rule)?)? else {
                 break;
             };
@@ -111,7 +112,7 @@ impl Core {
             let mut skipped = Vec::new();
             for entry in self.skips.iter_from(low) {
                 let (log_id, record) = entry?;
-                if record.rule.as_deref() == Some(name.as_str())
+                if made_by(&record, id, &name)
                     && matches!(record.reason, SkipReason::Mirror | SkipReason::LearnedRule)
                 {
                     skipped.push((log_id, record));
@@ -173,30 +174,30 @@ impl Core {
     }
 
     fn requeue(&mut self, revoked: &Revoked) -> Result<(), CrawlError> {
-        let requeued = self.requeue_skipped_by(&revoked.rule, revoked.learned_ms)?;
+        let requeued = self.requeue_skipped_by(revoked)?;
         self.book.revoked(revoked, requeued);
         Ok(())
     }
 
-    /// Offers the frontier again every URL that the rule named `name`, learned at `learned_ms`,
-    /// made the crawl skip before fetching: with the rule gone they are URLs of their own, and
-    /// would otherwise never be fetched. Returns how many were queued (a URL another link has
-    /// queued since, under its own key, counts as seen, not queued).
+    /// Offers the frontier again every URL that the revoked rule (by its id) made the crawl skip
+    /// before fetching: with the rule gone they are URLs of their own, and would otherwise never
+    /// be fetched. The log is read from when the rule was learned. Returns how many were queued
+    /// (a URL another link has queued since, under its own key, counts as seen, not queued).
     ///
     /// A whole-host rule (a mirror, an alias) also held back the links of the copies fetched on
     /// its hosts while it was in force (see `Core::duplicate`): those copies are queued again
     /// too, so that their links are followed now.
-    fn requeue_skipped_by(&mut self, rule: &Rule, learned_ms: u64) -> Result<u64, CrawlError> {
+    fn requeue_skipped_by(&mut self, revoked: &Revoked) -> Result<u64, CrawlError> {
+        let rule = &revoked.rule;
         let name = rule.to_string();
-        let name = name.as_str();
-        let Some(low) = self.first_skip_since(learned_ms)? else {
+        let Some(low) = self.first_skip_since(revoked.learned_ms)? else {
             return Ok(0);
         };
         let canon = std::sync::Arc::clone(self.book.canon());
         let mut requeued: u64 = 0;
         for entry in self.skips.iter_from(low) {
             let (log_id, record) = entry?;
-            let by_rule = record.rule.as_deref() == Some(name)
+            let by_rule = made_by(&record, revoked.id, &name)
                 && matches!(record.reason, SkipReason::Mirror | SkipReason::LearnedRule);
             let links_held = rule.kind().skips_hosts()
                 && matches!(
@@ -253,5 +254,14 @@ impl Core {
             }
         }
         Ok(admission.is_queued())
+    }
+}
+
+/// Whether skip `record` was made by the rule with id `id` (named `name`): by its id, or, in a
+/// record written before rules had ids, by its name.
+fn made_by(record: &crate::SkipRecord, id: u32, name: &str) -> bool {
+    match record.rule_id {
+        Some(rule_id) => rule_id == id,
+        None => record.rule.as_deref() == Some(name),
     }
 }

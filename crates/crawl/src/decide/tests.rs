@@ -499,6 +499,8 @@ fn a_mirror_rule_is_learned_from_copies_and_skips_the_rest_of_the_host_unfetched
     for skip in sim.skips() {
         if skip.reason == SkipReason::Mirror {
             assert_eq!(skip.rule.as_deref(), Some("mirror m.test -> o.test"));
+            // The rule's id, as its record in the store has it.
+            assert_eq!(skip.rule_id, Some(1));
             assert_eq!(
                 skip.original
                     .as_deref()

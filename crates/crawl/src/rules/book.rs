@@ -42,12 +42,14 @@ pub struct Deferred {
     pub log_id: Option<u64>,
 }
 
-/// A rule taken out of force: its name, and when it had been learned (the skip log entries it
-/// may have written start then).
+/// A rule taken out of force: its name, its id, and when it had been learned (the skip log
+/// entries it may have written start then).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Revoked {
     /// The rule.
     pub rule: Rule,
+    /// Its id ([`layout::RULES_BY_ID_TREE`]; 0 if it has no record).
+    pub id: u32,
     /// When it was learned, in Unix milliseconds (0 if unknown).
     pub learned_ms: u64,
 }
@@ -76,7 +78,12 @@ pub struct RuleBook {
     deferred: HashMap<u128, Deferred>,
     /// Skips per rule not yet added to its record (see [`RuleBook::count_skip`]).
     skips: HashMap<Rule, u64>,
-    records: Tree<String, RuleRecord>,
+    /// The rule records by id ([`layout::RULES_BY_ID_TREE`]).
+    records: Tree<u32, RuleRecord>,
+    /// Each rule's latest record: the one in force, or the last revoked.
+    ids: HashMap<Rule, u32>,
+    /// The id the next rule learned gets.
+    next_id: u32,
     counters: Counters,
     /// Whether this store counts the rules learned and revoked (in a sharded crawl every process
     /// learns every rule, and process 0 counts them, so that the stores' counts add up).
@@ -99,17 +106,22 @@ impl RuleBook {
         learn: LearnConfig,
     ) -> Result<RuleBook, CrawlError> {
         let meta: Tree<String, Vec<u8>> = store.tree(layout::CRAWL_META_TREE)?;
-        let records: Tree<String, RuleRecord> = store.tree(layout::RULES_TREE)?;
+        let records = open_records(store)?;
         let mut rules = LearnedRules::new();
         if let Some(bytes) = meta.get(&layout::LEARNED_RULES_KEY.to_string())? {
             rules = LearnedRules::from_bytes(&bytes)?;
         }
         let mut learner = Learner::new(learn);
+        let mut ids = HashMap::new();
+        let mut next_id = 1;
+        // In id order: a rule learned again after a revocation is its later record.
         for item in records.iter() {
-            let (_, record) = item?;
+            let (id, record) = item?;
+            next_id = next_id.max(id.saturating_add(1));
             if record.active {
                 learner.activate(record.rule.clone(), record.evidence);
             }
+            ids.insert(record.rule, id);
         }
         let option_canons = HostOption::ALL
             .iter()
@@ -131,6 +143,8 @@ impl RuleBook {
             deferred: HashMap::new(),
             skips: HashMap::new(),
             records,
+            ids,
+            next_id,
             counters: store.counters(),
             counts_rules: true,
             learned: Vec::new(),
@@ -299,10 +313,12 @@ impl RuleBook {
     /// Adds the skips counted since the last call to the rule records.
     pub fn flush(&mut self) -> Result<(), CrawlError> {
         for (rule, n) in std::mem::take(&mut self.skips) {
-            let name = rule.to_string();
-            if let Some(mut record) = self.records.get(&name)? {
+            let Some(&id) = self.ids.get(&rule) else {
+                continue;
+            };
+            if let Some(mut record) = self.records.get(&id)? {
                 record.skipped += n;
-                self.records.insert(&name, &record)?;
+                self.records.insert(&id, &record)?;
             }
         }
         Ok(())
@@ -357,7 +373,10 @@ impl RuleBook {
         );
         self.rekey_recent(&rule, &before, pages)?;
         self.flush()?;
+        let id = self.next_id;
+        self.next_id += 1;
         let record = RuleRecord {
+            id,
             evidence: self.learner.evidence(&rule),
             rule: rule.clone(),
             active: true,
@@ -365,7 +384,8 @@ impl RuleBook {
             skipped: 0,
             example,
         };
-        self.records.insert(&rule.to_string(), &record)?;
+        self.records.insert(&id, &record)?;
+        self.ids.insert(rule.clone(), id);
         if self.counts_rules {
             self.counters.add(counters::RULES_LEARNED, 1)?;
         }
@@ -407,12 +427,17 @@ impl RuleBook {
         Ok(())
     }
 
-    /// When `rule` was learned, in Unix milliseconds (0 if it has no record).
+    /// When `rule` was last learned, in Unix milliseconds (0 if it has no record).
     pub fn learned_ms(&self, rule: &Rule) -> Result<u64, CrawlError> {
-        Ok(self
-            .records
-            .get(&rule.to_string())?
-            .map_or(0, |record| record.learned_ms))
+        let Some(id) = self.id_of(rule) else {
+            return Ok(0);
+        };
+        Ok(self.records.get(&id)?.map_or(0, |record| record.learned_ms))
+    }
+
+    /// The id of `rule`'s latest record: the one in force, or the one last revoked.
+    pub fn id_of(&self, rule: &Rule) -> Option<u32> {
+        self.ids.get(rule).copied()
     }
 
     /// Takes a rule out of force (a contradiction): out of the canonicaliser, the re-keyed pages
@@ -427,19 +452,20 @@ impl RuleBook {
             self.canon = Arc::new(Canonicalizer::new(self.options, rules));
         }
         self.flush()?;
-        let name = rule.to_string();
+        let id = self.id_of(rule).unwrap_or(0);
         let mut learned_ms = 0;
-        if let Some(mut record) = self.records.get(&name)? {
+        if let Some(mut record) = self.records.get(&id)? {
             learned_ms = record.learned_ms;
             record.active = false;
             record.evidence = self.learner.evidence(rule);
-            self.records.insert(&name, &record)?;
+            self.records.insert(&id, &record)?;
         }
         if self.counts_rules {
             self.counters.add(counters::RULES_REVOKED, 1)?;
         }
         Ok(Revoked {
             rule: rule.clone(),
+            id,
             learned_ms,
         })
     }
@@ -457,5 +483,141 @@ impl RuleBook {
     /// The learned rules' canonical form, for the checkpoint.
     pub fn rules_bytes(&self) -> Vec<u8> {
         self.canon.rules().to_bytes()
+    }
+}
+
+/// The rule records by id; a store that kept them by name ([`layout::RULES_TREE`], before
+/// 2026-11-29) has them moved, ids given in the order the rules were learned.
+fn open_records(store: &Store) -> Result<Tree<u32, RuleRecord>, CrawlError> {
+    let records: Tree<u32, RuleRecord> = store.tree(layout::RULES_BY_ID_TREE)?;
+    let old: Tree<String, RuleRecord> = store.tree(layout::RULES_TREE)?;
+    if old.is_empty()? {
+        return Ok(records);
+    }
+    let last = records
+        .iter()
+        .filter_map(Result::ok)
+        .map(|(id, _)| id)
+        .max();
+    let first = last.map_or(1, |i| i.saturating_add(1));
+    for (id, mut record) in (first..).zip(old_records(&old)?) {
+        record.id = id;
+        records.insert(&id, &record)?;
+    }
+    store.flush()?;
+    old.clear()?;
+    store.flush()?;
+    Ok(records)
+}
+
+/// The records of a store that kept the rules by name, in the order they were learned (ids not
+/// given yet: 0).
+pub(crate) fn old_records(old: &Tree<String, RuleRecord>) -> Result<Vec<RuleRecord>, CrawlError> {
+    let mut records = Vec::new();
+    for item in old.iter() {
+        records.push(item?.1);
+    }
+    records.sort_by(|a, b| {
+        (a.learned_ms, a.rule.to_string()).cmp(&(b.learned_ms, b.rule.to_string()))
+    });
+    Ok(records)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::learn::{Evidence, MirrorRule};
+
+    fn mirror(from: &str) -> Rule {
+        Rule::Mirror(MirrorRule {
+            from: from.into(),
+            to: "o.test".into(),
+        })
+    }
+
+    fn open(store: &Store) -> RuleBook {
+        RuleBook::open(store, CanonOptions::default(), LearnConfig::default()).unwrap()
+    }
+
+    /// (id, rule, active, learned at) of every record, by id.
+    fn records(store: &Store) -> Vec<(u32, String, bool, u64)> {
+        store
+            .tree::<u32, RuleRecord>(layout::RULES_BY_ID_TREE)
+            .unwrap()
+            .iter()
+            .map(|item| {
+                let (id, r) = item.unwrap();
+                assert_eq!(id, r.id);
+                (id, r.rule.to_string(), r.active, r.learned_ms)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_rule_learned_again_after_a_revocation_is_a_new_record_under_a_new_id() {
+        let store = Store::temporary().unwrap();
+        let pages = PageIndex::open(&store, 3, 0.8).unwrap();
+        let mut book = open(&store);
+        let rule = mirror("m.test");
+        assert!(book.apply(rule.clone(), None, &pages, 10).unwrap());
+        assert!(book.apply(mirror("n.test"), None, &pages, 15).unwrap());
+        assert_eq!(book.id_of(&rule), Some(1));
+        let revoked = book.revoke(&rule).unwrap();
+        assert_eq!((revoked.id, revoked.learned_ms), (1, 10));
+        assert!(book.apply(rule.clone(), None, &pages, 20).unwrap());
+        assert_eq!(book.id_of(&rule), Some(3));
+        assert_eq!(book.learned_ms(&rule).unwrap(), 20);
+        book.flush().unwrap();
+        drop(book);
+        let name = rule.to_string();
+        assert_eq!(
+            records(&store),
+            [
+                (1, name.clone(), false, 10),
+                (2, "mirror n.test -> o.test".to_string(), true, 15),
+                (3, name, true, 20),
+            ]
+        );
+        // Reopened, the rule in force is the later record, and the next rule gets id 4.
+        let mut book = open(&store);
+        assert_eq!(book.id_of(&rule), Some(3));
+        assert!(book.is_active(&rule));
+        assert!(book.apply(mirror("p.test"), None, &pages, 30).unwrap());
+        assert_eq!(book.id_of(&mirror("p.test")), Some(4));
+    }
+
+    #[test]
+    fn rules_kept_by_name_move_to_ids_in_the_order_they_were_learned() {
+        let store = Store::temporary().unwrap();
+        let old = store
+            .tree::<String, RuleRecord>(layout::RULES_TREE)
+            .unwrap();
+        for (from, learned_ms, active) in [("a.test", 30, true), ("b.test", 10, false)] {
+            let record = RuleRecord {
+                id: 0,
+                rule: mirror(from),
+                evidence: Evidence {
+                    agree: 5,
+                    disagree: 0,
+                },
+                active,
+                learned_ms,
+                skipped: 2,
+                example: None,
+            };
+            old.insert(&record.rule.to_string(), &record).unwrap();
+        }
+        let book = open(&store);
+        assert_eq!(
+            records(&store),
+            [
+                (1, "mirror b.test -> o.test".to_string(), false, 10),
+                (2, "mirror a.test -> o.test".to_string(), true, 30),
+            ]
+        );
+        assert!(old.is_empty().unwrap());
+        assert_eq!(book.id_of(&mirror("a.test")), Some(2));
+        assert!(book.is_active(&mirror("a.test")));
+        assert!(!book.is_active(&mirror("b.test")));
     }
 }
