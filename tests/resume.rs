@@ -206,3 +206,93 @@ fn stats_while_a_crawl_runs_reads_its_last_checkpoint() {
         );
     }
 }
+
+/// Every file under `dir`: its bytes and its modification time.
+fn files(
+    dir: &std::path::Path,
+) -> std::collections::BTreeMap<std::path::PathBuf, (Vec<u8>, std::time::SystemTime)> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at).expect("read a directory") {
+            let entry = entry.expect("an entry");
+            let meta = entry.metadata().expect("metadata");
+            if meta.is_dir() {
+                stack.push(entry.path());
+            } else {
+                let bytes = std::fs::read(entry.path()).expect("read a file");
+                out.insert(entry.path(), (bytes, meta.modified().expect("mtime")));
+            }
+        }
+    }
+    out
+}
+
+/// A finished crawl's store, read by every command that reads one: no file of it changes in
+/// bytes or modification time, none is made or removed (sled's own files included), and no
+/// copy of it is made.
+#[test]
+fn reading_a_finished_crawl_changes_no_file_of_its_store() {
+    let web = Web::small();
+    let dir = Dir::new();
+    assert_success(&crawl(
+        &dir.store(),
+        &web.web.seeds(),
+        &["--max-pages", "60"],
+    ));
+    let before = files(&dir.store());
+    let temp_entries = || {
+        std::fs::read_dir(std::env::temp_dir())
+            .map(|d| {
+                d.filter_map(Result::ok)
+                    .filter(|e| {
+                        e.file_name()
+                            .to_string_lossy()
+                            .starts_with("simcrawl-snapshot")
+                    })
+                    .count()
+            })
+            .unwrap_or(0)
+    };
+    let copies_before = temp_entries();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let report = dir.path("report.html");
+    let report = report.to_str().expect("a UTF-8 path");
+    for args in [
+        &["stats"][..],
+        &["skipped", "--limit", "5"],
+        &["export", "--format", "jsonl"],
+        &["report", "--out", report],
+        &["search", "article"],
+        &["tune"],
+        &["clusters"],
+        &["mirrors"],
+    ] {
+        let out = simcrawl()
+            .args(args)
+            .arg("--store")
+            .arg(dir.store())
+            .output()
+            .expect("simcrawl runs");
+        assert_success(&out);
+        let after = files(&dir.store());
+        let names = |m: &std::collections::BTreeMap<std::path::PathBuf, _>| {
+            m.keys().cloned().collect::<Vec<_>>()
+        };
+        assert_eq!(
+            names(&before),
+            names(&after),
+            "{args:?} made or removed files"
+        );
+        for (file, (bytes, time)) in &before {
+            let (bytes_after, time_after) = &after[file];
+            assert!(bytes == bytes_after, "{args:?} changed {}", file.display());
+            assert_eq!(time, time_after, "{args:?} wrote {}", file.display());
+        }
+    }
+    assert_eq!(
+        temp_entries(),
+        copies_before,
+        "a read made a copy of the store"
+    );
+}

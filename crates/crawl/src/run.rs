@@ -191,6 +191,10 @@ async fn run_with(
         live_failed: false,
     };
     let mut report = drive(driver, shutdown, &mut on_progress).await?;
+    // The store is closed: sled's next opening, a reader's, then writes nothing new.
+    if let Err(e) = Store::settle(&config.store) {
+        tracing::warn!(store = %config.store.display(), error = %e, "could not settle the store after the crawl");
+    }
     report.unclean_resume = unclean_resume;
     report.resumed_k = resumed_k;
     report.nothing_to_do = nothing_to_do && report.progress.fetched == 0;

@@ -67,6 +67,9 @@ impl Default for Options {
 pub(crate) struct Shared {
     pub(crate) db: sled::Db,
     pub(crate) meta: sled::Tree,
+    /// For a store opened to read: sled's files' modification times as they were, put back
+    /// once sled has closed (it drops after `db` and `meta`).
+    kept_times: Option<KeptTimes>,
     path: Option<PathBuf>,
     /// Tree name -> how it was opened ("Tree<u64, String>", ...), to catch a name opened twice with
     /// different types in one process.
@@ -89,6 +92,56 @@ pub(crate) struct Shared {
     /// For a [snapshot](Store::open_read_only) of a store that cannot be written: the copy, deleted
     /// when this drops (after sled has closed, by field order), and the store it copies.
     snapshot: Option<Snapshot>,
+}
+
+/// The modification times of sled's files when a reader opened them. sled 0.34 has no read-only
+/// mode: opening runs its recovery, which zeroes the log's tail past the last message again (the
+/// same bytes, once [`Store::settle`] or an earlier opening did it) and so stamps the log file
+/// with the time. A reader puts back the times it found, and reading leaves the store as it was.
+struct KeptTimes {
+    files: Vec<(PathBuf, std::time::SystemTime)>,
+}
+
+impl KeptTimes {
+    /// The regular files under `dir` (recursively) and their modification times.
+    fn of(dir: &Path) -> KeptTimes {
+        fn walk(dir: &Path, files: &mut Vec<(PathBuf, std::time::SystemTime)>) {
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                return;
+            };
+            for entry in entries.filter_map(Result::ok) {
+                let path = entry.path();
+                match entry.metadata() {
+                    Ok(m) if m.is_dir() => walk(&path, files),
+                    Ok(m) if m.is_file() => {
+                        if let Ok(modified) = m.modified() {
+                            files.push((path, modified));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let mut files = Vec::new();
+        walk(dir, &mut files);
+        KeptTimes { files }
+    }
+}
+
+impl Drop for KeptTimes {
+    fn drop(&mut self) {
+        for (path, modified) in &self.files {
+            let restored = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .and_then(|file| file.set_modified(*modified));
+            if let Err(e) = restored
+                && e.kind() != io::ErrorKind::NotFound
+            {
+                tracing::debug!(path = %path.display(), error = %e, "could not put back a modification time");
+            }
+        }
+    }
 }
 
 /// The temporary copy behind a store opened by [`Store::open_read_only`] on a read-only directory.
@@ -277,9 +330,11 @@ impl Store {
     /// Opened to read, the store takes its lock without writing the lock file: a pid a crashed
     /// crawl left there stays, so that the next crawl still learns of the crash (reading
     /// emptied it before, and the crawl after took the store for one closed cleanly), and
-    /// [`Store::opened_after_unclean_stop`] tells the reader. sled 0.34 still writes its own
-    /// files on opening: it zeroes its log's tail again (the same bytes, for a store closed
-    /// cleanly) and may write a snapshot of the log.
+    /// [`Store::opened_after_unclean_stop`] tells the reader. sled 0.34 has no read-only mode:
+    /// opening runs its recovery, which zeroes its log's tail again and writes a snapshot of the
+    /// log when the log has grown since the last one. On a store [settled](Store::settle) when
+    /// its writer closed it, that is the same bytes and no snapshot, and the reader puts back the
+    /// modification times sled's files had: reading changes no file of the store.
     ///
     /// A path that does not exist is an error here ([`StoreError::Io`], not found): reading never
     /// creates a store.
@@ -298,6 +353,30 @@ impl Store {
             other => other.map(|shared| Store {
                 shared: Arc::new(shared),
             }),
+        }
+    }
+
+    /// Brings sled's own files in `path` to the state its next opening leaves them in: opens the
+    /// store as a reader does, and closes it, so that sled writes the snapshot of its log and
+    /// zeroes the log's tail now. Call it when a writer has closed the store: a reader's opening
+    /// then writes the same bytes and no snapshot ([`Store::open_read_only`]). A store another
+    /// process holds is left alone (`Ok`): its writer settles it when it closes.
+    pub fn settle(path: impl AsRef<Path>) -> Result<(), StoreError> {
+        let options = Options {
+            flush_every_ms: None,
+            ..Options::default()
+        };
+        match open_shared(path.as_ref(), &options, true) {
+            Ok(mut shared) => {
+                // The times are the writer's: nothing to put back.
+                if let Some(kept) = shared.kept_times.as_mut() {
+                    kept.files.clear();
+                }
+                drop(shared);
+                Ok(())
+            }
+            Err(StoreError::Locked { .. }) => Ok(()),
+            Err(e) => Err(e),
         }
     }
 
@@ -351,6 +430,7 @@ impl Store {
         let shared = Shared {
             db,
             meta,
+            kept_times: None,
             path: None,
             opened: Mutex::new(HashMap::new()),
             queues: Mutex::new(HashMap::new()),
@@ -701,6 +781,7 @@ fn open_shared(path: &Path, options: &Options, reader: bool) -> Result<Shared, S
     let initialised = marker.exists();
     let unclean = initialised && lock.unclean;
     let sled_dir = path.join(SLED_DIR_NAME);
+    let kept_times = reader.then(|| KeptTimes::of(&sled_dir));
     let config = sled::Config::new()
         .path(&sled_dir)
         .cache_capacity(options.cache_capacity)
@@ -713,6 +794,7 @@ fn open_shared(path: &Path, options: &Options, reader: bool) -> Result<Shared, S
     let shared = Shared {
         db,
         meta,
+        kept_times,
         path: Some(path.to_owned()),
         opened: Mutex::new(HashMap::new()),
         queues: Mutex::new(HashMap::new()),

@@ -1,5 +1,5 @@
-//! Reading a store leaves its files as they were (sled's own aside, which sled 0.34 writes on
-//! opening), and the mark a crash left.
+//! Reading a store leaves its files as they were, sled's own too once the store is settled, and
+//! the mark a crash left.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -28,8 +28,14 @@ fn files(dir: &Path) -> BTreeMap<PathBuf, (Vec<u8>, SystemTime)> {
     out
 }
 
-/// A store with a tree, a log, records and counters in it, closed cleanly.
+/// A store with a tree, a log, records and counters in it, closed cleanly and settled.
 fn written_store(path: &Path) {
+    write_store(path);
+    Store::settle(path).expect("settle");
+}
+
+/// A store with a tree, a log, records and counters in it, closed cleanly.
+fn write_store(path: &Path) {
     let store = open(path);
     let tree = store.tree::<u64, String>("pages").expect("tree");
     let log = store.log::<String>("skips").expect("log");
@@ -67,18 +73,48 @@ fn reading_a_closed_store_leaves_its_lock_file_and_its_own_files_as_they_were() 
         assert!(!store.opened_after_unclean_stop());
         read_everything(&store);
         drop(store);
-        let after = files(&path);
-        // The lock file, the marker, the logs' and records' files: sled's own directory aside
-        // (sled 0.34 writes there when it opens).
-        for (file, (bytes, time)) in before
-            .iter()
-            .filter(|(f, _)| !f.starts_with(path.join("sled")))
-        {
-            let (bytes_after, time_after) = &after[file];
-            assert!(bytes == bytes_after, "{} changed", file.display());
-            assert_eq!(time, time_after, "{} was written", file.display());
-        }
+        assert_unchanged(&before, &files(&path));
     }
+}
+
+/// `after` has the files of `before`, no other, each with the same bytes and time.
+fn assert_unchanged(
+    before: &BTreeMap<PathBuf, (Vec<u8>, SystemTime)>,
+    after: &BTreeMap<PathBuf, (Vec<u8>, SystemTime)>,
+) {
+    let names = |m: &BTreeMap<PathBuf, _>| m.keys().cloned().collect::<Vec<_>>();
+    assert_eq!(names(before), names(after), "files made or removed");
+    for (file, (bytes, time)) in before {
+        let (bytes_after, time_after) = &after[file];
+        assert!(bytes == bytes_after, "{} changed", file.display());
+        assert_eq!(time, time_after, "{} was written", file.display());
+    }
+}
+
+/// Why a store is settled when its writer closes it: sled's first opening after a writer
+/// writes a snapshot of its log, and every opening stamps its log with the time.
+#[test]
+fn a_settled_store_is_read_without_a_write_and_an_unsettled_one_is_not() {
+    let (_dir, path) = fresh_store_dir();
+    write_store(&path);
+    let before = files(&path);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    // Opened as a writer would, without putting back the times: sled writes its files.
+    Store::settle(&path).expect("settle");
+    let settled = files(&path);
+    let sled_changed = before
+        .iter()
+        .any(|(f, (bytes, time))| settled.get(f) != Some(&(bytes.clone(), *time)))
+        || settled.len() != before.len();
+    assert!(
+        sled_changed,
+        "sled's opening wrote nothing: the test shows nothing"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let store = Store::open_read_only(&path).expect("open to read");
+    read_everything(&store);
+    drop(store);
+    assert_unchanged(&settled, &files(&path));
 }
 
 #[test]
