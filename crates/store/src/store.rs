@@ -89,6 +89,11 @@ pub(crate) struct Shared {
     _lock: Option<LockFile>,
     /// The last holder did not close the store: see [`Store::opened_after_unclean_stop`].
     pub(crate) unclean: bool,
+    /// Opened to read ([`Store::open_read_only`]): a tree the store does not have is opened
+    /// empty in `scratch`, not made in the store (sled makes a tree it is asked to open).
+    reader: bool,
+    /// A temporary sled database for the trees a reader asks for that the store does not have.
+    scratch: std::sync::OnceLock<sled::Db>,
     /// For a [snapshot](Store::open_read_only) of a store that cannot be written: the copy, deleted
     /// when this drops (after sled has closed, by field order), and the store it copies.
     snapshot: Option<Snapshot>,
@@ -443,6 +448,8 @@ impl Store {
             ),
             _lock: None,
             unclean: false,
+            reader: false,
+            scratch: std::sync::OnceLock::new(),
             snapshot: None,
         };
         meta::check_schema(&shared.db, &shared.meta, &label, false)?;
@@ -719,6 +726,30 @@ impl Store {
     fn open_user_tree(&self, name: &str, kind: String) -> Result<sled::Tree, StoreError> {
         check_tree_name(name)?;
         self.register(name, kind)?;
+        if self.shared.reader
+            && !self
+                .shared
+                .db
+                .tree_names()
+                .iter()
+                .any(|t| t.as_ref() == name.as_bytes())
+        {
+            // A reader writes nothing: a tree the store does not have (one a newer simcrawl
+            // added, say) reads as empty, from a scratch database.
+            let scratch = match self.shared.scratch.get() {
+                Some(db) => db,
+                None => {
+                    let db = sled::Config::new()
+                        .temporary(true)
+                        .open()
+                        .map_err(|e| StoreError::backend(name, e))?;
+                    self.shared.scratch.get_or_init(|| db)
+                }
+            };
+            return scratch
+                .open_tree(name.as_bytes())
+                .map_err(|e| StoreError::backend(name, e));
+        }
         self.shared
             .db
             .open_tree(name.as_bytes())
@@ -805,6 +836,8 @@ fn open_shared(path: &Path, options: &Options, reader: bool) -> Result<Shared, S
         temporary_dir: None,
         _lock: Some(lock),
         unclean,
+        reader,
+        scratch: std::sync::OnceLock::new(),
         snapshot: None,
     };
     meta::check_schema(&shared.db, &shared.meta, path, initialised)?;

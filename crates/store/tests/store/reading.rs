@@ -136,3 +136,29 @@ fn reading_a_store_a_crash_left_keeps_the_crash_for_the_next_writer() {
     let again = open(&path);
     assert!(!again.opened_after_unclean_stop());
 }
+
+/// A tree the store does not have (one a newer simcrawl reads, on an older store) reads as
+/// empty, and reading it makes nothing in the store; a writer then makes it as usual.
+#[test]
+fn a_tree_the_store_lacks_reads_empty_and_is_not_made() {
+    let (_dir, path) = fresh_store_dir();
+    written_store(&path);
+    let before = files(&path);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let store = Store::open_read_only(&path).expect("open to read");
+    let absent = store.tree::<u32, String>("rules_by_id").expect("a tree");
+    assert!(absent.is_empty().expect("is_empty"));
+    assert_eq!(absent.get(&1).expect("get"), None);
+    read_everything(&store);
+    drop((absent, store));
+    assert_unchanged(&before, &files(&path));
+    let writer = open(&path);
+    let made = writer.tree::<u32, String>("rules_by_id").expect("a tree");
+    made.insert(&1, &"rule".to_owned()).expect("insert");
+    drop(made);
+    writer.flush().expect("flush");
+    drop(writer);
+    let reader = Store::open_read_only(&path).expect("open to read");
+    let tree = reader.tree::<u32, String>("rules_by_id").expect("a tree");
+    assert_eq!(tree.get(&1).expect("get").as_deref(), Some("rule"));
+}
