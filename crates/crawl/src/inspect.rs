@@ -638,7 +638,15 @@ impl Inspector {
             .collect::<Result<Vec<_>, _>>()?;
         let old = self.store.tree::<String, RuleRecord>(layout::RULES_TREE)?;
         let mut next = records.iter().map(|r| r.id).max().unwrap_or(0);
+        // As a crawl moves them: those a move cut short moved already are not listed twice.
+        let moved: std::collections::HashSet<(String, u64)> = records
+            .iter()
+            .map(|r| (r.rule.to_string(), r.learned_ms))
+            .collect();
         for mut record in crate::rules::book::old_records(&old)? {
+            if moved.contains(&(record.rule.to_string(), record.learned_ms)) {
+                continue;
+            }
             next += 1;
             record.id = next;
             records.push(record);

@@ -26,7 +26,8 @@ pub const VARIANTS_TREE: &str = "variants";
 pub const RULES_BY_ID_TREE: &str = "rules_by_id";
 /// Where stores before 2026-11-29 kept the rules: `Tree<String (the rule in words),
 /// RuleRecord>`, one record per rule. A crawl that opens such a store moves them to
-/// [`RULES_BY_ID_TREE`], ids in the order they were learned; a reader reads them as they are.
+/// [`RULES_BY_ID_TREE`], ids in the order they were learned; a reader numbers them the same way
+/// without writing.
 pub const RULES_TREE: &str = "rules";
 /// Crawl settings and state that must survive a restart: `Tree<String, Vec<u8>>`.
 pub const CRAWL_META_TREE: &str = "crawl";

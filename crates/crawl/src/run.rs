@@ -192,8 +192,15 @@ async fn run_with(
     };
     let mut report = drive(driver, shutdown, &mut on_progress).await?;
     // The store is closed: sled's next opening, a reader's, then writes nothing new.
-    if let Err(e) = Store::settle(&config.store) {
-        tracing::warn!(store = %config.store.display(), error = %e, "could not settle the store after the crawl");
+    match Store::settle(&config.store) {
+        Ok(true) => {}
+        Ok(false) => tracing::warn!(
+            store = %config.store.display(),
+            "the store is still held after the crawl: not settled (the next reading may write sled's snapshot)"
+        ),
+        Err(e) => {
+            tracing::warn!(store = %config.store.display(), error = %e, "could not settle the store after the crawl")
+        }
     }
     report.unclean_resume = unclean_resume;
     report.resumed_k = resumed_k;

@@ -545,13 +545,27 @@ fn cut_related(page: &Page<'_>, filter: &Filter, ranges: Ranges) -> Ranges {
                 .filter(|c| c.start >= start && c.end <= end && (c.start, c.end) != (start, end));
             let opens = |c: &Block| weight_between(page, filter, c.start, heading.start) == 0;
             if comments {
-                let cut = match inside {
+                let (from, to) = match inside {
                     Some(c) if opens(&c) => (c.start, c.end),
                     Some(c) => (heading.start, c.end),
                     None => (heading.start, end),
                 };
-                if bylines(page, filter, heading.end, cut.1) >= MIN_BYLINES {
-                    cuts.push(cut);
+                // The comments end where a heading of their heading's level or higher opens the
+                // next part of the page (an article's "Aftermath" after its "Reactions"), unless
+                // it heads more of them ("Post a comment" over the form after the comments).
+                let to = page.blocks[first..]
+                    .iter()
+                    .take_while(|b| b.start < to)
+                    .find(|b| {
+                        b.heading
+                            && b.start >= heading.end
+                            && b.level <= heading.level
+                            && !heading_text(page, b, COMMENT_HEADING_WORDS)
+                                .is_some_and(|t| says_comments(&t))
+                    })
+                    .map_or(to, |next| next.start);
+                if bylines(page, filter, heading.end, to) >= MIN_BYLINES {
+                    cuts.push((from, to));
                 }
                 continue;
             }
@@ -575,8 +589,9 @@ fn cut_related(page: &Page<'_>, filter: &Filter, ranges: Ranges) -> Ranges {
                 }
             }
         }
-        // A paragraph that starts with a label saying so ("<strong>Related Posts:</strong>")
-        // and goes on with links is a box of other stories too.
+        // A paragraph that starts with a label saying so and ending with a colon
+        // ("<strong>Related Posts:</strong>") and goes on with links is a box of other stories
+        // too.
         for block in &page.blocks[first..] {
             if block.start >= end {
                 break;
@@ -601,7 +616,10 @@ fn cut_related(page: &Page<'_>, filter: &Filter, ranges: Ranges) -> Ranges {
             }
             let text = words.join(" ").to_lowercase();
             let label_end = block.start + label as u32 + 1;
-            if says_related(&text) && links_mostly(page, filter, label_end, block.end) {
+            if text.ends_with(':')
+                && says_related(&text)
+                && links_mostly(page, filter, label_end, block.end)
+            {
                 cuts.push((block.start, block.end));
             }
         }
@@ -641,7 +659,7 @@ const NAV_LINE_WORDS: usize = 40;
 
 /// The text-level blocks in `ranges` that are a blog's line of links to the previous and next
 /// posts ("« Older post | Main | Newer post »"): two or more links, nothing else but separators,
-/// and an arrow. Movable Type, TypePad and WordPress themes put it above or below the post,
+/// and an arrow at the start or the end of the line. Movable Type, TypePad and WordPress themes put it above or below the post,
 /// inside the post's container and named nothing.
 fn nav_lines(page: &Page<'_>, filter: &Filter, ranges: &Ranges) -> Vec<(u32, u32)> {
     let mut lines = Vec::new();
@@ -658,21 +676,31 @@ fn nav_lines(page: &Page<'_>, filter: &Filter, ranges: &Ranges) -> Vec<(u32, u32
                 .runs
                 .get(block.start as usize..block.end as usize)
                 .unwrap_or(&[]);
-            let (mut links, mut words, mut arrow, mut in_link) = (0, 0, false, false);
+            let (mut links, mut words, mut in_link) = (0, 0, false);
             let mut other_text = false;
+            let (mut first_char, mut last_char) = (None, None);
             for run in runs.iter().filter(|r| !filter.is_noise_run(r)) {
                 if run.link && !in_link {
                     links += 1;
                 }
                 in_link = run.link;
                 words += run.text.split_whitespace().count();
-                arrow |= run.text.contains(NAV_ARROWS);
+                let trimmed = run.text.trim();
+                if !trimmed.is_empty() {
+                    first_char = first_char.or_else(|| trimmed.chars().next());
+                    last_char = trimmed.chars().last();
+                }
                 if !run.link {
                     other_text |= run.text.chars().any(|c| {
                         !c.is_whitespace() && !NAV_ARROWS.contains(&c) && !"|·•/-–—:".contains(c)
                     });
                 }
             }
+            // The arrows point out of the line: "« Older | ... | Newer »", not "old → new".
+            let arrow = [first_char, last_char]
+                .into_iter()
+                .flatten()
+                .any(|c| NAV_ARROWS.contains(&c));
             if links >= 2 && arrow && !other_text && words <= NAV_LINE_WORDS {
                 lines.push((block.start, block.end));
             }
@@ -765,7 +793,8 @@ const BYLINE_WORDS: usize = 25;
 
 /// How many text-level blocks in the runs `start..end` are readers' bylines: short, and starting
 /// with "Posted by", "Comment by", "Submitted by", "Written by" or "Reply by", or ending with
-/// "says:", "said:" or "wrote:" (WordPress's "Ann says:").
+/// "says:" (WordPress's "Ann says:"; not "said:" or "wrote:", which an article's quotations end
+/// with). A byline nested in another (a `p` in an `li`) counts once.
 fn bylines(page: &Page<'_>, filter: &Filter, start: u32, end: u32) -> usize {
     const LEADS: [&str; 5] = [
         "posted by",
@@ -774,14 +803,18 @@ fn bylines(page: &Page<'_>, filter: &Filter, start: u32, end: u32) -> usize {
         "written by",
         "reply by",
     ];
-    const ENDS: [&str; 3] = ["says:", "said:", "wrote:"];
+    const ENDS: [&str; 1] = ["says:"];
     let first = page.blocks.partition_point(|b| b.start < start);
     let mut n = 0;
+    let mut counted_end = 0;
     for block in &page.blocks[first..] {
         if block.start >= end {
             break;
         }
-        if block.kind != BlockKind::Text || filter.is_noise_block(block) {
+        if block.kind != BlockKind::Text
+            || filter.is_noise_block(block)
+            || block.start < counted_end
+        {
             continue;
         }
         let mut text = String::new();
@@ -803,6 +836,7 @@ fn bylines(page: &Page<'_>, filter: &Filter, start: u32, end: u32) -> usize {
         let line = words.join(" ").to_lowercase();
         if LEADS.iter().any(|l| line.starts_with(l)) || ENDS.iter().any(|e| line.ends_with(e)) {
             n += 1;
+            counted_end = block.end;
         }
     }
     n

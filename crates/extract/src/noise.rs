@@ -199,9 +199,10 @@ fn token_bits(bytes: &[u8]) -> u8 {
         b"container",
         b"entry",
     ];
-    if let Some(rest) = token.strip_prefix(b"comment")
-        && COMMENT_BOXES.contains(&rest)
-    {
+    let rest = token
+        .strip_prefix(b"comments")
+        .or_else(|| token.strip_prefix(b"comment"));
+    if rest.is_some_and(|rest| COMMENT_BOXES.contains(&rest)) {
         return ANCILLARY | COMMENTS;
     }
     match token {
@@ -314,6 +315,7 @@ mod tests {
             "commentbody by-paul",
             "commentlist",
             "comment_text",
+            "commentsList",
         ] {
             assert!(noise(dropped), "{dropped} should be noise");
         }

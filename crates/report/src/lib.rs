@@ -106,7 +106,12 @@ fn gather(inspectors: &[Inspector], options: &ReportOptions) -> Result<ReportDat
     for other in others {
         stats.merge(&other.stats()?);
         for theirs in other.rules()? {
-            match rules.iter_mut().find(|r| r.rule == theirs.rule) {
+            // Every process of a sharded crawl learns the same rules in the same order: a rule's
+            // record has the same id in every store (a rule learned again is another record).
+            match rules
+                .iter_mut()
+                .find(|r| r.rule == theirs.rule && r.id == theirs.id)
+            {
                 Some(ours) => ours.skipped += theirs.skipped,
                 None => rules.push(theirs),
             }

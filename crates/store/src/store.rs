@@ -67,9 +67,6 @@ impl Default for Options {
 pub(crate) struct Shared {
     pub(crate) db: sled::Db,
     pub(crate) meta: sled::Tree,
-    /// For a store opened to read: sled's files' modification times as they were, put back
-    /// once sled has closed (it drops after `db` and `meta`).
-    kept_times: Option<KeptTimes>,
     path: Option<PathBuf>,
     /// Tree name -> how it was opened ("Tree<u64, String>", ...), to catch a name opened twice with
     /// different types in one process.
@@ -86,6 +83,9 @@ pub(crate) struct Shared {
     pub(crate) records: crate::records::RecordStates,
     /// For a [temporary](Store::temporary) store: the directory of its record files.
     temporary_dir: Option<tempfile::TempDir>,
+    /// For a store opened to read: sled's files' modification times as they were, put back
+    /// once sled has closed (it drops after every field that holds a sled handle).
+    kept_times: Option<KeptTimes>,
     _lock: Option<LockFile>,
     /// The last holder did not close the store: see [`Store::opened_after_unclean_stop`].
     pub(crate) unclean: bool,
@@ -103,14 +103,15 @@ pub(crate) struct Shared {
 /// mode: opening runs its recovery, which zeroes the log's tail past the last message again (the
 /// same bytes, once [`Store::settle`] or an earlier opening did it) and so stamps the log file
 /// with the time. A reader puts back the times it found, and reading leaves the store as it was.
+/// A file whose size changed (sled recovered a torn tail, or wrote) keeps its new time.
 struct KeptTimes {
-    files: Vec<(PathBuf, std::time::SystemTime)>,
+    files: Vec<(PathBuf, u64, std::time::SystemTime)>,
 }
 
 impl KeptTimes {
     /// The regular files under `dir` (recursively) and their modification times.
     fn of(dir: &Path) -> KeptTimes {
-        fn walk(dir: &Path, files: &mut Vec<(PathBuf, std::time::SystemTime)>) {
+        fn walk(dir: &Path, files: &mut Vec<(PathBuf, u64, std::time::SystemTime)>) {
             let Ok(entries) = std::fs::read_dir(dir) else {
                 return;
             };
@@ -120,7 +121,7 @@ impl KeptTimes {
                     Ok(m) if m.is_dir() => walk(&path, files),
                     Ok(m) if m.is_file() => {
                         if let Ok(modified) = m.modified() {
-                            files.push((path, modified));
+                            files.push((path, m.len(), modified));
                         }
                     }
                     _ => {}
@@ -135,11 +136,17 @@ impl KeptTimes {
 
 impl Drop for KeptTimes {
     fn drop(&mut self) {
-        for (path, modified) in &self.files {
+        for (path, len, modified) in &self.files {
             let restored = std::fs::OpenOptions::new()
                 .write(true)
                 .open(path)
-                .and_then(|file| file.set_modified(*modified));
+                .and_then(|file| {
+                    if file.metadata()?.len() == *len {
+                        file.set_modified(*modified)
+                    } else {
+                        Ok(())
+                    }
+                });
             if let Err(e) = restored
                 && e.kind() != io::ErrorKind::NotFound
             {
@@ -364,9 +371,9 @@ impl Store {
     /// Brings sled's own files in `path` to the state its next opening leaves them in: opens the
     /// store as a reader does, and closes it, so that sled writes the snapshot of its log and
     /// zeroes the log's tail now. Call it when a writer has closed the store: a reader's opening
-    /// then writes the same bytes and no snapshot ([`Store::open_read_only`]). A store another
-    /// process holds is left alone (`Ok`): its writer settles it when it closes.
-    pub fn settle(path: impl AsRef<Path>) -> Result<(), StoreError> {
+    /// then writes the same bytes and no snapshot ([`Store::open_read_only`]). Returns whether it
+    /// did: a store another process (or a handle still open in this one) holds is left alone.
+    pub fn settle(path: impl AsRef<Path>) -> Result<bool, StoreError> {
         let options = Options {
             flush_every_ms: None,
             ..Options::default()
@@ -378,9 +385,9 @@ impl Store {
                     kept.files.clear();
                 }
                 drop(shared);
-                Ok(())
+                Ok(true)
             }
-            Err(StoreError::Locked { .. }) => Ok(()),
+            Err(StoreError::Locked { .. }) => Ok(false),
             Err(e) => Err(e),
         }
     }
@@ -487,12 +494,7 @@ impl Store {
     pub fn log<V: Codec>(&self, name: &str) -> Result<Log<V>, StoreError> {
         let kind = format!("Log<{}>", std::any::type_name::<V>());
         let old = self.open_user_tree(name, kind)?;
-        let chunks_name = format!("meta/log/{name}");
-        let chunks = self
-            .shared
-            .db
-            .open_tree(chunks_name.as_bytes())
-            .map_err(|e| StoreError::backend(&chunks_name, e))?;
+        let chunks = self.sled_tree(&format!("meta/log/{name}"))?;
         Log::open(
             old,
             chunks,
@@ -529,12 +531,7 @@ impl Store {
         if let Some(state) = states.get(name) {
             return Ok(Queues::new(Arc::clone(state), self.keep()));
         }
-        let lengths_name = format!("{META_TREE}/queue_len/{name}");
-        let lengths = self
-            .shared
-            .db
-            .open_tree(lengths_name.as_bytes())
-            .map_err(|e| StoreError::backend(&lengths_name, e))?;
+        let lengths = self.sled_tree(&format!("{META_TREE}/queue_len/{name}"))?;
         let state = Arc::new(QueueState::open(items, lengths, &self.shared.meta, name)?);
         states.insert(name.to_owned(), Arc::clone(&state));
         Ok(Queues::new(state, self.keep()))
@@ -726,6 +723,13 @@ impl Store {
     fn open_user_tree(&self, name: &str, kind: String) -> Result<sled::Tree, StoreError> {
         check_tree_name(name)?;
         self.register(name, kind)?;
+        self.sled_tree(name)
+    }
+
+    /// sled's tree `name`. A reader writes nothing: a tree the store does not have (one a newer
+    /// simcrawl added, read on an older store) reads as empty, from a scratch database, instead
+    /// of being made in the store (sled makes any tree it is asked to open).
+    fn sled_tree(&self, name: &str) -> Result<sled::Tree, StoreError> {
         if self.shared.reader
             && !self
                 .shared
@@ -734,8 +738,6 @@ impl Store {
                 .iter()
                 .any(|t| t.as_ref() == name.as_bytes())
         {
-            // A reader writes nothing: a tree the store does not have (one a newer simcrawl
-            // added, say) reads as empty, from a scratch database.
             let scratch = match self.shared.scratch.get() {
                 Some(db) => db,
                 None => {

@@ -24,8 +24,8 @@ const URL_WIDTH: usize = 56;
 
 /// The columns of `simcrawl skipped --format csv`, in order; the JSON lines carry the same fields.
 const SKIP_COLUMNS: [&str; 12] = [
-    "url", "reason", "original", "distance", "jaccard", "rule", "rule_id", "host", "depth",
-    "referrer", "time", "evidence",
+    "url", "reason", "original", "distance", "jaccard", "rule", "host", "depth", "referrer",
+    "time", "evidence", "rule_id",
 ];
 
 /// Opens a crawl's store to read it; a store that could only be read through a temporary copy
@@ -330,12 +330,13 @@ pub fn mirrors(args: StoreArgs) -> Result<ExitCode> {
             plural(rules.len() as u64, "rule", "rules"),
             rules.len() - active
         )?;
-        // `stats` counts events: a rule revoked and learned again is one row here, two learnings
-        // and a revocation there. Say so when the two differ.
+        // `stats` counts the store's own events: in a sharded crawl process 0 counts the
+        // learnings and revocations, and a store from before rule ids kept one row per rule.
+        // Say so when the two differ.
         if learned != rules.len() as u64 || revoked != (rules.len() - active) as u64 {
             write!(
                 out,
-                " (learned {learned} and revoked {revoked} times over the crawl: a rule revoked and learned again is one row)"
+                " (this store counted {learned} learnings and {revoked} revocations)"
             )?;
         }
         writeln!(out)?;
@@ -754,7 +755,6 @@ fn skip_fields(r: &SkipRecord) -> [String; 12] {
         r.distance.map(|d| d.to_string()).unwrap_or_default(),
         r.jaccard.map(|j| format!("{j:.3}")).unwrap_or_default(),
         opt(&r.rule),
-        r.rule_id.map(|id| id.to_string()).unwrap_or_default(),
         r.host.clone(),
         r.depth.to_string(),
         opt(&r.referrer),
@@ -763,6 +763,7 @@ fn skip_fields(r: &SkipRecord) -> [String; 12] {
             .as_ref()
             .map(|e| e.describe(None))
             .unwrap_or_default(),
+        r.rule_id.map(|id| id.to_string()).unwrap_or_default(),
     ]
 }
 
@@ -987,7 +988,7 @@ mod tests {
         assert_eq!(
             csv_line(skip_fields(&r)),
             "\"http://127.0.0.1:8081/a.html?x=1,2\",near-duplicate,http://127.0.0.1:8080/a.html,2,\
-             0.910,,,127.0.0.1:8081,3,,2026-09-21T14:13:20Z,"
+             0.910,,127.0.0.1:8081,3,,2026-09-21T14:13:20Z,,"
         );
         assert_eq!(evidence(&r), "distance 2, Jaccard 0.91");
         let mirror = SkipRecord {
@@ -1023,7 +1024,8 @@ mod tests {
         let v = skip_json(&compared);
         assert_eq!(v["evidence"]["words"], json!([24, 24]));
         assert_eq!(v["evidence"]["short"], true);
-        assert!(csv_line(skip_fields(&compared)).ends_with("whole pages the same\""));
+        // The evidence, then the rule id (none).
+        assert!(csv_line(skip_fields(&compared)).ends_with("whole pages the same\","));
     }
 
     #[test]

@@ -494,13 +494,19 @@ fn open_records(store: &Store) -> Result<Tree<u32, RuleRecord>, CrawlError> {
     if old.is_empty()? {
         return Ok(records);
     }
-    let last = records
-        .iter()
-        .filter_map(Result::ok)
-        .map(|(id, _)| id)
-        .max();
-    let first = last.map_or(1, |i| i.saturating_add(1));
-    for (id, mut record) in (first..).zip(old_records(&old)?) {
+    // A move cut short (a crash, a full disk) left some records in both trees: those are moved
+    // already, and the move goes on with the rest.
+    let mut moved = std::collections::HashSet::new();
+    let mut last = 0;
+    for item in records.iter() {
+        let (id, record) = item?;
+        last = last.max(id);
+        moved.insert((record.rule.to_string(), record.learned_ms));
+    }
+    let rest = old_records(&old)?
+        .into_iter()
+        .filter(|r| !moved.contains(&(r.rule.to_string(), r.learned_ms)));
+    for (id, mut record) in (last.saturating_add(1)..).zip(rest) {
         record.id = id;
         records.insert(&id, &record)?;
     }
@@ -619,5 +625,52 @@ mod tests {
         assert_eq!(book.id_of(&mirror("a.test")), Some(2));
         assert!(book.is_active(&mirror("a.test")));
         assert!(!book.is_active(&mirror("b.test")));
+    }
+
+    #[test]
+    fn a_move_of_the_rules_cut_short_goes_on_without_a_record_twice() {
+        let store = Store::temporary().unwrap();
+        let old = store
+            .tree::<String, RuleRecord>(layout::RULES_TREE)
+            .unwrap();
+        let by_id = store
+            .tree::<u32, RuleRecord>(layout::RULES_BY_ID_TREE)
+            .unwrap();
+        let record = |from: &str, learned_ms| RuleRecord {
+            id: 0,
+            rule: mirror(from),
+            evidence: Evidence {
+                agree: 5,
+                disagree: 0,
+            },
+            active: true,
+            learned_ms,
+            skipped: 0,
+            example: None,
+        };
+        for (from, learned_ms) in [("a.test", 10), ("b.test", 20)] {
+            let r = record(from, learned_ms);
+            old.insert(&r.rule.to_string(), &r).unwrap();
+        }
+        // The first was moved, and then the process stopped before the old tree was cleared.
+        by_id
+            .insert(
+                &1,
+                &RuleRecord {
+                    id: 1,
+                    ..record("a.test", 10)
+                },
+            )
+            .unwrap();
+        let book = open(&store);
+        assert_eq!(
+            records(&store),
+            [
+                (1, "mirror a.test -> o.test".to_string(), true, 10),
+                (2, "mirror b.test -> o.test".to_string(), true, 20),
+            ]
+        );
+        assert!(old.is_empty().unwrap());
+        assert_eq!(book.id_of(&mirror("b.test")), Some(2));
     }
 }

@@ -328,3 +328,38 @@ fn related_boxes_after_share_buttons_or_under_a_label_are_cut() {
         );
     }
 }
+
+/// What the comment and navigation cuts must leave alone: a story's "Reactions" section of
+/// quotations ("the minister said:") and the part after it, and a list of links with arrows
+/// between them (a manual's renamed functions).
+#[test]
+fn reactions_quoted_in_a_story_and_links_with_arrows_between_them_stay() {
+    let html = format!(
+        "<html><body><div class=\"story\"><h1>Channel to be dredged</h1>{}\
+         <h2>Reactions</h2>\
+         <p>In a statement on Tuesday evening, the chair of the fishing cooperative said:</p>\
+         <p>We are glad the board listened, and we will watch the first trips closely.</p>\
+         <p>The harbour master, asked about the closure, said:</p>\
+         <p>Six weeks is tight, but the contractor has done this channel before.</p>\
+         <h2>Aftermath</h2><p>Ferries will use the western channel while the work goes on, \
+         adding about ten minutes to each crossing during the six weeks of dredging.</p>\
+         <ul><li><a href=\"/old\">harbour_fee_v1</a> → <a href=\"/new\">harbour_fee_v2</a></li>\
+         <li><a href=\"/a\">berth_plan_2011</a> → <a href=\"/b\">berth_plan_2012</a></li></ul>\
+         </div></body></html>",
+        story_paragraphs()
+    );
+    let d = doc(&html, "http://news.example/dredging");
+    assert_story(&d.main_text);
+    for kept in [
+        "chair of the fishing cooperative said",
+        "contractor has done this channel",
+        "western channel",
+        "harbour_fee_v2",
+    ] {
+        assert!(
+            d.main_text.contains(kept),
+            "{kept:?} lost: {:?}",
+            d.main_text
+        );
+    }
+}

@@ -31,7 +31,7 @@ fn files(dir: &Path) -> BTreeMap<PathBuf, (Vec<u8>, SystemTime)> {
 /// A store with a tree, a log, records and counters in it, closed cleanly and settled.
 fn written_store(path: &Path) {
     write_store(path);
-    Store::settle(path).expect("settle");
+    assert!(Store::settle(path).expect("settle"), "settled");
 }
 
 /// A store with a tree, a log, records and counters in it, closed cleanly.
@@ -100,7 +100,7 @@ fn a_settled_store_is_read_without_a_write_and_an_unsettled_one_is_not() {
     let before = files(&path);
     std::thread::sleep(std::time::Duration::from_millis(20));
     // Opened as a writer would, without putting back the times: sled writes its files.
-    Store::settle(&path).expect("settle");
+    assert!(Store::settle(&path).expect("settle"), "settled");
     let settled = files(&path);
     let sled_changed = before
         .iter()
