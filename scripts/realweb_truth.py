@@ -307,7 +307,9 @@ def read_rules(path, web):
     except OSError as e:
         fail(f"{path}: {e}")
     for line in lines[1:]:
-        if line.startswith(" ") or not line.strip() or "active," in line or line == "no rules learned":
+        # A rule's example line is indented; a rule's own row may start with a space too (its
+        # ID, right-aligned).
+        if line.lstrip().startswith("e.g.") or not line.strip() or "active," in line or line == "no rules learned":
             continue
         words = line.split()
         state = "active" if "active" in words else "revoked" if "revoked" in words else None
