@@ -534,7 +534,7 @@ def main():
               f"{fine['band']} of {total_skips}", "under 1%",
               band_pct < 1.0)]
     if rules is not None:
-        goals.append(("rules (revoked)", f"{len(rules)} ({sum(not a for a in rules)})", "-",
+        goals.append(("rules (revoked)", f"{len(rules)} ({sum(not active for _, active in rules)})", "-",
                       True))
     report = {"seconds": round(time.time() - t0, 2), "fetches": fetches,
               "requests": len(counted), "broken_link_fetches": len(set(broken)),
@@ -555,7 +555,7 @@ def main():
               [worst_copy["name"], worst_copy["fetches"]],
               "skips_by_band": {"skips": total_skips, **fine},
               "rules": None if rules is None else {"count": len(rules),
-                                                   "revoked": sum(not a for a in rules)},
+                                                   "revoked": sum(not active for _, active in rules)},
               "goals": [{"measure": m, "value": v, "goal": g, "met": ok} for m, v, g, ok in goals]}
     if args.json:
         print(json.dumps(report, indent=1))
