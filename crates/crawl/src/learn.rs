@@ -635,6 +635,13 @@ impl Learner {
         self.evidence.entry(rule.clone()).or_default()
     }
 
+    /// Takes back the evidence of a rule that is not in force (a revoked rule loaded from the
+    /// store at resume): the contradictions that revoked it keep it from being learned again
+    /// from a few agreeing pages, as they do in the crawl that revoked it.
+    pub fn remember(&mut self, rule: Rule, evidence: Evidence) {
+        *self.evidence_mut(&rule) = evidence;
+    }
+
     /// Marks a rule as active (for example one loaded from the store at resume).
     pub fn activate(&mut self, rule: Rule, evidence: Evidence) {
         *self.evidence_mut(&rule) = evidence;

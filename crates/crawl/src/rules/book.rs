@@ -114,12 +114,17 @@ impl RuleBook {
         let mut learner = Learner::new(learn);
         let mut ids = HashMap::new();
         let mut next_id = 1;
-        // In id order: a rule learned again after a revocation is its later record.
+        // In id order: a rule learned again after a revocation is its later record. A revoked
+        // rule's evidence comes back too: a crawl resumed after a kill learned a revoked mirror
+        // again from five agreeing pages, and the page only its copies linked was lost
+        // (`scripts/crash_soak.py`, Boost 1.81's circular_buffer/version_id.html).
         for item in records.iter() {
             let (id, record) = item?;
             next_id = next_id.max(id.saturating_add(1));
             if record.active {
                 learner.activate(record.rule.clone(), record.evidence);
+            } else {
+                learner.remember(record.rule.clone(), record.evidence);
             }
             ids.insert(record.rule, id);
         }
@@ -590,6 +595,33 @@ mod tests {
         assert!(book.is_active(&rule));
         assert!(book.apply(mirror("p.test"), None, &pages, 30).unwrap());
         assert_eq!(book.id_of(&mirror("p.test")), Some(4));
+    }
+
+    /// A crawl resumed after a kill does not learn a revoked mirror again from a few more
+    /// agreeing pages: its contradictions come back with its record.
+    #[test]
+    fn a_revoked_rule_is_not_learned_again_after_a_reopen() {
+        let store = Store::temporary().unwrap();
+        let pages = PageIndex::open(&store, 3, 0.8).unwrap();
+        let mut book = open(&store);
+        let rule = mirror("m.test");
+        let agree = |book: &mut RuleBook, i: u32| {
+            let url = Url::parse(&format!("http://m.test/doc/{i}.html")).unwrap();
+            let original = Url::parse(&format!("http://o.test/doc/{i}.html")).unwrap();
+            book.learner().observe_duplicate(&url, &original)
+        };
+        let learned: Vec<Rule> = (0..5).filter_map(|i| agree(&mut book, i)).collect();
+        assert_eq!(learned, [rule.clone()]);
+        assert!(book.apply(rule.clone(), None, &pages, 10).unwrap());
+        book.revoke(&rule).unwrap();
+        // In the same crawl, more agreeing pages do not bring it back...
+        assert!((5..15).all(|i| agree(&mut book, i).is_none()));
+        book.flush().unwrap();
+        drop(book);
+        // ...nor after a reopen.
+        let mut book = open(&store);
+        assert!(!book.is_active(&rule));
+        assert!((15..25).all(|i| agree(&mut book, i).is_none()));
     }
 
     #[test]
