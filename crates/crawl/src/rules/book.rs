@@ -611,7 +611,7 @@ mod tests {
             book.learner().observe_duplicate(&url, &original)
         };
         let learned: Vec<Rule> = (0..5).filter_map(|i| agree(&mut book, i)).collect();
-        assert_eq!(learned, [rule.clone()]);
+        assert_eq!(learned, std::slice::from_ref(&rule));
         assert!(book.apply(rule.clone(), None, &pages, 10).unwrap());
         book.revoke(&rule).unwrap();
         // In the same crawl, more agreeing pages do not bring it back...
