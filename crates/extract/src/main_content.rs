@@ -592,17 +592,7 @@ fn cut_related(page: &Page<'_>, filter: &Filter, ranges: Ranges) -> Ranges {
         // A paragraph that starts with a label saying so and ending with a colon
         // ("<strong>Related Posts:</strong>") and goes on with links is a box of other stories
         // too.
-        for block in &page.blocks[first..] {
-            if block.start >= end {
-                break;
-            }
-            if block.kind != BlockKind::Text || block.heading || filter.is_noise_block(block) {
-                continue;
-            }
-            let runs = page
-                .runs
-                .get(block.start as usize..block.end as usize)
-                .unwrap_or(&[]);
+        for (block, runs) in text_blocks(page, filter, start, end).filter(|(b, _)| !b.heading) {
             let Some(label) = runs
                 .iter()
                 .position(|r| r.weight > 0 && !filter.is_noise_run(r))
@@ -652,6 +642,28 @@ fn cut_related(page: &Page<'_>, filter: &Filter, ranges: Ranges) -> Ranges {
 /// post's title).
 const COMMENT_HEADING_WORDS: usize = 24;
 
+/// The text-level blocks that start in the runs `start..end` and are not under noise in force,
+/// each with its runs.
+fn text_blocks<'p, 'a>(
+    page: &'p Page<'a>,
+    filter: &'p Filter,
+    start: u32,
+    end: u32,
+) -> impl Iterator<Item = (&'p Block, &'p [Run<'a>])> + 'p {
+    let first = page.blocks.partition_point(|b| b.start < start);
+    page.blocks[first..]
+        .iter()
+        .take_while(move |b| b.start < end)
+        .filter(|b| b.kind == BlockKind::Text && !filter.is_noise_block(b))
+        .map(|b| {
+            let runs = page
+                .runs
+                .get(b.start as usize..b.end as usize)
+                .unwrap_or(&[]);
+            (b, runs)
+        })
+}
+
 /// Arrows that point to the previous or the next post.
 const NAV_ARROWS: [char; 8] = ['«', '»', '‹', '›', '←', '→', '⟵', '⟶'];
 /// A line of links to the previous and next posts has at most this many words.
@@ -659,23 +671,12 @@ const NAV_LINE_WORDS: usize = 40;
 
 /// The text-level blocks in `ranges` that are a blog's line of links to the previous and next
 /// posts ("« Older post | Main | Newer post »"): two or more links, nothing else but separators,
-/// and an arrow at the start or the end of the line. Movable Type, TypePad and WordPress themes put it above or below the post,
-/// inside the post's container and named nothing.
+/// and an arrow at the start or the end of the line. Movable Type, TypePad and WordPress themes
+/// put it above or below the post, inside the post's container and named nothing.
 fn nav_lines(page: &Page<'_>, filter: &Filter, ranges: &Ranges) -> Vec<(u32, u32)> {
     let mut lines = Vec::new();
     for &(start, end) in ranges {
-        let first = page.blocks.partition_point(|b| b.start < start);
-        for block in &page.blocks[first..] {
-            if block.start >= end {
-                break;
-            }
-            if block.kind != BlockKind::Text || block.heading || filter.is_noise_block(block) {
-                continue;
-            }
-            let runs = page
-                .runs
-                .get(block.start as usize..block.end as usize)
-                .unwrap_or(&[]);
+        for (block, runs) in text_blocks(page, filter, start, end).filter(|(b, _)| !b.heading) {
             let (mut links, mut words, mut in_link) = (0, 0, false);
             let mut other_text = false;
             let (mut first_char, mut last_char) = (None, None);
@@ -804,25 +805,14 @@ fn bylines(page: &Page<'_>, filter: &Filter, start: u32, end: u32) -> usize {
         "reply by",
     ];
     const ENDS: [&str; 1] = ["says:"];
-    let first = page.blocks.partition_point(|b| b.start < start);
     let mut n = 0;
     let mut counted_end = 0;
-    for block in &page.blocks[first..] {
-        if block.start >= end {
-            break;
-        }
-        if block.kind != BlockKind::Text
-            || filter.is_noise_block(block)
-            || block.start < counted_end
-        {
+    for (block, runs) in text_blocks(page, filter, start, end) {
+        if block.start < counted_end {
             continue;
         }
         let mut text = String::new();
-        for run in page
-            .runs
-            .get(block.start as usize..block.end as usize)
-            .unwrap_or(&[])
-        {
+        for run in runs {
             text.push(' ');
             text.push_str(run.text);
             if text.len() > 300 {
