@@ -56,6 +56,7 @@
 pub mod archive;
 pub mod config;
 pub mod decide;
+pub mod decider;
 pub mod error;
 pub mod evidence;
 pub mod failures;

@@ -20,7 +20,7 @@
 //! fingerprints of pages past the last record.
 
 use crate::error::CrawlError;
-use crate::evidence::{Evidence, Policy, TextEvidence, judge, min_k};
+use crate::evidence::{Policy, TextEvidence, min_k};
 use crate::page::PageAnalysis;
 use crate::skiplog::SkipReason;
 use simcrawl_dedup::{SimHash, SimHashIndex, Sketch};
@@ -56,6 +56,44 @@ fn title_key(record: &PageRecord) -> String {
 /// (a page judged short, by itself or once its host's template is set aside, needs them).
 pub const WINDOWS_UP_TO: usize = 400;
 
+impl PageRecord {
+    /// The record of analysed `page` indexed under `id`, fetched from `url` (canonical-key
+    /// hash `key_hash`) at link depth `depth` at `time_ms`.
+    pub fn of(
+        id: u32,
+        url: &str,
+        key_hash: u128,
+        depth: u32,
+        time_ms: u64,
+        page: &PageAnalysis,
+    ) -> PageRecord {
+        PageRecord {
+            id,
+            url: url.to_string(),
+            title: page.document.title.clone(),
+            depth,
+            time_ms,
+            body_digest: page.body_digest.0,
+            body_sha256: page.body_sha256.clone(),
+            text_digest: page.text_digest.0,
+            simhash: page.simhash.0,
+            words: page.words.min(u32::MAX as usize) as u32,
+            text: page.document.main_text.clone(),
+            full_simhash: page.full_simhash.0,
+            full_words: page.full_words.min(u32::MAX as usize) as u32,
+            whole_windows: if page.words < WINDOWS_UP_TO {
+                page.whole_windows.clone()
+            } else {
+                page.whole_windows.iter().take(1).copied().collect()
+            },
+            short: page.short,
+            key_hash: Some(key_hash),
+            sketch: Some(page.sketch.to_bytes()),
+            foreign: false,
+        }
+    }
+}
+
 /// Whether two whole pages say the same: one's whole text is the other's or one of the other's
 /// windows (a copy that added lines around the original). `None` when either is unknown.
 fn same_whole(page: &[u128], original: &[u128]) -> Option<bool> {
@@ -72,7 +110,7 @@ fn words32(n: usize) -> u32 {
 
 /// The evidence of analysed `page` (on `host`) against indexed `record`, its sketches'
 /// Jaccard estimate given.
-fn evidence_of(
+pub(crate) fn evidence_of(
     page: &PageAnalysis,
     host: &str,
     record: &PageRecord,
@@ -439,108 +477,20 @@ impl PageIndex {
         }
     }
 
-    /// What comparing `page` (on `host`) with indexed page `record` shows, its main text as
-    /// fingerprinted (no template lines set aside beyond those its fingerprints leave out: the
-    /// crawl adds its host templates' part, see `Core::page`). `declares_copy`: the page names
-    /// another URL canonical; `names_original`: that URL is `record`'s.
-    pub fn compare(
-        &self,
-        page: &PageAnalysis,
-        host: &str,
-        record: &PageRecord,
-        declares_copy: bool,
-        names_original: bool,
-    ) -> Result<TextEvidence, CrawlError> {
-        let jaccard = match self.sketch_of(record)? {
-            Some(sketch) => Some(page.sketch.jaccard(&sketch)?),
-            None => None,
-        };
-        let mut e = evidence_of(page, host, record, jaccard, declares_copy);
-        e.names_original = names_original;
-        Ok(e)
-    }
-
-    /// Checks a page against the index: same body; then, when the page declares a canonical URL
-    /// that is indexed, that page; then the same text; then the pages within k, nearest first.
-    /// Every candidate is [`judge`]d by the one rule of evidence ([`crate::evidence`]); one that
-    /// fails is passed over, never skipped. `host` is the page's `host[:port]`.
+    /// Checks a page against the index by its main text as fingerprinted: the decider's
+    /// [`check_index`](crate::decider::check_index) over this index. `host` is the page's
+    /// `host[:port]`.
     pub fn check(
         &self,
         page: &PageAnalysis,
         canonical: Option<u128>,
         host: &str,
     ) -> Result<Verdict, CrawlError> {
-        if let Some(original) = self.body_digests.get(page.body_digest.0)?
-            && self
-                .pages
-                .get(original)?
-                .is_some_and(|r| r.body_digest == page.body_digest.0)
-        {
-            return Ok(Verdict::Duplicate {
-                reason: SkipReason::ExactDuplicate,
-                original,
-                evidence: Evidence::SameBytes,
-            });
-        }
-        if page.words == 0 {
-            // Nothing to compare: an empty page resembles nothing but its exact copies.
-            return Ok(Verdict::Unique);
-        }
-        let policy = self.policy();
-        let mut tried = None;
-        if let Some(key) = canonical
-            && let Some(original) = self.keys.get(key)?
-            && let Some(record) = self.pages.get(original)?
-        {
-            tried = Some(original);
-            let e = self.compare(page, host, &record, true, true)?;
-            if let Ok(reason) = judge(&e, &policy) {
-                return Ok(Verdict::Duplicate {
-                    reason,
-                    original,
-                    evidence: Evidence::Text(e),
-                });
-            }
-        }
-        // The map compares 80 bits of a digest; the record has all of it.
-        if let Some(original) = self.text_digests.get(page.text_digest.0)?
-            && tried != Some(original)
-            && let Some(record) = self.pages.get(original)?
-            && record.text_digest == page.text_digest.0
-        {
-            let e = self.compare(page, host, &record, canonical.is_some(), false)?;
-            if let Ok(reason) = judge(&e, &policy) {
-                return Ok(Verdict::Duplicate {
-                    reason,
-                    original,
-                    evidence: Evidence::Text(e),
-                });
-            }
-        }
-        let mut matches = self.simhash.query(page.simhash);
-        matches.sort_by_key(|m| (m.distance, m.id));
-        for m in matches {
-            if tried == Some(m.id) {
-                continue;
-            }
-            // One read of the candidate's record: its sketch, then the rule.
-            let Some(record) = self.pages.get(m.id)? else {
-                continue;
-            };
-            let e = self.compare(page, host, &record, canonical.is_some(), false)?;
-            if let Ok(reason) = judge(&e, &policy) {
-                return Ok(Verdict::Duplicate {
-                    reason,
-                    original: m.id,
-                    evidence: Evidence::Text(e),
-                });
-            }
-        }
-        Ok(Verdict::Unique)
+        crate::decider::check_index(self, page, page.short, canonical, host)
     }
 
     /// The smallest k at which a crawl with page `a` indexed would skip page `b` as a text or
-    /// near-duplicate of it, by [`judge`] with this index's Jaccard threshold; `None` if at no
+    /// near-duplicate of it, by [`judge`](crate::evidence::judge) with this index's Jaccard threshold; `None` if at no
     /// k. `simcrawl tune` and `simcrawl clusters` replay the index with it.
     pub fn copy_threshold(&self, a: u32, b: u32) -> Result<Option<u32>, CrawlError> {
         let (Some(ra), Some(rb)) = (self.pages.get(a)?, self.pages.get(b)?) else {
@@ -571,30 +521,8 @@ impl PageIndex {
         page: &PageAnalysis,
     ) -> Result<u32, CrawlError> {
         let id = self.next_id;
-        let record = PageRecord {
-            id,
-            url: url.to_string(),
-            title: page.document.title.clone(),
-            depth,
-            time_ms,
-            body_digest: page.body_digest.0,
-            body_sha256: page.body_sha256.clone(),
-            text_digest: page.text_digest.0,
-            simhash: page.simhash.0,
-            words: page.words.min(u32::MAX as usize) as u32,
-            text: page.document.main_text.clone(),
-            full_simhash: page.full_simhash.0,
-            full_words: page.full_words.min(u32::MAX as usize) as u32,
-            whole_windows: if page.words < WINDOWS_UP_TO {
-                page.whole_windows.clone()
-            } else {
-                page.whole_windows.iter().take(1).copied().collect()
-            },
-            short: page.short,
-            key_hash: Some(key_hash),
-            sketch: Some(page.sketch.to_bytes()),
-            foreign: self.foreign_ids.contains(&id),
-        };
+        let mut record = PageRecord::of(id, url, key_hash, depth, time_ms, page);
+        record.foreign = self.foreign_ids.contains(&id);
         // The record first: after a crash, open() completes the rest from it.
         let pushed = self.pages.push(&record)?;
         if pushed != id {
@@ -693,6 +621,40 @@ impl PageIndex {
 }
 
 /// A little-endian `u64` from the first eight bytes (callers pass eight).
+impl crate::decider::IndexView for PageIndex {
+    fn policy(&self) -> Policy {
+        PageIndex::policy(self)
+    }
+
+    fn body_copy(&self, digest: u128) -> Result<Option<u32>, CrawlError> {
+        Ok(self.body_digests.get(digest)?)
+    }
+
+    fn page_by_key(&self, key: u128) -> Result<Option<u32>, CrawlError> {
+        self.by_key(key)
+    }
+
+    fn text_copy(&self, digest: u128) -> Result<Option<u32>, CrawlError> {
+        Ok(self.text_digests.get(digest)?)
+    }
+
+    fn near(&self, simhash: SimHash) -> Vec<(u32, u32)> {
+        self.simhash
+            .query(simhash)
+            .into_iter()
+            .map(|m| (m.distance, m.id))
+            .collect()
+    }
+
+    fn record(&self, id: u32) -> Result<Option<PageRecord>, CrawlError> {
+        self.get(id)
+    }
+
+    fn sketch_of(&self, record: &PageRecord) -> Result<Option<Sketch>, CrawlError> {
+        PageIndex::sketch_of(self, record)
+    }
+}
+
 fn le_u64(bytes: &[u8]) -> u64 {
     let mut b = [0u8; 8];
     let n = bytes.len().min(8);

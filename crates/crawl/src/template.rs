@@ -215,7 +215,7 @@ pub fn line_key(normalised: &str) -> Option<LineKey> {
 
 /// The lines of a main text, normalised as for fingerprints, with their words; empty lines and
 /// repeats within the page left out.
-fn lines(main_text: &str) -> Vec<(u64, u32, String)> {
+pub(crate) fn lines(main_text: &str) -> Vec<(u64, u32, String)> {
     let mut seen = HashSet::new();
     main_text
         .lines()
@@ -567,6 +567,20 @@ impl Codec for HostRecord {
             indexed,
             set: None,
         }))
+    }
+}
+
+impl crate::decider::TemplateView for HostTemplates {
+    fn template_words(&mut self, host: &str, keys: &[LineKey]) -> Result<usize, CrawlError> {
+        self.template_words_of(host, keys)
+    }
+
+    fn has_template(&mut self, host: &str) -> Result<bool, CrawlError> {
+        Ok(self.fingerprint_set(host)?.is_some())
+    }
+
+    fn without_template(&mut self, host: &str, main_text: &str) -> Result<String, CrawlError> {
+        HostTemplates::without_template(self, host, main_text)
     }
 }
 

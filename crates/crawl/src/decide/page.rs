@@ -2,8 +2,9 @@
 //! gives the learner (a copy for a mirror or parameter rule, a distinct page against one).
 
 use super::{Core, Effect, FetchedPage, Now, redact};
+use crate::decider::{self, Judgement, PageFacts, RuleCopy, Verification};
 use crate::error::CrawlError;
-use crate::evidence::{self, Evidence, MIN_MAIN_WORDS, TextEvidence, judge};
+use crate::evidence::Evidence;
 use crate::layout::counters;
 use crate::learn::Rule;
 use crate::pages::Verdict;
@@ -95,19 +96,36 @@ impl Core {
             .as_ref()
             .map(|c| c.key.hash128())
             .filter(|h| *h != own_key);
-        // A block the host repeats on its pages is never a page's evidence: a page whose main
-        // text is short without its host's template lines is judged as a short page.
-        let template_words = if self.config.dedup {
-            self.templates.template_words_of(&host, &analysis.lines)?
-        } else {
-            0
+        let final_url = redact(&page.final_url);
+        let facts = PageFacts {
+            url: &page.final_url,
+            host: &host,
+            redacted: &final_url,
+            analysis,
+            canonical: canonical_hash,
+            key: page.final_key.key.hash128(),
+            own_key,
         };
-        let as_short;
-        let analysis = if !analysis.short
-            && template_words > 0
-            && analysis.words.saturating_sub(template_words) < MIN_MAIN_WORDS as usize
-        {
+        let judged = if self.config.dedup {
+            decider::judge_page(&self.pages, &mut self.templates, &facts)?
+        } else {
+            Judgement::unique(analysis)
+        };
+        if judged.short_by_template {
             self.count(counters::SHORT_BY_TEMPLATE, 1)?;
+        }
+        if judged.distinct_by_template.is_some() {
+            self.count(counters::DISTINCT_BY_TEMPLATE, 1)?;
+        }
+        if let Some(contradiction) = &judged.contradiction {
+            // Never reached: every verdict is the rule's own. A skip that its evidence does
+            // not support is a bug; when unsure, the page is indexed.
+            debug_assert!(false, "{contradiction}");
+            tracing::error!(url = %page.final_url, "{contradiction}; indexed instead");
+            self.count(counters::CONTRADICTED, 1)?;
+        }
+        let as_short;
+        let analysis = if judged.short_by_template {
             let mut short = analysis.clone();
             short.short = true;
             as_short = short;
@@ -115,76 +133,40 @@ impl Core {
         } else {
             analysis
         };
-        let mut verdict = if self.config.dedup {
-            self.pages.check(analysis, canonical_hash, &host)?
-        } else {
-            Verdict::Unique
-        };
-        if let Verdict::Duplicate {
-            reason,
-            original,
-            evidence: Evidence::Text(e),
-        } = &mut verdict
-        {
-            // The host templates' part of the evidence: the lines either host repeats on its
-            // pages are no evidence, and a main text short without them is judged as short.
-            self.set_aside_templates(&host, analysis, *original, e)?;
-            match judge(e, &self.pages.policy()) {
-                Ok(r) => *reason = r,
-                Err(_) => {
-                    self.count(counters::DISTINCT_BY_TEMPLATE, 1)?;
-                    verdict = Verdict::Unique;
-                }
-            }
-        }
-        if let Verdict::Duplicate {
-            reason, evidence, ..
-        } = &verdict
-            && let Err(contradiction) =
-                evidence::check(*reason, Some(evidence), &self.pages.policy())
-        {
-            // Never reached: every verdict above is the rule's own. A skip that its evidence
-            // does not support is a bug; when unsure, the page is indexed.
-            debug_assert!(false, "{contradiction}");
-            tracing::error!(url = %page.final_url, "{contradiction}; indexed instead");
-            self.count(counters::CONTRADICTED, 1)?;
-            verdict = Verdict::Unique;
-        }
-        let short = analysis.short;
-        // A verification of a rule revoked meanwhile (another verification's answer came first)
-        // says nothing more.
-        if let Some(rule) = verifying.as_ref().filter(|r| self.book.is_active(r)) {
-            match verdict {
-                Verdict::Duplicate { .. } => self.book.learner().confirm(rule),
-                // A short page that failed the stricter short-page test says nothing either way.
-                Verdict::Unique if short => {}
-                Verdict::Unique => {
+        let short = judged.short;
+        if let Some(rule) = verifying.as_ref() {
+            match decider::verification(&self.book, rule, &judged) {
+                Verification::Confirms => self.book.learner().confirm(rule),
+                Verification::Fails => {
                     if self.book.learner().verification_failed(rule) {
                         self.revoke(rule)?;
                     }
                 }
+                Verification::Silent => {}
             }
         }
+        let verdict = judged.verdict;
         // A page fetched while a rule that covers it was learned (queued and handed out before
         // the rule, decided after it: a sharded crawl decides its pages a round after their
-        // fetch), or fetched to verify a rule that stays in force, is skipped as the rule skips its URLs unfetched
-        // when its main text and title are its original's and only the stricter test of a short
-        // page held the verdict back: the outcome then does not depend on whether the rule came
-        // before the fetch. A page whose text differs is never skipped on a rule after its fetch.
-        // What the page says against a mirror is counted first, as for any page of its own (a
-        // version's page with its original's main text differs in its whole page), and may revoke
-        // the rule; only a rule still in force skips it.
+        // fetch), or fetched to verify a rule that stays in force, is skipped as the rule skips
+        // its URLs unfetched when its main text and title are its original's
+        // ([`decider::rule_copy`]): the outcome then does not depend on whether the rule came
+        // before the fetch. What the page says against a mirror is counted first, as for any
+        // page of its own (a version's page with its original's main text differs in its whole
+        // page), and may revoke the rule; only a rule still in force skips it.
         let mut counted_against_mirrors = false;
+        let facts = PageFacts { analysis, ..facts };
         let by_rule = if matches!(verdict, Verdict::Unique)
             && self.config.dedup
             && !analysis.document.meta_robots.noindex
-            && self.rule_copy(page, analysis, own_key, &host)?.is_some()
+            && decider::rule_copy(&self.pages, &mut self.templates, &self.book, &facts, short)?
+                .is_some()
         {
             if !short {
                 self.evidence_against_mirrors(&page.final_url)?;
                 counted_against_mirrors = true;
             }
-            self.rule_copy(page, analysis, own_key, &host)?
+            decider::rule_copy(&self.pages, &mut self.templates, &self.book, &facts, short)?
         } else {
             None
         };
@@ -211,19 +193,26 @@ impl Core {
             Default::default()
         };
         let decided = match verdict {
-            Verdict::Unique if let Some((rule, reason, original, e)) = by_rule => {
+            Verdict::Unique if let Some(copy) = by_rule => {
+                let RuleCopy {
+                    rule,
+                    rule_id,
+                    reason,
+                    original,
+                    evidence: e,
+                } = copy;
                 self.count(counters::SKIPPED_BY_RULE_AFTER_FETCH, 1)?;
                 self.book.count_skip(&rule);
                 let skip = SkipRecord {
                     time_ms: now.unix_ms,
-                    url: redact(&page.final_url),
+                    url: final_url.clone(),
                     reason,
                     original: None,
                     distance: Some(e.distance),
                     jaccard: e.jaccard.map(|j| j as f32),
                     evidence: None,
                     rule: Some(rule.to_string()),
-                    rule_id: self.book.id_of(&rule),
+                    rule_id,
                     host: crate::learn::authority(&lease.url),
                     depth: lease.depth,
                     referrer: lease.referrer.clone(),
@@ -245,7 +234,7 @@ impl Core {
             } => {
                 let skip = SkipRecord {
                     time_ms: now.unix_ms,
-                    url: redact(&page.final_url),
+                    url: final_url.clone(),
                     reason,
                     original: None,
                     distance: verdict.distance(),
@@ -273,42 +262,6 @@ impl Core {
             self.requeue_for_template(&host)?;
         }
         Ok(())
-    }
-
-    /// The page a learned rule maps `page` onto, when the rule is in force, that page is indexed
-    /// under another URL, and the two main texts (as compared, templates set aside) and titles are
-    /// the same: the rule, its skip reason, the original's id and the comparison. `None` when no
-    /// learned rule changes the page's key (`own_key`: its key without learned rules) or the
-    /// page says otherwise: a page whose text differs is never skipped on a rule after its fetch.
-    fn rule_copy(
-        &mut self,
-        page: &FetchedPage,
-        analysis: &crate::page::PageAnalysis,
-        own_key: u128,
-        host: &str,
-    ) -> Result<Option<(Rule, SkipReason, u32, TextEvidence)>, CrawlError> {
-        let key = page.final_key.key.hash128();
-        if key == own_key {
-            return Ok(None);
-        }
-        let Some(original) = self.pages.by_key(key)? else {
-            return Ok(None);
-        };
-        let Some(record) = self.pages.get(original)? else {
-            return Ok(None);
-        };
-        if record.url == redact(&page.final_url) {
-            return Ok(None);
-        }
-        let Some((rule, reason)) = self.book.attribute(&page.final_url) else {
-            return Ok(None);
-        };
-        let mut e = self.pages.compare(analysis, host, &record, false, false)?;
-        self.set_aside_templates(host, analysis, original, &mut e)?;
-        if !(e.same_text && e.same_title && e.sizes_agree() && e.words[0] > 0) {
-            return Ok(None);
-        }
-        Ok(Some((rule, reason, original, e)))
     }
 
     /// A page indexed as distinct contradicts every mirror with evidence whose source covers its URL
@@ -362,40 +315,6 @@ impl Core {
             }
         }
         self.count(counters::REFINGERPRINTED_BY_TEMPLATE, made)?;
-        Ok(())
-    }
-
-    /// Completes the evidence `e` of a page judged a copy of indexed page `original` with the
-    /// templates of both hosts: the words of each main text without its host's template lines,
-    /// and, when either is short without them, whether those are the same text. (A host's stubs
-    /// share its template and differ in a few words.)
-    fn set_aside_templates(
-        &mut self,
-        host: &str,
-        analysis: &crate::page::PageAnalysis,
-        original: u32,
-        e: &mut TextEvidence,
-    ) -> Result<(), CrawlError> {
-        let Some(record) = self.pages.get(original)? else {
-            return Ok(());
-        };
-        let record_host = url::Url::parse(&record.url)
-            .map(|u| crate::learn::authority(&u))
-            .unwrap_or_default();
-        if self.templates.fingerprint_set(host)?.is_none()
-            && self.templates.fingerprint_set(&record_host)?.is_none()
-        {
-            // Neither host has template lines: the texts as compared are the whole main texts,
-            // and normalising them again line by line would only cost time on a hot path.
-            return Ok(());
-        }
-        let ours = self
-            .templates
-            .without_template(host, &analysis.document.main_text)?;
-        let theirs = self
-            .templates
-            .without_template(&record_host, &record.text)?;
-        e.set_aside_templates(&ours, &theirs);
         Ok(())
     }
 

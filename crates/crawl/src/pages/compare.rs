@@ -1,6 +1,7 @@
 //! One page against another, as a crawl would decide it: what `simcrawl explain` prints.
 
 use super::*;
+use crate::evidence::judge;
 
 /// What the crawl would decide about page `b` if page `a` were the only page indexed: the
 /// verdict of [`PageIndex::check`] itself (the same rule of evidence), with the evidence and the

@@ -1,6 +1,7 @@
 //! The page index's tests: verdicts, reopening after a crash, migrations.
 
 use super::*;
+use crate::evidence::Evidence;
 use crate::page::Analyzer;
 use url::Url;
 

@@ -534,6 +534,20 @@ pub(crate) fn old_records(old: &Tree<String, RuleRecord>) -> Result<Vec<RuleReco
     Ok(records)
 }
 
+impl crate::decider::RuleView for RuleBook {
+    fn rule_of(&self, url: &Url) -> Option<(Rule, SkipReason)> {
+        self.attribute(url)
+    }
+
+    fn rule_id(&self, rule: &Rule) -> Option<u32> {
+        self.id_of(rule)
+    }
+
+    fn in_force(&self, rule: &Rule) -> bool {
+        self.is_active(rule)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

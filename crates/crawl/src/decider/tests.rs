@@ -1,0 +1,1057 @@
+//! The decider asked directly: pages analysed in memory, the index, templates and rules held in
+//! the twins of [`super::twin`]; no store, no server, no clock.
+
+use super::twin::{MemoryIndex, MemoryRules, MemoryTemplates};
+use super::*;
+use crate::page::Analyzer;
+use crate::rules::MirrorRule;
+use crate::testutil::words;
+use proptest::prelude::*;
+
+/// `n` words of text `seed`.
+fn text(seed: u64, n: usize) -> String {
+    words(seed, n).join(" ")
+}
+
+/// `n` words of text `seed` with the words at `at` replaced.
+fn edited(seed: u64, n: usize, at: &[usize]) -> String {
+    let mut w = words(seed, n);
+    for (i, &a) in at.iter().enumerate() {
+        w[a] = format!("edit{}", "x".repeat(i + 1));
+    }
+    w.join(" ")
+}
+
+/// A page with a title, its main text in one paragraph (`main`, paragraphs split by `|`),
+/// and `rest` beside it.
+fn html(title: &str, main: &str, rest: &str) -> String {
+    let paragraphs: String = main.split('|').map(|p| format!("<p>{p}</p>")).collect();
+    format!(
+        "<html><head><title>{title}</title></head><body><nav>Home About Search</nav>\
+         <div id=\"content\">{paragraphs}</div><aside><p>{rest}</p></aside></body></html>"
+    )
+}
+
+fn analyse(url: &str, html: &str) -> (Url, PageAnalysis) {
+    let url = Url::parse(url).unwrap();
+    let analysis = Analyzer::default().analyze_html(html.as_bytes(), html, &url, None);
+    (url, analysis)
+}
+
+fn page(url: &str, title: &str, main: &str, rest: &str) -> (Url, PageAnalysis) {
+    analyse(url, &html(title, main, rest))
+}
+
+/// The index with `pages` indexed in order (ids 0, 1, ...), k = 3 and Jaccard 0.8.
+fn index_of(pages: &[(&str, &str, &str, &str)]) -> MemoryIndex {
+    let mut index = MemoryIndex::new(3, 0.8);
+    for (url, title, main, rest) in pages {
+        let (_, a) = page(url, title, main, rest);
+        index.insert(url, &a);
+    }
+    index
+}
+
+fn judge_with(index: &MemoryIndex, url: &Url, analysis: &PageAnalysis) -> Judgement {
+    judge_page(index, &mut NoTemplates, &PageFacts::new(url, analysis)).unwrap()
+}
+
+fn judged(index: &MemoryIndex, p: &(Url, PageAnalysis)) -> Judgement {
+    judge_with(index, &p.0, &p.1)
+}
+
+/// The reason and original of a skip (`None`: indexed).
+fn skip_of(j: &Judgement) -> Option<(SkipReason, u32)> {
+    match &j.verdict {
+        Verdict::Duplicate {
+            reason, original, ..
+        } => Some((*reason, *original)),
+        Verdict::Unique => None,
+    }
+}
+
+fn text_evidence(j: &Judgement) -> TextEvidence {
+    match &j.verdict {
+        Verdict::Duplicate {
+            evidence: Evidence::Text(e),
+            ..
+        } => *e,
+        other => panic!("no text evidence: {other:?}"),
+    }
+}
+
+/// Why a comparison of `p` with indexed page `id` supports no skip (panics if it does).
+fn why_not(index: &MemoryIndex, p: &(Url, PageAnalysis), id: u32) -> NotACopy {
+    let record = index.record(id).unwrap().unwrap();
+    let host = crate::learn::authority(&p.0);
+    let e = compare(index, &p.1, p.1.short, &host, &record, false, false).unwrap();
+    judge(&e, &index.policy()).expect_err("the comparison supports no skip")
+}
+
+/// Every skip the decider returns is one its evidence supports.
+fn assert_supported(index: &MemoryIndex, j: &Judgement) {
+    assert_eq!(j.contradiction, None);
+    if let Verdict::Duplicate {
+        reason, evidence, ..
+    } = &j.verdict
+    {
+        evidence::check(*reason, Some(evidence), &index.policy()).unwrap();
+    }
+}
+
+const A: &str = "http://a.example/";
+
+// ---- the same bytes -------------------------------------------------------------------------
+
+#[test]
+fn the_same_bytes_are_an_exact_duplicate_resting_on_them() {
+    let main = text(1, 300);
+    let index = index_of(&[("http://a.example/1", "T", &main, "")]);
+    let j = judged(&index, &page("http://a.example/2", "T", &main, ""));
+    assert_eq!(skip_of(&j), Some((SkipReason::ExactDuplicate, 0)));
+    assert!(matches!(
+        j.verdict,
+        Verdict::Duplicate {
+            evidence: Evidence::SameBytes,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn the_same_bytes_on_another_host_are_an_exact_duplicate() {
+    let main = text(2, 300);
+    let index = index_of(&[("http://a.example/1", "T", &main, "")]);
+    let j = judged(&index, &page("http://b.example/1", "T", &main, ""));
+    assert_eq!(skip_of(&j), Some((SkipReason::ExactDuplicate, 0)));
+}
+
+#[test]
+fn an_empty_page_is_a_copy_only_of_the_same_bytes() {
+    let empty = |title: &str| {
+        format!("<html><head><title>{title}</title></head><body><img src=\"x.png\"></body></html>")
+    };
+    let (_, first) = analyse("http://a.example/1", &empty("Empty"));
+    assert_eq!(first.words, 0);
+    let mut index = MemoryIndex::new(3, 0.8);
+    index.insert("http://a.example/1", &first);
+    let same = analyse("http://a.example/2", &empty("Empty"));
+    assert_eq!(
+        skip_of(&judged(&index, &same)),
+        Some((SkipReason::ExactDuplicate, 0))
+    );
+    // No main text and other bytes: nothing to compare, indexed.
+    let other = analyse("http://a.example/3", &empty("Empty too"));
+    assert_eq!(other.1.words, 0);
+    assert_eq!(skip_of(&judged(&index, &other)), None);
+}
+
+/// An index whose digest maps answer page 0 for every digest, as a map that compares part of
+/// a digest may: the decider reads the record and checks the digest in full.
+struct Colliding(MemoryIndex);
+
+impl IndexView for Colliding {
+    fn policy(&self) -> Policy {
+        self.0.policy()
+    }
+    fn body_copy(&self, _: u128) -> Result<Option<u32>, CrawlError> {
+        Ok(Some(0))
+    }
+    fn page_by_key(&self, key: u128) -> Result<Option<u32>, CrawlError> {
+        self.0.page_by_key(key)
+    }
+    fn text_copy(&self, _: u128) -> Result<Option<u32>, CrawlError> {
+        Ok(Some(0))
+    }
+    fn near(&self, simhash: SimHash) -> Vec<(u32, u32)> {
+        self.0.near(simhash)
+    }
+    fn record(&self, id: u32) -> Result<Option<PageRecord>, CrawlError> {
+        self.0.record(id)
+    }
+    fn sketch_of(&self, record: &PageRecord) -> Result<Option<Sketch>, CrawlError> {
+        self.0.sketch_of(record)
+    }
+}
+
+#[test]
+fn a_digest_map_s_hit_is_checked_against_the_record() {
+    let index = Colliding(index_of(&[("http://a.example/1", "T", &text(3, 300), "")]));
+    let (url, other) = page("http://a.example/2", "T", &text(4, 300), "");
+    let j = judge_page(&index, &mut NoTemplates, &PageFacts::new(&url, &other)).unwrap();
+    assert_eq!(j.verdict, Verdict::Unique);
+}
+
+#[test]
+fn exact_bytes_come_before_a_canonical_link() {
+    let main = text(5, 300);
+    let index = index_of(&[
+        ("http://a.example/1", "T", &main, ""),
+        ("http://a.example/2", "T", &text(6, 300), ""),
+    ]);
+    let (url, a) = page("http://a.example/3", "T", &main, "");
+    let mut facts = PageFacts::new(&url, &a);
+    facts.canonical = index.records[1].key_hash;
+    let j = judge_page(&index, &mut NoTemplates, &facts).unwrap();
+    assert_eq!(skip_of(&j), Some((SkipReason::ExactDuplicate, 0)));
+}
+
+// ---- the same main text ----------------------------------------------------------------------
+
+#[test]
+fn the_same_main_text_in_other_markup_is_a_text_duplicate() {
+    let main = text(7, 300);
+    let index = index_of(&[("http://a.example/1", "T", &main, "")]);
+    let j = judged(
+        &index,
+        &page("http://a.example/2", "T", &main, "one more word"),
+    );
+    assert_eq!(skip_of(&j), Some((SkipReason::TextDuplicate, 0)));
+    let e = text_evidence(&j);
+    assert!(e.same_text && e.same_title && e.same_host);
+    assert_eq!(e.distance, 0);
+    assert_eq!(e.jaccard, Some(1.0));
+    assert_supported(&index, &j);
+}
+
+#[test]
+fn a_text_duplicate_names_both_pages_words() {
+    let main = text(8, 250);
+    let index = index_of(&[("http://a.example/1", "T", &main, "")]);
+    let j = judged(
+        &index,
+        &page("http://a.example/2", "T", &main, "aside words"),
+    );
+    let e = text_evidence(&j);
+    assert_eq!(e.words[0], e.words[1]);
+    assert!(e.words[0] >= 250, "{e:?}");
+    assert!(e.whole_words[0] > e.whole_words[1], "{e:?}");
+}
+
+#[test]
+fn the_same_main_text_on_a_page_twice_the_size_is_another_page() {
+    let main = text(9, 120);
+    let index = index_of(&[("http://a.example/1", "T", &main, "")]);
+    let big = page("http://a.example/2", "T", &main, &text(10, 400));
+    assert_eq!(big.1.text_digest.0, index.records[0].text_digest);
+    assert_eq!(skip_of(&judged(&index, &big)), None);
+    assert_eq!(why_not(&index, &big, 0), NotACopy::SizeDiffers);
+}
+
+#[test]
+fn one_host_s_pages_with_other_titles_are_two_pages() {
+    let main = text(11, 300);
+    let index = index_of(&[("http://a.example/1", "Chapter one", &main, "")]);
+    let other = page("http://a.example/2", "Chapter two", &main, "");
+    assert_eq!(skip_of(&judged(&index, &other)), None);
+    assert_eq!(why_not(&index, &other, 0), NotACopy::TitleDiffers);
+}
+
+#[test]
+fn another_host_s_page_with_another_title_and_other_surroundings_is_another_page() {
+    let main = text(12, 150);
+    let index = index_of(&[("http://a.example/1", "One", &main, &text(13, 100))]);
+    let other = page("http://b.example/1", "Two", &main, &text(14, 100));
+    assert_eq!(skip_of(&judged(&index, &other)), None);
+    assert_eq!(why_not(&index, &other, 0), NotACopy::TitlesAndWholeDiffer);
+}
+
+#[test]
+fn a_copy_on_another_host_with_the_title_is_a_text_duplicate_across_hosts() {
+    let main = text(15, 300);
+    let index = index_of(&[("http://a.example/1", "T", &main, "")]);
+    let j = judged(&index, &page("http://b.example/x/1", "T", &main, "mirror"));
+    assert_eq!(skip_of(&j), Some((SkipReason::TextDuplicate, 0)));
+    assert!(!text_evidence(&j).same_host);
+}
+
+#[test]
+fn titles_that_differ_only_in_case_and_spaces_are_the_same_title() {
+    let main = text(16, 300);
+    let index = index_of(&[("http://a.example/1", "The  Guide", &main, "")]);
+    let j = judged(&index, &page("http://a.example/2", "the guide", &main, "x"));
+    assert_eq!(skip_of(&j), Some((SkipReason::TextDuplicate, 0)));
+}
+
+// ---- near-duplicates -------------------------------------------------------------------------
+
+/// A long page and the same with one word changed, and the index of the first.
+fn near_pair(seed: u64) -> (MemoryIndex, (Url, PageAnalysis)) {
+    let index = index_of(&[("http://a.example/1", "T", &text(seed, 600), "")]);
+    let copy = page("http://a.example/2", "T", &edited(seed, 600, &[300]), "");
+    (index, copy)
+}
+
+#[test]
+fn one_word_changed_in_a_long_text_is_a_near_duplicate_within_k_and_the_threshold() {
+    let (index, copy) = near_pair(17);
+    let j = judged(&index, &copy);
+    assert_eq!(skip_of(&j), Some((SkipReason::NearDuplicate, 0)));
+    let e = text_evidence(&j);
+    assert!(!e.same_text);
+    assert!(e.distance <= 3, "{e:?}");
+    assert!(e.jaccard.unwrap() >= 0.8, "{e:?}");
+    assert_supported(&index, &j);
+}
+
+#[test]
+fn the_smallest_k_that_skips_a_near_copy_is_its_distance() {
+    let (mut index, copy) = near_pair(18);
+    let e = text_evidence(&judged(&index, &copy));
+    for k in 0..=8 {
+        index.policy.k = k;
+        let j = judged(&index, &copy);
+        assert_eq!(skip_of(&j).is_some(), k >= e.distance, "k = {k}, {e:?}");
+        assert_supported(&index, &j);
+    }
+}
+
+#[test]
+fn at_k_0_only_the_same_text_is_a_copy() {
+    let main = text(19, 600);
+    let mut index = index_of(&[("http://a.example/1", "T", &main, "")]);
+    index.policy.k = 0;
+    let edited_page = page(
+        "http://a.example/2",
+        "T",
+        &edited(19, 600, &[10, 200, 400]),
+        "",
+    );
+    let e = compare(
+        &index,
+        &edited_page.1,
+        false,
+        "a.example",
+        &index.records[0],
+        false,
+        false,
+    )
+    .unwrap();
+    assert_eq!(
+        skip_of(&judged(&index, &edited_page)).is_some(),
+        e.distance == 0
+    );
+    let same = page("http://a.example/3", "T", &main, "x");
+    assert_eq!(
+        skip_of(&judged(&index, &same)),
+        Some((SkipReason::TextDuplicate, 0))
+    );
+}
+
+#[test]
+fn a_jaccard_threshold_of_one_leaves_only_the_same_text() {
+    let (mut index, copy) = near_pair(20);
+    index.policy.jaccard = 1.0;
+    index.policy.k = 64;
+    assert_eq!(skip_of(&judged(&index, &copy)), None);
+    assert_eq!(why_not(&index, &copy, 0), NotACopy::JaccardLow);
+}
+
+#[test]
+fn another_text_is_no_copy_at_any_k_while_jaccard_is_required() {
+    let mut index = index_of(&[("http://a.example/1", "T", &text(21, 400), "")]);
+    index.policy.k = 64;
+    let other = page("http://a.example/2", "T", &text(22, 400), "");
+    let j = judged(&index, &other);
+    assert_eq!(skip_of(&j), None);
+    assert_eq!(why_not(&index, &other, 0), NotACopy::JaccardLow);
+}
+
+#[test]
+fn without_a_jaccard_threshold_the_distance_alone_decides() {
+    let mut index = index_of(&[("http://a.example/1", "T", &text(23, 400), "")]);
+    index.policy.k = 64;
+    index.policy.jaccard = 0.0;
+    let other = page("http://a.example/2", "T", &text(24, 400), "");
+    let j = judged(&index, &other);
+    assert_eq!(skip_of(&j), Some((SkipReason::NearDuplicate, 0)));
+    assert_supported(&index, &j);
+}
+
+#[test]
+fn a_near_copy_whose_original_has_no_sketch_needs_the_same_text() {
+    let (mut index, copy) = near_pair(25);
+    index.records[0].sketch = None; // an old record: no Jaccard estimate
+    assert_eq!(skip_of(&judged(&index, &copy)), None);
+    assert_eq!(why_not(&index, &copy, 0), NotACopy::JaccardLow);
+    let same = page("http://a.example/3", "T", &text(25, 600), "x");
+    let j = judged(&index, &same);
+    assert_eq!(skip_of(&j), Some((SkipReason::TextDuplicate, 0)));
+    assert_eq!(text_evidence(&j).jaccard, None);
+}
+
+#[test]
+fn the_nearest_candidate_is_taken_first() {
+    let seed = 26;
+    let mut index = MemoryIndex::new(64, 0.0);
+    for at in [vec![1, 100, 200, 300, 400, 500], vec![250]] {
+        let (_, a) = page(A, "T", &edited(seed, 600, &at), "");
+        index.insert(&format!("http://a.example/{}", at.len()), &a);
+    }
+    let query = page("http://a.example/q", "T", &text(seed, 600), "");
+    let distances: Vec<u32> = index
+        .records
+        .iter()
+        .map(|r| query.1.simhash.distance(SimHash(r.simhash)))
+        .collect();
+    let nearest = (0..2u32)
+        .min_by_key(|&i| (distances[i as usize], i))
+        .unwrap();
+    assert_eq!(
+        skip_of(&judged(&index, &query)),
+        Some((SkipReason::NearDuplicate, nearest))
+    );
+}
+
+#[test]
+fn a_candidate_the_rule_refuses_is_passed_over_for_the_next() {
+    let seed = 27;
+    let main = text(seed, 600);
+    // Page 0: the same text under another title of the same host (refused); page 1: a near copy.
+    let index = index_of(&[
+        ("http://a.example/0", "Other", &main, ""),
+        ("http://a.example/1", "T", &edited(seed, 600, &[5]), ""),
+    ]);
+    let j = judged(&index, &page("http://a.example/2", "T", &main, ""));
+    assert_eq!(skip_of(&j), Some((SkipReason::NearDuplicate, 1)));
+    assert_supported(&index, &j);
+}
+
+#[test]
+fn a_near_copy_on_another_host_with_the_title_is_a_near_duplicate() {
+    let seed = 28;
+    let index = index_of(&[("http://a.example/1", "T", &text(seed, 600), "")]);
+    let j = judged(
+        &index,
+        &page("http://b.example/1", "T", &edited(seed, 600, &[50]), ""),
+    );
+    assert_eq!(skip_of(&j), Some((SkipReason::NearDuplicate, 0)));
+    assert!(!text_evidence(&j).same_host);
+}
+
+#[test]
+fn nothing_within_k_is_indexed() {
+    let index = index_of(&[("http://a.example/1", "T", &text(29, 400), "")]);
+    let j = judged(&index, &page("http://a.example/2", "T", &text(30, 400), ""));
+    assert_eq!(j.verdict, Verdict::Unique);
+    assert!(!j.short && !j.short_by_template);
+    assert_eq!(j.distinct_by_template, None);
+}
+
+#[test]
+fn an_empty_index_indexes_every_page() {
+    let index = MemoryIndex::new(3, 0.8);
+    for seed in 31..36 {
+        let j = judged(&index, &page(A, "T", &text(seed, 200), ""));
+        assert_eq!(j.verdict, Verdict::Unique);
+    }
+}
+
+// ---- canonical links -------------------------------------------------------------------------
+
+/// The facts of `p` naming indexed page `id` canonical.
+fn naming<'a>(index: &MemoryIndex, p: &'a (Url, PageAnalysis), id: usize) -> PageFacts<'a> {
+    let mut facts = PageFacts::new(&p.0, &p.1);
+    facts.canonical = index.records[id].key_hash;
+    facts
+}
+
+#[test]
+fn a_page_naming_its_indexed_copy_canonical_is_a_canonical_skip() {
+    let main = text(36, 300);
+    let index = index_of(&[("http://a.example/1", "T", &main, "")]);
+    let print = page("http://a.example/1?print", "T", &main, "print");
+    let j = judge_page(&index, &mut NoTemplates, &naming(&index, &print, 0)).unwrap();
+    assert_eq!(skip_of(&j), Some((SkipReason::Canonical, 0)));
+    let e = text_evidence(&j);
+    assert!(e.declares_copy && e.names_original);
+    assert_supported(&index, &j);
+}
+
+#[test]
+fn a_canonical_link_to_a_page_with_other_text_is_no_skip() {
+    let index = index_of(&[("http://a.example/1", "T", &text(37, 300), "")]);
+    let p = page("http://a.example/2", "T", &text(38, 300), "");
+    let j = judge_page(&index, &mut NoTemplates, &naming(&index, &p, 0)).unwrap();
+    assert_eq!(j.verdict, Verdict::Unique);
+}
+
+#[test]
+fn a_canonical_link_to_an_unindexed_page_changes_nothing_but_the_title_rule() {
+    let main = text(39, 300);
+    let index = index_of(&[("http://a.example/1", "T", &main, "")]);
+    let p = page("http://a.example/2", "Print", &main, "");
+    let mut facts = PageFacts::new(&p.0, &p.1);
+    facts.canonical = Some(12345);
+    let j = judge_page(&index, &mut NoTemplates, &facts).unwrap();
+    // It declares itself a copy, so one host's other title does not hold the skip back.
+    assert_eq!(skip_of(&j), Some((SkipReason::TextDuplicate, 0)));
+    let e = text_evidence(&j);
+    assert!(e.declares_copy && !e.names_original);
+    // Without the link, the other title makes it another page.
+    assert_eq!(skip_of(&judged(&index, &p)), None);
+}
+
+#[test]
+fn a_near_copy_naming_its_original_canonical_is_a_canonical_skip() {
+    let seed = 40;
+    let index = index_of(&[("http://a.example/1", "T", &text(seed, 600), "")]);
+    let p = page("http://a.example/1/amp", "T", &edited(seed, 600, &[9]), "");
+    let j = judge_page(&index, &mut NoTemplates, &naming(&index, &p, 0)).unwrap();
+    assert_eq!(skip_of(&j), Some((SkipReason::Canonical, 0)));
+    assert_supported(&index, &j);
+}
+
+#[test]
+fn a_canonical_link_is_followed_before_the_same_text_elsewhere() {
+    let main = text(41, 300);
+    let index = index_of(&[
+        ("http://a.example/0", "T", &main, "zero"),
+        ("http://a.example/1", "T", &main, "one"),
+    ]);
+    let p = page("http://a.example/2", "T", &main, "two");
+    let j = judge_page(&index, &mut NoTemplates, &naming(&index, &p, 1)).unwrap();
+    assert_eq!(skip_of(&j), Some((SkipReason::Canonical, 1)));
+}
+
+// ---- short pages -----------------------------------------------------------------------------
+
+#[test]
+fn two_stubs_with_other_facts_are_two_pages_at_any_k_and_threshold() {
+    let mut index = index_of(&[(
+        "http://a.example/1",
+        "Size",
+        "Size: 1 dword. Returns the value.",
+        "",
+    )]);
+    let stub = page(
+        "http://a.example/2",
+        "Size",
+        "Size: 2 dwords. Returns the value.",
+        "",
+    );
+    assert!(stub.1.words < MIN_MAIN_WORDS as usize);
+    for (k, jaccard) in [(3, 0.8), (18, 0.8), (64, 0.0)] {
+        index.policy = Policy { k, jaccard };
+        let j = judged(&index, &stub);
+        assert_eq!(j.verdict, Verdict::Unique, "k = {k}");
+        assert!(j.short);
+    }
+    assert_eq!(why_not(&index, &stub, 0), NotACopy::ShortTextsDiffer);
+}
+
+#[test]
+fn a_stub_with_the_same_text_title_and_page_is_a_text_duplicate() {
+    let stub = "Returns the size of the buffer in bytes.";
+    let index = index_of(&[("http://a.example/1", "size", stub, "")]);
+    let j = judged(&index, &page("http://b.example/1", "size", stub, ""));
+    assert_eq!(skip_of(&j), Some((SkipReason::ExactDuplicate, 0)));
+    // The same with other markup around the same words.
+    let other = analyse(
+        "http://b.example/2",
+        &format!(
+            "<html><head><title>size</title></head><body><nav>Home About Search</nav><div id=\"content\"><p>{stub}</p></div></body></html>"
+        ),
+    );
+    let j = judged(&index, &other);
+    assert_eq!(skip_of(&j), Some((SkipReason::TextDuplicate, 0)));
+    assert!(text_evidence(&j).short());
+    assert_supported(&index, &j);
+}
+
+#[test]
+fn a_stub_with_the_same_text_on_another_page_is_another_page() {
+    let stub = "Returns the size of the buffer in bytes.";
+    let index = index_of(&[("http://a.example/1", "size", stub, &text(42, 30))]);
+    let p = page("http://a.example/2", "size", stub, &text(43, 30));
+    assert_eq!(skip_of(&judged(&index, &p)), None);
+    assert_eq!(why_not(&index, &p, 0), NotACopy::ShortWholeDiffers);
+}
+
+#[test]
+fn a_stub_with_the_same_text_under_another_title_is_another_page() {
+    let stub = "Returns the size of the buffer in bytes.";
+    let index = index_of(&[("http://a.example/1", "size", stub, "")]);
+    let p = page("http://b.example/1", "length", stub, "");
+    assert_eq!(skip_of(&judged(&index, &p)), None);
+}
+
+#[test]
+fn a_page_the_extractor_calls_short_is_judged_as_short() {
+    // No main block: the extractor's relaxed rules find the text.
+    let (url, a) = analyse(
+        "http://a.example/1",
+        "<html><head><title>T</title></head><body><span>alpha beta</span></body></html>",
+    );
+    let index = MemoryIndex::new(3, 0.8);
+    let j = judge_with(&index, &url, &a);
+    assert_eq!(
+        j.short,
+        a.short || a.words < MIN_MAIN_WORDS as usize || j.short
+    );
+    assert_eq!(j.verdict, Verdict::Unique);
+}
+
+// ---- host templates --------------------------------------------------------------------------
+
+/// A host template of 400 words in one paragraph, and a page of `host` with it and `own`.
+fn templated(host: &str, own: &str) -> (Url, PageAnalysis) {
+    page(
+        &format!("http://{host}/{}", own.len()),
+        "T",
+        &format!("{}|{own}", text(44, 400)),
+        "",
+    )
+}
+
+#[test]
+fn a_page_short_without_its_host_s_template_is_judged_as_short() {
+    let mut templates = MemoryTemplates::default();
+    templates.add("a.example", &text(44, 400));
+    let index = MemoryIndex::new(3, 0.8);
+    let p = templated("a.example", &text(45, 20));
+    let j = judge_page(&index, &mut templates, &PageFacts::new(&p.0, &p.1)).unwrap();
+    assert!(j.short_by_template && j.short);
+    // Another host's template says nothing of it.
+    let q = templated("b.example", &text(45, 20));
+    let j = judge_page(&index, &mut templates, &PageFacts::new(&q.0, &q.1)).unwrap();
+    assert!(!j.short_by_template);
+}
+
+#[test]
+fn a_page_long_without_its_host_s_template_is_not_short() {
+    let mut templates = MemoryTemplates::default();
+    templates.add("a.example", &text(44, 400));
+    let index = MemoryIndex::new(3, 0.8);
+    let p = templated("a.example", &text(46, 200));
+    let j = judge_page(&index, &mut templates, &PageFacts::new(&p.0, &p.1)).unwrap();
+    assert!(!j.short_by_template && !j.short);
+}
+
+#[test]
+fn two_stubs_on_one_template_are_two_pages() {
+    // The manual of tiny reference pages on a heavy template: the whole main texts are near
+    // copies, the stubs are not.
+    let mut templates = MemoryTemplates::default();
+    templates.add("a.example", &text(44, 400));
+    let mut index = MemoryIndex::new(64, 0.0);
+    let first = templated("a.example", "Size: 1 dword. Returns the value.");
+    index.insert(first.0.as_str(), &first.1);
+    let second = templated("a.example", "Size: 2 dwords. Returns the value.");
+    let j = judge_page(
+        &index,
+        &mut templates,
+        &PageFacts::new(&second.0, &second.1),
+    )
+    .unwrap();
+    assert_eq!(j.verdict, Verdict::Unique);
+    assert!(j.short_by_template);
+}
+
+#[test]
+fn the_original_host_s_template_set_aside_can_make_a_copy_distinct() {
+    // Page 0's host repeats a 400-word block; a page elsewhere with the block and other 30
+    // words resembles page 0 only by the block.
+    let mut templates = MemoryTemplates::default();
+    templates.add("a.example", &text(44, 400));
+    let mut index = MemoryIndex::new(64, 0.0);
+    let original = templated("a.example", &text(47, 30));
+    index.insert(original.0.as_str(), &original.1);
+    let page = templated("b.example", &text(48, 30));
+    let raw = judge_page(&index, &mut NoTemplates, &PageFacts::new(&page.0, &page.1)).unwrap();
+    assert_eq!(skip_of(&raw), Some((SkipReason::NearDuplicate, 0)));
+    let j = judge_page(&index, &mut templates, &PageFacts::new(&page.0, &page.1)).unwrap();
+    assert_eq!(j.verdict, Verdict::Unique);
+    let (id, e, why) = j
+        .distinct_by_template
+        .expect("passed over by the templates");
+    assert_eq!(id, 0);
+    assert_eq!(why, NotACopy::ShortTextsDiffer);
+    assert!(e.template_words[1] >= 400, "{e:?}");
+}
+
+#[test]
+fn a_copy_keeps_its_skip_with_the_templates_set_aside_and_says_how_many_words_they_were() {
+    let mut templates = MemoryTemplates::default();
+    templates.add("a.example", &text(44, 400));
+    let mut index = MemoryIndex::new(3, 0.8);
+    let own = text(49, 300);
+    let original = templated("a.example", &own);
+    index.insert("http://a.example/original", &original.1);
+    let copy = page(
+        "http://a.example/copy",
+        "T",
+        &format!("{}|{own}", text(44, 400)),
+        "print",
+    );
+    let j = judge_page(&index, &mut templates, &PageFacts::new(&copy.0, &copy.1)).unwrap();
+    assert_eq!(skip_of(&j), Some((SkipReason::TextDuplicate, 0)));
+    let e = text_evidence(&j);
+    assert!(
+        e.template_words[0] >= 400 && e.template_words[1] >= 400,
+        "{e:?}"
+    );
+    assert!(e.words[0] >= 300 && e.words[0] < 400, "{e:?}");
+    assert_supported(&index, &j);
+}
+
+#[test]
+fn a_page_of_template_lines_only_is_no_text() {
+    let mut templates = MemoryTemplates::default();
+    templates.add("a.example", &text(44, 400));
+    let mut index = MemoryIndex::new(64, 0.0);
+    let original = page("http://a.example/1", "T", &text(44, 400), "");
+    index.insert(original.0.as_str(), &original.1);
+    let copy = page(
+        "http://a.example/2",
+        "T",
+        &text(44, 400),
+        "other surroundings",
+    );
+    let j = judge_page(&index, &mut templates, &PageFacts::new(&copy.0, &copy.1)).unwrap();
+    assert_eq!(j.verdict, Verdict::Unique);
+    let (_, _, why) = j
+        .distinct_by_template
+        .expect("passed over by the templates");
+    assert_eq!(why, NotACopy::NoText);
+}
+
+// ---- a skip on a learned rule after a fetch --------------------------------------------------
+
+/// Page 0 indexed at `http://a.example/doc/1`, the rule that `b.example/doc` mirrors it, and
+/// the facts of `p` keyed by the rule onto page 0.
+fn mirrored<'a>(p: &'a (Url, PageAnalysis), index: &MemoryIndex) -> PageFacts<'a> {
+    let mut facts = PageFacts::new(&p.0, &p.1);
+    facts.key = index.records[0].key_hash.unwrap();
+    facts
+}
+
+fn mirror_rule() -> Rule {
+    Rule::Mirror(MirrorRule::new("b.example/doc", "a.example/doc"))
+}
+
+fn mirror_setup(main: &str) -> (MemoryIndex, MemoryRules) {
+    let index = index_of(&[("http://a.example/doc/1", "T", main, "")]);
+    let mut rules = MemoryRules::default();
+    rules.learn(mirror_rule());
+    (index, rules)
+}
+
+fn copy_by_rule(
+    index: &MemoryIndex,
+    rules: &MemoryRules,
+    facts: &PageFacts<'_>,
+) -> Option<RuleCopy> {
+    rule_copy(index, &mut NoTemplates, rules, facts, facts.analysis.short).unwrap()
+}
+
+#[test]
+fn a_page_a_rule_maps_onto_its_copy_is_skipped_on_the_rule() {
+    let main = text(50, 300);
+    let (index, rules) = mirror_setup(&main);
+    let p = page("http://b.example/doc/1", "T", &main, "mirror footer");
+    let copy = copy_by_rule(&index, &rules, &mirrored(&p, &index)).unwrap();
+    assert_eq!(copy.rule, mirror_rule());
+    assert_eq!(copy.rule_id, Some(1));
+    assert_eq!(copy.reason, SkipReason::Mirror);
+    assert_eq!(copy.original, 0);
+    assert!(supports_rule_copy(&copy.evidence));
+}
+
+#[test]
+fn a_page_no_learned_rule_rekeys_is_not_skipped_on_a_rule() {
+    let main = text(51, 300);
+    let (index, rules) = mirror_setup(&main);
+    let p = page("http://b.example/doc/1", "T", &main, "");
+    assert_eq!(
+        copy_by_rule(&index, &rules, &PageFacts::new(&p.0, &p.1)),
+        None
+    );
+}
+
+#[test]
+fn a_page_whose_text_differs_is_never_skipped_on_a_rule_after_its_fetch() {
+    let seed = 52;
+    let (index, rules) = mirror_setup(&text(seed, 600));
+    let p = page("http://b.example/doc/1", "T", &edited(seed, 600, &[7]), "");
+    assert_eq!(copy_by_rule(&index, &rules, &mirrored(&p, &index)), None);
+}
+
+#[test]
+fn a_page_under_another_title_is_not_skipped_on_a_rule() {
+    let main = text(53, 300);
+    let (index, rules) = mirror_setup(&main);
+    let p = page("http://b.example/doc/1", "Version 2", &main, "");
+    assert_eq!(copy_by_rule(&index, &rules, &mirrored(&p, &index)), None);
+}
+
+#[test]
+fn a_page_twice_its_original_s_size_is_not_skipped_on_a_rule() {
+    let main = text(54, 120);
+    let (index, rules) = mirror_setup(&main);
+    let p = page("http://b.example/doc/1", "T", &main, &text(55, 400));
+    assert_eq!(copy_by_rule(&index, &rules, &mirrored(&p, &index)), None);
+}
+
+#[test]
+fn a_page_with_no_main_text_is_not_skipped_on_a_rule() {
+    let empty = "<html><head><title>T</title></head><body><img src=\"x.png\"></body></html>";
+    let (_, original) = analyse("http://a.example/doc/1", empty);
+    let mut index = MemoryIndex::new(3, 0.8);
+    index.insert("http://a.example/doc/1", &original);
+    let mut rules = MemoryRules::default();
+    rules.learn(mirror_rule());
+    let p = analyse("http://b.example/doc/1", &empty.replace("x.png", "y.png"));
+    assert_eq!(p.1.words, 0);
+    assert_eq!(copy_by_rule(&index, &rules, &mirrored(&p, &index)), None);
+}
+
+#[test]
+fn the_original_itself_is_not_its_own_rule_copy() {
+    let main = text(56, 300);
+    let (index, rules) = mirror_setup(&main);
+    let p = page("http://a.example/doc/1", "T", &main, "");
+    let mut facts = mirrored(&p, &index);
+    facts.own_key = 7; // as if a rule changed its key
+    assert_eq!(copy_by_rule(&index, &rules, &facts), None);
+}
+
+#[test]
+fn a_revoked_rule_skips_nothing() {
+    let main = text(57, 300);
+    let (index, mut rules) = mirror_setup(&main);
+    rules.revoke(&mirror_rule());
+    let p = page("http://b.example/doc/1", "T", &main, "");
+    assert_eq!(copy_by_rule(&index, &rules, &mirrored(&p, &index)), None);
+}
+
+#[test]
+fn a_rule_covering_other_urls_skips_nothing() {
+    let main = text(58, 300);
+    let (index, rules) = mirror_setup(&main);
+    let p = page("http://c.example/doc/1", "T", &main, "");
+    assert_eq!(copy_by_rule(&index, &rules, &mirrored(&p, &index)), None);
+}
+
+#[test]
+fn a_rule_learned_again_names_its_new_record() {
+    let main = text(59, 300);
+    let (index, mut rules) = mirror_setup(&main);
+    rules.revoke(&mirror_rule());
+    let id = rules.learn(mirror_rule());
+    assert_eq!(id, 2);
+    let p = page("http://b.example/doc/1", "T", &main, "");
+    let copy = copy_by_rule(&index, &rules, &mirrored(&p, &index)).unwrap();
+    assert_eq!(copy.rule_id, Some(2));
+}
+
+#[test]
+fn a_rule_copy_of_a_stub_needs_only_the_same_text_and_title() {
+    let stub = "Returns the size of the buffer in bytes.";
+    let index = index_of(&[("http://a.example/doc/1", "T", stub, &text(66, 30))]);
+    let mut rules = MemoryRules::default();
+    rules.learn(mirror_rule());
+    let p = page("http://b.example/doc/1", "T", stub, &text(67, 30));
+    // By the rule of evidence the stub is another page (its whole page differs) ...
+    assert_eq!(skip_of(&judged(&index, &p)), None);
+    assert_eq!(why_not(&index, &p, 0), NotACopy::ShortWholeDiffers);
+    // ... but a rule in force maps it onto the original with its text and title.
+    let copy = copy_by_rule(&index, &rules, &mirrored(&p, &index)).unwrap();
+    assert!(copy.evidence.short());
+}
+
+#[test]
+fn a_rule_copy_sets_the_templates_aside() {
+    let mut templates = MemoryTemplates::default();
+    templates.add("a.example", &text(44, 400));
+    templates.add("b.example", &text(44, 400));
+    let own = text(60, 200);
+    let index = index_of(&[(
+        "http://a.example/doc/1",
+        "T",
+        &format!("{}|{own}", text(44, 400)),
+        "",
+    )]);
+    let mut rules = MemoryRules::default();
+    rules.learn(mirror_rule());
+    let p = page(
+        "http://b.example/doc/1",
+        "T",
+        &format!("{}|{own}", text(44, 400)),
+        "",
+    );
+    let facts = mirrored(&p, &index);
+    let copy = rule_copy(&index, &mut templates, &rules, &facts, false)
+        .unwrap()
+        .unwrap();
+    assert!(copy.evidence.template_words[0] >= 400);
+    // Another text on the same template is no copy.
+    let q = page(
+        "http://b.example/doc/1",
+        "T",
+        &format!("{}|{}", text(44, 400), text(61, 200)),
+        "",
+    );
+    let facts = mirrored(&q, &index);
+    assert_eq!(
+        rule_copy(&index, &mut templates, &rules, &facts, false).unwrap(),
+        None
+    );
+}
+
+// ---- verification ----------------------------------------------------------------------------
+
+fn judgement(verdict: Verdict, short: bool) -> Judgement {
+    Judgement {
+        verdict,
+        short,
+        short_by_template: false,
+        distinct_by_template: None,
+        contradiction: None,
+    }
+}
+
+fn a_skip() -> Verdict {
+    Verdict::Duplicate {
+        reason: SkipReason::ExactDuplicate,
+        original: 0,
+        evidence: Evidence::SameBytes,
+    }
+}
+
+#[test]
+fn a_copy_confirms_the_rule_it_verifies() {
+    let mut rules = MemoryRules::default();
+    rules.learn(mirror_rule());
+    let v = verification(&rules, &mirror_rule(), &judgement(a_skip(), false));
+    assert_eq!(v, Verification::Confirms);
+}
+
+#[test]
+fn a_distinct_page_fails_the_rule_it_verifies() {
+    let mut rules = MemoryRules::default();
+    rules.learn(mirror_rule());
+    let v = verification(&rules, &mirror_rule(), &judgement(Verdict::Unique, false));
+    assert_eq!(v, Verification::Fails);
+}
+
+#[test]
+fn a_short_distinct_page_says_nothing_of_the_rule() {
+    let mut rules = MemoryRules::default();
+    rules.learn(mirror_rule());
+    let v = verification(&rules, &mirror_rule(), &judgement(Verdict::Unique, true));
+    assert_eq!(v, Verification::Silent);
+}
+
+#[test]
+fn a_verification_of_a_rule_revoked_meanwhile_says_nothing() {
+    let mut rules = MemoryRules::default();
+    rules.learn(mirror_rule());
+    rules.revoke(&mirror_rule());
+    for verdict in [a_skip(), Verdict::Unique] {
+        let v = verification(&rules, &mirror_rule(), &judgement(verdict, false));
+        assert_eq!(v, Verification::Silent);
+    }
+}
+
+#[test]
+fn a_verification_by_a_real_page_pair() {
+    let (index, copy) = near_pair(62);
+    let mut rules = MemoryRules::default();
+    rules.learn(mirror_rule());
+    let j = judged(&index, &copy);
+    assert_eq!(
+        verification(&rules, &mirror_rule(), &j),
+        Verification::Confirms
+    );
+    let other = page("http://a.example/3", "T", &text(63, 600), "");
+    let j = judged(&index, &other);
+    assert_eq!(
+        verification(&rules, &mirror_rule(), &j),
+        Verification::Fails
+    );
+}
+
+// ---- the decider writes nothing, and its skips hold ------------------------------------------
+
+#[test]
+fn a_page_not_compared_is_indexed_as_it_is() {
+    let (_, a) = page(A, "T", "a few words", "");
+    let j = Judgement::unique(&a);
+    assert_eq!(j.verdict, Verdict::Unique);
+    assert_eq!(j.short, a.short);
+}
+
+#[test]
+fn judging_a_page_twice_gives_one_judgement_and_changes_no_view() {
+    let (index, copy) = near_pair(64);
+    let before = index.records.clone();
+    let mut templates = MemoryTemplates::default();
+    templates.add("a.example", "a line of the template here");
+    let first = judge_page(&index, &mut templates, &PageFacts::new(&copy.0, &copy.1)).unwrap();
+    let second = judge_page(&index, &mut templates, &PageFacts::new(&copy.0, &copy.1)).unwrap();
+    assert_eq!(first, second);
+    assert_eq!(index.records, before);
+}
+
+#[test]
+fn the_index_s_check_and_the_decider_agree() {
+    let (index, copy) = near_pair(65);
+    let j = judged(&index, &copy);
+    assert_eq!(
+        check_index(&index, &copy.1, copy.1.short, None, "a.example").unwrap(),
+        j.verdict
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Whatever a page's edits, length, title and surroundings, and whatever k and threshold,
+    /// a skip the decider returns is one its evidence supports, and no verdict is refused.
+    #[test]
+    fn no_skip_contradicts_its_evidence(
+        seed in 0u64..1000,
+        n in 1usize..500,
+        edits in proptest::collection::vec(0usize..500, 0..6),
+        same_title in any::<bool>(),
+        rest in 0usize..200,
+        other_host in any::<bool>(),
+        k in 0u32..=12,
+        jaccard in prop_oneof![Just(0.0), 0.5f64..=1.0],
+    ) {
+        let mut index = index_of(&[
+            ("http://a.example/1", "T", &text(seed, n), ""),
+            ("http://a.example/2", "U", &text(seed + 1, n), &text(seed, rest)),
+        ]);
+        index.policy = Policy { k, jaccard };
+        let at: Vec<usize> = edits.into_iter().filter(|&e| e < n).collect();
+        let host = if other_host { "b.example" } else { "a.example" };
+        let p = page(
+            &format!("http://{host}/x"),
+            if same_title { "T" } else { "V" },
+            &edited(seed, n, &at),
+            &text(seed + 2, rest),
+        );
+        let j = judged(&index, &p);
+        prop_assert_eq!(&j.contradiction, &None);
+        if let Verdict::Duplicate { reason, evidence, .. } = &j.verdict {
+            prop_assert!(evidence::check(*reason, Some(evidence), &index.policy()).is_ok());
+        }
+    }
+
+    /// A short page is a copy only of the same text: never of a stub with other words.
+    #[test]
+    fn a_short_page_is_skipped_only_for_its_own_text(
+        seed in 0u64..1000,
+        n in 1usize..(MIN_MAIN_WORDS as usize),
+        at in 0usize..49,
+        k in 0u32..=64,
+    ) {
+        let mut index = index_of(&[("http://a.example/1", "T", &text(seed, n), "")]);
+        index.policy = Policy { k, jaccard: 0.0 };
+        let at = at % n;
+        let p = page("http://a.example/2", "T", &edited(seed, n, &[at]), "");
+        prop_assert_eq!(judged(&index, &p).verdict, Verdict::Unique);
+    }
+}
