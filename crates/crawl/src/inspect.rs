@@ -655,16 +655,10 @@ impl Inspector {
         Ok(records)
     }
 
-    /// The learned rules in force, as the crawl's canonicaliser applies them (saved at its last
-    /// checkpoint); none for a store without any.
+    /// The learned rules in force, as the crawl's canonicaliser applies them (from their
+    /// records); none for a store without any.
     pub fn learned_rules(&self) -> Result<simcrawl_url::LearnedRules, CrawlError> {
-        let meta = self
-            .store
-            .tree::<String, Vec<u8>>(layout::CRAWL_META_TREE)?;
-        match meta.get(&layout::LEARNED_RULES_KEY.to_string())? {
-            Some(bytes) => Ok(simcrawl_url::LearnedRules::from_bytes(&bytes)?),
-            None => Ok(simcrawl_url::LearnedRules::new()),
-        }
+        Ok(crate::rules::book::rules_in_force(&self.rules()?))
     }
 
     /// The page index, for its records ([`PageIndex::records`]) and fingerprints. Its own SimHash

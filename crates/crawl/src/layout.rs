@@ -55,7 +55,9 @@ pub const ROUND_APPLIED_KEY: &str = "round_applied";
 /// In [`CRAWL_META_TREE`]: the near-duplicate threshold `k` of the crawl's last run (big-endian
 /// `u32`), so that a resume with another `--k` is said.
 pub const K_KEY: &str = "k";
-/// In [`CRAWL_META_TREE`]: the learned rules in `simcrawl-url`'s byte form.
+/// In [`CRAWL_META_TREE`] of a store written before 2026-11-29: a copy of the learned rules in
+/// force, in `simcrawl-url`'s byte form (dropped when a crawl opens the store: the rules in
+/// force are their records').
 pub const LEARNED_RULES_KEY: &str = "learned_rules";
 
 /// Counter names (in the store's meta tree) of the crawl itself; the frontier keeps its own.

@@ -105,12 +105,12 @@ impl RuleBook {
         options: CanonOptions,
         learn: LearnConfig,
     ) -> Result<RuleBook, CrawlError> {
-        let meta: Tree<String, Vec<u8>> = store.tree(layout::CRAWL_META_TREE)?;
         let records = open_records(store)?;
-        let mut rules = LearnedRules::new();
-        if let Some(bytes) = meta.get(&layout::LEARNED_RULES_KEY.to_string())? {
-            rules = LearnedRules::from_bytes(&bytes)?;
-        }
+        // The rules in force are their records': a copy kept beside them (before 2026-11-29) is
+        // dropped.
+        let meta: Tree<String, Vec<u8>> = store.tree(layout::CRAWL_META_TREE)?;
+        meta.remove(&layout::LEARNED_RULES_KEY.to_string())?;
+        let mut in_force = Vec::new();
         let mut learner = Learner::new(learn);
         let mut ids = HashMap::new();
         let mut next_id = 1;
@@ -122,6 +122,7 @@ impl RuleBook {
             let (id, record) = item?;
             next_id = next_id.max(id.saturating_add(1));
             if record.active {
+                in_force.push(record.clone());
                 learner.activate(record.rule.clone(), record.evidence);
             } else {
                 learner.remember(record.rule.clone(), record.evidence);
@@ -139,7 +140,7 @@ impl RuleBook {
         Ok(RuleBook {
             learner,
             options,
-            canon: Arc::new(Canonicalizer::new(options, rules)),
+            canon: Arc::new(Canonicalizer::new(options, rules_in_force(&in_force))),
             plain: Arc::new(Canonicalizer::new(options, LearnedRules::new())),
             option_canons,
             verifying: HashMap::new(),
@@ -484,11 +485,20 @@ impl RuleBook {
             name
         });
     }
+}
 
-    /// The learned rules' canonical form, for the checkpoint.
-    pub fn rules_bytes(&self) -> Vec<u8> {
-        self.canon.rules().to_bytes()
+/// The canonical form of the rules in force among `records` (in the order they were learned:
+/// each is added as the crawl added it when it learned it).
+pub(crate) fn rules_in_force(records: &[RuleRecord]) -> LearnedRules {
+    let mut rules = LearnedRules::new();
+    let mut in_force: Vec<&RuleRecord> = records.iter().filter(|r| r.active).collect();
+    in_force.sort_by_key(|r| r.id);
+    for record in in_force {
+        if let Err(e) = record.rule.kind().add_to(&mut rules) {
+            tracing::warn!("rule {} not put back in force: {e}", record.rule);
+        }
     }
+    rules
 }
 
 /// The rule records by id; a store that kept them by name ([`layout::RULES_TREE`], before
@@ -609,6 +619,34 @@ mod tests {
         assert!(book.is_active(&rule));
         assert!(book.apply(mirror("p.test"), None, &pages, 30).unwrap());
         assert_eq!(book.id_of(&mirror("p.test")), Some(4));
+    }
+
+    /// The rules in force after a reopen are their records' (no copy of them is kept beside),
+    /// and a copy an older store kept is dropped.
+    #[test]
+    fn the_rules_in_force_after_a_reopen_are_their_records() {
+        let store = Store::temporary().unwrap();
+        let pages = PageIndex::open(&store, 3, 0.8).unwrap();
+        let mut book = open(&store);
+        let (m, n) = (mirror("m.test"), mirror("n.test"));
+        assert!(book.apply(m.clone(), None, &pages, 10).unwrap());
+        assert!(book.apply(n.clone(), None, &pages, 20).unwrap());
+        book.revoke(&m).unwrap();
+        let in_force = book.canon().rules().to_bytes();
+        book.flush().unwrap();
+        drop(book);
+        let meta: Tree<String, Vec<u8>> = store.tree(layout::CRAWL_META_TREE).unwrap();
+        meta.insert(&layout::LEARNED_RULES_KEY.to_string(), &b"stale".to_vec())
+            .unwrap();
+        let book = open(&store);
+        assert_eq!(book.canon().rules().to_bytes(), in_force);
+        let key = |url: &str| book.canon().canonicalize(url, None).unwrap().key;
+        assert_eq!(key("http://n.test/a"), key("http://o.test/a"));
+        assert_ne!(key("http://m.test/a"), key("http://o.test/a"));
+        assert_eq!(
+            meta.get(&layout::LEARNED_RULES_KEY.to_string()).unwrap(),
+            None
+        );
     }
 
     /// A crawl resumed after a kill does not learn a revoked mirror again from a few more

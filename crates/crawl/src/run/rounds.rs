@@ -293,14 +293,10 @@ impl Driver {
         Ok(())
     }
 
-    /// Writes what the core holds in memory to the store: the frontier's queues, the rules'
-    /// counts and the learned rules' canonical form.
+    /// Writes what the core holds in memory to the store: the frontier's queues and the rules'
+    /// counts (a rule's record is written when it is learned or revoked).
     pub(super) fn save_decisions(&mut self) -> Result<(), CrawlError> {
         self.core.checkpoint()?;
-        self.crawl_meta.insert(
-            &layout::LEARNED_RULES_KEY.to_string(),
-            &self.core.book.rules_bytes(),
-        )?;
         Ok(())
     }
 
