@@ -28,7 +28,7 @@
 //! - [`learn`]: mirror, alias, parameter, host-option and canonical path rules from duplicate
 //!   evidence, and when to verify them: [`learn::Learner`].
 //! - [`shard`]: a crawl split over several processes: the events they send each other and their
-//!   replay ([`decide::Core::replay`]).
+//!   application as events of origin `Peer` ([`decide::Core::apply`]).
 //! - [`error`]: the crawl errors, [`CrawlError`].
 //!
 //! # Example

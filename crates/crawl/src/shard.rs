@@ -8,7 +8,7 @@
 //! (`simcrawl_dist::Mesh`), every process sends the pages and redirects it fetched, and every
 //! process then applies all of a round's, in the same order (process by process, each in the
 //! order it sent them), to its [`Core`]. Its own it applies as a one-process crawl does (logged,
-//! counted, indexed for search); another process's it replays ([`Core::replay`]): the page index,
+//! counted, indexed for search); another process's is an [`Event`] of origin [`EventOrigin::Peer`] ([`Core::apply`]): the page index,
 //! the templates, the learner and the rules change exactly as at the page's owner, and the
 //! page's links whose sites this process owns enter its frontier, but nothing is logged or counted
 //! here. Since every process starts from the same seeds and applies the same events in the same
@@ -20,7 +20,7 @@
 //! brought nothing) or stopping (one was asked to stop).
 
 use crate::decide::fetched::ReplayedLink;
-use crate::decide::{Core, FetchedPage, Now, PageResult};
+use crate::decide::{Core, EventOrigin, FetchedPage, PageResult};
 use crate::error::CrawlError;
 use crate::learn::Rule;
 use crate::page::PageAnalysis;
@@ -271,31 +271,39 @@ fn encode_analysis(a: &PageAnalysis, out: &mut Vec<u8>) {
     }
 }
 
-/// A decoded event, before its URLs are keyed with the replaying process's rules.
-struct Replayed {
-    lease: Lease,
-    verifying: Option<Rule>,
-    result: PageResult,
+/// A page or redirect one process decided, sent to every process ([`encode_event`]), as another
+/// process applies it: its origin says whose it is.
+pub struct Event {
+    /// This process's own (a round it sent but had not applied when it stopped), or another
+    /// process's.
+    pub origin: EventOrigin,
+    /// The URL handed out, as the deciding process leased it.
+    pub lease: Lease,
+    /// The rule its fetch verified, if any.
+    pub verifying: Option<Rule>,
+    /// What the fetch brought.
+    pub result: PageResult,
 }
 
-fn decode_event(bytes: &[u8], core: &Core) -> Result<Replayed, CodecError> {
-    let mut r = Reader::new::<Replayed>(bytes);
+/// The event of `bytes` ([`encode_event`]), its URLs keyed with `core`'s rules.
+fn decode_event(bytes: &[u8], core: &Core, origin: EventOrigin) -> Result<Event, CodecError> {
+    let mut r = Reader::new::<Event>(bytes);
     let url = get_url(&mut r)?;
     let depth: u32 = r.element()?;
     let key_hash: u128 = r.element()?;
     let referrer = get_opt(&mut r)?;
     let via = ViaKind::from_byte(r.element()?)
-        .ok_or_else(|| CodecError::invalid::<Replayed>("unknown way a URL was found"))?;
+        .ok_or_else(|| CodecError::invalid::<Event>("unknown way a URL was found"))?;
     let verifying = if r.element::<bool>()? {
         let code: u8 = r.element()?;
         let count = Rule::field_count(code)
-            .ok_or_else(|| CodecError::invalid::<Replayed>(format!("rule kind {code}")))?;
+            .ok_or_else(|| CodecError::invalid::<Event>(format!("rule kind {code}")))?;
         let fields = (0..count)
             .map(|_| r.element::<String>())
             .collect::<Result<Vec<_>, _>>()?;
         Some(
             Rule::from_fields(code, fields)
-                .ok_or_else(|| CodecError::invalid::<Replayed>("a rule's fields"))?,
+                .ok_or_else(|| CodecError::invalid::<Event>("a rule's fields"))?,
         )
     } else {
         None
@@ -312,13 +320,12 @@ fn decode_event(bytes: &[u8], core: &Core) -> Result<Replayed, CodecError> {
         },
         2 => PageResult::Done(Box::new(decode_page(&mut r, core)?)),
         _ => {
-            return Err(CodecError::invalid::<Replayed>(format!(
-                "event kind {kind}"
-            )));
+            return Err(CodecError::invalid::<Event>(format!("event kind {kind}")));
         }
     };
     r.finish()?;
-    Ok(Replayed {
+    Ok(Event {
+        origin,
         lease,
         verifying,
         result,
@@ -575,31 +582,11 @@ impl Core {
         self.config.frontier.shard.map_or(0, |s| s.index() as usize)
     }
 
-    /// Applies this process's own page or redirect from a round it had sent but not applied when
-    /// it stopped (see [`Hello`]): recorded as its own, without a lease (the frontier hands the
-    /// URL out again, and the page is then recognised as decided).
-    pub fn replay_own(&mut self, event: &[u8], now: Now) -> Result<(), CrawlError> {
-        let Replayed {
-            lease,
-            verifying,
-            mut result,
-        } = decode_event(event, self).map_err(|e| CrawlError::Shard(e.to_string()))?;
-        self.replay_result(&lease, &mut result, verifying, now)
-    }
-
-    /// Replays another process's page or redirect (its [`encode_event`] bytes): the decisions
-    /// are made as there, and this process's share of its links is queued here (see the module
-    /// documentation).
-    pub fn replay(&mut self, event: &[u8], now: Now) -> Result<(), CrawlError> {
-        let Replayed {
-            lease,
-            verifying,
-            mut result,
-        } = decode_event(event, self).map_err(|e| CrawlError::Shard(e.to_string()))?;
-        self.foreign = true;
-        let replayed = self.replay_result(&lease, &mut result, verifying, now);
-        self.foreign = false;
-        replayed
+    /// The event of `bytes` (another process's page or redirect, or this process's own from a
+    /// round it had sent but not applied when it stopped: `origin`), its URLs keyed with this
+    /// process's rules, for [`Core::apply`].
+    pub fn event(&self, bytes: &[u8], origin: EventOrigin) -> Result<Event, CrawlError> {
+        decode_event(bytes, self, origin).map_err(|e| CrawlError::Shard(e.to_string()))
     }
 }
 

@@ -1,7 +1,7 @@
 //! A fetch ended: it failed, it was redirected, or it brought a page. Each completes its lease in
 //! the frontier.
 
-use super::{Core, Now, PageResult, redact};
+use super::{Core, EventOrigin, Now, PageResult, redact};
 use crate::error::CrawlError;
 use crate::layout::counters;
 use crate::skiplog::{SkipReason, SkipRecord};
@@ -50,17 +50,22 @@ impl Core {
         Ok(())
     }
 
-    /// Another process's page or redirect, replayed (see [`crate::shard`]): decided as a response
-    /// of this process's is, without a lease of this frontier to complete.
-    pub(crate) fn replay_result(
-        &mut self,
-        lease: &Lease,
-        result: &mut PageResult,
-        verifying: Option<crate::learn::Rule>,
-        now: Now,
-    ) -> Result<(), CrawlError> {
-        self.end_redirect_chain(lease, result);
-        self.response(lease, result, verifying, now)
+    /// Applies a page or redirect a round brought (see [`crate::shard`]): decided as a response
+    /// of this process's is, without a lease of this frontier to complete (the frontier hands
+    /// this process's own URL out again, and the page is then recognised as decided); another
+    /// process's ([`EventOrigin::Peer`]) changes the shared state only.
+    pub fn apply(&mut self, event: crate::shard::Event, now: Now) -> Result<(), CrawlError> {
+        let crate::shard::Event {
+            origin,
+            lease,
+            verifying,
+            mut result,
+        } = event;
+        let previous = std::mem::replace(&mut self.origin, origin);
+        self.end_redirect_chain(&lease, &result);
+        let applied = self.response(&lease, &mut result, verifying, now);
+        self.origin = previous;
+        applied
     }
 
     /// A chain of redirects through the frontier ends at a fetch that was not redirected.
@@ -249,7 +254,7 @@ impl Core {
         };
         let before = gave_up(self);
         self.frontier.robots_fetched(request, outcome, now.at)?;
-        if self.foreign {
+        if self.origin == EventOrigin::Peer {
             return Ok(());
         }
         self.failures.append(&crate::FailureRecord {
@@ -273,7 +278,7 @@ impl Core {
         will_retry: bool,
         now: Now,
     ) -> Result<(), CrawlError> {
-        if self.foreign {
+        if self.origin == EventOrigin::Peer {
             return Ok(());
         }
         if will_retry {
@@ -296,7 +301,7 @@ impl Core {
     }
 
     fn count_fetch(&mut self) -> Result<(), CrawlError> {
-        if self.foreign {
+        if self.origin == EventOrigin::Peer {
             return Ok(());
         }
         self.progress.fetched += 1;

@@ -40,9 +40,9 @@ impl Core {
         &mut self,
         admit: impl FnOnce(&mut Core) -> Result<(), CrawlError>,
     ) -> Result<(), CrawlError> {
-        let foreign = std::mem::replace(&mut self.foreign, false);
+        let origin = std::mem::replace(&mut self.origin, super::EventOrigin::Own);
         let admitted = admit(self);
-        self.foreign = foreign;
+        self.origin = origin;
         admitted
     }
 

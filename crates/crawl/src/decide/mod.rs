@@ -163,10 +163,21 @@ pub struct Core {
     normalised: crate::refingerprint::Normalised,
     pub(crate) progress: Progress,
     effects: Vec<Effect>,
-    /// Replaying another process's page (a sharded crawl): the decisions are made as they are
-    /// there, so that this process knows what that one knows, but nothing is logged, counted or
-    /// left for the driver here.
-    pub(crate) foreign: bool,
+    /// Whose event is being decided ([`Core::apply`]): another process's page is decided as it
+    /// is there, so that this process knows what that one knows, but nothing is logged, counted
+    /// or left for the driver here.
+    origin: EventOrigin,
+}
+
+/// Whose page or redirect the core decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventOrigin {
+    /// This process's: logged, counted, left for the driver.
+    Own,
+    /// Another process's of a sharded crawl (see [`crate::shard`]): it changes the shared state
+    /// (the page index, the rules, the templates, the seen set) as it did there, and is
+    /// logged and counted by that process.
+    Peer,
 }
 
 impl Core {
@@ -212,7 +223,7 @@ impl Core {
             normalised: crate::refingerprint::Normalised::default(),
             progress: Progress::default(),
             effects: Vec::new(),
-            foreign: false,
+            origin: EventOrigin::Own,
             config,
         })
     }
@@ -363,7 +374,7 @@ impl Core {
     /// commit: a sled read and compare-and-swap per count cost the coordinator 1.6% of a real
     /// site's crawl.
     fn count(&mut self, name: &str, n: i64) -> Result<(), CrawlError> {
-        if !self.foreign && n != 0 {
+        if self.origin == EventOrigin::Own && n != 0 {
             match self.unwritten.get_mut(name) {
                 Some(total) => *total += n,
                 None => {
@@ -392,7 +403,7 @@ impl Core {
     /// Records a skip: counted, logged, and left for the driver ([`Effect::Skipped`]). Returns
     /// its id in the skip log. Another process's skip is its own to record (`None`).
     fn skip(&mut self, record: SkipRecord) -> Result<Option<u64>, CrawlError> {
-        if self.foreign {
+        if self.origin == EventOrigin::Peer {
             return Ok(None);
         }
         *self.progress.skipped.entry(record.reason).or_default() += 1;
@@ -409,7 +420,7 @@ impl Core {
     /// more, and the decision its fetch brings stands instead (a URL is listed once, as last
     /// decided). Uncounted from its reason; the entry stays in the log, marked.
     fn withdraw(&mut self, log_id: u64) -> Result<(), CrawlError> {
-        if self.foreign || self.withdrawn.get(&log_id)?.is_some() {
+        if self.origin == EventOrigin::Peer || self.withdrawn.get(&log_id)?.is_some() {
             return Ok(());
         }
         let Some(record) = self.skips.get(log_id)? else {

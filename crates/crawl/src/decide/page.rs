@@ -1,7 +1,7 @@
 //! A fetched page: its verdict against the index, indexing or a skip record, and the evidence it
 //! gives the learner (a copy for a mirror or parameter rule, a distinct page against one).
 
-use super::{Core, Effect, FetchedPage, Now, redact};
+use super::{Core, Effect, EventOrigin, FetchedPage, Now, redact};
 use crate::decider::{self, Judgement, PageFacts, RuleCopy, Verification};
 use crate::error::CrawlError;
 use crate::evidence::Evidence;
@@ -49,7 +49,7 @@ impl Core {
         {
             self.queued_as(&page.final_key)?;
         }
-        if let Some(delay) = page.retry_after.filter(|_| !self.foreign) {
+        if let Some(delay) = page.retry_after.filter(|_| self.origin == EventOrigin::Own) {
             // A server may ask for any delay (Retry-After: 10^23 s): over --max-crawl-delay the
             // host is parked for this run, and no deferral past it is stored.
             self.frontier
@@ -334,7 +334,7 @@ impl Core {
             self.count(counters::NOINDEX, 1)?;
         } else {
             let final_url = redact(&page.final_url);
-            if self.foreign {
+            if self.origin == EventOrigin::Peer {
                 // Marked before it is written: after a crash, a page of another process is never
                 // found in the store as this one's.
                 self.pages.mark_foreign(self.pages.len() as u32)?;
@@ -360,7 +360,7 @@ impl Core {
             for key in [page.final_key.key.hash128(), lease.key_hash] {
                 self.deferred_verification(key)?;
             }
-            if !self.foreign {
+            if self.origin == EventOrigin::Own {
                 self.progress.indexed += 1;
                 self.count(counters::INDEXED, 1)?;
                 self.effects.push(Effect::Indexed {

@@ -1240,7 +1240,10 @@ fn a_process_that_replays_anothers_pages_holds_the_same_index_and_rules_and_logs
     let mut replica = Core::open(&store, replica_config).expect("the core opens");
     replica.admit_seeds().expect("the seeds are admitted");
     for event in sim.events.take().unwrap_or_default() {
-        replica.replay(&event, sim.now).expect("replayed");
+        let event = replica
+            .event(&event, EventOrigin::Peer)
+            .expect("the event decodes");
+        replica.apply(event, sim.now).expect("applied");
     }
     let mut learned = replica.book.history().0.to_vec();
     learned.sort();

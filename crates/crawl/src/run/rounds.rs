@@ -6,7 +6,7 @@
 use super::{Driver, open_store};
 use crate::archive::Exchange;
 use crate::config::CrawlConfig;
-use crate::decide::{Now, PageResult};
+use crate::decide::{EventOrigin, Now, PageResult};
 use crate::error::CrawlError;
 use crate::layout;
 use simcrawl_frontier::Lease;
@@ -253,7 +253,8 @@ impl Driver {
                 }
             } else {
                 for event in &message.events {
-                    self.core.replay(event, Now::system())?;
+                    let event = self.core.event(event, EventOrigin::Peer)?;
+                    self.core.apply(event, Now::system())?;
                 }
                 if let Some(shard) = self.shard.as_mut() {
                     shard.replayed += message.events.len() as u64;
@@ -379,11 +380,15 @@ impl Driver {
                 let messages = crate::shard::Message::decode_all(messages, "a logged round")?;
                 for (process, message) in messages.iter().enumerate() {
                     for event in &message.events {
-                        if process == me {
-                            self.core.replay_own(event, Now::system())?;
-                            self.after(None, None)?;
+                        let origin = if process == me {
+                            EventOrigin::Own
                         } else {
-                            self.core.replay(event, Now::system())?;
+                            EventOrigin::Peer
+                        };
+                        let event = self.core.event(event, origin)?;
+                        self.core.apply(event, Now::system())?;
+                        if origin == EventOrigin::Own {
+                            self.after(None, None)?;
                         }
                     }
                 }
