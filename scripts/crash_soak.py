@@ -19,7 +19,13 @@ What it does (from the repository root; it only runs the built binaries, never c
    relpath), URLs indexed twice, requests the server saw (robots.txt excluded), the most requests
    of one target, kills that landed, panics, and unclean-resume reports.
 
-Exit status: 1 if B's indexed documents differ from A's, a URL is indexed twice in B, a run
+A document one crawl did not index but skipped as a copy of a page it indexed (its skip log has
+the comparison) is listed apart, not counted as a difference: which of two near-identical pages
+(Clang 15's and Clang 16's index) is met first moves with the order of fetches, which the kills
+change, and the skip log says so.
+
+Exit status: 1 if B lacks a document of A's that it did not skip as a copy (or has one A neither
+indexed nor skipped as a copy), a URL is indexed twice in B, a run
 panicked, or the soak could not finish (a run kept failing or timed out); 0 otherwise; 2 on a
 setup error.
 
@@ -421,6 +427,37 @@ def export_urls(ctx, store):
     return [json.loads(l)["url"] for l in p.stdout.splitlines() if l.strip()]
 
 
+COPY_REASONS = ("exact-duplicate", "text-duplicate", "near-duplicate", "canonical")
+
+
+def copy_skips(ctx, store):
+    """The skips of `store` as a copy of an indexed page, decided after a fetch on the evidence
+    of a comparison: {url: skip record}."""
+    p = subprocess.run([str(ctx.simcrawl), "skipped", "--store", str(store), "--format", "jsonl",
+                        "-q"], cwd=REPO, capture_output=True, text=True, env=child_env(),
+                       timeout=300)
+    if p.returncode != 0:
+        raise SoakError(f"simcrawl skipped --store {store} failed: {p.stderr.strip()[-500:]}")
+    skips = {}
+    for line in p.stdout.splitlines():
+        if line.strip():
+            r = json.loads(line)
+            if r.get("reason") in COPY_REASONS and r.get("original"):
+                skips[r["url"]] = r
+    return skips
+
+
+def copies_of(docs, skips, indexed, mapper):
+    """Of `docs` (documents one crawl did not index), those it skipped as a copy of a page it
+    indexed (which copy of two a crawl meets first moves with fetch order): {doc: skip}."""
+    found = {}
+    for url, r in skips.items():
+        d = mapper.document(url)
+        if d in docs and r["original"] in indexed:
+            found.setdefault(d, r)
+    return found
+
+
 class Mapper:
     """URLs of one web instance to port-free names and to documents."""
 
@@ -479,6 +516,16 @@ def compare(ctx, a, b):
     # A document missing in one manual and extra in another at the same relpath is most likely
     # a near-duplicate (e.g. two versions of a page) indexed in the other copy: flag it.
     swaps = sorted(fmt_doc(d) for d in missing_docs if any(e[1] == d[1] for e in extra_docs))
+    # A document one crawl skipped as a copy of a page it indexed (its skip log has the evidence)
+    # is decided, not lost: which of two copies comes first moves with the order of fetches,
+    # which kills change. The rest are lost (missing) or unexplained (extra).
+    by_order_b = copies_of(set(missing_docs), copy_skips(ctx, b["store"]), set(urls_b), mb)
+    by_order_a = copies_of(set(extra_docs), copy_skips(ctx, a["store"]), set(urls_a), ma)
+    lost = [d for d in missing_docs if d not in by_order_b]
+    unexplained = [d for d in extra_docs if d not in by_order_a]
+    copy_note = lambda d, r, m: (f"{fmt_doc(d)}: {r['reason']} of "
+                                 f"{fmt_doc(m.document(r['original']))} "
+                                 f"({(r.get('evidence') or {}).get('text', 'same bytes')})")
 
     ca, cb = request_counts(a["requests"]), request_counts(b["requests"])
     have_requests = a["requests"] is not None and b["requests"] is not None
@@ -496,9 +543,9 @@ def compare(ctx, a, b):
               if r["panicked"]]
     landed = b["landed"]
     failures = []
-    if missing_docs or extra_docs:
-        failures.append(f"B's indexed documents differ from A's ({len(missing_docs)} missing, "
-                        f"{len(extra_docs)} extra)")
+    if lost or unexplained:
+        failures.append(f"B's indexed documents differ from A's ({len(lost)} missing, "
+                        f"{len(unexplained)} extra, not skipped as a copy of an indexed page)")
     if dup_b:
         failures.append(f"{len(dup_b)} URL(s) indexed twice in B")
     if panics:
@@ -524,6 +571,10 @@ def compare(ctx, a, b):
             "missing_in_B": [fmt_doc(d) for d in missing_docs],
             "extra_in_B": [fmt_doc(d) for d in extra_docs],
             "possible_copy_swaps": swaps,
+            "lost_in_B": [fmt_doc(d) for d in lost],
+            "unexplained_extra_in_B": [fmt_doc(d) for d in unexplained],
+            "skipped_as_copy_in_B": [copy_note(d, r, mb) for d, r in sorted(by_order_b.items())],
+            "skipped_as_copy_in_A": [copy_note(d, r, ma) for d, r in sorted(by_order_a.items())],
             "indexed_more_than_once_A": sorted(fmt_doc(d) for d, n in docs_a.items() if n > 1),
             "indexed_more_than_once_B": sorted(fmt_doc(d) for d, n in docs_b.items() if n > 1),
         },
@@ -633,6 +684,12 @@ def print_markdown(rep):
     listing("documents extra in B", d["extra_in_B"])
     listing("of those, same relpath in another manual (a copy indexed instead?)",
             d["possible_copy_swaps"])
+    listing("missing in B, skipped there as a copy of a page B indexed (fetch order)",
+            d["skipped_as_copy_in_B"])
+    listing("extra in B, skipped in A as a copy of a page A indexed (fetch order)",
+            d["skipped_as_copy_in_A"])
+    listing("missing in B and not skipped as a copy: LOST", d["lost_in_B"])
+    listing("extra in B and not skipped in A as a copy", d["unexplained_extra_in_B"])
     listing("URLs indexed twice in B", rep["urls_indexed_twice"]["B"])
     listing("documents indexed under more than one URL in B (A had: "
             f"{', '.join(d['indexed_more_than_once_A']) or 'none'})",
