@@ -14,7 +14,8 @@ scripts/realweb-fetch.sh "$CACHE"
 OUT=tests/realweb
 # One directory per manual of simcrawl_testsite::CORPUS, its files at their paths in the package.
 rm -rf "$OUT"/django "$OUT"/clang15 "$OUT"/clang16 "$OUT"/sqlite "$OUT"/cmake "$OUT"/libstdcxx \
-    "$OUT"/openjdk "$OUT"/rust "$OUT"/git "$OUT"/glib "$OUT"/rdoc "$OUT"/boost174 "$OUT"/boost181
+    "$OUT"/openjdk "$OUT"/rust "$OUT"/git "$OUT"/glib "$OUT"/rdoc "$OUT"/boost174 "$OUT"/boost181 \
+    "$OUT"/octave "$OUT"/sdl2 "$OUT"/mkdocs
 copy() { # manual root copyright pages...
     local manual=$1 root=$2 copyright=$3
     shift 3
@@ -105,4 +106,19 @@ for v in 1.74 1.81; do
     [[ $v == 1.81 ]] && pages+=(boost_pfr.html)
     copy "boost${v/./}" "$B/doc/html" "$B/copyright" "${pages[@]}"
 done
+# Texinfo: small nodes of one chapter on makeinfo's navigation template (Comments: 140 words of
+# page, most of them the template's).
+OC=$CACHE/octave-doc/usr/share/doc
+copy octave "$OC/octave/octave.html" "$OC/octave-doc/copyright" \
+    index.html Getting-Started.html Comments.html Single-Line-Comments.html Block-Comments.html \
+    Comments-and-the-Help-System.html Quitting-Octave.html
+# Doxygen, a C API: the list of headers and the smallest header pages (a few declarations each).
+SD=$CACHE/libsdl2-doc/usr/share/doc/libsdl2-doc
+copy sdl2 "$SD/html" "$SD/copyright" \
+    files.html d7/d16/_s_d_l__copying_8h.html d8/dde/_s_d_l__types_8h.html \
+    d0/d37/_s_d_l__name_8h.html d0/d2e/close__code_8h.html da/d15/_s_d_l__revision_8h.html \
+    dd/d3b/_s_d_l__test_8h.html
+MK=$CACHE/mkdocs-doc/usr/share/doc
+copy mkdocs "$MK/mkdocs/html" "$MK/mkdocs-doc/copyright" \
+    index.html user-guide/index.html user-guide/cli.html about/license.html dev-guide/index.html
 du -sh "$OUT"

@@ -1,6 +1,6 @@
 //! Crawling the checked-in slice of real pages (`tests/realweb/`: a few pages of each manual of
 //! `simcrawl_testsite::CORPUS`, Django, Clang 15 and 16, SQLite, CMake, libstdc++, OpenJDK, Rust,
-//! Git, GLib, RubyMail and Boost 1.74 and 1.81, from Debian's packages) through the copy roles,
+//! Git, GLib, RubyMail, Boost 1.74 and 1.81, GNU Octave, SDL2 and MkDocs, from Debian's packages) through the copy roles,
 //! from one seed page, with the defaults a new user types. Each test names the defect class of real pages it guards
 //! against; the expected outcomes come from the files (same file, same document), not from
 //! simcrawl.
@@ -224,6 +224,47 @@ fn short_distinct_pages_are_all_indexed() {
             "syntax/rollback-stmt.html",
             "syntax/savepoint-stmt.html",
             "syntax/release-stmt.html",
+        ],
+    );
+}
+
+/// Generators the verdicts were not tuned on: GNU Octave's Texinfo nodes (a chapter of small
+/// nodes, most of each page makeinfo's navigation), SDL2's Doxygen header pages (a few
+/// declarations each on Doxygen's template) and MkDocs' pages. Each is its own page.
+#[test]
+fn small_pages_of_other_generators_are_all_indexed() {
+    crawled().assert_indexed(
+        "octave",
+        &[
+            "index.html",
+            "Getting-Started.html",
+            "Comments.html",
+            "Single-Line-Comments.html",
+            "Block-Comments.html",
+            "Comments-and-the-Help-System.html",
+            "Quitting-Octave.html",
+        ],
+    );
+    crawled().assert_indexed(
+        "sdl2",
+        &[
+            "files.html",
+            "d7/d16/_s_d_l__copying_8h.html",
+            "d8/dde/_s_d_l__types_8h.html",
+            "d0/d37/_s_d_l__name_8h.html",
+            "d0/d2e/close__code_8h.html",
+            "da/d15/_s_d_l__revision_8h.html",
+            "dd/d3b/_s_d_l__test_8h.html",
+        ],
+    );
+    crawled().assert_indexed(
+        "mkdocs",
+        &[
+            "index.html",
+            "user-guide/index.html",
+            "user-guide/cli.html",
+            "about/license.html",
+            "dev-guide/index.html",
         ],
     );
 }

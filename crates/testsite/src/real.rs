@@ -2,10 +2,10 @@
 //! checked in under `tests/realweb/`) served on loopback through the same host roles as the
 //! generated web, so that every verdict can be measured on pages nobody here wrote.
 //!
-//! [`CORPUS`] lists the manuals and the hosts in front of each: thirteen manuals from twelve page
-//! generators (Sphinx: Django, CMake, Clang 15 and 16; Doxygen and DocBook: libstdc++; javadoc:
-//! OpenJDK 17; rustdoc and mdBook: Rust; asciidoc: Git; gtk-doc: GLib; RDoc: RubyMail;
-//! BoostBook: Boost 1.74 and 1.81; SQLite's own). The copy roles sit over several of them:
+//! [`CORPUS`] lists the manuals and the hosts in front of each: sixteen manuals from thirteen page
+//! generators (Sphinx: Django, CMake, Clang 15 and 16; Doxygen and DocBook: libstdc++; Doxygen:
+//! SDL2; javadoc: OpenJDK 17; rustdoc and mdBook: Rust; asciidoc: Git; gtk-doc: GLib; RDoc:
+//! RubyMail; BoostBook: Boost 1.74 and 1.81; SQLite's own; Texinfo: GNU Octave; MkDocs). The copy roles sit over several of them:
 //! Django behind an **origin**, an **exact mirror**, a **prefix mirror** (the same files under
 //! [`REAL_MIRROR_PREFIX`]), a **noisy** copy that injects ads, timestamps and session ids into
 //! every response, a **tracking** copy whose every link carries `utm_*` parameters, a **session**
@@ -443,6 +443,34 @@ pub const CORPUS: &[CorpusManual] = &[
         start: "index.html",
         sample: Some(BOOST_SAMPLE),
         hosts: &[("boost181", RealRole::Version)],
+    },
+    CorpusManual {
+        name: "octave",
+        generator: "Texinfo",
+        package: "octave-doc",
+        dir: "usr/share/doc/octave/octave.html",
+        start: "index.html",
+        sample: None,
+        hosts: &[("octave", RealRole::Unrelated)],
+    },
+    CorpusManual {
+        name: "sdl2",
+        generator: "Doxygen",
+        package: "libsdl2-doc",
+        dir: "usr/share/doc/libsdl2-doc/html",
+        // Its index builds the menu in JavaScript: the list of headers links every page.
+        start: "files.html",
+        sample: None,
+        hosts: &[("sdl2", RealRole::Unrelated)],
+    },
+    CorpusManual {
+        name: "mkdocs",
+        generator: "MkDocs",
+        package: "mkdocs-doc",
+        dir: "usr/share/doc/mkdocs/html",
+        start: "index.html",
+        sample: None,
+        hosts: &[("mkdocs", RealRole::Unrelated)],
     },
 ];
 
