@@ -362,7 +362,7 @@ impl Driver {
                         .map_or(0, |s| s.held.len() + s.sent.len());
                     if let Some(max) = self.core.config.max_fetches
                         && self.fetched_before
-                            + self.core.progress.fetched
+                            + self.core.recorder.progress.fetched
                             + u64::from(pages_in_flight)
                             + waiting as u64
                             >= max
@@ -501,15 +501,15 @@ impl Driver {
                     // pages whose acknowledgement is lost are fetched again.
                     self.core.commit()?;
                     uncommitted = 0;
-                    self.core.progress.elapsed = start.elapsed();
-                    self.core.progress.in_flight = in_flight;
+                    self.core.recorder.progress.elapsed = start.elapsed();
+                    self.core.recorder.progress.in_flight = in_flight;
                     let stats = self.core.frontier.stats();
-                    self.core.progress.queued = stats.queued;
-                    self.core.progress.hosts = stats.hosts_with_queue;
-                    self.core.progress.waiting_for_robots = stats.hosts_waiting_for_robots;
-                    self.core.progress.parked = stats.parked_hosts;
-                    self.core.progress.memory = self.core.memory();
-                    on_progress(&self.core.progress);
+                    self.core.recorder.progress.queued = stats.queued;
+                    self.core.recorder.progress.hosts = stats.hosts_with_queue;
+                    self.core.recorder.progress.waiting_for_robots = stats.hosts_waiting_for_robots;
+                    self.core.recorder.progress.parked = stats.parked_hosts;
+                    self.core.recorder.progress.memory = self.core.memory();
+                    on_progress(&self.core.recorder.progress);
                 }
             }
             if last_checkpoint.elapsed() >= self.core.config.checkpoint_every {
@@ -521,17 +521,17 @@ impl Driver {
         if let Some(shard) = self.shard.as_mut() {
             shard.finish()?;
         }
-        self.core.progress.elapsed = start.elapsed();
+        self.core.recorder.progress.elapsed = start.elapsed();
         let stats = self.core.frontier.stats();
-        self.core.progress.queued = stats.queued;
-        self.core.progress.hosts = stats.hosts_with_queue;
-        self.core.progress.waiting_for_robots = stats.hosts_waiting_for_robots;
-        self.core.progress.parked = stats.parked_hosts;
-        self.core.progress.memory = self.core.memory();
-        self.core.progress.in_flight = 0;
+        self.core.recorder.progress.queued = stats.queued;
+        self.core.recorder.progress.hosts = stats.hosts_with_queue;
+        self.core.recorder.progress.waiting_for_robots = stats.hosts_waiting_for_robots;
+        self.core.recorder.progress.parked = stats.parked_hosts;
+        self.core.recorder.progress.memory = self.core.memory();
+        self.core.recorder.progress.in_flight = 0;
         let (learned, revoked) = self.core.book.history();
         Ok(Report {
-            progress: self.core.progress.clone(),
+            progress: self.core.recorder.progress.clone(),
             indexed_total: self.core.own_pages() as u64,
             rules_learned: learned.to_vec(),
             rules_revoked: revoked.to_vec(),

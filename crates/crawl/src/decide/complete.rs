@@ -257,12 +257,13 @@ impl Core {
         if self.origin == EventOrigin::Peer {
             return Ok(());
         }
-        self.failures.append(&crate::FailureRecord {
+        let will_retry = gave_up(self) == before;
+        self.recorder.robots_failed(&crate::FailureRecord {
             time_ms: now.unix_ms,
             url: request.url.clone(),
             reason: error.kind().name().to_owned(),
             message: format!("robots.txt: {error}"),
-            will_retry: gave_up(self) == before,
+            will_retry,
             depth: 0,
             referrer: request.referrer.clone(),
         })?;
@@ -281,14 +282,7 @@ impl Core {
         if self.origin == EventOrigin::Peer {
             return Ok(());
         }
-        if will_retry {
-            self.progress.retried += 1;
-        } else {
-            self.progress.failed += 1;
-        }
-        self.count(counters::FAILED, 1)?;
-        self.count(&format!("{}{reason}", counters::FAILED_PREFIX), 1)?;
-        self.failures.append(&crate::FailureRecord {
+        self.recorder.failed(&crate::FailureRecord {
             time_ms: now.unix_ms,
             url: lease.url.to_string(),
             reason: reason.to_string(),
@@ -304,8 +298,7 @@ impl Core {
         if self.origin == EventOrigin::Peer {
             return Ok(());
         }
-        self.progress.fetched += 1;
-        self.count(counters::FETCHED, 1)?;
+        self.recorder.fetched();
         Ok(())
     }
 }

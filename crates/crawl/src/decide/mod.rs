@@ -1,11 +1,13 @@
 //! The crawl's decisions, without a network or a clock: the house model of the frontier, one
 //! level up.
 //!
-//! [`Core`] owns the frontier, the page index, the [`RuleBook`], the skip and failure logs and the
-//! counters. The driver (`run.rs`) fetches what the frontier hands out, analyses it on the blocking
-//! pool, and hands the result here; the core decides and records, and leaves what the driver must
-//! do besides as [`Effect`]s (a page indexed: its full-text entry and output line; a skip: its
-//! archive record). Time is passed in ([`Now`]), so tests drive every decision with pages built in
+//! [`Core`] owns the frontier, the page index, the [`RuleBook`], the host templates and the
+//! [`Recorder`] (the skip and failure logs, the counters, the effects). The driver (`run.rs`)
+//! fetches what the frontier hands out, analyses it on the blocking pool, and hands the result
+//! here; a fetched page's verdict is the [`decider`](crate::decider)'s, asked with read views of
+//! the index, the templates and the rules; the core records it, gives the learner its evidence,
+//! and leaves what the driver must do besides as [`Effect`]s (a page indexed: its full-text entry
+//! and output line; a skip: its archive record). Time is passed in ([`Now`]), so tests drive every decision with pages built in
 //! memory and no server.
 //!
 //! Stages, one file each:
@@ -14,6 +16,7 @@
 //! - [`page`]: a fetched page: the verdict, indexing, and the evidence it gives the learner;
 //! - [`links`]: a page's links offered to the frontier (variants and rule skips logged);
 //! - [`rules`]: rules put in force and revoked, and the URLs a revoked rule skipped queued again;
+//! - [`recorder`]: the logs, counters and effects, written in one place;
 //! - [`fetched`]: the CPU work on a response (extraction, fingerprints, link keys), run off the
 //!   core by the driver.
 
@@ -22,6 +25,7 @@ pub mod fetched;
 pub mod lease;
 pub mod links;
 pub mod page;
+pub mod recorder;
 pub mod rules;
 /// The member of the spellings set that says URL key `key_hash` was queued under another
 /// spelling than the key's own (see [`Core::spelling_queued`]): the key's hash with fixed bits
@@ -50,17 +54,17 @@ fn open_variants(store: &Store) -> Result<SpillingKeySet, CrawlError> {
 mod tests;
 
 pub use fetched::{FetchedPage, PageResult, analyse};
+pub use recorder::Recorder;
 
 use crate::config::CrawlConfig;
 use crate::error::CrawlError;
 use crate::layout::{self, counters};
 use crate::pages::PageIndex;
-use crate::progress::Progress;
 use crate::rules::RuleBook;
 use crate::skiplog::{SkipReason, SkipRecord};
 use simcrawl_fetch::{AddressClass, Origin};
 use simcrawl_frontier::{Frontier, Instant, Lease, Via, ViaKind};
-use simcrawl_store::{Counters, KeySet, Log, SpillingKeySet, Store, Tree};
+use simcrawl_store::{KeySet, SpillingKeySet, Store, Tree};
 use simcrawl_url::Candidate;
 use std::collections::HashMap;
 use std::time::SystemTime;
@@ -134,10 +138,8 @@ pub struct Core {
     pub(crate) pages: PageIndex,
     pub(crate) book: RuleBook,
     pub(crate) seen: KeySet,
-    skips: Log<SkipRecord>,
-    /// The skip log's entries withdrawn ([`layout::SKIPS_WITHDRAWN_TREE`]).
-    withdrawn: Tree<u64, u8>,
-    failures: Log<crate::FailureRecord>,
+    /// The logs, counters and effects: what the core decided, recorded.
+    pub(crate) recorder: Recorder,
     /// Redirect targets queued, by key hash, with the number of redirects that led to them: a
     /// chain is followed through the frontier, and ends at the fetcher's redirect limit.
     redirect_hops: HashMap<u128, u32>,
@@ -150,19 +152,12 @@ pub struct Core {
     variants: SpillingKeySet,
     /// Address class of hosts fetched so far, for the link policy (persisted in `host_classes`).
     classes: HashMap<String, AddressClass>,
-    classes_tree: Tree<String, u8>,
-    counters: Counters,
-    /// Counts not written to `counters` yet: added in memory on the page path, written at each
-    /// commit and checkpoint ([`Core::commit`], [`Core::checkpoint`]), as the frontier writes its own.
-    unwritten: HashMap<String, i64>,
     /// Each host's template, learned from its distinct pages.
     pub(crate) templates: crate::template::HostTemplates,
     /// The hashers, for fingerprints made again without a host's template.
     fingerprints: crate::page::Analyzer,
     /// The normalised main texts of pages indexed while their host's template is learned.
     normalised: crate::refingerprint::Normalised,
-    pub(crate) progress: Progress,
-    effects: Vec<Effect>,
     /// Whose event is being decided ([`Core::apply`]): another process's page is decided as it
     /// is there, so that this process knows what that one knows, but nothing is logged, counted
     /// or left for the driver here.
@@ -188,41 +183,24 @@ impl Core {
         let pages = PageIndex::open(store, config.k, config.jaccard)?;
         let mut book = RuleBook::open(store, config.canon, config.learn.clone())?;
         book.count_rules(config.frontier.shard.is_none_or(|s| s.index() == 0));
-        let counters = store.counters();
+        let recorder = Recorder::open(store)?;
         if config.frontier.robots == simcrawl_frontier::RobotsPolicy::Ignore {
-            counters.set(counters::ROBOTS_IGNORED, 1)?;
+            recorder.set(counters::ROBOTS_IGNORED, 1)?;
         }
-        let classes_tree: Tree<String, u8> = store.tree(layout::HOST_CLASSES_TREE)?;
-        let mut classes = HashMap::new();
-        for item in classes_tree.iter() {
-            let (host, code) = item?;
-            let class = match code {
-                1 => AddressClass::Private,
-                2 => AddressClass::LinkLocal,
-                _ => AddressClass::Public,
-            };
-            classes.insert(host, class);
-        }
+        let classes = recorder.classes()?;
         Ok(Core {
             seen: frontier.seen_set(),
             frontier,
             pages,
             book,
-            skips: store.log(layout::SKIP_LOG)?,
-            withdrawn: store.tree(layout::SKIPS_WITHDRAWN_TREE)?,
-            failures: store.log(layout::FAILURE_LOG)?,
+            recorder,
             redirect_hops: HashMap::new(),
             broken: Default::default(),
             variants: open_variants(store)?,
             classes,
-            classes_tree,
-            counters,
-            unwritten: HashMap::new(),
             templates: crate::template::HostTemplates::open(store)?,
             fingerprints: crate::page::Analyzer::default(),
             normalised: crate::refingerprint::Normalised::default(),
-            progress: Progress::default(),
-            effects: Vec::new(),
             origin: EventOrigin::Own,
             config,
         })
@@ -302,7 +280,7 @@ impl Core {
 
     /// What the driver must do after the last calls (see [`Effect`]), in order.
     pub fn take_effects(&mut self) -> Vec<Effect> {
-        std::mem::take(&mut self.effects)
+        self.recorder.take_effects()
     }
 
     /// The indexed page that a skip's `original` URL names, if any.
@@ -371,72 +349,39 @@ impl Core {
     }
 
     /// Adds `n` to the counter `name` (not for another process's page), in memory until the next
-    /// commit: a sled read and compare-and-swap per count cost the coordinator 1.6% of a real
-    /// site's crawl.
+    /// commit.
     fn count(&mut self, name: &str, n: i64) -> Result<(), CrawlError> {
-        if self.origin == EventOrigin::Own && n != 0 {
-            match self.unwritten.get_mut(name) {
-                Some(total) => *total += n,
-                None => {
-                    self.unwritten.insert(name.to_owned(), n);
-                }
-            }
+        if self.origin == EventOrigin::Own {
+            self.recorder.count(name, n);
         }
         Ok(())
     }
 
     /// Counter `name` as the core counts it: the store's value and the counts not written yet.
     pub fn counter(&self, name: &str) -> Result<u64, CrawlError> {
-        let written = self.counters.get(name)?;
-        let unwritten = self.unwritten.get(name).copied().unwrap_or(0);
-        Ok(written.saturating_add_signed(unwritten))
+        self.recorder.counter(name)
     }
 
     /// Writes the counts added since the last write to the store's counters.
     fn write_counters(&mut self) -> Result<(), CrawlError> {
-        for (name, n) in self.unwritten.drain() {
-            self.counters.add(&name, n)?;
-        }
-        Ok(())
+        self.recorder.write_counters()
     }
 
-    /// Records a skip: counted, logged, and left for the driver ([`Effect::Skipped`]). Returns
-    /// its id in the skip log. Another process's skip is its own to record (`None`).
+    /// Records a skip ([`Recorder::skip`]) and returns its id in the skip log. Another process's
+    /// skip is its own to record (`None`).
     fn skip(&mut self, record: SkipRecord) -> Result<Option<u64>, CrawlError> {
         if self.origin == EventOrigin::Peer {
             return Ok(None);
         }
-        *self.progress.skipped.entry(record.reason).or_default() += 1;
-        self.count(
-            &format!("{}{}", counters::SKIPPED_PREFIX, record.reason.as_str()),
-            1,
-        )?;
-        let log_id = self.skips.append(&record)?;
-        self.effects.push(Effect::Skipped { log_id, record });
-        Ok(Some(log_id))
+        self.recorder.skip(record).map(Some)
     }
 
-    /// Withdraws skip log entry `log_id`: its URL was queued again, so it is not a skip any
-    /// more, and the decision its fetch brings stands instead (a URL is listed once, as last
-    /// decided). Uncounted from its reason; the entry stays in the log, marked.
+    /// Withdraws skip log entry `log_id` ([`Recorder::withdraw`]); another process withdraws its own.
     fn withdraw(&mut self, log_id: u64) -> Result<(), CrawlError> {
-        if self.origin == EventOrigin::Peer || self.withdrawn.get(&log_id)?.is_some() {
+        if self.origin == EventOrigin::Peer {
             return Ok(());
         }
-        let Some(record) = self.skips.get(log_id)? else {
-            return Ok(());
-        };
-        self.withdrawn.insert(&log_id, &record.reason.code())?;
-        if let Some(n) = self.progress.skipped.get_mut(&record.reason) {
-            *n = n.saturating_sub(1);
-        }
-        self.count(
-            &format!("{}{}", counters::SKIPPED_PREFIX, record.reason.as_str()),
-            -1,
-        )?;
-        self.count(counters::SKIPS_WITHDRAWN, 1)?;
-        self.effects.push(Effect::Withdrawn { log_id });
-        Ok(())
+        self.recorder.withdraw(log_id)
     }
 
     /// The URL of the page indexed under `key_hash`, or `fallback`.
@@ -453,12 +398,7 @@ impl Core {
     /// Remembers the address class `host` answered from.
     fn note_class(&mut self, host: &str, class: AddressClass) -> Result<(), CrawlError> {
         if self.classes.insert(host.to_owned(), class) != Some(class) {
-            let code = match class {
-                AddressClass::Public => 0u8,
-                AddressClass::Private => 1,
-                AddressClass::LinkLocal => 2,
-            };
-            self.classes_tree.insert(&host.to_owned(), &code)?;
+            self.recorder.class(host, class)?;
         }
         Ok(())
     }

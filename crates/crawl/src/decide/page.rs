@@ -1,7 +1,7 @@
 //! A fetched page: its verdict against the index, indexing or a skip record, and the evidence it
 //! gives the learner (a copy for a mirror or parameter rule, a distinct page against one).
 
-use super::{Core, Effect, EventOrigin, FetchedPage, Now, redact};
+use super::{Core, EventOrigin, FetchedPage, Now, redact};
 use crate::decider::{self, Judgement, PageFacts, RuleCopy, Verification};
 use crate::error::CrawlError;
 use crate::evidence::Evidence;
@@ -361,13 +361,7 @@ impl Core {
                 self.deferred_verification(key)?;
             }
             if self.origin == EventOrigin::Own {
-                self.progress.indexed += 1;
-                self.count(counters::INDEXED, 1)?;
-                self.effects.push(Effect::Indexed {
-                    id,
-                    url: final_url,
-                    depth: lease.depth,
-                });
+                self.recorder.indexed(id, final_url, lease.depth);
             }
             // A short page that failed the stricter test of a short text is no evidence against
             // a mirror: its copy may differ only in a few words of noise. Without dedup

@@ -58,13 +58,14 @@ impl Core {
     /// last [`TEMPLATE_REQUEUE_WINDOW`] skips are looked at: a template forms in a host's first
     /// pages.
     pub(super) fn requeue_for_template(&mut self, host: &str) -> Result<(), CrawlError> {
-        let Some(last) = self.skips.last_id()? else {
+        let Some(last) = self.recorder.skips().last_id()? else {
             return Ok(());
         };
         let canon = std::sync::Arc::clone(self.book.canon());
         let mut requeued: i64 = 0;
         for entry in self
-            .skips
+            .recorder
+            .skips()
             .iter_from(last.saturating_sub(TEMPLATE_REQUEUE_WINDOW).max(1))
         {
             let (log_id, record) = entry?;
@@ -110,7 +111,7 @@ impl Core {
             };
             // The rule's own skips before a fetch, oldest first.
             let mut skipped = Vec::new();
-            for entry in self.skips.iter_from(low) {
+            for entry in self.recorder.skips().iter_from(low) {
                 let (log_id, record) = entry?;
                 if made_by(&record, id, &name)
                     && matches!(record.reason, SkipReason::Mirror | SkipReason::LearnedRule)
@@ -152,14 +153,14 @@ impl Core {
     /// the log is empty). The log is in time order: the entries from before the rule existed are
     /// passed over, with a minute's margin for a clock that stepped back.
     fn first_skip_since(&self, learned_ms: u64) -> Result<Option<u64>, CrawlError> {
-        let Some(last) = self.skips.last_id()? else {
+        let Some(last) = self.recorder.skips().last_id()? else {
             return Ok(None);
         };
         let since = learned_ms.saturating_sub(60_000);
         let (mut low, mut high) = (1, last + 1);
         while low < high {
             let mid = low + (high - low) / 2;
-            match self.skips.get(mid)? {
+            match self.recorder.skips().get(mid)? {
                 Some(record) if record.time_ms < since => low = mid + 1,
                 _ => high = mid,
             }
@@ -195,7 +196,7 @@ impl Core {
         };
         let canon = std::sync::Arc::clone(self.book.canon());
         let mut requeued: u64 = 0;
-        for entry in self.skips.iter_from(low) {
+        for entry in self.recorder.skips().iter_from(low) {
             let (log_id, record) = entry?;
             let by_rule = made_by(&record, revoked.id, &name)
                 && matches!(record.reason, SkipReason::Mirror | SkipReason::LearnedRule);

@@ -63,7 +63,7 @@ fn a_seeds_redirect_passes_the_scope_and_the_patterns_before_its_host_is_asked()
         sim.crawl();
         let case = format!("{scope:?} include {include:?} exclude {exclude:?}");
         assert_eq!(sim.fetched, [seed], "{case}");
-        assert_eq!(sim.core.progress.failed, 1, "{case}");
+        assert_eq!(sim.core.recorder.progress.failed, 1, "{case}");
         assert_eq!(
             sim.core
                 .counter(counters::REDIRECTS_EXCLUDED)
@@ -76,7 +76,7 @@ fn a_seeds_redirect_passes_the_scope_and_the_patterns_before_its_host_is_asked()
     let mut sim = scoped(&[seed], Scope::Any, &[], &[], the_web());
     sim.crawl();
     assert_eq!(sim.fetched, [seed, target]);
-    assert_eq!(sim.core.progress.failed, 0);
+    assert_eq!(sim.core.recorder.progress.failed, 0);
 }
 
 /// A seed that moves to another host of its registrable domain (`example.com` to
@@ -123,7 +123,7 @@ fn a_seed_may_move_within_its_domain_and_no_further() {
         );
         sim.crawl();
         assert_eq!(sim.fetched, ["http://example.com/"], "{scope:?}");
-        assert_eq!(sim.core.progress.failed, 1, "{scope:?}");
+        assert_eq!(sim.core.recorder.progress.failed, 1, "{scope:?}");
     }
 }
 
@@ -184,6 +184,6 @@ fn a_redirect_to_another_scheme_is_a_failure() {
         );
         sim.crawl();
         assert_eq!(sim.fetched, ["http://h.test/"], "{to}");
-        assert_eq!(sim.core.progress.failed, 1, "{to}");
+        assert_eq!(sim.core.recorder.progress.failed, 1, "{to}");
     }
 }
