@@ -15,7 +15,7 @@ OUT=tests/realweb
 # One directory per manual of simcrawl_testsite::CORPUS, its files at their paths in the package.
 rm -rf "$OUT"/django "$OUT"/clang15 "$OUT"/clang16 "$OUT"/sqlite "$OUT"/cmake "$OUT"/libstdcxx \
     "$OUT"/openjdk "$OUT"/rust "$OUT"/git "$OUT"/glib "$OUT"/rdoc "$OUT"/boost174 "$OUT"/boost181 \
-    "$OUT"/octave "$OUT"/sdl2 "$OUT"/mkdocs
+    "$OUT"/octave "$OUT"/sdl2 "$OUT"/mkdocs "$OUT"/pango
 copy() { # manual root copyright pages...
     local manual=$1 root=$2 copyright=$3
     shift 3
@@ -121,4 +121,11 @@ copy sdl2 "$SD/html" "$SD/copyright" \
 MK=$CACHE/mkdocs-doc/usr/share/doc
 copy mkdocs "$MK/mkdocs/html" "$MK/mkdocs-doc/copyright" \
     index.html user-guide/index.html user-guide/cli.html about/license.html dev-guide/index.html
+# gi-docgen: a class, and methods beside the virtual methods of the same names (the same title,
+# sentences and size; a few words differ: the declaration, "method" or "function").
+PG=$CACHE/libpango1.0-doc/usr/share/doc/libpango1.0-doc
+copy pango "$PG/reference/Pango" "$PG/copyright" \
+    index.html class.Font.html class.Renderer.html method.Font.describe.html vfunc.Font.describe.html \
+    method.Font.get_coverage.html vfunc.Font.get_coverage.html \
+    method.Renderer.draw_glyphs.html vfunc.Renderer.draw_glyphs.html
 du -sh "$OUT"

@@ -1,6 +1,6 @@
 //! Crawling the checked-in slice of real pages (`tests/realweb/`: a few pages of each manual of
 //! `simcrawl_testsite::CORPUS`, Django, Clang 15 and 16, SQLite, CMake, libstdc++, OpenJDK, Rust,
-//! Git, GLib, RubyMail, Boost 1.74 and 1.81, GNU Octave, SDL2 and MkDocs, from Debian's packages) through the copy roles,
+//! Git, GLib, RubyMail, Boost 1.74 and 1.81, GNU Octave, SDL2, MkDocs and Pango, from Debian's packages) through the copy roles,
 //! from one seed page, with the defaults a new user types. Each test names the defect class of real pages it guards
 //! against; the expected outcomes come from the files (same file, same document), not from
 //! simcrawl.
@@ -265,6 +265,24 @@ fn small_pages_of_other_generators_are_all_indexed() {
             "user-guide/cli.html",
             "about/license.html",
             "dev-guide/index.html",
+        ],
+    );
+}
+
+/// A generator's sibling pages on one host: Pango's method and virtual method of one name (gi-docgen)
+/// have the same title and size and share their sentences; the declaration and a word or two
+/// differ. Each is its own document.
+#[test]
+fn sibling_pages_of_one_generator_are_all_indexed() {
+    crawled().assert_indexed(
+        "pango",
+        &[
+            "method.Font.describe.html",
+            "vfunc.Font.describe.html",
+            "method.Font.get_coverage.html",
+            "vfunc.Font.get_coverage.html",
+            "method.Renderer.draw_glyphs.html",
+            "vfunc.Renderer.draw_glyphs.html",
         ],
     );
 }

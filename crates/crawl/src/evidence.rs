@@ -21,6 +21,9 @@
 //! - Otherwise the same normalised main text is a text duplicate; a main text within k bits of
 //!   SimHash **and** at or above the Jaccard threshold is a near-duplicate (a canonical copy when
 //!   the page names the original canonical).
+//! - On **one host**, a main text under [`MIN_ONE_HOST_NEAR_WORDS`] words is a copy only when it
+//!   is the same text (or names the other canonical): a generator's sibling pages (a method and
+//!   the virtual method of its name) share their sentences and differ in the words they are about.
 //!
 //! ```
 //! use simcrawl_crawl::evidence::{judge, NotACopy, Policy, TextEvidence};
@@ -48,6 +51,13 @@ use std::fmt;
 /// A main text with fewer words than this (once the host's template lines are set aside) is
 /// short: it is a copy only of the same text (the extractor's own minimum for a main text).
 pub const MIN_MAIN_WORDS: u32 = 50;
+
+/// On one host, a main text with fewer words than this is a copy of another page of the host
+/// only when it is the same text (or the page names the other canonical): a generator fills its
+/// short pages with the same sentences, and the few words that differ are what the page is about
+/// (GNU Pango's virtual method and method of one name, CMake's property of a target and of a
+/// directory). Across hosts a near-copy is a copy with noise around the same document.
+pub const MIN_ONE_HOST_NEAR_WORDS: u32 = 200;
 
 /// A copy's whole page has at most this many times the words of its original's, and the other
 /// way round.
@@ -116,6 +126,9 @@ pub enum NotACopy {
     ShortTitleDiffers,
     /// A main text is short and the whole pages' texts are not the same (or not known).
     ShortWholeDiffers,
+    /// Two pages of one host whose main texts differ, one under
+    /// [`MIN_ONE_HOST_NEAR_WORDS`] words: siblings of one generator, not copies.
+    OneHostSiblings,
     /// The main texts are further than k apart.
     TooFar,
     /// The main texts are within k, but their Jaccard estimate is below the threshold (or was
@@ -138,6 +151,9 @@ impl fmt::Display for NotACopy {
             NotACopy::ShortTitleDiffers => "a main text is short and the titles differ",
             NotACopy::ShortWholeDiffers => {
                 "a main text is short and the whole pages' texts differ: the page is what surrounds it"
+            }
+            NotACopy::OneHostSiblings => {
+                "two pages of one host whose main texts differ, one under 200 words: a generator's sibling pages differ in the few words they are about"
             }
             NotACopy::TooFar => "the main texts' Hamming distance is above k",
             NotACopy::JaccardLow => "the main texts' Jaccard estimate is below the threshold",
@@ -277,6 +293,13 @@ pub fn judge(e: &TextEvidence, policy: &Policy) -> Result<SkipReason, NotACopy> 
             return Err(NotACopy::ShortWholeDiffers);
         }
     }
+    if e.same_host
+        && !e.same_text
+        && !e.declares_copy
+        && e.words[0].min(e.words[1]) < MIN_ONE_HOST_NEAR_WORDS
+    {
+        return Err(NotACopy::OneHostSiblings);
+    }
     let resembles = e.same_text
         || (e.distance <= policy.k
             && (policy.jaccard == 0.0 || e.jaccard.is_some_and(|j| j >= policy.jaccard)));
@@ -360,6 +383,13 @@ pub fn verdict_in_words(
             NotACopy::ShortTextsDiffer,
             e.words[0],
             e.words[1]
+        ),
+        Err(NotACopy::OneHostSiblings) => format!(
+            "{} (main texts of {} and {} words, distance {})",
+            NotACopy::OneHostSiblings,
+            e.words[0],
+            e.words[1],
+            e.distance
         ),
         Err(NotACopy::ShortWholeDiffers) => match (e.same_whole, e.whole_distance) {
             (Some(false), Some(d)) => format!("{} ({d} bits apart)", NotACopy::ShortWholeDiffers),
@@ -656,6 +686,54 @@ mod tests {
             ..long()
         };
         assert_eq!(judge(&empty, &POLICY), Err(NotACopy::NoText));
+    }
+
+    #[test]
+    fn one_host_s_short_near_copies_are_siblings_and_other_hosts_copies() {
+        let policy = Policy { k: 3, jaccard: 0.8 };
+        // GNU Pango's virtual method and method `Font.describe`: 59 and 61 words, two differ.
+        let siblings = TextEvidence {
+            words: [59, 61],
+            whole_words: [90, 95],
+            distance: 3,
+            jaccard: Some(0.87),
+            same_title: true,
+            same_host: true,
+            ..TextEvidence::default()
+        };
+        assert_eq!(judge(&siblings, &policy), Err(NotACopy::OneHostSiblings));
+        assert!(
+            verdict_in_words(&judge(&siblings, &policy), &siblings, &policy)
+                .contains("59 and 61 words")
+        );
+        // The same on two hosts is a near-copy (a mirror with noise around one document) ...
+        let mirrored = TextEvidence {
+            same_host: false,
+            ..siblings
+        };
+        assert_eq!(judge(&mirrored, &policy), Ok(SkipReason::NearDuplicate));
+        // ... and so is one host's page that names the other canonical, a long near-copy, and
+        // one host's same text.
+        let canonical = TextEvidence {
+            declares_copy: true,
+            names_original: true,
+            ..siblings
+        };
+        assert_eq!(judge(&canonical, &policy), Ok(SkipReason::Canonical));
+        let long = TextEvidence {
+            words: [280, 284],
+            whole_words: [330, 334],
+            ..siblings
+        };
+        assert_eq!(judge(&long, &policy), Ok(SkipReason::NearDuplicate));
+        let same = TextEvidence {
+            same_text: true,
+            distance: 0,
+            jaccard: Some(1.0),
+            ..siblings
+        };
+        assert_eq!(judge(&same, &policy), Ok(SkipReason::TextDuplicate));
+        assert_eq!(min_k(&siblings, 0.8), None);
     }
 
     #[test]

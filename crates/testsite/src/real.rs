@@ -472,6 +472,15 @@ pub const CORPUS: &[CorpusManual] = &[
         sample: None,
         hosts: &[("mkdocs", RealRole::Unrelated)],
     },
+    CorpusManual {
+        name: "pango",
+        generator: "gi-docgen",
+        package: "libpango1.0-doc",
+        dir: "usr/share/doc/libpango1.0-doc/reference/Pango",
+        start: "index.html",
+        sample: None,
+        hosts: &[("pango", RealRole::Unrelated)],
+    },
 ];
 
 /// The files of both Boost versions: the same rule, so that a file of one version whose name

@@ -418,6 +418,49 @@ fn a_candidate_the_rule_refuses_is_passed_over_for_the_next() {
 }
 
 #[test]
+fn one_host_s_sibling_pages_with_a_few_words_apart_are_two_pages() {
+    // A generator's method and virtual method of one name: 120 words, two of them differ.
+    let seed = 68;
+    let index = index_of(&[(
+        "http://a.example/method.Font.describe.html",
+        "Font.describe",
+        &text(seed, 120),
+        "Methods",
+    )]);
+    let sibling = page(
+        "http://a.example/vfunc.Font.describe.html",
+        "Font.describe",
+        &edited(seed, 120, &[3, 60]),
+        "Virtual methods",
+    );
+    let j = judged(&index, &sibling);
+    assert_eq!(j.verdict, Verdict::Unique);
+    assert_eq!(why_not(&index, &sibling, 0), NotACopy::OneHostSiblings);
+    // The same page on another host is a copy of it, with its evidence.
+    let mirrored = page(
+        "http://b.example/method.Font.describe.html",
+        "Font.describe",
+        &edited(seed, 120, &[3, 60]),
+        "Methods",
+    );
+    let e = compare(
+        &index,
+        &mirrored.1,
+        false,
+        "b.example",
+        &index.records[0],
+        false,
+        false,
+    )
+    .unwrap();
+    assert_eq!(
+        skip_of(&judged(&index, &mirrored)).is_some(),
+        judge(&e, &index.policy()).is_ok()
+    );
+    assert_ne!(judge(&e, &index.policy()), Err(NotACopy::OneHostSiblings));
+}
+
+#[test]
 fn a_near_copy_on_another_host_with_the_title_is_a_near_duplicate() {
     let seed = 28;
     let index = index_of(&[("http://a.example/1", "T", &text(seed, 600), "")]);
