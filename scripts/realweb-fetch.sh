@@ -19,13 +19,14 @@
 #   Doxygen   libsdl2-doc (a C API: one page per header, many of them a few lines)
 #   MkDocs    mkdocs-doc
 #   gi-docgen libpango1.0-doc (Pango's API: one page per method, virtual method, function)
+#   DocBook   postgresql-doc-15 (PostgreSQL's manual, its DocBook XSL HTML)
 # RealWebConfig::debian in crates/testsite/src/real.rs says which manual sits behind which hosts.
 set -euo pipefail
 CACHE=${1:-${SIMCRAWL_REALWEB_CACHE:-$HOME/.cache/simcrawl/realweb}}
 PACKAGES=(python-django-doc clang-15-doc clang-16-doc sqlite3-doc
     cmake-doc libstdc++-12-doc openjdk-17-doc rust-doc git-doc libglib2.0-doc ruby-rubymail-doc
     libboost1.74-doc libboost1.81-doc octave-doc libsdl2-doc mkdocs-doc
-    libpango1.0-doc
+    libpango1.0-doc postgresql-doc-15
     # Only for their copyright files: cmake-doc's and libstdc++-12-doc's documentation
     # directories are symlinks to these packages', which hold the copyright.
     cmake-data gcc-12-base)

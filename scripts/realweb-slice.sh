@@ -15,7 +15,8 @@ OUT=tests/realweb
 # One directory per manual of simcrawl_testsite::CORPUS, its files at their paths in the package.
 rm -rf "$OUT"/django "$OUT"/clang15 "$OUT"/clang16 "$OUT"/sqlite "$OUT"/cmake "$OUT"/libstdcxx \
     "$OUT"/openjdk "$OUT"/rust "$OUT"/git "$OUT"/glib "$OUT"/rdoc "$OUT"/boost174 "$OUT"/boost181 \
-    "$OUT"/octave "$OUT"/sdl2 "$OUT"/mkdocs "$OUT"/pango
+    "$OUT"/octave "$OUT"/sdl2 "$OUT"/mkdocs "$OUT"/pango \
+    "$OUT"/postgresql
 copy() { # manual root copyright pages...
     local manual=$1 root=$2 copyright=$3
     shift 3
@@ -128,4 +129,10 @@ copy pango "$PG/reference/Pango" "$PG/copyright" \
     index.html class.Font.html class.Renderer.html method.Font.describe.html vfunc.Font.describe.html \
     method.Font.get_coverage.html vfunc.Font.get_coverage.html \
     method.Renderer.draw_glyphs.html vfunc.Renderer.draw_glyphs.html
+# DocBook XSL: PostgreSQL's command reference, its smallest pages, siblings of one template
+# (DROP GROUP is an alias of DROP ROLE and says so in 52 words).
+PQ=$CACHE/postgresql-doc-15/usr/share/doc/postgresql-doc-15
+copy postgresql "$PQ/html" "$PQ/copyright" \
+    index.html sql-commands.html sql-dropgroup.html sql-dropuser.html sql-droprole.html \
+    sql-creategroup.html sql-createuser.html sql-deallocate.html
 du -sh "$OUT"

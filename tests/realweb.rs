@@ -1,6 +1,6 @@
 //! Crawling the checked-in slice of real pages (`tests/realweb/`: a few pages of each manual of
 //! `simcrawl_testsite::CORPUS`, Django, Clang 15 and 16, SQLite, CMake, libstdc++, OpenJDK, Rust,
-//! Git, GLib, RubyMail, Boost 1.74 and 1.81, GNU Octave, SDL2, MkDocs and Pango, from Debian's packages) through the copy roles,
+//! Git, GLib, RubyMail, Boost 1.74 and 1.81, GNU Octave, SDL2, MkDocs, Pango and PostgreSQL, from Debian's packages) through the copy roles,
 //! from one seed page, with the defaults a new user types. Each test names the defect class of real pages it guards
 //! against; the expected outcomes come from the files (same file, same document), not from
 //! simcrawl.
@@ -230,7 +230,9 @@ fn short_distinct_pages_are_all_indexed() {
 
 /// Generators the verdicts were not tuned on: GNU Octave's Texinfo nodes (a chapter of small
 /// nodes, most of each page makeinfo's navigation), SDL2's Doxygen header pages (a few
-/// declarations each on Doxygen's template) and MkDocs' pages. Each is its own page.
+/// declarations each on Doxygen's template), PostgreSQL's smallest command pages (DocBook XSL:
+/// DROP GROUP, DROP USER and DROP ROLE say nearly the same) and MkDocs' pages. Each is its own
+/// page.
 #[test]
 fn small_pages_of_other_generators_are_all_indexed() {
     crawled().assert_indexed(
@@ -255,6 +257,18 @@ fn small_pages_of_other_generators_are_all_indexed() {
             "d0/d2e/close__code_8h.html",
             "da/d15/_s_d_l__revision_8h.html",
             "dd/d3b/_s_d_l__test_8h.html",
+        ],
+    );
+    crawled().assert_indexed(
+        "postgresql",
+        &[
+            "sql-commands.html",
+            "sql-dropgroup.html",
+            "sql-dropuser.html",
+            "sql-droprole.html",
+            "sql-creategroup.html",
+            "sql-createuser.html",
+            "sql-deallocate.html",
         ],
     );
     crawled().assert_indexed(

@@ -2,11 +2,11 @@
 //! checked in under `tests/realweb/`) served on loopback through the same host roles as the
 //! generated web, so that every verdict can be measured on pages nobody here wrote.
 //!
-//! [`CORPUS`] lists the manuals and the hosts in front of each: seventeen manuals from fourteen
+//! [`CORPUS`] lists the manuals and the hosts in front of each: eighteen manuals from fourteen
 //! page generators (Sphinx: Django, CMake, Clang 15 and 16; Doxygen and DocBook: libstdc++;
-//! Doxygen: SDL2; javadoc: OpenJDK 17; rustdoc and mdBook: Rust; asciidoc: Git; gtk-doc: GLib;
-//! RDoc: RubyMail; BoostBook: Boost 1.74 and 1.81; SQLite's own; Texinfo: GNU Octave; MkDocs;
-//! gi-docgen: Pango). The copy roles sit over several of them:
+//! Doxygen: SDL2; DocBook XSL: PostgreSQL 15; javadoc: OpenJDK 17; rustdoc and mdBook: Rust;
+//! asciidoc: Git; gtk-doc: GLib; RDoc: RubyMail; BoostBook: Boost 1.74 and 1.81; SQLite's own;
+//! Texinfo: GNU Octave; MkDocs; gi-docgen: Pango). The copy roles sit over several of them:
 //! Django behind an **origin**, an **exact mirror**, a **prefix mirror** (the same files under
 //! [`REAL_MIRROR_PREFIX`]), a **noisy** copy that injects ads, timestamps and session ids into
 //! every response, a **tracking** copy whose every link carries `utm_*` parameters, a **session**
@@ -481,6 +481,15 @@ pub const CORPUS: &[CorpusManual] = &[
         start: "index.html",
         sample: None,
         hosts: &[("pango", RealRole::Unrelated)],
+    },
+    CorpusManual {
+        name: "postgresql",
+        generator: "DocBook XSL",
+        package: "postgresql-doc-15",
+        dir: "usr/share/doc/postgresql-doc-15/html",
+        start: "index.html",
+        sample: None,
+        hosts: &[("postgresql", RealRole::Unrelated)],
     },
 ];
 
