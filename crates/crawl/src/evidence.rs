@@ -385,10 +385,9 @@ pub fn verdict_in_words(
             e.words[1]
         ),
         Err(NotACopy::OneHostSiblings) => format!(
-            "{} (main texts of {} and {} words, distance {})",
+            "{} (the shorter main text has {} words; distance {})",
             NotACopy::OneHostSiblings,
-            e.words[0],
-            e.words[1],
+            e.words[0].min(e.words[1]),
             e.distance
         ),
         Err(NotACopy::ShortWholeDiffers) => match (e.same_whole, e.whole_distance) {
@@ -704,7 +703,7 @@ mod tests {
         assert_eq!(judge(&siblings, &policy), Err(NotACopy::OneHostSiblings));
         assert!(
             verdict_in_words(&judge(&siblings, &policy), &siblings, &policy)
-                .contains("59 and 61 words")
+                .contains("the shorter main text has 59 words")
         );
         // The same on two hosts is a near-copy (a mirror with noise around one document) ...
         let mirrored = TextEvidence {
