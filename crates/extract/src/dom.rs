@@ -131,6 +131,8 @@ pub(crate) enum NoiseWhy<'a> {
         comments: bool,
         /// They name advertising, consent or a story's metadata (kept in the relaxed pass).
         firm: bool,
+        /// They name copyright or license text: never the page's wrapper.
+        legal: bool,
     },
     /// `hidden`, `aria-hidden` or an inline style that hides it.
     Hidden,
@@ -631,6 +633,7 @@ impl<'a> Collector<'a, '_> {
                     id: attrs.id,
                     comments: names.comments,
                     firm: names.firm,
+                    legal: names.legal,
                 }
             } else if soft {
                 NoiseWhy::Hidden

@@ -255,6 +255,10 @@ impl Filter {
             (NoiseKind::Soft, NoiseWhy::Names { .. }) if named_for_its_heading(page, noise) => {
                 false
             }
+            // The site's legal text is never the page's wrapper: on a reference page whose
+            // content is a table, Boost's `<div class="copyright-footer">` holds most of the
+            // prose, and two concept pages had its license for their main text.
+            (NoiseKind::Soft, NoiseWhy::Names { legal: true, .. }) => true,
             // An element named like boilerplate that holds most of the page's prose is the
             // page's wrapper, not a share bar: `<div class="share_wrapper">` around a whole
             // article. Comments are readers' text, and may well outweigh the article.

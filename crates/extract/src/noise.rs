@@ -36,8 +36,8 @@
 //!   `newsletter`, `subscribe`, `signup`, `login`, `popup`, `modal`, `overlay`, `widget(s)`,
 //!   `toolbar`, `pagination`, `pager`, `search`, `skip`, `outbrain`, `taboola`, the story's
 //!   metadata above, boxes of other stories (`popular`, `trending`, `teaser`, `relatedposts`,
-//!   `suggested`, `recirc`) and a few more, as in trafilatura's and rs-trafilatura's discard
-//!   rules. `main-nav`, `modal-body`,
+//!   `suggested`, `recirc`), the site's legal text (`copyright`, `license`, `licence`, `legal`)
+//!   and a few more, as in trafilatura's and rs-trafilatura's discard rules. `main-nav`, `modal-body`,
 //!   `article-comments` and `sidebar-content` are noise.
 //! - *Positional* tokens (`header`, `footer`, `masthead`, `topbar`, `banner`) are noise unless the
 //!   same unit names an article (`article`, `post`, `entry`, `story`, `hentry`): `entry-header`
@@ -88,6 +88,9 @@ pub(crate) struct NameVerdict {
     /// The names say advertising, consent or a story's metadata (`ad`, `sponsor`, `cookie`,
     /// `postmetadata`, `tags`...): never content, so not lifted in the relaxed pass either.
     pub(crate) firm: bool,
+    /// The names say copyright or license (`copyright-footer`, `license`, `legal`): the
+    /// site's legal text, never the page's wrapper however much of its prose it holds.
+    pub(crate) legal: bool,
 }
 
 const ANCILLARY: u8 = 1;
@@ -97,6 +100,8 @@ const CONTENT: u8 = 1 << 3;
 const COMMENTS: u8 = 1 << 4;
 /// Advertising, consent and a story's metadata: with [`ANCILLARY`], names the relaxed pass keeps.
 const FIRM: u8 = 1 << 5;
+/// Copyright and license: with [`ANCILLARY`], names that are never the page's wrapper.
+const LEGAL: u8 = 1 << 6;
 
 /// Classifies an element by its `class` and `id` attributes.
 pub(crate) fn classify_names(class: Option<&str>, id: Option<&str>) -> NameVerdict {
@@ -109,6 +114,7 @@ pub(crate) fn classify_names(class: Option<&str>, id: Option<&str>) -> NameVerdi
     let mut article = false;
     let mut comments = false;
     let mut firm = false;
+    let mut legal = false;
     // Over bytes: `str::split` with a pattern of two characters decodes every character, and
     // the names are matched as bytes anyway.
     let units = [class, id]
@@ -121,6 +127,7 @@ pub(crate) fn classify_names(class: Option<&str>, id: Option<&str>) -> NameVerdi
         let noise = bits & ANCILLARY != 0 || (bits & POSITIONAL != 0 && bits & ARTICLE == 0);
         comments |= bits & COMMENTS != 0;
         firm |= bits & FIRM != 0;
+        legal |= bits & LEGAL != 0;
         if noise {
             any_noise = true;
         } else if bits & (CONTENT | ARTICLE) != 0 {
@@ -134,6 +141,7 @@ pub(crate) fn classify_names(class: Option<&str>, id: Option<&str>) -> NameVerdi
         comments,
         content: any_positive,
         firm: any_noise && !any_positive && firm,
+        legal: any_noise && !any_positive && legal,
     }
 }
 
@@ -224,6 +232,7 @@ fn token_bits(bytes: &[u8]) -> u8 {
             ANCILLARY | FIRM
         }
         b"disqus" | b"respond" => ANCILLARY | COMMENTS,
+        b"copyright" | b"license" | b"licence" | b"legal" => ANCILLARY | LEGAL,
         b"header" | b"footer" | b"masthead" | b"topbar" | b"banner" => POSITIONAL,
         b"article" | b"post" | b"entry" | b"story" | b"hentry" => ARTICLE,
         b"content" | b"main" | b"body" => CONTENT,
@@ -328,6 +337,10 @@ mod tests {
         assert!(!noise("post-footer"));
         assert!(noise("main-nav"));
         assert!(noise("main-footer"));
+        assert!(noise("copyright"));
+        assert!(classify_names(Some("copyright-footer"), None).legal);
+        assert!(!classify_names(Some("license main"), None).noise);
+        assert!(!classify_names(Some("share_wrapper"), None).legal);
         assert!(noise("site-header"));
         assert!(noise("modal-body"));
         assert!(noise("article-comments"));

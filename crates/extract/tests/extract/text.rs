@@ -312,6 +312,35 @@ fn an_element_named_like_boilerplate_around_most_of_the_prose_is_a_wrapper_but_c
 }
 
 #[test]
+fn a_copyright_footer_that_outweighs_a_reference_page_is_never_its_wrapper() {
+    // BoostBook's concept pages: the content is a few definitions and a table; the license in
+    // `<div class="copyright-footer">` has more prose than all of it. Two concept pages had
+    // the license as their one main text, and the same text made them copies.
+    let license = "Copyright © 2001 Indiana University. Distributed under the Boost Software \
+                   License, Version 1.0. Permission to use, copy, modify, distribute and sell \
+                   this software and its documentation for any purpose is hereby granted without \
+                   fee, provided that the above copyright notice appears in all copies and that \
+                   both that copyright notice and this permission notice appear in supporting \
+                   documentation. It is provided as is without express or implied warranty.";
+    let html = format!(
+        "<div class=refentry><h2>Concept CopyConstructible</h2><div class=refsect1><h3>\
+         Description</h3><p>A type that can be copied.</p></div><table><tr><td>X</td><td>\
+         the type</td></tr></table></div><table width=100%><tr><td align=right><div \
+         class=copyright-footer>{license}</div></td></tr></table>"
+    );
+    let d = doc(&html, PAGE);
+    // The strict rules leave the license out; only the relaxed rules take it, and a main text
+    // only they found is a short page's (judged by its whole page).
+    assert!(
+        !matches!(d.extraction, Extraction::Main { relaxed: false, .. })
+            || !d.main_text.contains("Permission to use"),
+        "{:?}: {}",
+        d.extraction,
+        d.main_text
+    );
+}
+
+#[test]
 fn a_post_named_as_content_beats_a_sidebars_long_paragraph() {
     // Blogger's layout: the post is short lines between `<br>`s and `<div>`s, none of them a
     // paragraph by length; the sidebar's profile is one long paragraph.
