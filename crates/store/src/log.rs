@@ -121,6 +121,12 @@ pub(crate) struct Opened<'a> {
     pub(crate) meta: &'a sled::Tree,
     /// The last holder did not close the store.
     pub(crate) unclean: bool,
+    /// Opened to read: nothing is written to the store; a log kept in sled (a store from before
+    /// the log files) is read through a copy in `scratch`, and entries past the committed length
+    /// are hidden, not dropped.
+    pub(crate) reader: bool,
+    /// Where a reader keeps a log the store has no file of.
+    pub(crate) scratch: Option<&'a Path>,
 }
 
 impl<V: Codec> Log<V> {
@@ -153,7 +159,24 @@ impl<V: Codec> Log<V> {
             .transpose()?;
         // A store closed cleanly holds every entry its log committed: anything less is damage.
         let clean = recorded.filter(|_| !store.unclean);
-        let records = Arc::new(RecordState::open(dir, name, clean)?);
+        // A reader of a log the store has not moved to its file, or has no file of, reads a copy.
+        let dir = match store.scratch {
+            Some(scratch)
+                if store.reader
+                    && (recorded.is_none()
+                        || !dir
+                            .join(format!("{}.records", crate::records::file_stem(name)))
+                            .exists()) =>
+            {
+                scratch
+            }
+            _ => dir,
+        };
+        let records = Arc::new(RecordState::open(
+            dir,
+            name,
+            clean.filter(|_| !store.reader),
+        )?);
         let state = Arc::new(LogState {
             name: name.to_owned(),
             records: Arc::clone(&records),
@@ -162,11 +185,16 @@ impl<V: Codec> Log<V> {
         match recorded {
             Some(len) => {
                 if records.len() > len {
-                    // Appended after the last commit sled kept: dropped, as the queues' changes.
-                    records.truncate(len)?;
+                    // Appended after the last commit sled kept: dropped, as the queues' changes
+                    // (a reader hides them).
+                    if store.reader {
+                        records.hide_past(len);
+                    } else {
+                        records.truncate(len)?;
+                    }
                 }
                 state.committed(records.len().min(len));
-                if !chunks.is_empty() || !old.is_empty() {
+                if !store.reader && (!chunks.is_empty() || !old.is_empty()) {
                     // A move from sled that stopped after it recorded the length.
                     chunks.clear().map_err(|e| StoreError::backend(name, e))?;
                     old.clear().map_err(|e| StoreError::backend(name, e))?;
@@ -179,13 +207,15 @@ impl<V: Codec> Log<V> {
                     records.sync()?;
                 }
                 let len = records.len();
-                store
-                    .meta
-                    .insert(&key, &len.to_be_bytes())
-                    .map_err(|e| StoreError::backend(name, e))?;
                 state.committed(len);
-                chunks.clear().map_err(|e| StoreError::backend(name, e))?;
-                old.clear().map_err(|e| StoreError::backend(name, e))?;
+                if !store.reader {
+                    store
+                        .meta
+                        .insert(&key, &len.to_be_bytes())
+                        .map_err(|e| StoreError::backend(name, e))?;
+                    chunks.clear().map_err(|e| StoreError::backend(name, e))?;
+                    old.clear().map_err(|e| StoreError::backend(name, e))?;
+                }
             }
         }
         states.insert(name.to_owned(), Arc::clone(&state));

@@ -302,6 +302,13 @@ impl RecordState {
         read.map(|r| r.map(|bytes| (id, bytes)))
     }
 
+    /// Shows ids `0..len` only, leaving the files as they are: what a reader does where a writer
+    /// would [truncate](RecordState::truncate).
+    pub(crate) fn hide_past(&self, len: u32) {
+        let mut files = self.lock();
+        files.len = files.len.min(len);
+    }
+
     /// Keeps ids `0..len` only.
     pub(crate) fn truncate(&self, len: u32) -> Result<(), StoreError> {
         let mut files = self.lock();
@@ -354,7 +361,7 @@ impl RecordState {
 
 /// The files' name for `name`: its letters, digits, `-` and `_` as they are, every other byte
 /// as `%XX` (a log named `frontier/excluded` is `frontier%2Fexcluded.records`).
-fn file_stem(name: &str) -> String {
+pub(crate) fn file_stem(name: &str) -> String {
     let mut stem = String::with_capacity(name.len());
     for byte in name.bytes() {
         if byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_' {

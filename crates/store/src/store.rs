@@ -94,6 +94,9 @@ pub(crate) struct Shared {
     reader: bool,
     /// A temporary sled database for the trees a reader asks for that the store does not have.
     scratch: std::sync::OnceLock<sled::Db>,
+    /// A temporary directory for the record and log files a reader asks for that the store does
+    /// not have (or keeps in sled, as stores from before the files did).
+    scratch_files: std::sync::OnceLock<tempfile::TempDir>,
     /// For a [snapshot](Store::open_read_only) of a store that cannot be written: the copy, deleted
     /// when this drops (after sled has closed, by field order), and the store it copies.
     snapshot: Option<Snapshot>,
@@ -457,6 +460,7 @@ impl Store {
             unclean: false,
             reader: false,
             scratch: std::sync::OnceLock::new(),
+            scratch_files: std::sync::OnceLock::new(),
             snapshot: None,
         };
         meta::check_schema(&shared.db, &shared.meta, &label, false)?;
@@ -495,6 +499,11 @@ impl Store {
         let kind = format!("Log<{}>", std::any::type_name::<V>());
         let old = self.open_user_tree(name, kind)?;
         let chunks = self.sled_tree(&format!("meta/log/{name}"))?;
+        let scratch = if self.shared.reader {
+            Some(self.scratch_files()?)
+        } else {
+            None
+        };
         Log::open(
             old,
             chunks,
@@ -505,6 +514,8 @@ impl Store {
                 records: &self.shared.records,
                 meta: &self.shared.meta,
                 unclean: self.shared.unclean,
+                reader: self.shared.reader,
+                scratch: scratch.as_deref(),
             },
             self.keep(),
         )
@@ -686,16 +697,20 @@ impl Store {
             ));
         }
         let counted = crate::records::sled_len(&self.shared.meta, name)?;
-        // A store closed cleanly holds every record it counts: anything less is damage.
-        let clean = counted.filter(|_| !self.shared.unclean);
-        let state = Arc::new(crate::records::RecordState::open(
-            &self.files_dir(),
-            name,
-            clean,
-        )?);
+        let dir = self.records_dir(name)?;
+        // A store closed cleanly holds every record it counts: anything less is damage (a
+        // reader without the file reads none).
+        let clean = counted.filter(|_| !self.shared.unclean && dir == self.files_dir());
+        let state = Arc::new(crate::records::RecordState::open(&dir, name, clean)?);
         // The records past the count sled kept: sled's writes made after them are lost, so
-        // they go too, and the store is the prefix a crash leaves of sled alone.
+        // they go too (a reader hides them), and the store is the prefix a crash leaves of sled
+        // alone.
         if let Some(len) = counted
+            && state.len() > len
+            && self.shared.reader
+        {
+            state.hide_past(len);
+        } else if let Some(len) = counted
             && state.len() > len
         {
             tracing::info!(
@@ -707,6 +722,39 @@ impl Store {
         }
         states.insert(name.to_owned(), Arc::clone(&state));
         Ok(Records::new(state, self.shared.meta.clone(), self.keep()))
+    }
+
+    /// A reader's directory for the files the store does not have: reading never makes a file
+    /// in the store.
+    fn scratch_files(&self) -> Result<PathBuf, StoreError> {
+        if let Some(dir) = self.shared.scratch_files.get() {
+            return Ok(dir.path().to_owned());
+        }
+        let dir = tempfile::tempdir().map_err(|source| StoreError::Io {
+            path: std::env::temp_dir(),
+            source,
+        })?;
+        Ok(self
+            .shared
+            .scratch_files
+            .get_or_init(|| dir)
+            .path()
+            .to_owned())
+    }
+
+    /// Where records file `name` is read and written: the store's files directory; for a reader,
+    /// a scratch directory when the store has no such file (one a newer simcrawl added, read on
+    /// an older store).
+    fn records_dir(&self, name: &str) -> Result<PathBuf, StoreError> {
+        let dir = self.files_dir();
+        if self.shared.reader
+            && !dir
+                .join(format!("{}.records", crate::records::file_stem(name)))
+                .exists()
+        {
+            return self.scratch_files();
+        }
+        Ok(dir)
     }
 
     /// Where the [`Records`] and [`Log`] files go: the store's directory, or a temporary store's
@@ -840,6 +888,7 @@ fn open_shared(path: &Path, options: &Options, reader: bool) -> Result<Shared, S
         unclean,
         reader,
         scratch: std::sync::OnceLock::new(),
+        scratch_files: std::sync::OnceLock::new(),
         snapshot: None,
     };
     meta::check_schema(&shared.db, &shared.meta, path, initialised)?;

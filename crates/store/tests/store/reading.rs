@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use simcrawl_store::Store;
+use simcrawl_store::{LOG_CHUNK, Store};
 
-use crate::util::{fresh_store_dir, open};
+use crate::util::{fresh_store_dir, open, raw_sled};
 
 /// Every file under `dir`: its bytes and its modification time.
 fn files(dir: &Path) -> BTreeMap<PathBuf, (Vec<u8>, SystemTime)> {
@@ -161,4 +161,55 @@ fn a_tree_the_store_lacks_reads_empty_and_is_not_made() {
     let reader = Store::open_read_only(&path).expect("open to read");
     let tree = reader.tree::<u32, String>("rules_by_id").expect("a tree");
     assert_eq!(tree.get(&1).expect("get").as_deref(), Some("rule"));
+}
+
+/// A store from before the log files keeps its log in sled, and one from before a records file
+/// has none: a reader reads the log through a copy and the missing records as empty, and
+/// moves, makes and writes nothing; the next writer moves the log as usual.
+#[test]
+fn a_store_from_before_the_files_is_read_without_a_move() {
+    let (_dir, path) = fresh_store_dir();
+    written_store(&path);
+    let n = 2 * LOG_CHUNK as u64 + 3;
+    {
+        // As the build before the log files wrote a log: chunks of entries in `meta/log/<name>`.
+        let db = raw_sled(&path);
+        let chunks = db
+            .open_tree(b"meta/log/old_skips")
+            .expect("the chunks tree");
+        for first in (1..=n).step_by(LOG_CHUNK) {
+            let mut value = Vec::new();
+            for id in first..(first + LOG_CHUNK as u64).min(n + 1) {
+                let entry = format!("entry {id}");
+                value.extend_from_slice(&id.to_be_bytes());
+                value.extend_from_slice(&(entry.len() as u32).to_le_bytes());
+                value.extend_from_slice(entry.as_bytes());
+            }
+            chunks.insert(first.to_be_bytes(), value).expect("insert");
+        }
+        db.flush().expect("flush");
+    }
+    assert!(Store::settle(&path).expect("settle"), "settled");
+    let before = files(&path);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let store = Store::open_read_only(&path).expect("open to read");
+    let log = store.log::<String>("old_skips").expect("the old log");
+    assert_eq!(log.last_id().expect("last"), Some(n));
+    assert_eq!(
+        log.get(n).expect("get").as_deref(),
+        Some(format!("entry {n}").as_str())
+    );
+    let absent = store.records::<String>("rules_records").expect("records");
+    assert_eq!(absent.len(), 0);
+    read_everything(&store);
+    drop((log, absent, store));
+    assert_unchanged(&before, &files(&path));
+    assert!(!path.join("old_skips.records").exists());
+    assert!(!path.join("rules_records.records").exists());
+    // A writer moves the log to its file.
+    let writer = open(&path);
+    let log = writer.log::<String>("old_skips").expect("the old log");
+    assert_eq!(log.last_id().expect("last"), Some(n));
+    drop((log, writer));
+    assert!(path.join("old_skips.records").exists());
 }
