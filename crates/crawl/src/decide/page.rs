@@ -2,6 +2,7 @@
 //! gives the learner (a copy for a mirror or parameter rule, a distinct page against one).
 
 use super::{Core, EventOrigin, FetchedPage, Now, redact};
+use crate::decider::learning::{self, RuleChange};
 use crate::decider::{self, Judgement, PageFacts, RuleCopy, Verification};
 use crate::error::CrawlError;
 use crate::evidence::Evidence;
@@ -163,7 +164,7 @@ impl Core {
                 .is_some()
         {
             if !short {
-                self.evidence_against_mirrors(&page.final_url)?;
+                self.evidence_against_mirrors(&page.final_url, now)?;
                 counted_against_mirrors = true;
             }
             decider::rule_copy(&self.pages, &mut self.templates, &self.book, &facts, short)?
@@ -265,20 +266,24 @@ impl Core {
     }
 
     /// A page indexed as distinct contradicts every mirror with evidence whose source covers its URL
-    /// and whose counterpart of it is indexed; a rule whose agreement falls under its share is
-    /// revoked.
-    fn evidence_against_mirrors(&mut self, url: &Url) -> Result<(), CrawlError> {
-        let (pages, book) = (&self.pages, &mut self.book);
-        let canon = Arc::clone(book.canon());
-        let revoked = book.learner().observe_unique(url, |counterpart| {
-            canon
-                .canonicalize(&format!("{}://{counterpart}", url.scheme()), None)
-                .ok()
-                .and_then(|c| pages.by_key(c.key.hash128()).ok().flatten())
-                .is_some()
-        });
-        for rule in revoked {
-            self.revoke(&rule)?;
+    /// and whose counterpart of it is indexed ([`learning::against_mirrors`]).
+    fn evidence_against_mirrors(&mut self, url: &Url, now: Now) -> Result<(), CrawlError> {
+        let canon = Arc::clone(self.book.canon());
+        let changes = learning::against_mirrors(self.book.learner(), &canon, &self.pages, url);
+        self.apply_changes(changes, now)
+    }
+
+    /// Applies rule changes the learner's evidence called for, in order.
+    pub(super) fn apply_changes(
+        &mut self,
+        changes: Vec<RuleChange>,
+        now: Now,
+    ) -> Result<(), CrawlError> {
+        for change in changes {
+            match change {
+                RuleChange::Learn { rule, example } => self.apply_rule(rule, example, now)?,
+                RuleChange::Revoke(rule) => self.revoke(&rule)?,
+            }
         }
         Ok(())
     }
@@ -368,7 +373,7 @@ impl Core {
             // (--no-dedup) nothing is learned.
             if self.config.dedup {
                 if !analysis.short && count_against_mirrors {
-                    self.evidence_against_mirrors(&page.final_url)?;
+                    self.evidence_against_mirrors(&page.final_url, now)?;
                 }
                 self.host_option_evidence_against(&page.final_url, id)?;
                 if !is_verification {
@@ -381,9 +386,8 @@ impl Core {
                     )?;
                 }
                 if let Ok(key_url) = Url::parse(page.final_key.key.as_str()) {
-                    for rule in self.book.learner().observe_params(&key_url, id) {
-                        self.apply_rule(rule, None, now)?;
-                    }
+                    let changes = learning::params(self.book.learner(), &key_url, id);
+                    self.apply_changes(changes, now)?;
                 }
             }
         }
@@ -403,13 +407,10 @@ impl Core {
                 .insert(xxh3_64(crate::learn::broken_key(url).as_bytes()));
         }
         let broken = &self.broken;
-        let learned = self.book.learner().observe_broken(url, |counterpart| {
+        let changes = learning::broken(self.book.learner(), url, |counterpart| {
             broken.contains(&xxh3_64(counterpart.as_bytes()))
         });
-        for rule in learned {
-            self.apply_rule(rule, None, now)?;
-        }
-        Ok(())
+        self.apply_changes(changes, now)
     }
 
     /// A page that copies indexed page `original`: skipped (`skip`, completed here with the
@@ -441,38 +442,17 @@ impl Core {
         }
         skip.original.clone_from(&original_url);
         self.skip(skip)?;
-        if let Some(orig) = original_url.as_deref().and_then(|u| Url::parse(u).ok()) {
-            // Mirror evidence compares canonical keys, not URLs as written: a copy whose links
-            // all carry tracking or session parameters is a mirror all the same.
-            let canon = Arc::clone(self.book.canon());
-            let keys = Url::parse(page.final_key.key.as_str()).ok().zip(
-                canon
-                    .canonicalize(orig.as_str(), None)
-                    .ok()
-                    .and_then(|c| Url::parse(c.key.as_str()).ok()),
-            );
-            let (copy_key, orig_key) = keys.unwrap_or((page.final_url.clone(), orig.clone()));
-            let example = Some((final_url.clone(), orig.to_string()));
-            if let Some(rule) = self.book.learner().observe_duplicate(&copy_key, &orig_key) {
-                self.apply_rule(rule, example.clone(), now)?;
-            }
-            // Same host: which opt-in normalisation would have made the two one URL?
-            let authority = canon.rule_authority(&page.final_url);
-            for option in canon.variant_options(&page.final_url, &orig) {
-                if let Some(rule) =
-                    self.book
-                        .learner()
-                        .observe_host_option(&authority, option.as_str(), true)
-                {
-                    self.apply_rule(rule, example.clone(), now)?;
-                }
-            }
-        }
-        if let Ok(key_url) = Url::parse(page.final_key.key.as_str()) {
-            for rule in self.book.learner().observe_params(&key_url, original) {
-                self.apply_rule(rule, None, now)?;
-            }
-        }
+        let canon = Arc::clone(self.book.canon());
+        let changes = learning::copy(
+            self.book.learner(),
+            &canon,
+            &page.final_url,
+            page.final_key.key.as_str(),
+            &final_url,
+            original,
+            original_url.as_deref(),
+        );
+        self.apply_changes(changes, now)?;
         if !is_verification {
             self.canonical_evidence(
                 &page.final_url,
@@ -482,21 +462,19 @@ impl Core {
                 now,
             )?;
         }
-        // A copy on another host may be one page of a mirror: its links are how the learner
-        // finds out, until a mirror rule covers the host (then they are skipped unfetched). A
-        // near-, text- or canonical duplicate is another page that resembles its original, and
-        // may link pages the original does not (version 16 of a reference page links what is
-        // new in 16): its links are followed too, and the seen set makes those the original
-        // shares free. Only an exact copy on its original's host says nothing new.
         let cross_host = original_url
             .as_deref()
             .and_then(|u| Url::parse(u).ok())
             .is_some_and(|o| {
                 crate::learn::authority(&o) != crate::learn::authority(&page.final_url)
             });
-        let mirror_known = self.book.covers(&page.final_url);
-        let may_add_links = cross_host || reason != SkipReason::ExactDuplicate;
-        if follow && (self.config.follow_duplicate_links || (may_add_links && !mirror_known)) {
+        if learning::follow_copy_links(
+            !follow,
+            self.config.follow_duplicate_links,
+            cross_host,
+            reason,
+            self.book.covers(&page.final_url),
+        ) {
             self.admit_replayed_links(lease, page, now)?;
         }
         Ok(())
@@ -518,23 +496,16 @@ impl Core {
         };
         let declared = canonical.and_then(|c| Url::parse(c.key.as_str()).ok());
         let canon = Arc::clone(self.book.canon());
-        let (pages, book) = (&self.pages, &mut self.book);
-        let (proposed, revoked) =
-            book.learner()
-                .observe_canonical(&key, declared.as_ref(), content, |path| {
-                    let mut target = key.clone();
-                    target.set_path(path);
-                    let c = canon.canonicalize(target.as_str(), None).ok()?;
-                    pages.by_key(c.key.hash128()).ok().flatten()
-                });
-        for rule in revoked {
-            self.revoke(&rule)?;
-        }
-        for rule in proposed {
-            let example = declared.as_ref().map(|d| (redact(url), d.to_string()));
-            self.apply_rule(rule, example, now)?;
-        }
-        Ok(())
+        let changes = learning::canonical(
+            self.book.learner(),
+            &canon,
+            &self.pages,
+            &redact(url),
+            &key,
+            declared.as_ref(),
+            content,
+        );
+        self.apply_changes(changes, now)
     }
 
     /// A distinct page whose URL an opt-in normalisation would map onto an indexed page is
@@ -559,9 +530,7 @@ impl Core {
         if !self.config.dedup {
             return Ok(());
         }
-        if let Some(rule) = self.book.learner().observe_redirect(from, to) {
-            self.apply_rule(rule, Some((from.to_string(), to.to_string())), now)?;
-        }
-        Ok(())
+        let changes = learning::redirect(self.book.learner(), from, to);
+        self.apply_changes(changes, now)
     }
 }

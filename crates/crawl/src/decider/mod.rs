@@ -48,6 +48,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod learning;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

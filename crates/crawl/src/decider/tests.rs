@@ -1098,3 +1098,196 @@ proptest! {
         prop_assert_eq!(judged(&index, &p).verdict, Verdict::Unique);
     }
 }
+
+// ---- what a page says of the rules ---------------------------------------------------------
+
+mod rules {
+    use super::super::learning::{self, RuleChange};
+    use super::*;
+    use crate::learn::{AliasRule, LearnConfig, Learner};
+    use simcrawl_url::{CanonOptions, Canonicalizer, LearnedRules};
+
+    fn canon() -> Canonicalizer {
+        Canonicalizer::new(CanonOptions::default(), LearnedRules::new())
+    }
+
+    fn u(s: &str) -> Url {
+        Url::parse(s).unwrap()
+    }
+
+    /// Copies on `from` of pages `pages` of `to`, each given to the learner as a skipped copy.
+    fn copies(
+        learner: &mut Learner,
+        from: &str,
+        to: &str,
+        pages: std::ops::Range<u32>,
+    ) -> Vec<RuleChange> {
+        let canon = canon();
+        let mut changes = Vec::new();
+        for i in pages {
+            let url = u(&format!("http://{from}/doc/{i}.html"));
+            let original = format!("http://{to}/doc/{i}.html");
+            changes.extend(learning::copy(
+                learner,
+                &canon,
+                &url,
+                url.as_str(),
+                url.as_str(),
+                i,
+                Some(&original),
+            ));
+        }
+        changes
+    }
+
+    #[test]
+    fn five_copies_of_another_host_s_pages_learn_a_mirror_with_an_example() {
+        let mut learner = Learner::new(LearnConfig::default());
+        let changes = copies(&mut learner, "m.test", "o.test", 0..4);
+        assert_eq!(changes, []);
+        let changes = copies(&mut learner, "m.test", "o.test", 4..5);
+        assert_eq!(
+            changes,
+            [RuleChange::Learn {
+                rule: mirror_rule_of("m.test", "o.test"),
+                example: Some((
+                    "http://m.test/doc/4.html".to_owned(),
+                    "http://o.test/doc/4.html".to_owned()
+                )),
+            }]
+        );
+    }
+
+    fn mirror_rule_of(from: &str, to: &str) -> Rule {
+        Rule::Mirror(MirrorRule::new(from, to))
+    }
+
+    #[test]
+    fn a_copy_whose_original_was_not_read_is_no_mirror_evidence() {
+        let mut learner = Learner::new(LearnConfig::default());
+        let canon = canon();
+        for i in 0..8 {
+            let url = u(&format!("http://m.test/doc/{i}.html"));
+            let changes = learning::copy(
+                &mut learner,
+                &canon,
+                &url,
+                url.as_str(),
+                url.as_str(),
+                i,
+                None,
+            );
+            assert_eq!(changes, []);
+        }
+    }
+
+    #[test]
+    fn distinct_pages_under_a_mirror_whose_counterparts_are_indexed_revoke_it() {
+        let mut learner = Learner::new(LearnConfig::default());
+        copies(&mut learner, "m.test", "o.test", 0..5);
+        let rule = mirror_rule_of("m.test", "o.test");
+        assert!(learner.is_active(&rule));
+        // The originals of m.test's next pages are indexed, and m.test's own are distinct.
+        let mut index = MemoryIndex::new(3, 0.8);
+        let canon = canon();
+        let mut revoked = Vec::new();
+        for i in 10..20 {
+            let original = format!("http://o.test/doc/{i}.html");
+            let (_, a) = page(&original, "T", &text(i, 100), "");
+            index.insert(&original, &a);
+            let key = canon.canonicalize(&original, None).unwrap().key.hash128();
+            let id = index.records.len() as u32 - 1;
+            index.keys.insert(key, id);
+            revoked.extend(learning::against_mirrors(
+                &mut learner,
+                &canon,
+                &index,
+                &u(&format!("http://m.test/doc/{i}.html")),
+            ));
+        }
+        assert_eq!(revoked, [RuleChange::Revoke(rule.clone())]);
+        // A distinct page whose counterpart is not indexed says nothing against it.
+        let mut again = Learner::new(LearnConfig::default());
+        copies(&mut again, "m.test", "o.test", 0..5);
+        let empty = MemoryIndex::new(3, 0.8);
+        for i in 10..20 {
+            let changes = learning::against_mirrors(
+                &mut again,
+                &canon,
+                &empty,
+                &u(&format!("http://m.test/doc/{i}.html")),
+            );
+            assert_eq!(changes, []);
+        }
+    }
+
+    #[test]
+    fn same_path_redirects_learn_an_alias_with_its_example() {
+        let mut learner = Learner::new(LearnConfig::default());
+        let mut changes = Vec::new();
+        for i in 0..5 {
+            changes.extend(learning::redirect(
+                &mut learner,
+                &u(&format!("http://a.test/p/{i}")),
+                &u(&format!("http://o.test/p/{i}")),
+            ));
+        }
+        assert_eq!(
+            changes,
+            [RuleChange::Learn {
+                rule: Rule::Alias(AliasRule {
+                    from: "a.test".into(),
+                    to: "o.test".into()
+                }),
+                example: Some((
+                    "http://a.test/p/4".to_owned(),
+                    "http://o.test/p/4".to_owned()
+                )),
+            }]
+        );
+    }
+
+    #[test]
+    fn a_copy_s_links_are_followed_unless_they_can_say_nothing_new() {
+        use SkipReason::*;
+        // (nofollow, --follow-duplicate-links, another host, reason, a mirror covers it) -> follow
+        let cases = [
+            (false, false, true, ExactDuplicate, false, true),
+            (false, false, false, ExactDuplicate, false, false),
+            (false, false, false, NearDuplicate, false, true),
+            (false, false, false, TextDuplicate, false, true),
+            (false, false, true, NearDuplicate, true, false),
+            (false, true, false, ExactDuplicate, true, true),
+            (true, true, true, NearDuplicate, false, false),
+        ];
+        for (nofollow, all, cross, reason, known, follow) in cases {
+            assert_eq!(
+                learning::follow_copy_links(nofollow, all, cross, reason, known),
+                follow,
+                "{nofollow} {all} {cross} {reason:?} {known}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_parameter_that_never_changes_the_page_is_learned_from_its_keys() {
+        let mut learner = Learner::new(LearnConfig::default());
+        let mut changes = Vec::new();
+        for page in 0..3u32 {
+            for visit in 0..3 {
+                changes.extend(learning::params(
+                    &mut learner,
+                    &u(&format!("http://s.test/a/{page}?ref=v{visit}")),
+                    page,
+                ));
+            }
+        }
+        assert!(
+            changes
+                .iter()
+                .all(|c| matches!(c, RuleChange::Learn { example: None, .. })),
+            "{changes:?}"
+        );
+        assert!(!changes.is_empty(), "no parameter rule from nine visits");
+    }
+}
