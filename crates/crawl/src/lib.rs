@@ -9,7 +9,11 @@
 //! - [`run`]: the driver: [`run()`] crawls and returns a [`Report`] ([`progress`]); [`config`]:
 //!   [`CrawlConfig`].
 //! - [`decide`]: the crawl's decisions without I/O: [`decide::Core`] (a fetched page, a link, a
-//!   lease, a redirect, a failure), with time passed in.
+//!   lease, a redirect, a failure), with time passed in, and the [`decide::Recorder`] that writes
+//!   its records.
+//! - [`decider`]: a fetched page's verdict and what it says of the rules, as values, from read
+//!   views of the index, the templates and the rules ([`decider::judge_page`],
+//!   [`decider::learning`]); it writes nothing.
 //! - [`rules`]: the kinds of learned rule ([`rules::RuleKind`]) and their life cycle
 //!   ([`rules::RuleBook`]).
 //! - [`page`]: one page analysed (extraction, digests, SimHash, MinHash): [`Analyzer`] and
