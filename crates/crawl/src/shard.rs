@@ -26,7 +26,6 @@ use crate::learn::Rule;
 use crate::page::PageAnalysis;
 use simcrawl_dedup::{Digest128, SimHash, Sketch};
 use simcrawl_extract::{Document, Extraction, FallbackReason, MainVia, MetaRobots};
-use simcrawl_fetch::AddressClass;
 use simcrawl_frontier::{Lease, Shard, ViaKind};
 use simcrawl_store::codec::{CodecError, Reader, write_bytes_element, write_element};
 use simcrawl_url::Canonicalizer;
@@ -204,12 +203,7 @@ fn encode_page(
     put_str(page.final_url.as_str(), out);
     put_hops(&page.hops, out);
     write_element(&page.status, out);
-    let class = match page.class {
-        AddressClass::Public => 0u8,
-        AddressClass::Private => 1,
-        AddressClass::LinkLocal => 2,
-    };
-    write_element(&class, out);
+    write_element(&crate::decide::recorder::class_code(page.class), out);
     write_element(&page.not_html, out);
     write_element(&(page.links_dropped as u64), out);
     put_opt(page.canonical.as_ref().map(|c| c.fetch.as_str()), out);
@@ -340,11 +334,7 @@ fn decode_page(r: &mut Reader<'_>, core: &Core) -> Result<FetchedPage, CodecErro
         .map_err(|e| CodecError::invalid::<FetchedPage>(format!("{final_url}: {e}")))?;
     let hops = get_hops(r)?;
     let status: u16 = r.element()?;
-    let class = match r.element::<u8>()? {
-        1 => AddressClass::Private,
-        2 => AddressClass::LinkLocal,
-        _ => AddressClass::Public,
-    };
+    let class = crate::decide::recorder::class_of_code(r.element::<u8>()?);
     let not_html: bool = r.element()?;
     let links_dropped = r.element::<u64>()? as usize;
     let canonical = get_opt(r)?.and_then(|c| canon.canonicalize(&c, None).ok());

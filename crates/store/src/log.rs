@@ -125,7 +125,7 @@ pub(crate) struct Opened<'a> {
     /// the log files) is read through a copy in `scratch`, and entries past the committed length
     /// are hidden, not dropped.
     pub(crate) reader: bool,
-    /// Where a reader keeps a log the store has no file of.
+    /// Where a reader keeps a copy of a log the store keeps in sled.
     pub(crate) scratch: Option<&'a Path>,
 }
 
@@ -159,17 +159,10 @@ impl<V: Codec> Log<V> {
             .transpose()?;
         // A store closed cleanly holds every entry its log committed: anything less is damage.
         let clean = recorded.filter(|_| !store.unclean);
-        // A reader of a log the store has not moved to its file, or has no file of, reads a copy.
+        // A reader of a log the store has not moved to its file reads a copy (`dir` is the
+        // scratch directory already when the store has no file of it).
         let dir = match store.scratch {
-            Some(scratch)
-                if store.reader
-                    && (recorded.is_none()
-                        || !dir
-                            .join(format!("{}.records", crate::records::file_stem(name)))
-                            .exists()) =>
-            {
-                scratch
-            }
+            Some(scratch) if store.reader && recorded.is_none() => scratch,
             _ => dir,
         };
         let records = Arc::new(RecordState::open(

@@ -508,7 +508,7 @@ impl Store {
             old,
             chunks,
             name,
-            &self.files_dir(),
+            &self.records_dir(name)?,
             crate::log::Opened {
                 logs: &self.shared.logs,
                 records: &self.shared.records,

@@ -53,24 +53,14 @@ impl Recorder {
         let mut classes = HashMap::new();
         for item in self.classes.iter() {
             let (host, code) = item?;
-            let class = match code {
-                1 => AddressClass::Private,
-                2 => AddressClass::LinkLocal,
-                _ => AddressClass::Public,
-            };
-            classes.insert(host, class);
+            classes.insert(host, class_of_code(code));
         }
         Ok(classes)
     }
 
     /// Records that `host` answered from an address of `class`.
     pub(crate) fn class(&mut self, host: &str, class: AddressClass) -> Result<(), CrawlError> {
-        let code = match class {
-            AddressClass::Public => 0u8,
-            AddressClass::Private => 1,
-            AddressClass::LinkLocal => 2,
-        };
-        self.classes.insert(&host.to_owned(), &code)?;
+        self.classes.insert(&host.to_owned(), &class_code(class))?;
         Ok(())
     }
 
@@ -187,5 +177,23 @@ impl Recorder {
     /// What the driver must do after the last calls, in order.
     pub(crate) fn take_effects(&mut self) -> Vec<Effect> {
         std::mem::take(&mut self.effects)
+    }
+}
+
+/// An address class as stored (in the tree of hosts' classes, and in a sharded crawl's events).
+pub(crate) fn class_code(class: AddressClass) -> u8 {
+    match class {
+        AddressClass::Public => 0,
+        AddressClass::Private => 1,
+        AddressClass::LinkLocal => 2,
+    }
+}
+
+/// The address class of stored code `code` (an unknown code is public: the strict choice).
+pub(crate) fn class_of_code(code: u8) -> AddressClass {
+    match code {
+        1 => AddressClass::Private,
+        2 => AddressClass::LinkLocal,
+        _ => AddressClass::Public,
     }
 }
