@@ -28,7 +28,6 @@ use simcrawl_dedup::{Digest128, SimHash, Sketch};
 use simcrawl_extract::{Document, Extraction, FallbackReason, MainVia, MetaRobots};
 use simcrawl_frontier::{Lease, Shard, ViaKind};
 use simcrawl_store::codec::{CodecError, Reader, write_bytes_element, write_element};
-use simcrawl_url::Canonicalizer;
 use std::sync::Arc;
 use url::Url;
 
@@ -110,12 +109,6 @@ fn check_version<T>(r: &mut Reader<'_>) -> Result<(), CodecError> {
         )));
     }
     Ok(())
-}
-
-/// A digest of the learned rules a canonicaliser applies: two processes with the same digest key
-/// every URL alike.
-fn rules_digest(canon: &Canonicalizer) -> u64 {
-    xxhash_rust::xxh3::xxh3_64(&canon.rules().to_bytes())
 }
 
 fn put_str(s: &str, out: &mut Vec<u8>) {
@@ -210,7 +203,7 @@ fn encode_page(
     // The links' keys as this process made them, with the rules it made them with: a process
     // with the same rules takes the keys of the links of others' sites as they are (most links
     // of a page are of its own site, and parsing them again was most of a replay's cost).
-    write_element(&rules_digest(&page.canon), out);
+    write_element(&page.canon.rules_digest(), out);
     write_element(&(page.links.len() as u32), out);
     for link in &page.links {
         put_str(link.fetch.as_str(), out);
@@ -338,7 +331,7 @@ fn decode_page(r: &mut Reader<'_>, core: &Core) -> Result<FetchedPage, CodecErro
     let not_html: bool = r.element()?;
     let links_dropped = r.element::<u64>()? as usize;
     let canonical = get_opt(r)?.and_then(|c| canon.canonicalize(&c, None).ok());
-    let same_rules = r.element::<u64>()? == rules_digest(&canon);
+    let same_rules = r.element::<u64>()? == canon.rules_digest();
     let me = core.shard_index() as u32;
     let n: u32 = r.element()?;
     let mut links = Vec::with_capacity(n as usize);

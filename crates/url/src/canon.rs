@@ -6,6 +6,7 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
+use std::sync::OnceLock;
 
 use url::Url;
 
@@ -44,12 +45,20 @@ type Extra<'a> = Option<(&'a str, HostOption)>;
 pub struct Canonicalizer {
     options: CanonOptions,
     rules: LearnedRules,
+    /// [`Canonicalizer::rules_digest`], made once: encoding the rules costs as much as
+    /// canonicalising a few URLs, and a sharded crawl asks for it with every page it sends or
+    /// receives.
+    digest: OnceLock<u64>,
 }
 
 impl Canonicalizer {
     /// A canonicaliser with these options and rules.
     pub fn new(options: CanonOptions, rules: LearnedRules) -> Self {
-        Self { options, rules }
+        Self {
+            options,
+            rules,
+            digest: OnceLock::new(),
+        }
     }
 
     /// The options.
@@ -64,7 +73,16 @@ impl Canonicalizer {
 
     /// The learned rules, to add or remove some.
     pub fn rules_mut(&mut self) -> &mut LearnedRules {
+        self.digest = OnceLock::new();
         &mut self.rules
+    }
+
+    /// A 64-bit digest of the learned rules' encoding ([`LearnedRules::to_bytes`]): two
+    /// canonicalisers with the same digest apply the same rules. Computed once per set of rules.
+    pub fn rules_digest(&self) -> u64 {
+        *self
+            .digest
+            .get_or_init(|| xxhash_rust::xxh3::xxh3_64(&self.rules.to_bytes()))
     }
 
     /// Parses `input` (resolved against `base` when relative) into the URL to fetch and its key.

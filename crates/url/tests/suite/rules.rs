@@ -778,3 +778,29 @@ fn path_rules_that_could_rewrite_each_other_are_refused() {
     assert_eq!(r.remove_path_rule("a.example", "/x/{}/amp"), Ok(false));
     assert_eq!(r.len(), 3);
 }
+
+#[test]
+fn the_rules_digest_follows_the_rules_and_is_made_once_per_set() {
+    let mut c = Canonicalizer::new(CanonOptions::default(), LearnedRules::new());
+    let empty = c.rules_digest();
+    assert_eq!(c.rules_digest(), empty, "asked again, the same digest");
+    assert_eq!(c.clone().rules_digest(), empty, "a clone keeps it");
+    c.rules_mut()
+        .add_param_rule("shop.example", "view")
+        .unwrap();
+    let one = c.rules_digest();
+    assert_ne!(one, empty, "a rule added changes it");
+    // Another canonicaliser with the same rules, built apart: the same digest.
+    let mut rules = LearnedRules::new();
+    rules.add_param_rule("shop.example", "view").unwrap();
+    let twin = Canonicalizer::new(CanonOptions::default(), rules);
+    assert_eq!(twin.rules_digest(), one);
+    c.rules_mut()
+        .remove_param_rule("shop.example", "view")
+        .unwrap();
+    assert_eq!(
+        c.rules_digest(),
+        empty,
+        "removed, the digest of no rules again"
+    );
+}
