@@ -358,6 +358,7 @@ impl Learner {
         for (from, to, counterpart) in self.counterparts(url) {
             if indexed(&counterpart) {
                 let rule = Rule::Mirror(MirrorRule { from, to });
+                tracing::debug!(%url, counterpart, "a distinct page against {rule}");
                 let evidence = self.evidence.entry(rule.clone()).or_default();
                 evidence.disagree += 1;
                 if self.active.contains_key(&rule)

@@ -91,13 +91,19 @@ pub fn params(learner: &mut Learner, key: &Url, content: u32) -> Vec<RuleChange>
     learned(learner.observe_params(key, content), None)
 }
 
-/// A page indexed as distinct at `url`: evidence against every mirror whose source covers it and
-/// whose counterpart of it is indexed; a mirror whose agreement falls under its share is revoked.
+/// A page indexed as distinct at `url` (as page `own`, once it is in the index): evidence
+/// against every mirror whose source covers it and whose counterpart of it is indexed; a
+/// mirror whose agreement falls under its share is revoked.
+///
+/// The page itself is never its counterpart: a page of a mirror's source host indexed while
+/// the mirror is in force (fetched before the rule, its original not yet indexed) has the
+/// counterpart's key under the rule, and would otherwise count against the rule that keys it.
 pub fn against_mirrors<I: IndexView + ?Sized>(
     learner: &mut Learner,
     canon: &Canonicalizer,
     index: &I,
     url: &Url,
+    own: Option<u32>,
 ) -> Vec<RuleChange> {
     learner
         .observe_unique(url, |counterpart| {
@@ -105,7 +111,7 @@ pub fn against_mirrors<I: IndexView + ?Sized>(
                 .canonicalize(&format!("{}://{counterpart}", url.scheme()), None)
                 .ok()
                 .and_then(|c| index.page_by_key(c.key.hash128()).ok().flatten())
-                .is_some()
+                .is_some_and(|id| Some(id) != own)
         })
         .into_iter()
         .map(RuleChange::Revoke)

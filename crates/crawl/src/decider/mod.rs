@@ -105,6 +105,9 @@ pub trait RuleView {
     fn rule_id(&self, rule: &Rule) -> Option<u32>;
     /// Whether `rule` is in force.
     fn in_force(&self, rule: &Rule) -> bool;
+    /// The indexed page that a rule in force, learned after the page was indexed, gave canonical
+    /// key hash `key` (a copy on the rule's source host, fetched before the rule), with the rule.
+    fn rekeyed(&self, key: u128) -> Option<(u32, Rule)>;
 }
 
 /// A host with no template lines: every line of a main text is its evidence.
@@ -421,6 +424,11 @@ pub fn supports_rule_copy(e: &TextEvidence) -> bool {
 /// URL and the two pages agree by [`supports_rule_copy`]. `None` when no learned rule changes
 /// the page's key or the page says otherwise: a page whose text differs is never skipped on a
 /// rule after its fetch. `short`: the page is judged as short ([`Judgement::short`]).
+///
+/// The rule's target counts too: a page whose own key a rule in force gave an indexed copy on
+/// its source host ([`RuleView::rekeyed`]: the copy was fetched first, then the rule was
+/// learned) is that copy's page, as the rule would have it when the page's URL is handed out
+/// ([`crate::decide::Core::skip_at_lease`]); indexing it too would index the document twice.
 pub fn rule_copy<I, T, R>(
     index: &I,
     templates: &mut T,
@@ -433,11 +441,19 @@ where
     T: TemplateView + ?Sized,
     R: RuleView + ?Sized,
 {
-    if page.key == page.own_key {
-        return Ok(None);
-    }
-    let Some(original) = index.page_by_key(page.key)? else {
-        return Ok(None);
+    let (original, by_rule) = if page.key == page.own_key {
+        match rules.rekeyed(page.key) {
+            Some((original, rule)) => {
+                let reason = rule.skip_reason();
+                (original, Some((rule, reason)))
+            }
+            None => return Ok(None),
+        }
+    } else {
+        match index.page_by_key(page.key)? {
+            Some(original) => (original, None),
+            None => return Ok(None),
+        }
     };
     let Some(record) = index.record(original)? else {
         return Ok(None);
@@ -445,7 +461,7 @@ where
     if record.url == page.redacted {
         return Ok(None);
     }
-    let Some((rule, reason)) = rules.rule_of(page.url) else {
+    let Some((rule, reason)) = by_rule.or_else(|| rules.rule_of(page.url)) else {
         return Ok(None);
     };
     let mut e = compare(

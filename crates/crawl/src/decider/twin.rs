@@ -138,6 +138,8 @@ impl TemplateView for MemoryTemplates {
 #[derive(Default)]
 pub(crate) struct MemoryRules {
     pub rules: Vec<(Rule, u32, bool)>,
+    /// Keys a rule gave an indexed page after it was indexed: (key hash, page id, rule).
+    pub rekeyed: Vec<(u128, u32, Rule)>,
 }
 
 impl MemoryRules {
@@ -174,5 +176,12 @@ impl RuleView for MemoryRules {
 
     fn in_force(&self, rule: &Rule) -> bool {
         self.rules.iter().any(|(r, _, f)| r == rule && *f)
+    }
+
+    fn rekeyed(&self, key: u128) -> Option<(u32, Rule)> {
+        self.rekeyed
+            .iter()
+            .find(|(k, _, rule)| *k == key && self.in_force(rule))
+            .map(|(_, id, rule)| (*id, rule.clone()))
     }
 }

@@ -479,6 +479,13 @@ impl RuleBook {
     /// Records for the report that `revoked` is out of force, with the URLs queued again.
     pub fn revoked(&mut self, revoked: &Revoked, requeued: u64) {
         let name = revoked.rule.to_string();
+        let evidence = self.learner.evidence(&revoked.rule);
+        // As loud as its learning: a rule out of force sends its skips back to the queue.
+        tracing::info!(
+            "revoked {name} ({} agree, {} disagree): {requeued} skipped URLs queued again",
+            evidence.agree,
+            evidence.disagree
+        );
         self.revoked.push(if requeued > 0 {
             format!("{name} ({requeued} skipped URLs queued again)")
         } else {
@@ -555,6 +562,10 @@ impl crate::decider::RuleView for RuleBook {
 
     fn in_force(&self, rule: &Rule) -> bool {
         self.is_active(rule)
+    }
+
+    fn rekeyed(&self, key: u128) -> Option<(u32, Rule)> {
+        self.rekeyed.get(&key).cloned()
     }
 }
 
