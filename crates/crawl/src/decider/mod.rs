@@ -426,9 +426,10 @@ pub fn supports_rule_copy(e: &TextEvidence) -> bool {
 /// rule after its fetch. `short`: the page is judged as short ([`Judgement::short`]).
 ///
 /// The rule's target counts too: a page whose own key a rule in force gave an indexed copy on
-/// its source host ([`RuleView::rekeyed`]: the copy was fetched first, then the rule was
-/// learned) is that copy's page, as the rule would have it when the page's URL is handed out
-/// ([`crate::decide::Core::skip_at_lease`]); indexing it too would index the document twice.
+/// the rule's source host (the copy fetched first: [`RuleView::rekeyed`] when it was indexed
+/// before the rule, the key map when after) is that copy's page, as the rule would have it when
+/// the page's URL is handed out ([`crate::decide::Core::skip_at_lease`]); indexing it too would
+/// index the document twice. When the two differ, [`rule_target_differs`] says so.
 pub fn rule_copy<I, T, R>(
     index: &I,
     templates: &mut T,
@@ -441,19 +442,75 @@ where
     T: TemplateView + ?Sized,
     R: RuleView + ?Sized,
 {
-    let (original, by_rule) = if page.key == page.own_key {
-        match rules.rekeyed(page.key) {
-            Some((original, rule)) => {
-                let reason = rule.skip_reason();
-                (original, Some((rule, reason)))
-            }
-            None => return Ok(None),
-        }
-    } else {
-        match index.page_by_key(page.key)? {
+    let Some(m) = mapped(index, templates, rules, page, short)? else {
+        return Ok(None);
+    };
+    if !supports_rule_copy(&m.evidence) {
+        return Ok(None);
+    }
+    let reason = m.rule.skip_reason();
+    Ok(Some(RuleCopy {
+        rule_id: rules.rule_id(&m.rule),
+        rule: m.rule,
+        reason,
+        original: m.original,
+        evidence: m.evidence,
+    }))
+}
+
+/// The mirror (or alias) rule in force that a page contradicts as its target: the rule gave
+/// the page's own key to an indexed page on its source host (fetched first), and the two pages
+/// do not agree by [`supports_rule_copy`]. Evidence against the rule, as a failed verification
+/// is: the page the rule would have skipped unfetched in favour of that copy is another page.
+/// (A page of the source host indexed under the target's key says nothing when it is indexed:
+/// its counterpart is not there yet. This is when it is.)
+pub fn rule_target_differs<I, T, R>(
+    index: &I,
+    templates: &mut T,
+    rules: &R,
+    page: &PageFacts<'_>,
+    short: bool,
+) -> Result<Option<Rule>, CrawlError>
+where
+    I: IndexView + ?Sized,
+    T: TemplateView + ?Sized,
+    R: RuleView + ?Sized,
+{
+    if page.key != page.own_key {
+        return Ok(None);
+    }
+    Ok(mapped(index, templates, rules, page, short)?
+        .filter(|m| m.rule.kind().skips_hosts() && !supports_rule_copy(&m.evidence))
+        .map(|m| m.rule))
+}
+
+/// An indexed page a rule in force maps onto the page (or the page onto it), with the rule and
+/// their comparison (templates set aside).
+struct Mapped {
+    original: u32,
+    rule: Rule,
+    evidence: TextEvidence,
+}
+
+fn mapped<I, T, R>(
+    index: &I,
+    templates: &mut T,
+    rules: &R,
+    page: &PageFacts<'_>,
+    short: bool,
+) -> Result<Option<Mapped>, CrawlError>
+where
+    I: IndexView + ?Sized,
+    T: TemplateView + ?Sized,
+    R: RuleView + ?Sized,
+{
+    let target = page.key == page.own_key;
+    let (original, rekeyed_by) = match (target, rules.rekeyed(page.key)) {
+        (true, Some((original, rule))) => (original, Some(rule)),
+        _ => match index.page_by_key(page.key)? {
             Some(original) => (original, None),
             None => return Ok(None),
-        }
+        },
     };
     let Some(record) = index.record(original)? else {
         return Ok(None);
@@ -461,7 +518,17 @@ where
     if record.url == page.redacted {
         return Ok(None);
     }
-    let Some((rule, reason)) = by_rule.or_else(|| rules.rule_of(page.url)) else {
+    // On the source side, the rule that changed the page's key; on the target side, the one
+    // that gave the indexed page this page's key.
+    let rule = match rekeyed_by {
+        Some(rule) => Some(rule),
+        None if target => Url::parse(&record.url)
+            .ok()
+            .and_then(|u| rules.rule_of(&u))
+            .map(|(rule, _)| rule),
+        None => rules.rule_of(page.url).map(|(rule, _)| rule),
+    };
+    let Some(rule) = rule else {
         return Ok(None);
     };
     let mut e = compare(
@@ -481,14 +548,9 @@ where
         original,
         &mut e,
     )?;
-    if !supports_rule_copy(&e) {
-        return Ok(None);
-    }
-    Ok(Some(RuleCopy {
-        rule_id: rules.rule_id(&rule),
-        rule,
-        reason,
+    Ok(Some(Mapped {
         original,
+        rule,
         evidence: e,
     }))
 }
