@@ -327,14 +327,6 @@ pub struct CrawlFlags {
         help_heading = "Learning"
     )]
     pub verify_every_max: u32,
-    /// A mirror or alias rule just learned also has every third URL it skips fetched to check it, this many times (0: none).
-    #[arg(
-        long,
-        value_name = "N",
-        default_value_t = 10,
-        help_heading = "Learning"
-    )]
-    pub young_checks: u32,
     /// Stop after this many pages have been fetched.
     #[arg(long, value_name = "N", help_heading = "Scope")]
     pub max_pages: Option<u64>,

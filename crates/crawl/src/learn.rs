@@ -45,11 +45,6 @@ pub struct LearnConfig {
     /// The gap between two verification fetches doubles after each one, from `verify_every` up to
     /// this many skips (`verify_every` or less keeps it fixed).
     pub verify_every_max: u32,
-    /// A whole-host rule (mirror, alias) just learned has every [`YOUNG_EVERY`]th of its skips
-    /// fetched anyway, this many times, besides the schedule of `verify_every`: it was learned
-    /// from a few agreeing pages, and two versions of one manual agree on their first pages as
-    /// well as copies do (0: no such checks; none when `verify_every` is 0).
-    pub young_checks: u32,
     /// At most this many URL groups are remembered for parameter evidence.
     pub max_param_groups: usize,
     /// At most this many template pairs are remembered for canonical evidence.
@@ -64,7 +59,6 @@ impl Default for LearnConfig {
             mirror_agreement: 0.95,
             verify_every: 20,
             verify_every_max: 160,
-            young_checks: 10,
             max_param_groups: 200_000,
             max_canonical_templates: 200_000,
         }
@@ -76,10 +70,6 @@ impl Default for LearnConfig {
 struct Verification {
     /// URLs the rule skipped (or had fetched to verify) so far.
     skips: u32,
-    /// Checks of a young whole-host rule still to come ([`LearnConfig::young_checks`]).
-    young: u32,
-    /// A skip of the rule was fetched to verify it.
-    verified: bool,
     /// The skip count at which the next one is fetched.
     next: u32,
     /// The current gap between two verifications.
@@ -89,11 +79,9 @@ struct Verification {
 }
 
 impl Verification {
-    fn new(every: u32, young: u32) -> Self {
+    fn new(every: u32) -> Self {
         Verification {
             skips: 0,
-            young,
-            verified: false,
             next: every,
             gap: every,
             checked_at_end: false,
@@ -131,11 +119,6 @@ struct ParamSeen {
     value_hash: u64,
     content: u32,
 }
-
-/// A young whole-host rule has every this many of its skips fetched to verify it
-/// ([`LearnConfig::young_checks`]): the checks spread over the pages that follow the ones it was
-/// learned from, rather than over the next few.
-pub const YOUNG_EVERY: u32 = 3;
 
 /// Pages that must agree, with none against, before a mirror pair's shared broken links count
 /// as evidence ([`Learner::observe_broken`]).
@@ -307,15 +290,8 @@ impl Learner {
                 evidence.share() >= self.agreement(&rule)
             };
         if enough && !self.active.contains_key(&rule) {
-            let young = if rule.kind().skips_hosts() {
-                self.config.young_checks
-            } else {
-                0
-            };
-            self.active.insert(
-                rule.clone(),
-                Verification::new(self.config.verify_every, young),
-            );
+            self.active
+                .insert(rule.clone(), Verification::new(self.config.verify_every));
             return Some(rule);
         }
         None
@@ -533,10 +509,8 @@ impl Learner {
 
     /// A URL was skipped because of `rule`. Returns true when this one should be fetched anyway, to
     /// verify the rule: the [`LearnConfig::verify_every`]th skip, then after a gap that doubles with
-    /// every verification, up to [`LearnConfig::verify_every_max`] skips; and for a whole-host rule
-    /// just learned, every [`YOUNG_EVERY`]th skip besides, [`LearnConfig::young_checks`] times.
-    /// (A rule whose verifications keep agreeing earns trust; one that fails any of them is
-    /// revoked, whenever the answer comes.)
+    /// every verification, up to [`LearnConfig::verify_every_max`] skips. (A rule whose verifications
+    /// keep agreeing earns trust; one that fails any of them is revoked, whenever the answer comes.)
     pub fn should_verify(&mut self, rule: &Rule) -> bool {
         if self.config.verify_every == 0 {
             return false;
@@ -545,14 +519,9 @@ impl Learner {
         match self.active.get_mut(rule) {
             Some(v) => {
                 v.skips = v.skips.saturating_add(1);
-                if v.young > 0 && v.skips % YOUNG_EVERY == 0 {
-                    v.young -= 1;
-                    v.verified = true;
-                    true
-                } else if v.skips >= v.next {
+                if v.skips >= v.next {
                     v.next = v.skips.saturating_add(v.gap);
                     v.gap = v.gap.saturating_mul(2).min(max);
-                    v.verified = true;
                     true
                 } else {
                     false
@@ -567,11 +536,12 @@ impl Learner {
     /// few agreeing pages of a small site (two versions of a manual whose first sampled pages are
     /// the same) would otherwise keep the pages that differ skipped, never fetched.
     pub fn unverified(&mut self) -> Vec<Rule> {
+        let first = self.config.verify_every;
         let mut rules: Vec<Rule> = self
             .active
             .iter_mut()
             .filter(|(rule, v)| {
-                rule.kind().skips_hosts() && v.skips > 0 && !v.verified && !v.checked_at_end
+                rule.kind().skips_hosts() && v.skips > 0 && v.next == first && !v.checked_at_end
             })
             .map(|(rule, v)| {
                 v.checked_at_end = true;
@@ -674,18 +644,10 @@ impl Learner {
     }
 
     /// Marks a rule as active (for example one loaded from the store at resume).
-    /// A whole-host rule confirmed fewer than [`LearnConfig::young_checks`] times has the rest of
-    /// its young checks still to come.
     pub fn activate(&mut self, rule: Rule, evidence: Evidence) {
         *self.evidence_mut(&rule) = evidence;
-        let young = if rule.kind().skips_hosts() {
-            let confirmed = evidence.agree.saturating_sub(self.config.min_evidence);
-            self.config.young_checks.saturating_sub(confirmed)
-        } else {
-            0
-        };
         self.active
-            .insert(rule, Verification::new(self.config.verify_every, young));
+            .insert(rule, Verification::new(self.config.verify_every));
     }
 
     /// Whether an active whole-host rule (a mirror, an alias) covers `url`.
@@ -1066,7 +1028,6 @@ mod tests {
     fn one_in_n_skips_is_verified() {
         let mut l = Learner::new(LearnConfig {
             verify_every: 3,
-            young_checks: 0,
             ..LearnConfig::default()
         });
         let rule = Rule::Alias(AliasRule {
@@ -1082,41 +1043,6 @@ mod tests {
         );
         let verified: Vec<bool> = (0..6).map(|_| l.should_verify(&rule)).collect();
         assert_eq!(verified, [false, false, true, false, false, true]);
-    }
-
-    #[test]
-    fn a_young_mirror_has_every_third_skip_checked_ten_times_besides_its_schedule() {
-        let mut l = Learner::new(LearnConfig::default());
-        let mirror = Rule::Mirror(MirrorRule::new("m.test", "o.test"));
-        for i in 0..5 {
-            l.observe_duplicate(
-                &Url::parse(&format!("http://m.test/doc/{i}.html")).unwrap(),
-                &Url::parse(&format!("http://o.test/doc/{i}.html")).unwrap(),
-            );
-        }
-        assert!(l.is_active(&mirror));
-        let at: Vec<u32> = (1..=90u32).filter(|_| l.should_verify(&mirror)).collect();
-        // Skips 3, 6, ..., 30 (ten young checks), and the schedule's 20, 40 and 80.
-        assert_eq!(at, [3, 6, 9, 12, 15, 18, 20, 21, 24, 27, 30, 40, 80]);
-        assert!(l.unverified().is_empty());
-        // A rule put back in force at resume with its young checks confirmed has none left;
-        // one confirmed four times has six.
-        let checks = |agree: u32| {
-            let mut l = Learner::new(LearnConfig::default());
-            l.activate(mirror.clone(), Evidence { agree, disagree: 0 });
-            (1..=19u32).filter(|_| l.should_verify(&mirror)).count()
-        };
-        assert_eq!(checks(15), 0);
-        assert_eq!(checks(9), 6);
-        // Only whole-host rules: a parameter rule keeps the schedule alone.
-        let mut l = Learner::new(LearnConfig::default());
-        let param = Rule::Param(ParamRule {
-            authority: "t".into(),
-            param: "visit".into(),
-        });
-        l.activate(param.clone(), Evidence::default());
-        let at: Vec<u32> = (1..=40u32).filter(|_| l.should_verify(&param)).collect();
-        assert_eq!(at, [20, 40]);
     }
 
     #[test]

@@ -36,7 +36,6 @@ fn config(
     config.learn.mirror_agreement = flags.mirror_agreement;
     config.learn.verify_every = flags.verify_every;
     config.learn.verify_every_max = flags.verify_every_max;
-    config.learn.young_checks = flags.young_checks;
     config.max_fetches = flags.max_pages;
     let f = &mut config.frontier;
     f.delay = Duration::from_secs_f64(flags.delay.unwrap_or(default_delay));

@@ -164,7 +164,7 @@ impl Core {
                 .is_some()
         {
             if !short {
-                self.evidence_against_mirrors(&page.final_url, None, now)?;
+                self.evidence_against_mirrors(&page.final_url, now)?;
                 counted_against_mirrors = true;
             }
             decider::rule_copy(&self.pages, &mut self.templates, &self.book, &facts, short)?
@@ -284,17 +284,11 @@ impl Core {
         Ok(())
     }
 
-    /// A page indexed as distinct (as page `own`, once inserted) contradicts every mirror with
-    /// evidence whose source covers its URL and whose counterpart of it is indexed
-    /// ([`learning::against_mirrors`]).
-    fn evidence_against_mirrors(
-        &mut self,
-        url: &Url,
-        own: Option<u32>,
-        now: Now,
-    ) -> Result<(), CrawlError> {
+    /// A page indexed as distinct contradicts every mirror with evidence whose source covers its URL
+    /// and whose counterpart of it is indexed ([`learning::against_mirrors`]).
+    fn evidence_against_mirrors(&mut self, url: &Url, now: Now) -> Result<(), CrawlError> {
         let canon = Arc::clone(self.book.canon());
-        let changes = learning::against_mirrors(self.book.learner(), &canon, &self.pages, url, own);
+        let changes = learning::against_mirrors(self.book.learner(), &canon, &self.pages, url);
         self.apply_changes(changes, now)
     }
 
@@ -398,7 +392,7 @@ impl Core {
             // (--no-dedup) nothing is learned.
             if self.config.dedup {
                 if !analysis.short && count_against_mirrors {
-                    self.evidence_against_mirrors(&page.final_url, Some(id), now)?;
+                    self.evidence_against_mirrors(&page.final_url, now)?;
                 }
                 self.host_option_evidence_against(&page.final_url, id)?;
                 if !is_verification {

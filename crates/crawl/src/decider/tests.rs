@@ -1284,7 +1284,6 @@ mod rules {
                 &canon,
                 &index,
                 &u(&format!("http://m.test/doc/{i}.html")),
-                None,
             ));
         }
         assert_eq!(revoked, [RuleChange::Revoke(rule.clone())]);
@@ -1298,39 +1297,9 @@ mod rules {
                 &canon,
                 &empty,
                 &u(&format!("http://m.test/doc/{i}.html")),
-                None,
             );
             assert_eq!(changes, []);
         }
-    }
-
-    #[test]
-    fn a_mirror_s_page_indexed_under_its_counterpart_s_key_is_no_evidence_against_it() {
-        // Pages of m.test fetched before the mirror was learned and decided after it, their
-        // originals not yet indexed: each is indexed under the key the rule gives it, which is
-        // its counterpart's. Found there, it is the page itself, not its counterpart.
-        let mut learner = Learner::new(LearnConfig::default());
-        copies(&mut learner, "m.test", "o.test", 0..5);
-        let rule = mirror_rule_of("m.test", "o.test");
-        let canon = canon();
-        let mut index = MemoryIndex::new(3, 0.8);
-        for i in 10..20 {
-            let url = format!("http://m.test/doc/{i}.html");
-            let (_, a) = page(&url, "T", &text(i, 100), "");
-            let id = index.insert(&url, &a);
-            let counterpart = format!("http://o.test/doc/{i}.html");
-            let key = canon
-                .canonicalize(&counterpart, None)
-                .unwrap()
-                .key
-                .hash128();
-            index.keys.insert(key, id);
-            let changes =
-                learning::against_mirrors(&mut learner, &canon, &index, &u(&url), Some(id));
-            assert_eq!(changes, []);
-        }
-        assert!(learner.is_active(&rule));
-        assert_eq!(learner.evidence(&rule).disagree, 0);
     }
 
     #[test]
