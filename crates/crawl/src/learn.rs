@@ -353,7 +353,11 @@ impl Learner {
     /// The page at `url` was unique. `indexed(counterpart)` tells whether a URL is indexed; every mirror
     /// prefix pair with evidence whose source covers `url` and whose counterpart is indexed counts this
     /// as a contradiction. Returns the active rules it contradicts (the caller revokes them).
-    pub fn observe_unique(&mut self, url: &Url, indexed: impl Fn(&str) -> bool) -> Vec<Rule> {
+    pub fn observe_unique(
+        &mut self,
+        url: &Url,
+        mut indexed: impl FnMut(&str) -> bool,
+    ) -> Vec<Rule> {
         let mut revoked = Vec::new();
         for (from, to, counterpart) in self.counterparts(url) {
             if indexed(&counterpart) {

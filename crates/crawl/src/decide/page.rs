@@ -136,7 +136,18 @@ impl Core {
         };
         let short = judged.short;
         if let Some(rule) = verifying.as_ref() {
-            match decider::verification(&self.book, rule, &judged) {
+            let counterpart = if judged.verdict == Verdict::Unique && !short {
+                decider::counterpart_resembles(
+                    &self.pages,
+                    &mut self.templates,
+                    &self.book,
+                    &facts,
+                    short,
+                )?
+            } else {
+                None
+            };
+            match decider::verification(&self.book, rule, &judged, counterpart) {
                 Verification::Confirms => self.book.learner().confirm(rule),
                 Verification::Fails => {
                     if self.book.learner().verification_failed(rule) {
@@ -164,7 +175,7 @@ impl Core {
                 .is_some()
         {
             if !short {
-                self.evidence_against_mirrors(&page.final_url, now)?;
+                self.evidence_against_mirrors(&page.final_url, analysis, None, now)?;
                 counted_against_mirrors = true;
             }
             decider::rule_copy(&self.pages, &mut self.templates, &self.book, &facts, short)?
@@ -284,11 +295,26 @@ impl Core {
         Ok(())
     }
 
-    /// A page indexed as distinct contradicts every mirror with evidence whose source covers its URL
-    /// and whose counterpart of it is indexed ([`learning::against_mirrors`]).
-    fn evidence_against_mirrors(&mut self, url: &Url, now: Now) -> Result<(), CrawlError> {
+    /// A page indexed as distinct (as page `own`, once inserted) contradicts every mirror with
+    /// evidence whose source covers its URL and whose counterpart of it is indexed
+    /// ([`learning::against_mirrors`]).
+    fn evidence_against_mirrors(
+        &mut self,
+        url: &Url,
+        analysis: &crate::page::PageAnalysis,
+        own: Option<u32>,
+        now: Now,
+    ) -> Result<(), CrawlError> {
         let canon = Arc::clone(self.book.canon());
-        let changes = learning::against_mirrors(self.book.learner(), &canon, &self.pages, url);
+        let changes = learning::against_mirrors(
+            self.book.learner(),
+            &canon,
+            &self.pages,
+            &mut self.templates,
+            url,
+            analysis,
+            own,
+        );
         self.apply_changes(changes, now)
     }
 
@@ -392,7 +418,7 @@ impl Core {
             // (--no-dedup) nothing is learned.
             if self.config.dedup {
                 if !analysis.short && count_against_mirrors {
-                    self.evidence_against_mirrors(&page.final_url, now)?;
+                    self.evidence_against_mirrors(&page.final_url, analysis, Some(id), now)?;
                 }
                 self.host_option_evidence_against(&page.final_url, id)?;
                 if !is_verification {

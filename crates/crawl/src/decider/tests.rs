@@ -850,6 +850,41 @@ fn a_page_with_no_main_text_is_not_skipped_on_a_rule() {
 }
 
 #[test]
+fn a_verification_asks_the_page_the_rule_named() {
+    let main = text(58, 300);
+    let (index, rules) = mirror_setup(&main);
+    let resembles = |p: &(Url, PageAnalysis), facts: PageFacts<'_>| {
+        counterpart_resembles(&index, &mut NoTemplates, &rules, &facts, p.1.short).unwrap()
+    };
+    // A notice copy's page: one sentence added to its original's main text. Whatever the index's
+    // tables say of it, its counterpart resembles it, and the rule is confirmed.
+    let notice = page(
+        "http://b.example/doc/1",
+        "T",
+        &format!("This documentation is mirrored for offline reading. {main}"),
+        "",
+    );
+    assert_eq!(resembles(&notice, mirrored(&notice, &index)), Some(true));
+    let unique = judgement(Verdict::Unique, false);
+    assert_eq!(
+        verification(&rules, &mirror_rule(), &unique, Some(true)),
+        Verification::Confirms
+    );
+    // Another page under the counterpart's URL fails it.
+    let other = page("http://b.example/doc/1", "T", &text(59, 300), "");
+    assert_eq!(resembles(&other, mirrored(&other, &index)), Some(false));
+    assert_eq!(
+        verification(&rules, &mirror_rule(), &unique, Some(false)),
+        Verification::Fails
+    );
+    // No rule maps the page onto an indexed page: nothing to ask.
+    assert_eq!(
+        resembles(&notice, PageFacts::new(&notice.0, &notice.1)),
+        None
+    );
+}
+
+#[test]
 fn the_original_itself_is_not_its_own_rule_copy() {
     let main = text(56, 300);
     let (index, rules) = mirror_setup(&main);
@@ -951,11 +986,25 @@ fn the_rule_s_target_that_differs_from_the_copy_fetched_first_is_evidence_agains
         let facts = PageFacts::new(&p.0, &p.1);
         rule_target_differs(index, &mut NoTemplates, rules, &facts, p.1.short).unwrap()
     };
-    // Another version of the page at the target: the rule would have lost it.
-    let changed = page("http://a.example/doc/1", "T", &edited(64, 300, &[3, 9]), "");
+    // Another version of the page at the target, a third of its words changed: the rule
+    // would have lost it.
+    let every_third: Vec<usize> = (0..300).step_by(3).collect();
+    let changed = page(
+        "http://a.example/doc/1",
+        "T",
+        &edited(64, 300, &every_third),
+        "",
+    );
     assert_eq!(differs(&index, &rules, &changed), Some(mirror_rule()));
     assert_eq!(
         copy_by_rule(&index, &rules, &PageFacts::new(&changed.0, &changed.1)),
+        None
+    );
+    // Two words changed: not the copy's page (it is indexed), but no other page either.
+    let touched = page("http://a.example/doc/1", "T", &edited(64, 300, &[3, 9]), "");
+    assert_eq!(differs(&index, &rules, &touched), None);
+    assert_eq!(
+        copy_by_rule(&index, &rules, &PageFacts::new(&touched.0, &touched.1)),
         None
     );
     // The same page: the copy's page, no evidence against the rule.
@@ -1047,7 +1096,7 @@ fn a_skip() -> Verdict {
 fn a_copy_confirms_the_rule_it_verifies() {
     let mut rules = MemoryRules::default();
     rules.learn(mirror_rule());
-    let v = verification(&rules, &mirror_rule(), &judgement(a_skip(), false));
+    let v = verification(&rules, &mirror_rule(), &judgement(a_skip(), false), None);
     assert_eq!(v, Verification::Confirms);
 }
 
@@ -1055,7 +1104,12 @@ fn a_copy_confirms_the_rule_it_verifies() {
 fn a_distinct_page_fails_the_rule_it_verifies() {
     let mut rules = MemoryRules::default();
     rules.learn(mirror_rule());
-    let v = verification(&rules, &mirror_rule(), &judgement(Verdict::Unique, false));
+    let v = verification(
+        &rules,
+        &mirror_rule(),
+        &judgement(Verdict::Unique, false),
+        None,
+    );
     assert_eq!(v, Verification::Fails);
 }
 
@@ -1063,7 +1117,12 @@ fn a_distinct_page_fails_the_rule_it_verifies() {
 fn a_short_distinct_page_says_nothing_of_the_rule() {
     let mut rules = MemoryRules::default();
     rules.learn(mirror_rule());
-    let v = verification(&rules, &mirror_rule(), &judgement(Verdict::Unique, true));
+    let v = verification(
+        &rules,
+        &mirror_rule(),
+        &judgement(Verdict::Unique, true),
+        None,
+    );
     assert_eq!(v, Verification::Silent);
 }
 
@@ -1073,7 +1132,7 @@ fn a_verification_of_a_rule_revoked_meanwhile_says_nothing() {
     rules.learn(mirror_rule());
     rules.revoke(&mirror_rule());
     for verdict in [a_skip(), Verdict::Unique] {
-        let v = verification(&rules, &mirror_rule(), &judgement(verdict, false));
+        let v = verification(&rules, &mirror_rule(), &judgement(verdict, false), None);
         assert_eq!(v, Verification::Silent);
     }
 }
@@ -1085,13 +1144,13 @@ fn a_verification_by_a_real_page_pair() {
     rules.learn(mirror_rule());
     let j = judged(&index, &copy);
     assert_eq!(
-        verification(&rules, &mirror_rule(), &j),
+        verification(&rules, &mirror_rule(), &j, None),
         Verification::Confirms
     );
     let other = page("http://a.example/3", "T", &text(63, 600), "");
     let j = judged(&index, &other);
     assert_eq!(
-        verification(&rules, &mirror_rule(), &j),
+        verification(&rules, &mirror_rule(), &j, None),
         Verification::Fails
     );
 }
@@ -1279,24 +1338,65 @@ mod rules {
             let key = canon.canonicalize(&original, None).unwrap().key.hash128();
             let id = index.records.len() as u32 - 1;
             index.keys.insert(key, id);
+            let url = format!("http://m.test/doc/{i}.html");
+            let (_, own) = page(&url, "T", &text(i + 1000, 100), "");
             revoked.extend(learning::against_mirrors(
                 &mut learner,
                 &canon,
                 &index,
-                &u(&format!("http://m.test/doc/{i}.html")),
+                &mut NoTemplates,
+                &u(&url),
+                &own,
+                None,
             ));
         }
         assert_eq!(revoked, [RuleChange::Revoke(rule.clone())]);
+        // Pages that resemble their counterparts (one sentence of notice added) are no evidence
+        // against it, whatever the SimHash tables say.
+        let mut kept = Learner::new(LearnConfig::default());
+        copies(&mut kept, "m.test", "o.test", 0..5);
+        let mut index = MemoryIndex::new(3, 0.8);
+        for i in 10..20 {
+            let original = format!("http://o.test/doc/{i}.html");
+            let (_, a) = page(&original, "T", &text(i, 300), "");
+            index.insert(&original, &a);
+            let key = canon.canonicalize(&original, None).unwrap().key.hash128();
+            index.keys.insert(key, index.records.len() as u32 - 1);
+        }
+        for i in 10..20 {
+            let url = format!("http://m.test/doc/{i}.html");
+            let notice = format!(
+                "This documentation is mirrored for offline reading. {}",
+                text(i, 300)
+            );
+            let (_, own) = page(&url, "T", &notice, "");
+            let changes = learning::against_mirrors(
+                &mut kept,
+                &canon,
+                &index,
+                &mut NoTemplates,
+                &u(&url),
+                &own,
+                None,
+            );
+            assert_eq!(changes, []);
+        }
+        assert_eq!(kept.evidence(&rule).disagree, 0);
         // A distinct page whose counterpart is not indexed says nothing against it.
         let mut again = Learner::new(LearnConfig::default());
         copies(&mut again, "m.test", "o.test", 0..5);
         let empty = MemoryIndex::new(3, 0.8);
         for i in 10..20 {
+            let url = format!("http://m.test/doc/{i}.html");
+            let (_, own) = page(&url, "T", &text(i + 1000, 100), "");
             let changes = learning::against_mirrors(
                 &mut again,
                 &canon,
                 &empty,
-                &u(&format!("http://m.test/doc/{i}.html")),
+                &mut NoTemplates,
+                &u(&url),
+                &own,
+                None,
             );
             assert_eq!(changes, []);
         }
