@@ -132,3 +132,68 @@ fn urls_skipped_under_a_revoked_mirror_rule_are_crawled_after_all() {
         }
     }
 }
+
+/// The indexed URLs of the crawl in `stores`, and whether every article of the two hosts is one
+/// of them: each host's own, and one copy of each shared one.
+fn every_article_indexed(stores: &[std::path::PathBuf], origin: &str, copy: &str) -> Vec<String> {
+    let urls: BTreeSet<String> = stores
+        .iter()
+        .flat_map(|s| indexed(s))
+        .map(|p| p.url)
+        .collect();
+    (0..ARTICLES)
+        .filter(|&i| {
+            let (on_origin, on_copy) = (format!("{origin}p/{i}"), format!("{copy}p/{i}"));
+            if i < SHARED {
+                !urls.contains(&on_origin) && !urls.contains(&on_copy)
+            } else {
+                !urls.contains(&on_origin) || !urls.contains(&on_copy)
+            }
+        })
+        .map(|i| format!("article {i}"))
+        .collect()
+}
+
+/// A mirror that its schedule never verifies (`--verify-every 1000`) has its skips fetched as
+/// verifications when the crawl runs dry, so that the diverged articles it skipped are found: by
+/// one process, and by two (every process checks the rules' skips it logged at the first round in
+/// which all are idle, and the crawl ends at the next such round).
+#[test]
+fn a_mirror_its_schedule_never_checks_is_checked_before_the_crawl_ends_on_one_process_and_two() {
+    let origin = serve(false);
+    let copy = serve(true);
+    let seeds = [origin.clone(), copy.clone()];
+    let flags = ["--min-evidence", "3", "--verify-every", "1000"];
+
+    let dir = Dir::new();
+    let out = crawl(&dir.store(), &seeds, &flags);
+    assert_success(&out);
+    let missing = every_article_indexed(&[dir.store()], &origin, &copy);
+    assert!(
+        missing.is_empty(),
+        "one process: {missing:?} not indexed\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    let dir = Dir::new();
+    let hosts = crate::sharded::hostfile(&dir, 2);
+    let mut extra = vec!["--delay", "0", "--concurrency", "8"];
+    extra.extend(flags);
+    let outputs: Vec<_> = (0..2)
+        .map(|i| crate::sharded::start(&dir, &hosts, 2, i, &seeds, &extra))
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|c| c.wait_with_output().expect("simcrawl ends"))
+        .collect();
+    for out in &outputs {
+        assert_success(out);
+    }
+    let stores = [dir.path("shard0"), dir.path("shard1")];
+    let missing = every_article_indexed(&stores, &origin, &copy);
+    assert!(
+        missing.is_empty(),
+        "two processes: {missing:?} not indexed\n{}\n{}",
+        String::from_utf8_lossy(&outputs[0].stdout),
+        String::from_utf8_lossy(&outputs[1].stdout)
+    );
+}

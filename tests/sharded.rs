@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Output, Stdio};
 
 /// A hostfile with `n` free loopback ports.
-fn hostfile(dir: &Dir, n: usize) -> PathBuf {
+pub(crate) fn hostfile(dir: &Dir, n: usize) -> PathBuf {
     let free: Vec<std::net::TcpListener> = (0..n)
         .map(|_| std::net::TcpListener::bind("127.0.0.1:0").expect("a free port"))
         .collect();
@@ -27,7 +27,14 @@ fn hostfile(dir: &Dir, n: usize) -> PathBuf {
 
 /// Starts process `i` of `n`, into `<dir>/shard<i>`, with `extra` flags (by default no delay and
 /// eight fetches at a time).
-fn start(dir: &Dir, hosts: &Path, n: usize, i: usize, seeds: &[String], extra: &[&str]) -> Child {
+pub(crate) fn start(
+    dir: &Dir,
+    hosts: &Path,
+    n: usize,
+    i: usize,
+    seeds: &[String],
+    extra: &[&str],
+) -> Child {
     simcrawl()
         .arg("crawl")
         .arg("--store")

@@ -17,7 +17,8 @@
 //!
 //! A round's message is a [`Message`]: the events, and the process's [`Status`], from which every
 //! process concludes the same round that the crawl is over (every process idle, and the round
-//! brought nothing) or stopping (one was asked to stop).
+//! brought nothing, twice: after the first, each process has its young rules' skips checked, as
+//! one process does when it runs dry) or stopping (one was asked to stop).
 
 use crate::decide::fetched::ReplayedLink;
 use crate::decide::{Core, EventOrigin, FetchedPage, PageResult};

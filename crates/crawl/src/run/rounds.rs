@@ -118,6 +118,10 @@ pub(super) struct ShardState {
     pub(super) replayed: u64,
     /// The number of the next round, counted over the whole crawl (every session).
     pub(super) next_round: u64,
+    /// The last round was one in which every process was idle and sent nothing, and this process
+    /// then had its young rules' skips checked (`Core::verify_unverified_rules`): another such
+    /// round ends the crawl.
+    pub(super) end_checked: bool,
 }
 
 /// One of this process's fetches, decided when its round comes.
@@ -178,6 +182,7 @@ impl ShardState {
             rounds_done: 0,
             replayed: 0,
             next_round: 0,
+            end_checked: false,
         }
     }
 
@@ -265,13 +270,26 @@ impl Driver {
         if number.is_multiple_of(DURABLE_EVERY) {
             self.round_durable()?;
         }
-        Ok(if crate::shard::Message::any_stop(&messages) {
-            RoundEnd::Stop
-        } else if crate::shard::Message::all_idle(&messages) {
-            RoundEnd::Done
-        } else {
-            RoundEnd::Continue
-        })
+        if crate::shard::Message::any_stop(&messages) {
+            return Ok(RoundEnd::Stop);
+        }
+        if !crate::shard::Message::all_idle(&messages) {
+            if let Some(shard) = self.shard.as_mut() {
+                shard.end_checked = false;
+            }
+            return Ok(RoundEnd::Continue);
+        }
+        // Every process ran dry. As one process does before it ends, each has the young rules'
+        // skips it logged fetched as verifications; the crawl ends at the next round in which
+        // every process is idle again: every process sees the same rounds, so all end at it.
+        if self.shard.as_ref().is_some_and(|s| s.end_checked) {
+            return Ok(RoundEnd::Done);
+        }
+        self.core.verify_unverified_rules()?;
+        if let Some(shard) = self.shard.as_mut() {
+            shard.end_checked = true;
+        }
+        Ok(RoundEnd::Continue)
     }
 
     /// Records round `number` as applied (on disk with the store's next flush, after the round's
