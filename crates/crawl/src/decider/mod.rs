@@ -412,18 +412,28 @@ pub struct RuleCopy {
     pub evidence: TextEvidence,
 }
 
-/// Whether a comparison supports skipping a page on a rule after its fetch: the same main
-/// text (as compared, templates set aside) and title, whole pages of comparable size, and a
-/// main text at all. Stricter than [`judge`]'s text duplicate: a rule's skip after a fetch
-/// never rests on resemblance.
-pub fn supports_rule_copy(e: &TextEvidence) -> bool {
-    e.same_text && e.same_title && e.sizes_agree() && e.words[0] > 0
+/// Whether a comparison supports skipping a page on a rule after its fetch: the same title,
+/// whole pages of comparable size, a main text at all, and the same main text (as compared,
+/// templates set aside) or, for a main text that is not short, a Jaccard estimate of at least
+/// [`rule_jaccard`] (0.9 for the default 0.8). The rule would have skipped the page unfetched
+/// with no comparison at all; asked after a fetch, it skips what resembles its counterpart more
+/// closely than a near-duplicate must, whatever the SimHash tables say: a notice copy's page with
+/// one sentence more is 4 bits from its original (k = 3) at a Jaccard estimate of 0.94, and two
+/// processes, which decide a page a round after its fetch, indexed it twice.
+pub fn supports_rule_copy(e: &TextEvidence, policy: &Policy) -> bool {
+    e.words[0] > 0
+        && e.same_title
+        && e.sizes_agree()
+        && (e.same_text
+            || (!e.short()
+                && policy.jaccard > 0.0
+                && e.jaccard.is_some_and(|j| j >= rule_jaccard(policy))))
 }
 
 /// The page a learned rule in force maps `page` onto, when that page is indexed under another
 /// URL and the two pages agree by [`supports_rule_copy`]. `None` when no learned rule changes
-/// the page's key or the page says otherwise: a page whose text differs is never skipped on a
-/// rule after its fetch. `short`: the page is judged as short ([`Judgement::short`]).
+/// the page's key or the page says otherwise: a page whose text differs more than a close
+/// resemblance allows is never skipped on a rule after its fetch. `short`: the page is judged as short ([`Judgement::short`]).
 ///
 /// The rule's target counts too: a page whose own key a rule in force gave an indexed copy on
 /// the rule's source host (the copy fetched first: [`RuleView::rekeyed`] when it was indexed
@@ -445,7 +455,7 @@ where
     let Some(m) = mapped(index, templates, rules, page, short)? else {
         return Ok(None);
     };
-    if !supports_rule_copy(&m.evidence) {
+    if !supports_rule_copy(&m.evidence, &index.policy()) {
         return Ok(None);
     }
     let reason = m.rule.skip_reason();

@@ -798,7 +798,7 @@ fn a_page_a_rule_maps_onto_its_copy_is_skipped_on_the_rule() {
     assert_eq!(copy.rule_id, Some(1));
     assert_eq!(copy.reason, SkipReason::Mirror);
     assert_eq!(copy.original, 0);
-    assert!(supports_rule_copy(&copy.evidence));
+    assert!(supports_rule_copy(&copy.evidence, &index.policy()));
 }
 
 #[test]
@@ -813,10 +813,24 @@ fn a_page_no_learned_rule_rekeys_is_not_skipped_on_a_rule() {
 }
 
 #[test]
-fn a_page_whose_text_differs_is_never_skipped_on_a_rule_after_its_fetch() {
+fn a_page_whose_text_differs_is_not_skipped_on_a_rule_after_its_fetch_unless_it_resembles() {
     let seed = 52;
     let (index, rules) = mirror_setup(&text(seed, 600));
+    let every_third: Vec<usize> = (0..600).step_by(3).collect();
+    let p = page(
+        "http://b.example/doc/1",
+        "T",
+        &edited(seed, 600, &every_third),
+        "",
+    );
+    assert_eq!(copy_by_rule(&index, &rules, &mirrored(&p, &index)), None);
+    // One word of 600 changed: the rule's copy, on a Jaccard estimate of at least 0.9.
     let p = page("http://b.example/doc/1", "T", &edited(seed, 600, &[7]), "");
+    let copy = copy_by_rule(&index, &rules, &mirrored(&p, &index)).unwrap();
+    assert!(!copy.evidence.same_text && copy.evidence.jaccard.unwrap() >= 0.9);
+    // A short page is a copy only with the same text.
+    let (index, rules) = mirror_setup(&text(seed, 30));
+    let p = page("http://b.example/doc/1", "T", &edited(seed, 30, &[7]), "");
     assert_eq!(copy_by_rule(&index, &rules, &mirrored(&p, &index)), None);
 }
 
@@ -946,14 +960,20 @@ fn the_rule_s_target_fetched_after_its_copy_is_that_copy_s_page() {
     assert_eq!(copy.rule, mirror_rule());
     assert_eq!(copy.reason, SkipReason::Mirror);
     assert_eq!(copy.original, 0);
-    assert!(supports_rule_copy(&copy.evidence));
+    assert!(supports_rule_copy(&copy.evidence, &index.policy()));
 }
 
 #[test]
 fn the_rule_s_target_with_other_text_or_title_or_rule_revoked_is_its_own_page() {
     let main = text(63, 300);
     let (index, mut rules) = copy_first(&main, "");
-    let other = page("http://a.example/doc/1", "T", &edited(63, 300, &[5]), "");
+    let every_third: Vec<usize> = (0..300).step_by(3).collect();
+    let other = page(
+        "http://a.example/doc/1",
+        "T",
+        &edited(63, 300, &every_third),
+        "",
+    );
     assert_eq!(
         copy_by_rule(&index, &rules, &PageFacts::new(&other.0, &other.1)),
         None
@@ -1000,13 +1020,10 @@ fn the_rule_s_target_that_differs_from_the_copy_fetched_first_is_evidence_agains
         copy_by_rule(&index, &rules, &PageFacts::new(&changed.0, &changed.1)),
         None
     );
-    // Two words changed: not the copy's page (it is indexed), but no other page either.
+    // Two words changed: the copy's page (it resembles it), and no other page.
     let touched = page("http://a.example/doc/1", "T", &edited(64, 300, &[3, 9]), "");
     assert_eq!(differs(&index, &rules, &touched), None);
-    assert_eq!(
-        copy_by_rule(&index, &rules, &PageFacts::new(&touched.0, &touched.1)),
-        None
-    );
+    assert!(copy_by_rule(&index, &rules, &PageFacts::new(&touched.0, &touched.1)).is_some());
     // The same page: the copy's page, no evidence against the rule.
     let same = page("http://a.example/doc/1", "T", &main, "");
     assert_eq!(differs(&index, &rules, &same), None);
