@@ -41,8 +41,9 @@ pub struct Args {
     /// Missing documents and wrong skips listed per kind.
     #[arg(long, default_value_t = 5)]
     detail: u32,
-    /// After each crawl, run `simcrawl explain --store` on every text, near and canonical skip
-    /// and count the pairs whose verdict is the skip's (mismatches in explain-mismatches.jsonl).
+    /// After each crawl, run `simcrawl explain --store` on every text, near and canonical skip,
+    /// and every skip on a learned rule after its fetch, and count the pairs whose verdict is the
+    /// skip's (mismatches in explain-mismatches.jsonl).
     #[arg(long)]
     explain: bool,
     /// Extra flags for `simcrawl crawl` (after --).
@@ -192,7 +193,7 @@ pub fn run(args: Args) -> Result<()> {
 }
 
 /// Runs `simcrawl explain URL ORIGINAL --store STORE --json` on every text, near and canonical
-/// skip of `dir/skips.jsonl`, and prints how many give the skip's own verdict; the others go to
+/// skip, and every skip on a learned rule after its fetch, of `dir/skips.jsonl`, and prints how many give the skip's own verdict; the others go to
 /// `dir/explain-mismatches.jsonl` with both answers. (The crawl judged a page with its host's
 /// template as it was then; `explain --store` with the template at the end of the crawl.)
 fn explain_skips(bin: &Path, store: &Path, dir: &Path) -> Result<()> {
@@ -202,7 +203,13 @@ fn explain_skips(bin: &Path, store: &Path, dir: &Path) -> Result<()> {
     for line in skips.lines() {
         let skip: serde_json::Value = serde_json::from_str(line)?;
         let reason = skip["reason"].as_str().unwrap_or_default();
-        if !matches!(reason, "text-duplicate" | "near-duplicate" | "canonical") {
+        // A rule's skip after its fetch (a comparison recorded) is explained too.
+        let compared = match reason {
+            "text-duplicate" | "near-duplicate" | "canonical" => true,
+            "mirror" | "learned-rule" => !skip["distance"].is_null(),
+            _ => false,
+        };
+        if !compared {
             continue;
         }
         let (Some(url), Some(original)) = (skip["url"].as_str(), skip["original"].as_str()) else {

@@ -661,6 +661,41 @@ impl Inspector {
         Ok(crate::rules::book::rules_in_force(&self.rules()?))
     }
 
+    /// The learned rule in force that maps `copy` onto `original` (one key for both under the
+    /// store's rules, two without them), with its record's id: what a skip of `copy` on that rule
+    /// after its fetch rests on, besides the two pages' comparison
+    /// ([`crate::decider::supports_rule_copy`]). URLs are keyed with the default options.
+    pub fn rule_between(
+        &self,
+        copy: &Url,
+        original: &Url,
+    ) -> Result<Option<(crate::learn::Rule, u32)>, CrawlError> {
+        use simcrawl_url::{CanonOptions, Canonicalizer, LearnedRules};
+        let records = self.rules()?;
+        let ruled = Canonicalizer::new(
+            CanonOptions::default(),
+            crate::rules::book::rules_in_force(&records),
+        );
+        let plain = Canonicalizer::new(CanonOptions::default(), LearnedRules::new());
+        let key = |c: &Canonicalizer, u: &Url| {
+            c.canonicalize(u.as_str(), None)
+                .ok()
+                .map(|c| c.key.hash128())
+        };
+        let one_key = key(&ruled, copy).is_some() && key(&ruled, copy) == key(&ruled, original);
+        if !one_key || key(&plain, copy) == key(&plain, original) {
+            return Ok(None);
+        }
+        let Ok(explanation) = ruled.explain(copy.as_str(), None) else {
+            return Ok(None);
+        };
+        Ok(records
+            .into_iter()
+            .filter(|r| r.active)
+            .find(|r| r.rule.kind().changed(copy, &explanation))
+            .map(|r| (r.rule, r.id)))
+    }
+
     /// The page index, for its records ([`PageIndex::records`]) and fingerprints. Its own SimHash
     /// index is built for k = 0, the cheapest: the replays build theirs.
     pub fn pages(&self) -> Result<PageIndex, CrawlError> {
@@ -1058,6 +1093,25 @@ mod tests {
         assert_eq!(view.replay.pages, 0);
         assert_eq!(view.would_index, vec![0; 9]);
         assert_eq!(inspector.clusters(3, None).unwrap().total, 0);
+    }
+
+    #[test]
+    fn the_rule_between_a_mirror_s_page_and_its_counterpart_is_found() {
+        let (_dir, inspector) = open_sample();
+        let u = |s: &str| Url::parse(s).unwrap();
+        let (copy, original) = (
+            u("http://127.0.0.1:8083/a/3"),
+            u("http://127.0.0.1:8080/a/3"),
+        );
+        let (rule, id) = inspector.rule_between(&copy, &original).unwrap().unwrap();
+        assert!(matches!(rule, Rule::Mirror(MirrorRule { .. })));
+        assert_eq!(id, 1);
+        // Not the other way, not another page, and not a rule out of force (the parameter).
+        assert_eq!(inspector.rule_between(&original, &copy).unwrap(), None);
+        let other = u("http://127.0.0.1:8080/a/4");
+        assert_eq!(inspector.rule_between(&copy, &other).unwrap(), None);
+        let visit = u("http://127.0.0.1:8080/a/3?visit=1");
+        assert_eq!(inspector.rule_between(&visit, &original).unwrap(), None);
     }
 
     #[test]

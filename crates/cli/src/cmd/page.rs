@@ -206,9 +206,12 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode> {
     let mut b = load(&analyzer, &args.b, args.url_b.as_deref())?;
     // With a crawl's store, the pages as that crawl compared them: each host's template out of
     // its fingerprints and, for the words and a short text, out of its main text.
-    let template_free = match &args.store {
-        Some(dir) => {
-            let inspector = simcrawl_crawl::inspect::Inspector::open(dir)?;
+    let inspector = match &args.store {
+        Some(dir) => Some(simcrawl_crawl::inspect::Inspector::open(dir)?),
+        None => None,
+    };
+    let template_free = match &inspector {
+        Some(inspector) => {
             let mut texts = Vec::new();
             for page in [&mut b, &mut a] {
                 let host = simcrawl_crawl::learn::authority(&page.url);
@@ -233,6 +236,16 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode> {
             .as_ref()
             .map(|t| (t[0].as_str(), t[1].as_str())),
     )?;
+    // A page a learned rule of the crawl maps onto the other is judged as the crawl judges it
+    // after its fetch: the rule's copy when it resembles its counterpart closely enough.
+    let ruled = match &inspector {
+        Some(inspector) => inspector.rule_between(&b.url, &a.url)?,
+        None => None,
+    };
+    let decided = match ruled {
+        Some((rule, id)) => decided.under_rule(&rule, id, args.k, args.jaccard),
+        None => decided,
+    };
     let (distance, jaccard) = (decided.distance, decided.jaccard);
     let verdict = decided.reason.map_or("distinct", |r| r.as_str());
     let reason = decided.why;

@@ -20,6 +20,44 @@ pub struct PairVerdict {
     pub jaccard: f64,
 }
 
+impl PairVerdict {
+    /// The verdict when a learned rule in force (`rule`, its record `id`) maps `b` onto `a`: a
+    /// page the tables call distinct is the rule's copy after its fetch when the comparison
+    /// supports it ([`crate::decider::supports_rule_copy`]: the same title, and the same main
+    /// text or, not short, a Jaccard estimate of at least [`crate::decider::rule_jaccard`]), as
+    /// the crawl decides it; otherwise it stays distinct, and says why the rule did not take it.
+    pub fn under_rule(mut self, rule: &crate::learn::Rule, id: u32, k: u32, jaccard: f64) -> Self {
+        if self.reason.is_some() {
+            return self;
+        }
+        let Some(e) = self.evidence else {
+            return self;
+        };
+        let policy = Policy { k, jaccard };
+        let named = format!("{rule} (rule {id}) maps B onto A");
+        if crate::decider::supports_rule_copy(&e, &policy) {
+            self.reason = Some(rule.skip_reason());
+            self.why = if e.same_text {
+                format!("{named}, and B is its copy after its fetch: the same main text and title")
+            } else {
+                format!(
+                    "{named}, and B is its copy after its fetch: the same title, Jaccard {:.2} >= {:.2} (the rule's resemblance, past the tables' {})",
+                    e.jaccard.unwrap_or(0.0),
+                    crate::decider::rule_jaccard(&policy),
+                    self.why
+                )
+            };
+        } else {
+            self.why = format!(
+                "{}; {named}, but B is not its copy after its fetch (the same title, and the same main text or, not short, Jaccard >= {:.2})",
+                self.why,
+                crate::decider::rule_jaccard(&policy)
+            );
+        }
+        self
+    }
+}
+
 /// Decides `b` against `a` the way a crawl at `k` and `jaccard` would, with `a` indexed first
 /// (see [`PairVerdict`]). The URLs decide whether the two are on one host (the title rule).
 /// `template_free`: B's and A's main texts without their hosts' templates, when a crawl's store

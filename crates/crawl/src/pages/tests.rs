@@ -533,3 +533,49 @@ fn a_bad_jaccard_is_a_config_error() {
         Err(CrawlError::Dedup(_))
     ));
 }
+
+#[test]
+fn a_pair_a_rule_maps_is_judged_as_the_crawl_judges_it_after_the_fetch() {
+    let rule = crate::learn::Rule::Mirror(crate::learn::MirrorRule {
+        from: "m.test".into(),
+        to: "o.test".into(),
+    });
+    let main = article(5, 300);
+    let a = analyse_page("T", &main, "", "http://o.test/d/1");
+    // One sentence of notice on the mirror's page: at k = 0 the tables call it distinct.
+    let notice = format!("This documentation is mirrored for offline reading. {main}");
+    let b = analyse_page("T", &notice, "", "http://m.test/d/1");
+    let pair = compare_pages(
+        &a,
+        "http://o.test/d/1",
+        &b,
+        "http://m.test/d/1",
+        0,
+        0.8,
+        None,
+    )
+    .unwrap();
+    assert_eq!(pair.reason, None);
+    let ruled = pair.under_rule(&rule, 7, 0, 0.8);
+    assert_eq!(ruled.reason, Some(SkipReason::Mirror));
+    assert!(
+        ruled.why.contains("(rule 7) maps B onto A"),
+        "{}",
+        ruled.why
+    );
+    // Another text under the rule stays distinct, and says why the rule did not take it.
+    let other = analyse_page("T", &article(6, 300), "", "http://m.test/d/1");
+    let pair = compare_pages(
+        &a,
+        "http://o.test/d/1",
+        &other,
+        "http://m.test/d/1",
+        0,
+        0.8,
+        None,
+    )
+    .unwrap()
+    .under_rule(&rule, 7, 0, 0.8);
+    assert_eq!(pair.reason, None);
+    assert!(pair.why.contains("but B is not its copy"), "{}", pair.why);
+}
