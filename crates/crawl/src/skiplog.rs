@@ -121,8 +121,9 @@ pub struct SkipRecord {
     pub depth: u32,
     /// The page the URL was found on, if any.
     pub referrer: Option<String>,
-    /// What a text, near or canonical verdict rests on: the two main texts' comparison
-    /// (`None` for other reasons, and in records written before version 2).
+    /// What a text, near or canonical verdict, or a learned rule's skip after a fetch, rests on:
+    /// the two main texts' comparison (`None` for other reasons, and in records written before
+    /// version 2).
     pub evidence: Option<TextEvidence>,
 }
 
@@ -130,8 +131,16 @@ impl SkipRecord {
     /// What the skip rests on, in words: the comparison of the two main texts, the rule, or
     /// the distance and Jaccard of a record written before the evidence was kept; "-" for none.
     pub fn evidence_text(&self) -> String {
+        let rule = self.rule.as_ref().map(|rule| match self.rule_id {
+            Some(id) => format!("{rule} (rule {id})"),
+            None => rule.clone(),
+        });
         if let Some(e) = &self.evidence {
-            return e.describe(None);
+            // A rule's skip after its fetch: the comparison, then the rule.
+            return match rule {
+                Some(rule) => format!("{}; {rule}", e.describe(None)),
+                None => e.describe(None),
+            };
         }
         let mut parts = Vec::new();
         if let Some(d) = self.distance {
@@ -140,11 +149,8 @@ impl SkipRecord {
         if let Some(j) = self.jaccard {
             parts.push(format!("Jaccard {j:.2}"));
         }
-        if let Some(rule) = &self.rule {
-            parts.push(match self.rule_id {
-                Some(id) => format!("{rule} (rule {id})"),
-                None => rule.clone(),
-            });
+        if let Some(rule) = rule {
+            parts.push(rule);
         }
         if parts.is_empty() {
             "-".into()

@@ -241,7 +241,9 @@ impl Core {
                     original: None,
                     distance: Some(e.distance),
                     jaccard: e.jaccard.map(|j| j as f32),
-                    evidence: None,
+                    // What the skip rests on besides the rule: the comparison that made the
+                    // page the rule's copy (`decider::supports_rule_copy`).
+                    evidence: Some(e),
                     rule: Some(rule.to_string()),
                     rule_id,
                     host: crate::learn::authority(&lease.url),

@@ -1434,6 +1434,14 @@ fn a_short_copy_fetched_before_its_hosts_rule_and_decided_after_is_skipped_on_th
             Some(format!("http://o.test/ref/{i}.html").as_str())
         );
         assert_eq!(skip.distance, Some(0));
+        // The comparison it rests on besides the rule is kept, and printed with the rule.
+        let evidence = skip.evidence.expect("the comparison");
+        assert!(evidence.same_text && evidence.same_title);
+        let text = skip.evidence_text();
+        assert!(
+            text.starts_with("same main text") && text.contains("mirror n.test -> o.test"),
+            "{text}"
+        );
     }
     assert!(
         sim.indexed()
