@@ -238,12 +238,19 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode> {
     )?;
     // A page a learned rule of the crawl maps onto the other is judged as the crawl judges it
     // after its fetch: the rule's copy when it resembles its counterpart closely enough.
+    // Either way round: B under the rule is A's page, or A (a copy on the rule's source host,
+    // indexed first) is B's.
     let ruled = match &inspector {
-        Some(inspector) => inspector.rule_between(&b.url, &a.url)?,
+        Some(inspector) => match inspector.rule_between(&b.url, &a.url)? {
+            Some((rule, id)) => Some((rule, id, false)),
+            None => inspector
+                .rule_between(&a.url, &b.url)?
+                .map(|(rule, id)| (rule, id, true)),
+        },
         None => None,
     };
     let decided = match ruled {
-        Some((rule, id)) => decided.under_rule(&rule, id, args.k, args.jaccard),
+        Some((rule, id, target)) => decided.under_rule(&rule, id, target, args.k, args.jaccard),
         None => decided,
     };
     let (distance, jaccard) = (decided.distance, decided.jaccard);

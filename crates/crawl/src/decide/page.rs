@@ -316,7 +316,7 @@ impl Core {
             url,
             analysis,
             own,
-        );
+        )?;
         self.apply_changes(changes, now)
     }
 

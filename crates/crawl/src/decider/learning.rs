@@ -6,6 +6,7 @@
 //! later observation sees the rules as the earlier changes left them.
 
 use super::{IndexView, TemplateView};
+use crate::error::CrawlError;
 use crate::learn::{Learner, Rule};
 use crate::page::PageAnalysis;
 use crate::skiplog::SkipReason;
@@ -116,27 +117,37 @@ pub fn against_mirrors<I, T>(
     url: &Url,
     analysis: &PageAnalysis,
     own: Option<u32>,
-) -> Vec<RuleChange>
+) -> Result<Vec<RuleChange>, CrawlError>
 where
     I: IndexView + ?Sized,
     T: TemplateView + ?Sized,
 {
     let host = crate::learn::authority(url);
-    learner
-        .observe_unique(url, |counterpart| {
-            canon
-                .canonicalize(&format!("{}://{counterpart}", url.scheme()), None)
-                .ok()
-                .and_then(|c| index.page_by_key(c.key.hash128()).ok().flatten())
-                .is_some_and(|id| {
-                    Some(id) == own
-                        || !crate::decider::resembles(index, templates, analysis, &host, false, id)
-                            .unwrap_or(false)
-                })
+    let mut failed = None;
+    let revoked = learner.observe_unique(url, |counterpart| {
+        let found = canon
+            .canonicalize(&format!("{}://{counterpart}", url.scheme()), None)
+            .ok()
+            .map(|c| index.page_by_key(c.key.hash128()))
+            .transpose()
+            .map(Option::flatten);
+        let against = match found {
+            Ok(Some(id)) if Some(id) == own => Ok(true),
+            Ok(Some(id)) => {
+                crate::decider::resembles(index, templates, analysis, &host, false, id).map(|r| !r)
+            }
+            Ok(None) => Ok(false),
+            Err(e) => Err(e),
+        };
+        against.unwrap_or_else(|e| {
+            failed.get_or_insert(e);
+            false
         })
-        .into_iter()
-        .map(RuleChange::Revoke)
-        .collect()
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    Ok(revoked.into_iter().map(RuleChange::Revoke).collect())
 }
 
 /// A fetched page at `url` (canonical key `key`) whose content is indexed page `content`, that

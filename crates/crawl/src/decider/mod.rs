@@ -420,14 +420,16 @@ pub struct RuleCopy {
 /// closely than a near-duplicate must, whatever the SimHash tables say: a notice copy's page with
 /// one sentence more is 4 bits from its original (k = 3) at a Jaccard estimate of 0.94, and two
 /// processes, which decide a page a round after its fetch, indexed it twice.
-pub fn supports_rule_copy(e: &TextEvidence, policy: &Policy) -> bool {
+///
+/// The resemblance is a whole-host rule's (`whole_host`: a mirror, an alias) between two hosts
+/// only: a parameter, host-option or canonical rule maps pages of one host onto each other, where
+/// siblings of one generator (two product pages that differ in a price) resemble each other without
+/// being one page, and only the same text makes a copy.
+pub fn supports_rule_copy(e: &TextEvidence, policy: &Policy, whole_host: bool) -> bool {
     e.words[0] > 0
         && e.same_title
         && e.sizes_agree()
-        && (e.same_text
-            || (!e.short()
-                && policy.jaccard > 0.0
-                && e.jaccard.is_some_and(|j| j >= rule_jaccard(policy))))
+        && (e.same_text || (whole_host && resemblance(e, policy)))
 }
 
 /// The page a learned rule in force maps `page` onto, when that page is indexed under another
@@ -455,7 +457,7 @@ where
     let Some(m) = mapped(index, templates, rules, page, short)? else {
         return Ok(None);
     };
-    if !supports_rule_copy(&m.evidence, &index.policy()) {
+    if !supports_rule_copy(&m.evidence, &index.policy(), m.rule.kind().skips_hosts()) {
         return Ok(None);
     }
     let reason = m.rule.skip_reason();
@@ -607,10 +609,10 @@ pub fn verification<R: RuleView + ?Sized>(
     }
 }
 
-/// Whether `page` resembles the indexed page a rule in force maps it onto (its counterpart), the
-/// two main texts compared with their hosts' templates set aside: the same text, or whole pages
-/// of comparable size whose Jaccard estimate reaches [`rule_jaccard`] (within k bits when the
-/// policy asks no Jaccard). `None` when no rule maps the page onto an indexed page.
+/// Whether `page` resembles the indexed page a whole-host rule in force (a mirror, an alias) maps
+/// it onto (its counterpart), the two main texts compared with their hosts' templates set aside
+/// ([`resemblance`]). `None` when no such rule maps the page onto an indexed page: a parameter,
+/// host-option or canonical rule is verified by the page's own verdict alone.
 pub fn counterpart_resembles<I, T, R>(
     index: &I,
     templates: &mut T,
@@ -624,7 +626,9 @@ where
     R: RuleView + ?Sized,
 {
     let policy = index.policy();
-    Ok(mapped(index, templates, rules, page, short)?.map(|m| resemblance(&m.evidence, &policy)))
+    Ok(mapped(index, templates, rules, page, short)?
+        .filter(|m| m.rule.kind().skips_hosts())
+        .map(|m| resemblance(&m.evidence, &policy)))
 }
 
 /// Whether a page (`analysis`, on `host`) resembles indexed page `original`, their main texts
@@ -658,12 +662,16 @@ where
     Ok(resemblance(&e, &index.policy()))
 }
 
-/// The same main text, or whole pages of comparable size whose Jaccard estimate reaches
-/// [`rule_jaccard`] (within k bits when the policy asks no Jaccard): resemblance without the
-/// SimHash tables' k, for what a page says of a rule (never for a skip).
+/// The same main text, or, for two pages on two hosts with the same title, main texts that are
+/// not short and whole pages of comparable size whose Jaccard estimate reaches [`rule_jaccard`]
+/// (within k bits when the policy asks no Jaccard): resemblance without the SimHash tables' k,
+/// for what a page says of a whole-host rule, and for its copies after a fetch.
 fn resemblance(e: &TextEvidence, policy: &Policy) -> bool {
     e.same_text
-        || (e.words[0] > 0
+        || (!e.same_host
+            && e.same_title
+            && !e.short()
+            && e.words[0] > 0
             && e.words[1] > 0
             && e.sizes_agree()
             && if policy.jaccard > 0.0 {

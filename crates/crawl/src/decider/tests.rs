@@ -798,7 +798,7 @@ fn a_page_a_rule_maps_onto_its_copy_is_skipped_on_the_rule() {
     assert_eq!(copy.rule_id, Some(1));
     assert_eq!(copy.reason, SkipReason::Mirror);
     assert_eq!(copy.original, 0);
-    assert!(supports_rule_copy(&copy.evidence, &index.policy()));
+    assert!(supports_rule_copy(&copy.evidence, &index.policy(), true));
 }
 
 #[test]
@@ -899,6 +899,53 @@ fn a_verification_asks_the_page_the_rule_named() {
 }
 
 #[test]
+fn resemblance_makes_a_copy_only_for_a_whole_host_rule_between_two_hosts() {
+    let policy = Policy { k: 3, jaccard: 0.8 };
+    // Two 300-word pages, the same title, Jaccard 0.95: resembling, not the same text.
+    let across = TextEvidence {
+        words: [300, 300],
+        whole_words: [320, 320],
+        jaccard: Some(0.95),
+        distance: 5,
+        same_title: true,
+        ..TextEvidence::default()
+    };
+    assert!(supports_rule_copy(&across, &policy, true));
+    // A parameter, host-option or canonical rule: only the same text.
+    assert!(!supports_rule_copy(&across, &policy, false));
+    // Two siblings of one host (two product pages that differ in a price), whatever the rule.
+    let one_host = TextEvidence {
+        same_host: true,
+        ..across
+    };
+    assert!(!supports_rule_copy(&one_host, &policy, true));
+    // Under another title, or short, or under 0.9: no.
+    for e in [
+        TextEvidence {
+            same_title: false,
+            ..across
+        },
+        TextEvidence {
+            words: [30, 30],
+            ..across
+        },
+        TextEvidence {
+            jaccard: Some(0.85),
+            ..across
+        },
+    ] {
+        assert!(!supports_rule_copy(&e, &policy, true), "{e:?}");
+    }
+    // The same text is a copy for any rule.
+    let same = TextEvidence {
+        same_text: true,
+        same_host: true,
+        ..across
+    };
+    assert!(supports_rule_copy(&same, &policy, false));
+}
+
+#[test]
 fn the_original_itself_is_not_its_own_rule_copy() {
     let main = text(56, 300);
     let (index, rules) = mirror_setup(&main);
@@ -960,7 +1007,7 @@ fn the_rule_s_target_fetched_after_its_copy_is_that_copy_s_page() {
     assert_eq!(copy.rule, mirror_rule());
     assert_eq!(copy.reason, SkipReason::Mirror);
     assert_eq!(copy.original, 0);
-    assert!(supports_rule_copy(&copy.evidence, &index.policy()));
+    assert!(supports_rule_copy(&copy.evidence, &index.policy(), true));
 }
 
 #[test]
@@ -1357,15 +1404,18 @@ mod rules {
             index.keys.insert(key, id);
             let url = format!("http://m.test/doc/{i}.html");
             let (_, own) = page(&url, "T", &text(i + 1000, 100), "");
-            revoked.extend(learning::against_mirrors(
-                &mut learner,
-                &canon,
-                &index,
-                &mut NoTemplates,
-                &u(&url),
-                &own,
-                None,
-            ));
+            revoked.extend(
+                learning::against_mirrors(
+                    &mut learner,
+                    &canon,
+                    &index,
+                    &mut NoTemplates,
+                    &u(&url),
+                    &own,
+                    None,
+                )
+                .unwrap(),
+            );
         }
         assert_eq!(revoked, [RuleChange::Revoke(rule.clone())]);
         // Pages that resemble their counterparts (one sentence of notice added) are no evidence
@@ -1395,7 +1445,8 @@ mod rules {
                 &u(&url),
                 &own,
                 None,
-            );
+            )
+            .unwrap();
             assert_eq!(changes, []);
         }
         assert_eq!(kept.evidence(&rule).disagree, 0);
@@ -1414,7 +1465,8 @@ mod rules {
                 &u(&url),
                 &own,
                 None,
-            );
+            )
+            .unwrap();
             assert_eq!(changes, []);
         }
     }

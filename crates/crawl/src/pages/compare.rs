@@ -26,7 +26,17 @@ impl PairVerdict {
     /// supports it ([`crate::decider::supports_rule_copy`]: the same title, and the same main
     /// text or, not short, a Jaccard estimate of at least [`crate::decider::rule_jaccard`]), as
     /// the crawl decides it; otherwise it stays distinct, and says why the rule did not take it.
-    pub fn under_rule(mut self, rule: &crate::learn::Rule, id: u32, k: u32, jaccard: f64) -> Self {
+    ///
+    /// `target`: the rule maps `a` onto `b` instead (a copy on the rule's source host indexed
+    /// before its target's page, which the crawl then skips as that copy's page).
+    pub fn under_rule(
+        mut self,
+        rule: &crate::learn::Rule,
+        id: u32,
+        target: bool,
+        k: u32,
+        jaccard: f64,
+    ) -> Self {
         if self.reason.is_some() {
             return self;
         }
@@ -34,8 +44,12 @@ impl PairVerdict {
             return self;
         };
         let policy = Policy { k, jaccard };
-        let named = format!("{rule} (rule {id}) maps B onto A");
-        if crate::decider::supports_rule_copy(&e, &policy) {
+        let named = if target {
+            format!("{rule} (rule {id}) maps A onto B")
+        } else {
+            format!("{rule} (rule {id}) maps B onto A")
+        };
+        if crate::decider::supports_rule_copy(&e, &policy, rule.kind().skips_hosts()) {
             self.reason = Some(rule.skip_reason());
             self.why = if e.same_text {
                 format!("{named}, and B is its copy after its fetch: the same main text and title")

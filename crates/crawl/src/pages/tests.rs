@@ -556,7 +556,7 @@ fn a_pair_a_rule_maps_is_judged_as_the_crawl_judges_it_after_the_fetch() {
     )
     .unwrap();
     assert_eq!(pair.reason, None);
-    let ruled = pair.under_rule(&rule, 7, 0, 0.8);
+    let ruled = pair.under_rule(&rule, 7, false, 0, 0.8);
     assert_eq!(ruled.reason, Some(SkipReason::Mirror));
     assert!(
         ruled.why.contains("(rule 7) maps B onto A"),
@@ -575,7 +575,7 @@ fn a_pair_a_rule_maps_is_judged_as_the_crawl_judges_it_after_the_fetch() {
         None,
     )
     .unwrap()
-    .under_rule(&rule, 7, 0, 0.8);
+    .under_rule(&rule, 7, false, 0, 0.8);
     assert_eq!(pair.reason, None);
     assert!(pair.why.contains("but B is not its copy"), "{}", pair.why);
 }
