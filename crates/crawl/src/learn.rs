@@ -87,6 +87,26 @@ impl Verification {
             checked_at_end: false,
         }
     }
+
+    /// Where the schedule of [`Learner::should_verify`] stands after `skips` skips: a rule
+    /// loaded from the store at resume goes on from its recorded skips, so that its next
+    /// verification, and the check at the crawl's end ([`Learner::unverified`]), are the ones
+    /// the crawl before the restart would have made.
+    fn after(every: u32, max: u32, skips: u64) -> Self {
+        let mut v = Verification::new(every);
+        v.skips = u32::try_from(skips).unwrap_or(u32::MAX);
+        if every > 0 {
+            let max = max.max(every);
+            while v.next <= v.skips {
+                v.next = v.next.saturating_add(v.gap);
+                v.gap = v.gap.saturating_mul(2).min(max);
+                if v.next == u32::MAX {
+                    break;
+                }
+            }
+        }
+        v
+    }
 }
 
 /// Agreeing and contradicting observations.
@@ -649,9 +669,21 @@ impl Learner {
 
     /// Marks a rule as active (for example one loaded from the store at resume).
     pub fn activate(&mut self, rule: Rule, evidence: Evidence) {
+        self.resume(rule, evidence, 0);
+    }
+
+    /// Marks a rule loaded from the store at resume as active, with the URLs it skipped so far:
+    /// its verification schedule goes on from there. (With a fresh schedule, a young mirror whose
+    /// skips all came before a restart was never checked at the crawl's end: its skip count
+    /// started again from zero.)
+    pub fn resume(&mut self, rule: Rule, evidence: Evidence, skipped: u64) {
         *self.evidence_mut(&rule) = evidence;
-        self.active
-            .insert(rule, Verification::new(self.config.verify_every));
+        let schedule = Verification::after(
+            self.config.verify_every,
+            self.config.verify_every_max,
+            skipped,
+        );
+        self.active.insert(rule, schedule);
     }
 
     /// Whether an active whole-host rule (a mirror, an alias) covers `url`.
@@ -1181,5 +1213,28 @@ mod tests {
         });
         l.activate(rule.clone(), Evidence::default());
         assert!((0..100).all(|_| !l.should_verify(&rule)));
+    }
+
+    #[test]
+    fn a_rule_resumed_goes_on_with_its_schedule_and_its_end_check() {
+        let config = LearnConfig::default();
+        let rule = Rule::Mirror(MirrorRule {
+            from: "m.test".into(),
+            to: "o.test".into(),
+        });
+        // A crawl that skipped 100 URLs under the rule, then one resumed from its record.
+        let mut before = Learner::new(config.clone());
+        before.activate(rule.clone(), Evidence::default());
+        for _ in 0..100 {
+            before.should_verify(&rule);
+        }
+        let mut resumed = Learner::new(config.clone());
+        resumed.resume(rule.clone(), Evidence::default(), 100);
+        let next = |l: &mut Learner| (1..=400u32).find(|_| l.should_verify(&rule));
+        assert_eq!(next(&mut resumed), next(&mut before));
+        // A young mirror's skips before a restart are checked at the end all the same.
+        let mut young = Learner::new(config);
+        young.resume(rule.clone(), Evidence::default(), 7);
+        assert_eq!(young.unverified(), [rule]);
     }
 }

@@ -123,7 +123,7 @@ impl RuleBook {
             next_id = next_id.max(id.saturating_add(1));
             if record.active {
                 in_force.push(record.clone());
-                learner.activate(record.rule.clone(), record.evidence);
+                learner.resume(record.rule.clone(), record.evidence, record.skipped);
             } else {
                 learner.remember(record.rule.clone(), record.evidence);
             }
