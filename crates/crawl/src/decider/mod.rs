@@ -545,22 +545,14 @@ where
     let Some(rule) = rule else {
         return Ok(None);
     };
-    let mut e = compare(
-        index,
-        page.analysis,
-        short,
-        page.host,
-        &record,
-        false,
-        false,
-    )?;
-    set_aside_templates(
+    let e = compare_aside(
         index,
         templates,
+        page.analysis,
         page.host,
-        &page.analysis.document.main_text,
+        short,
+        &record,
         original,
-        &mut e,
     )?;
     Ok(Some(Mapped {
         original,
@@ -650,7 +642,26 @@ where
     let Some(record) = index.record(original)? else {
         return Ok(false);
     };
-    let mut e = compare(index, analysis, short, host, &record, false, false)?;
+    let e = compare_aside(index, templates, analysis, host, short, &record, original)?;
+    Ok(resemblance(&e, &index.policy()))
+}
+
+/// A page (`analysis`, on `host`) compared with indexed page `original` (`record`), the two
+/// hosts' template lines set aside: what a rule's copy, and what a page says of a rule, rest on.
+fn compare_aside<I, T>(
+    index: &I,
+    templates: &mut T,
+    analysis: &PageAnalysis,
+    host: &str,
+    short: bool,
+    record: &PageRecord,
+    original: u32,
+) -> Result<TextEvidence, CrawlError>
+where
+    I: IndexView + ?Sized,
+    T: TemplateView + ?Sized,
+{
+    let mut e = compare(index, analysis, short, host, record, false, false)?;
     set_aside_templates(
         index,
         templates,
@@ -659,7 +670,7 @@ where
         original,
         &mut e,
     )?;
-    Ok(resemblance(&e, &index.policy()))
+    Ok(e)
 }
 
 /// The same main text, or, for two pages on two hosts with the same title, main texts that are
