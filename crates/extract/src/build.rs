@@ -9,7 +9,9 @@
 //! before and in the head, the body, tables with their captions, column groups, bodies, rows and
 //! cells, text (`<script>`, `<style>`, `<title>`...) and after the body, with forms, `<select>`,
 //! `<object>`, the list of active formatting elements (reconstruction, markers, Noah's Ark) and
-//! the adoption agency's simple case. It keeps its own stack of open elements with their names and
+//! the adoption agency's simple case, and SVG and MathML (foreign content: the elements' names and
+//! attributes adjusted as html5ever adjusts them, the start tags that break out of it) as long as
+//! no HTML goes inside them. It keeps its own stack of open elements with their names and
 //! writes through a [`Sink`]: scraper's ([`TreeOut`]), called exactly as html5ever calls it, so the
 //! tree is the same `Html`, node for node; or the flat list the extraction reads
 //! ([`FlatOut`](crate::flat::FlatOut)), the same appends without a tree.
@@ -17,7 +19,9 @@
 //! It gives up ([`GiveUp`]) where html5ever's result takes machinery it does not have: the
 //! adoption agency with a furthest block (a formatting element closed across a block, as in
 //! `<b>1<div>2</b>3</div>`), foster parenting (text or elements directly in a `<table>`),
-//! `<template>`, `<frameset>`, SVG and MathML, ruby, `<image>`, and a few rarer cases. The caller
+//! `<template>`, `<frameset>`, HTML inside SVG or MathML (an element in an SVG `<title>` or
+//! `<foreignObject>`, MathML's `<annotation-xml>`), an end tag that closes an HTML element from
+//! inside foreign content, ruby, `<image>`, and a few rarer cases. The caller
 //! then parses the page again with html5ever's tree builder, so the fast path never changes a
 //! tree; the tests compare both on edge cases, generated markup, the fixtures and, in the
 //! benchmark, thousands of real pages.
@@ -28,7 +32,7 @@ use html5ever::tokenizer::{Doctype, Tag, TagKind, Token};
 use html5ever::tree_builder::{
     ElementFlags, NodeOrText, QuirksMode, TreeBuilder, TreeBuilderOpts, TreeSink,
 };
-use html5ever::{LocalName, QualName, local_name, ns};
+use html5ever::{LocalName, QualName, local_name, namespace_prefix, ns};
 use scraper::{Html, HtmlTreeSink};
 
 use crate::parse::{Builder, Flow, GiveUp, Step};
@@ -46,10 +50,11 @@ pub(crate) trait Sink {
     type Output;
     /// The document node.
     fn document(&self) -> Self::Handle;
-    /// A new HTML element named `name` appended to `parent`.
+    /// A new element named `name` in namespace `ns` appended to `parent`.
     fn append_element(
         &mut self,
         parent: Self::Handle,
+        ns: Ns,
         name: LocalName,
         attrs: Vec<html5ever::Attribute>,
     ) -> Step<Self::Handle>;
@@ -98,11 +103,17 @@ impl Sink for TreeOut {
     fn append_element(
         &mut self,
         parent: TreeId,
+        ns: Ns,
         name: LocalName,
         attrs: Vec<html5ever::Attribute>,
     ) -> Step<TreeId> {
+        let ns = match ns {
+            Ns::Html => ns!(html),
+            Ns::Svg => ns!(svg),
+            Ns::MathMl => ns!(mathml),
+        };
         let id = self.0.create_element(
-            QualName::new(None, ns!(html), name),
+            QualName::new(None, ns, name),
             attrs,
             ElementFlags::default(),
         );
@@ -175,9 +186,22 @@ enum Mode {
     AfterAfterBody,
 }
 
-/// An element on the stack of open elements (all are in the HTML namespace here).
+/// An element's namespace: HTML, or the foreign content the builder takes (SVG and MathML
+/// without HTML inside them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ns {
+    Html,
+    Svg,
+    MathMl,
+}
+
+/// An element on the stack of open elements. Foreign elements are only ever above the HTML
+/// ones: the builder gives up where HTML would go inside them (an HTML integration point's
+/// elements), so the rules of the insertion modes, which name HTML elements, run only on a stack
+/// of HTML elements, but for the text of an integration point.
 struct Open<H> {
     id: H,
+    ns: Ns,
     name: LocalName,
 }
 
@@ -422,6 +446,275 @@ fn formatting(name: &LocalName) -> bool {
     )
 }
 
+/// A start tag that leaves foreign content (html5ever's list in `step_foreign`): the SVG or
+/// MathML elements are closed and the tag is processed as HTML.
+fn breaks_out_of_foreign(tag: &Tag) -> bool {
+    match tag.kind {
+        TagKind::EndTag => matches!(tag.name, local_name!("br") | local_name!("p")),
+        TagKind::StartTag => match tag.name {
+            local_name!("b")
+            | local_name!("big")
+            | local_name!("blockquote")
+            | local_name!("body")
+            | local_name!("br")
+            | local_name!("center")
+            | local_name!("code")
+            | local_name!("dd")
+            | local_name!("div")
+            | local_name!("dl")
+            | local_name!("dt")
+            | local_name!("em")
+            | local_name!("embed")
+            | local_name!("h1")
+            | local_name!("h2")
+            | local_name!("h3")
+            | local_name!("h4")
+            | local_name!("h5")
+            | local_name!("h6")
+            | local_name!("head")
+            | local_name!("hr")
+            | local_name!("i")
+            | local_name!("img")
+            | local_name!("li")
+            | local_name!("listing")
+            | local_name!("menu")
+            | local_name!("meta")
+            | local_name!("nobr")
+            | local_name!("ol")
+            | local_name!("p")
+            | local_name!("pre")
+            | local_name!("ruby")
+            | local_name!("s")
+            | local_name!("small")
+            | local_name!("span")
+            | local_name!("strong")
+            | local_name!("strike")
+            | local_name!("sub")
+            | local_name!("sup")
+            | local_name!("table")
+            | local_name!("tt")
+            | local_name!("u")
+            | local_name!("ul")
+            | local_name!("var") => true,
+            local_name!("font") => tag.attrs.iter().any(|a| {
+                a.name.ns == ns!()
+                    && matches!(
+                        a.name.local,
+                        local_name!("color") | local_name!("face") | local_name!("size")
+                    )
+            }),
+            _ => false,
+        },
+    }
+}
+
+/// Where text and start tags inside foreign content go by the insertion mode's rules: SVG's
+/// HTML integration points and MathML's text integration points (and `<annotation-xml>`, which
+/// is one or not by its `encoding`).
+fn integration_point(ns: Ns, name: &LocalName) -> bool {
+    match ns {
+        Ns::Html => false,
+        Ns::Svg => matches!(
+            *name,
+            local_name!("foreignObject") | local_name!("desc") | local_name!("title")
+        ),
+        Ns::MathMl => matches!(
+            *name,
+            local_name!("mi")
+                | local_name!("mo")
+                | local_name!("mn")
+                | local_name!("ms")
+                | local_name!("mtext")
+                | local_name!("annotation-xml")
+        ),
+    }
+}
+
+/// SVG's camel-cased element names, which the tokenizer gave in lower case
+/// (html5ever's `adjust_svg_tag_name`).
+fn adjust_svg_tag_name(name: &mut LocalName) {
+    let adjusted = match *name {
+        local_name!("altglyph") => local_name!("altGlyph"),
+        local_name!("altglyphdef") => local_name!("altGlyphDef"),
+        local_name!("altglyphitem") => local_name!("altGlyphItem"),
+        local_name!("animatecolor") => local_name!("animateColor"),
+        local_name!("animatemotion") => local_name!("animateMotion"),
+        local_name!("animatetransform") => local_name!("animateTransform"),
+        local_name!("clippath") => local_name!("clipPath"),
+        local_name!("feblend") => local_name!("feBlend"),
+        local_name!("fecolormatrix") => local_name!("feColorMatrix"),
+        local_name!("fecomponenttransfer") => local_name!("feComponentTransfer"),
+        local_name!("fecomposite") => local_name!("feComposite"),
+        local_name!("feconvolvematrix") => local_name!("feConvolveMatrix"),
+        local_name!("fediffuselighting") => local_name!("feDiffuseLighting"),
+        local_name!("fedisplacementmap") => local_name!("feDisplacementMap"),
+        local_name!("fedistantlight") => local_name!("feDistantLight"),
+        local_name!("fedropshadow") => local_name!("feDropShadow"),
+        local_name!("feflood") => local_name!("feFlood"),
+        local_name!("fefunca") => local_name!("feFuncA"),
+        local_name!("fefuncb") => local_name!("feFuncB"),
+        local_name!("fefuncg") => local_name!("feFuncG"),
+        local_name!("fefuncr") => local_name!("feFuncR"),
+        local_name!("fegaussianblur") => local_name!("feGaussianBlur"),
+        local_name!("feimage") => local_name!("feImage"),
+        local_name!("femerge") => local_name!("feMerge"),
+        local_name!("femergenode") => local_name!("feMergeNode"),
+        local_name!("femorphology") => local_name!("feMorphology"),
+        local_name!("feoffset") => local_name!("feOffset"),
+        local_name!("fepointlight") => local_name!("fePointLight"),
+        local_name!("fespecularlighting") => local_name!("feSpecularLighting"),
+        local_name!("fespotlight") => local_name!("feSpotLight"),
+        local_name!("fetile") => local_name!("feTile"),
+        local_name!("feturbulence") => local_name!("feTurbulence"),
+        local_name!("foreignobject") => local_name!("foreignObject"),
+        local_name!("glyphref") => local_name!("glyphRef"),
+        local_name!("lineargradient") => local_name!("linearGradient"),
+        local_name!("radialgradient") => local_name!("radialGradient"),
+        local_name!("textpath") => local_name!("textPath"),
+        _ => return,
+    };
+    *name = adjusted;
+}
+
+/// A foreign element's attribute names as html5ever adjusts them: SVG's camel-cased ones,
+/// MathML's `definitionURL`, and the `xlink:`, `xml:` and `xmlns` ones into their namespaces
+/// (`adjust_svg_attributes`, `adjust_mathml_attributes`, `adjust_foreign_attributes`).
+fn adjust_foreign_attributes(ns: Ns, attrs: &mut [html5ever::Attribute]) {
+    for attr in attrs {
+        let local = &attr.name.local;
+        let svg = |l: &str| Some(QualName::new(None, ns!(), LocalName::from(l)));
+        let replacement = match ns {
+            Ns::Svg => match *local {
+                local_name!("attributename") => svg("attributeName"),
+                local_name!("attributetype") => svg("attributeType"),
+                local_name!("basefrequency") => svg("baseFrequency"),
+                local_name!("baseprofile") => svg("baseProfile"),
+                local_name!("calcmode") => svg("calcMode"),
+                local_name!("clippathunits") => svg("clipPathUnits"),
+                local_name!("diffuseconstant") => svg("diffuseConstant"),
+                local_name!("edgemode") => svg("edgeMode"),
+                local_name!("filterunits") => svg("filterUnits"),
+                local_name!("glyphref") => svg("glyphRef"),
+                local_name!("gradienttransform") => svg("gradientTransform"),
+                local_name!("gradientunits") => svg("gradientUnits"),
+                local_name!("kernelmatrix") => svg("kernelMatrix"),
+                local_name!("kernelunitlength") => svg("kernelUnitLength"),
+                local_name!("keypoints") => svg("keyPoints"),
+                local_name!("keysplines") => svg("keySplines"),
+                local_name!("keytimes") => svg("keyTimes"),
+                local_name!("lengthadjust") => svg("lengthAdjust"),
+                local_name!("limitingconeangle") => svg("limitingConeAngle"),
+                local_name!("markerheight") => svg("markerHeight"),
+                local_name!("markerunits") => svg("markerUnits"),
+                local_name!("markerwidth") => svg("markerWidth"),
+                local_name!("maskcontentunits") => svg("maskContentUnits"),
+                local_name!("maskunits") => svg("maskUnits"),
+                local_name!("numoctaves") => svg("numOctaves"),
+                local_name!("pathlength") => svg("pathLength"),
+                local_name!("patterncontentunits") => svg("patternContentUnits"),
+                local_name!("patterntransform") => svg("patternTransform"),
+                local_name!("patternunits") => svg("patternUnits"),
+                local_name!("pointsatx") => svg("pointsAtX"),
+                local_name!("pointsaty") => svg("pointsAtY"),
+                local_name!("pointsatz") => svg("pointsAtZ"),
+                local_name!("preservealpha") => svg("preserveAlpha"),
+                local_name!("preserveaspectratio") => svg("preserveAspectRatio"),
+                local_name!("primitiveunits") => svg("primitiveUnits"),
+                local_name!("refx") => svg("refX"),
+                local_name!("refy") => svg("refY"),
+                local_name!("repeatcount") => svg("repeatCount"),
+                local_name!("repeatdur") => svg("repeatDur"),
+                local_name!("requiredextensions") => svg("requiredExtensions"),
+                local_name!("requiredfeatures") => svg("requiredFeatures"),
+                local_name!("specularconstant") => svg("specularConstant"),
+                local_name!("specularexponent") => svg("specularExponent"),
+                local_name!("spreadmethod") => svg("spreadMethod"),
+                local_name!("startoffset") => svg("startOffset"),
+                local_name!("stddeviation") => svg("stdDeviation"),
+                local_name!("stitchtiles") => svg("stitchTiles"),
+                local_name!("surfacescale") => svg("surfaceScale"),
+                local_name!("systemlanguage") => svg("systemLanguage"),
+                local_name!("tablevalues") => svg("tableValues"),
+                local_name!("targetx") => svg("targetX"),
+                local_name!("targety") => svg("targetY"),
+                local_name!("textlength") => svg("textLength"),
+                local_name!("viewbox") => svg("viewBox"),
+                local_name!("viewtarget") => svg("viewTarget"),
+                local_name!("xchannelselector") => svg("xChannelSelector"),
+                local_name!("ychannelselector") => svg("yChannelSelector"),
+                local_name!("zoomandpan") => svg("zoomAndPan"),
+                _ => None,
+            },
+            Ns::MathMl => match *local {
+                local_name!("definitionurl") => svg("definitionURL"),
+                _ => None,
+            },
+            Ns::Html => None,
+        };
+        let replacement = replacement.or_else(|| match *local {
+            local_name!("xlink:actuate") => Some(QualName::new(
+                Some(namespace_prefix!("xlink")),
+                ns!(xlink),
+                local_name!("actuate"),
+            )),
+            local_name!("xlink:arcrole") => Some(QualName::new(
+                Some(namespace_prefix!("xlink")),
+                ns!(xlink),
+                local_name!("arcrole"),
+            )),
+            local_name!("xlink:href") => Some(QualName::new(
+                Some(namespace_prefix!("xlink")),
+                ns!(xlink),
+                local_name!("href"),
+            )),
+            local_name!("xlink:role") => Some(QualName::new(
+                Some(namespace_prefix!("xlink")),
+                ns!(xlink),
+                local_name!("role"),
+            )),
+            local_name!("xlink:show") => Some(QualName::new(
+                Some(namespace_prefix!("xlink")),
+                ns!(xlink),
+                local_name!("show"),
+            )),
+            local_name!("xlink:title") => Some(QualName::new(
+                Some(namespace_prefix!("xlink")),
+                ns!(xlink),
+                local_name!("title"),
+            )),
+            local_name!("xlink:type") => Some(QualName::new(
+                Some(namespace_prefix!("xlink")),
+                ns!(xlink),
+                local_name!("type"),
+            )),
+            local_name!("xml:lang") => Some(QualName::new(
+                Some(namespace_prefix!("xml")),
+                ns!(xml),
+                local_name!("lang"),
+            )),
+            local_name!("xml:space") => Some(QualName::new(
+                Some(namespace_prefix!("xml")),
+                ns!(xml),
+                local_name!("space"),
+            )),
+            local_name!("xmlns") => Some(QualName::new(
+                Some(namespace_prefix!("")),
+                ns!(xmlns),
+                local_name!("xmlns"),
+            )),
+            local_name!("xmlns:xlink") => Some(QualName::new(
+                Some(namespace_prefix!("xmlns")),
+                ns!(xmlns),
+                local_name!("xlink"),
+            )),
+            _ => None,
+        });
+        if let Some(name) = replacement {
+            attr.name = name;
+        }
+    }
+}
+
 impl<S: Sink> FastBuilder<S> {
     /// Its sink (after it gave up, to ask why).
     pub(crate) fn sink(&self) -> &S {
@@ -522,9 +815,15 @@ impl<S: Sink> FastBuilder<S> {
         push: bool,
     ) -> Step<S::Handle> {
         let parent = self.current()?.id;
-        let id = self.sink.append_element(parent, name.clone(), attrs)?;
+        let id = self
+            .sink
+            .append_element(parent, Ns::Html, name.clone(), attrs)?;
         if push {
-            self.stack.push(Open { id, name });
+            self.stack.push(Open {
+                id,
+                ns: Ns::Html,
+                name,
+            });
         }
         Ok(id)
     }
@@ -554,9 +853,10 @@ impl<S: Sink> FastBuilder<S> {
     fn create_root(&mut self, attrs: Vec<html5ever::Attribute>) -> Step<()> {
         let id = self
             .sink
-            .append_element(self.document, local_name!("html"), attrs)?;
+            .append_element(self.document, Ns::Html, local_name!("html"), attrs)?;
         self.stack.push(Open {
             id,
+            ns: Ns::Html,
             name: local_name!("html"),
         });
         Ok(())
@@ -716,6 +1016,122 @@ impl<S: Sink> FastBuilder<S> {
         Ok(())
     }
 
+    // ---- Foreign content ----
+
+    /// The current node, when it is an SVG or MathML element (the rules for foreign content
+    /// may apply).
+    fn foreign(&self) -> Option<&Open<S::Handle>> {
+        self.stack.last().filter(|o| o.ns != Ns::Html)
+    }
+
+    /// `<svg>` or `<math>` in the body (html5ever's `enter_foreign`).
+    fn enter_foreign(&mut self, tag: &mut Tag, ns: Ns) -> Step<Then> {
+        self.reconstruct()?;
+        let mut tag = Self::take(tag);
+        adjust_foreign_attributes(ns, &mut tag.attrs);
+        self.insert_foreign(ns, tag)?;
+        DONE
+    }
+
+    /// A foreign element for `tag` as the current node's last child, pushed unless the tag
+    /// closes itself (`<path/>`).
+    fn insert_foreign(&mut self, ns: Ns, tag: Tag) -> Step<()> {
+        let parent = self.current()?.id;
+        let id = self
+            .sink
+            .append_element(parent, ns, tag.name.clone(), tag.attrs)?;
+        if !tag.self_closing {
+            self.stack.push(Open {
+                id,
+                ns,
+                name: tag.name,
+            });
+        }
+        Ok(())
+    }
+
+    /// Whether reconstructing the active formatting elements would insert any.
+    fn reconstruct_pending(&self) -> bool {
+        self.formatting
+            .last()
+            .is_some_and(|last| !self.marker_or_open(last))
+    }
+
+    /// Text while the current node is foreign. At an integration point it goes by the body's
+    /// rules, which insert it as it is when no formatting element is to be reconstructed (one
+    /// would be an HTML element inside the foreign ones: html5ever's).
+    fn foreign_text(&mut self, text: &str) -> Step<Flow> {
+        let current = self.current()?;
+        if integration_point(current.ns, &current.name)
+            && (current.name == local_name!("annotation-xml")
+                || !matches!(self.mode, Mode::InBody | Mode::InCell | Mode::InCaption)
+                || self.reconstruct_pending())
+        {
+            return Err(GiveUp);
+        }
+        self.append_text(text)?;
+        Ok(Flow::Data)
+    }
+
+    /// A tag while the current node is foreign (html5ever's `is_foreign` and `step_foreign`):
+    /// `Some` when the rules for foreign content took it, `None` when it left the foreign
+    /// elements and goes on by the insertion mode's rules.
+    fn foreign_tag(&mut self, tag: &mut Tag) -> Step<Option<Flow>> {
+        let current = self.current()?;
+        let (ns, point) = (current.ns, integration_point(current.ns, &current.name));
+        if breaks_out_of_foreign(tag) {
+            if point && tag.kind == TagKind::StartTag {
+                return Err(GiveUp);
+            }
+            while self.current()?.ns != Ns::Html {
+                if integration_point(self.current()?.ns, &self.current()?.name) {
+                    return Err(GiveUp);
+                }
+                self.stack.pop();
+            }
+            return Ok(None);
+        }
+        match tag.kind {
+            TagKind::StartTag => {
+                let exempt = ns == Ns::MathMl
+                    && matches!(tag.name, local_name!("mglyph") | local_name!("malignmark"))
+                    && current.name != local_name!("annotation-xml");
+                if point && !exempt {
+                    // HTML inside SVG or MathML.
+                    return Err(GiveUp);
+                }
+                let mut tag = Self::take(tag);
+                if ns == Ns::Svg {
+                    adjust_svg_tag_name(&mut tag.name);
+                }
+                adjust_foreign_attributes(ns, &mut tag.attrs);
+                self.insert_foreign(ns, tag)?;
+            }
+            TagKind::EndTag => {
+                // The nearest open element of that name, if no HTML element comes first.
+                let mut index = self.stack.len() - 1;
+                let mut first = true;
+                loop {
+                    if index == 0 {
+                        break;
+                    }
+                    let open = &self.stack[index];
+                    if !first && open.ns == Ns::Html {
+                        // By the insertion mode's rules, with foreign elements open.
+                        return Err(GiveUp);
+                    }
+                    if open.name.eq_ignore_ascii_case(&tag.name) {
+                        self.stack.truncate(index);
+                        break;
+                    }
+                    first = false;
+                    index -= 1;
+                }
+            }
+        }
+        Ok(Some(Flow::Data))
+    }
+
     // ---- Tokens ----
 
     fn doctype(&mut self, doctype: Doctype) -> Step<Flow> {
@@ -750,6 +1166,9 @@ impl<S: Sink> FastBuilder<S> {
     }
 
     fn characters(&mut self, mut text: &str) -> Step<Flow> {
+        if self.foreign().is_some() {
+            return self.foreign_text(text);
+        }
         loop {
             match self.mode {
                 Mode::Initial | Mode::BeforeHtml | Mode::BeforeHead => {
@@ -859,6 +1278,10 @@ impl<S: Sink> FastBuilder<S> {
     }
 
     fn comment(&mut self, text: StrTendril) -> Step<Flow> {
+        if self.foreign().is_some() {
+            self.append_comment(text)?;
+            return Ok(Flow::Data);
+        }
         match self.mode {
             Mode::Initial | Mode::BeforeHtml | Mode::AfterAfterBody => {
                 self.comment_to(self.document, text)?
@@ -892,6 +1315,11 @@ impl<S: Sink> FastBuilder<S> {
 
     fn tag(&mut self, tag: Tag) -> Step<Flow> {
         let mut tag = tag;
+        if self.foreign().is_some()
+            && let Some(flow) = self.foreign_tag(&mut tag)?
+        {
+            return Ok(flow);
+        }
         loop {
             let then = match tag.kind {
                 TagKind::StartTag => self.start_tag(self.mode, &mut tag)?,
@@ -971,6 +1399,7 @@ impl<S: Sink> FastBuilder<S> {
                     let head = self.head.ok_or(GiveUp)?;
                     self.stack.push(Open {
                         id: head,
+                        ns: Ns::Html,
                         name: local_name!("head"),
                     });
                     let then = self.in_head_start(tag)?.ok_or(GiveUp)?;
@@ -1182,9 +1611,9 @@ impl<S: Sink> FastBuilder<S> {
             | local_name!("rb")
             | local_name!("rtc")
             | local_name!("rp")
-            | local_name!("rt")
-            | local_name!("math")
-            | local_name!("svg") => Err(GiveUp),
+            | local_name!("rt") => Err(GiveUp),
+            local_name!("svg") => self.enter_foreign(tag, Ns::Svg),
+            local_name!("math") => self.enter_foreign(tag, Ns::MathMl),
             local_name!("base")
             | local_name!("basefont")
             | local_name!("bgsound")
@@ -1906,7 +2335,7 @@ impl<S: Sink> Builder for FastBuilder<S> {
     }
 
     fn foreign_current(&self) -> bool {
-        false
+        self.foreign().is_some()
     }
 
     fn spare_attrs(&mut self) -> Vec<html5ever::Attribute> {
@@ -2000,6 +2429,24 @@ pub(crate) mod tests {
         "<table><tr></center><td>x</table>",
         "<head></head><script>s</script><link rel=x><body><p>x",
         "<head><title>t</title></head>\n<style>a{}</style>\n<p>x",
+        "<svg><circle/></svg>",
+        "<svg xmlns=http://www.w3.org/2000/svg width=4><path d=x /></svg>",
+        "<p>icon <svg viewbox='0 0 1 1' xmlns:xlink=x><use xlink:href='#a'/><clippath id=c><path d=x></path></clippath><title>Icon</title><desc>d</desc></svg> after</p>",
+        "<svg><g><text>t <tspan>u</tspan></text></svg><p>x",
+        "<math><mi>x</mi><mo>=</mo><mn>1</mn><mglyph/></math> after math",
+        "<math definitionurl=u><mrow><mi>a</mi></mrow></math>",
+        "<svg><p>breaks out</p>",
+        "<svg><g></p>breaks out too",
+        "<svg><!-- c --><style>.a{}</style><script>1<2</script></svg>",
+        "<b>x<svg><g></g></svg>y</b>",
+        "<p><b>x</p><svg><title>t</title></svg>",
+        "<table><tr><td><svg><circle/></svg></td></tr></table>",
+        "<svg></svg><svg/><math/>",
+        "<svg><font color=red>x</font></svg>",
+        "<svg><font>x</font></svg>",
+        "<svg><foreignobject/><lineargradient><stop/></lineargradient></svg>",
+        "<svg><g></G></svg>",
+        "<svg>",
     ];
 
     #[test]
@@ -2045,7 +2492,10 @@ pub(crate) mod tests {
             "<table><colgroup>text</colgroup></table>",
             "<template>t</template>",
             "<frameset><frame></frameset>",
-            "<svg><circle/></svg>",
+            "<svg><title><b>x</b></title></svg>",
+            "<svg><foreignObject><p>x</p></foreignObject></svg>",
+            "<div><svg><rect></div>after",
+            "<math><annotation-xml encoding=text/html><p>x</annotation-xml></math>",
             "<b>1<div>2</b>3</div>",
             "<table><tr><td>x</td></p></tr></table>",
         ];

@@ -198,13 +198,14 @@ fn collect_flat<'a>(flat: &'a Flat, robots_agent: Option<&str>) -> Page<'a> {
         match item {
             Item::Start {
                 name,
+                html,
                 attrs,
                 attrs_end,
                 end,
             } => {
                 let attrs = flat.attrs_of(*attrs, *attrs_end);
                 let read = || Attrs::read(attrs.iter().map(|a| (&*a.name.local, &*a.value)));
-                if !collector.open_element(name, true, read) {
+                if !collector.open_element(name, *html, read) {
                     // Its children are not visited.
                     collector.close_element();
                     i = *end as usize + 1;

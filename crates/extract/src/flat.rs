@@ -22,16 +22,18 @@ use html5ever::tokenizer::Doctype;
 use html5ever::tree_builder::QuirksMode;
 use html5ever::{Attribute, LocalName};
 
-use crate::build::Sink;
+use crate::build::{Ns, Sink};
 use crate::parse::{GiveUp, Step};
 
 /// One step of the document in document order.
 #[derive(Debug)]
 pub(crate) enum Item {
-    /// An HTML element's start: its attributes are [`Flat::attrs`]`[attrs..attrs_end]`, and
+    /// An element's start: its attributes are [`Flat::attrs`]`[attrs..attrs_end]`, and
     /// `end` is the index of its [`Item::End`].
     Start {
         name: LocalName,
+        /// In the HTML namespace (not SVG or MathML).
+        html: bool,
         attrs: u32,
         attrs_end: u32,
         end: u32,
@@ -172,6 +174,7 @@ impl Sink for FlatOut {
     fn append_element(
         &mut self,
         parent: u32,
+        ns: Ns,
         name: LocalName,
         mut attrs: Vec<Attribute>,
     ) -> Step<u32> {
@@ -188,6 +191,7 @@ impl Sink for FlatOut {
         }
         self.flat.items.push(Item::Start {
             name,
+            html: ns == Ns::Html,
             attrs: first,
             attrs_end: index(self.flat.attrs.len())?,
             end: NO_END,

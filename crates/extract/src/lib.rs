@@ -462,7 +462,7 @@ pub fn parse_fast(html: &str) -> Option<scraper::Html> {
 /// [`parse_fast`], and whether this crate's tree builder built the tree (`true`), or gave up
 /// and html5ever's tree builder did (`false`): it handles the insertion modes and elements
 /// ordinary pages use, and leaves the rest (foster parenting, a formatting element closed
-/// across a block, templates, SVG...) to html5ever. The tree is the same either way.
+/// across a block, templates, HTML inside SVG...) to html5ever. The tree is the same either way.
 ///
 /// ```
 /// let (tree, built_here) = simcrawl_extract::parse_fast_traced("<ul><li>a<li>b</ul>").unwrap();

@@ -1448,6 +1448,20 @@ pub(crate) mod tests {
         "<!-->",
         "<x y=\"&amp\">",
         "\0",
+        "<path/>",
+        "<g>",
+        "</g>",
+        "<foreignObject>",
+        "<desc>",
+        "<mi>",
+        "<math>",
+        "</math>",
+        "<mglyph>",
+        "<annotation-xml>",
+        "<clippath viewbox=0>",
+        "<use xlink:href=#a>",
+        "<font color=red>",
+        "<svg xmlns=u xml:lang=x>",
     ];
 
     pub(crate) fn markup() -> impl Strategy<Value = String> {
