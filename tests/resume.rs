@@ -101,6 +101,17 @@ fn a_resume_says_what_changed_and_a_finished_crawl_that_nothing_is_left() {
 
 #[test]
 fn ctrl_c_finishes_in_flight_fetches_flushes_and_reports() {
+    interrupted_by("-INT", 130);
+}
+
+#[test]
+fn sigterm_stops_the_crawl_as_ctrl_c_does() {
+    interrupted_by("-TERM", 143);
+}
+
+/// A crawl sent `signal` mid-way finishes its fetches in flight, flushes, reports and exits
+/// with `code`; the next run resumes and keeps what the first indexed.
+fn interrupted_by(signal: &str, code: i32) {
     let web = Web::small();
     let dir = Dir::new();
     let child = simcrawl()
@@ -114,14 +125,14 @@ fn ctrl_c_finishes_in_flight_fetches_flushes_and_reports() {
     // Interrupted mid-way: once the web has answered 20 requests.
     crate::util::wait_for_requests(&web, 0, 20);
     let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args([signal, &child.id().to_string()])
         .status()
         .expect("kill runs");
     assert!(status.success());
     let out = child.wait_with_output().expect("the crawl stops");
     assert_eq!(
         out.status.code(),
-        Some(130),
+        Some(code),
         "{:?}\n{}",
         out.status,
         String::from_utf8_lossy(&out.stderr)
@@ -130,8 +141,11 @@ fn ctrl_c_finishes_in_flight_fetches_flushes_and_reports() {
     assert!(stdout.contains("crawl interrupted"), "{stdout}");
     let first = indexed(&dir.store()).len();
     assert!(first > 0, "nothing was indexed before the interrupt");
-    // The next run resumes and finishes; what the first indexed is kept.
-    assert_success(&crawl(&dir.store(), &[], &[]));
+    // Closed cleanly: the next run resumes without a crash's note, and finishes.
+    let next = crawl(&dir.store(), &[], &[]);
+    assert_success(&next);
+    let next = String::from_utf8_lossy(&next.stdout);
+    assert!(!next.contains("not closed cleanly"), "{next}");
     assert!(indexed(&dir.store()).len() > first);
 }
 

@@ -8,6 +8,7 @@ use simcrawl_frontier::{RobotsPolicy, Scope};
 use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
 
 /// Builds the crawl configuration from the flags; every bad value names its flag.
@@ -95,24 +96,65 @@ fn config(
     Ok(config)
 }
 
-/// A rough validity check of a regex, so that a typo is a clear error naming the flag before the crawl.
-/// Resolves after the first Ctrl-C; a second Ctrl-C exits at once (what was flushed stays).
-async fn ctrl_c() {
-    if tokio::signal::ctrl_c().await.is_err() {
-        std::future::pending::<()>().await;
+/// The signal that asked the crawl to stop: SIGINT (Ctrl-C) or SIGTERM (`kill`, `timeout`,
+/// systemd, Docker); 0 while none did.
+static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+const SIGINT: i32 = 2;
+const SIGTERM: i32 = 15;
+
+/// The next SIGINT or SIGTERM: its number.
+async fn stop_signal() -> i32 {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = signal(SignalKind::terminate()).ok();
+        let term = async {
+            match term.as_mut() {
+                Some(term) => {
+                    term.recv().await;
+                }
+                None => std::future::pending::<()>().await,
+            }
+        };
+        let int = async {
+            if tokio::signal::ctrl_c().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        };
+        tokio::select! {
+            () = int => SIGINT,
+            () = term => SIGTERM,
+        }
     }
+    #[cfg(not(unix))]
+    {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+        SIGINT
+    }
+}
+
+/// Resolves after the first Ctrl-C or SIGTERM: the crawl stops as for Ctrl-C (the fetches in
+/// flight finish, the store is flushed). A second one exits at once (what was flushed stays).
+async fn ctrl_c() {
+    let first = stop_signal().await;
+    STOP_SIGNAL.store(first, Ordering::Relaxed);
     if !crate::output::quiet() {
+        let name = if first == SIGTERM {
+            "SIGTERM"
+        } else {
+            "Ctrl-C"
+        };
         eprintln!(
-            "\nstopping: finishing the fetches in flight and flushing (Ctrl-C again to quit now)"
+            "\nstopping ({name}): finishing the fetches in flight and flushing (Ctrl-C again to quit now)"
         );
     }
     tokio::spawn(async {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!(
-                "quitting now; the next crawl on this store resumes from the last checkpoint"
-            );
-            std::process::exit(130);
-        }
+        let second = stop_signal().await;
+        eprintln!("quitting now; the next crawl on this store resumes from the last checkpoint");
+        std::process::exit(128 + second);
     });
 }
 
@@ -326,11 +368,15 @@ fn seconds(delay: Duration) -> String {
     }
 }
 
-/// 130 for a crawl stopped by Ctrl-C (the shell's code for SIGINT, as the guide says), 1 for
-/// one that did nothing asked of it or left work for later ([`Report::problem`]), else 0.
+/// 130 for a crawl stopped by Ctrl-C and 143 by SIGTERM (the shell's codes, as the guide says),
+/// 1 for one that did nothing asked of it or left work for later ([`Report::problem`]), else 0.
 fn exit_code(report: &Report) -> ExitCode {
     if report.interrupted {
-        return ExitCode::from(130);
+        let signal = match STOP_SIGNAL.load(Ordering::Relaxed) {
+            SIGTERM => SIGTERM,
+            _ => SIGINT,
+        };
+        return ExitCode::from(128 + signal as u8);
     }
     match report.problem() {
         Some(problem) => {
