@@ -79,6 +79,10 @@ pub struct Report {
     pub robots_ignored: bool,
     /// Whether the crawl stopped early on a shutdown request.
     pub interrupted: bool,
+    /// The page budget (`max_fetches`, over every run of the store) when the crawl stopped
+    /// because it was spent, with URLs still queued ([`Progress::queued`]): the next run with a
+    /// larger budget goes on.
+    pub budget: Option<u64>,
     /// The frontier's counters (exclusions by reason, ...), over all runs.
     pub frontier_counters: Vec<(&'static str, u64)>,
     /// The store had not been closed cleanly: the pages indexed and URLs queued it held when

@@ -332,6 +332,8 @@ impl Driver {
         let mut pages_in_flight: u32 = 0;
         let mut stopping = false;
         let mut interrupted = false;
+        // Stopped by --max-pages (not by a shutdown request).
+        let mut budget_spent = false;
         // After a shutdown request, fetches in flight get STOP_GRACE to finish; a stalled one is
         // abandoned (its URL was never acknowledged, so the next run fetches it again).
         let mut stop_deadline: Option<tokio::time::Instant> = None;
@@ -368,6 +370,7 @@ impl Driver {
                             >= max
                     {
                         stopping = true;
+                        budget_spent = !interrupted;
                         break;
                     }
                     // While the rounds lag (a slower process), at most so many pages wait in
@@ -538,6 +541,11 @@ impl Driver {
             robots_ignored: self.core.config.frontier.robots
                 == simcrawl_frontier::RobotsPolicy::Ignore,
             interrupted,
+            budget: self
+                .core
+                .config
+                .max_fetches
+                .filter(|_| budget_spent && !interrupted && stats.queued > 0),
             frontier_counters: stats.counters.iter().collect(),
             unclean_resume: None,
             resumed_k: None,

@@ -235,14 +235,16 @@ fn print_report(report: &Report) {
         return;
     }
     let secs = p.elapsed.as_secs_f64().max(0.001);
-    println!(
-        "{}",
-        if report.interrupted {
-            "crawl interrupted (resume it with the same command)"
-        } else {
-            "crawl finished"
+    match report.budget {
+        _ if report.interrupted => {
+            println!("crawl interrupted (resume it with the same command)")
         }
-    );
+        Some(max) => println!(
+            "crawl stopped at --max-pages {max} (pages fetched by every run on this store): {} URLs still queued; run again with a larger --max-pages to go on",
+            p.queued
+        ),
+        None => println!("crawl finished"),
+    }
     println!(
         "  time            {:.1} s ({:.0} pages/s)",
         secs,
