@@ -41,7 +41,7 @@ use std::path::{Path, PathBuf};
 use tantivy::collector::{Count, TopDocs};
 use tantivy::directory::MmapDirectory;
 use tantivy::indexer::UserOperation;
-use tantivy::query::{QueryParser, TermQuery};
+use tantivy::query::{BooleanQuery, Occur, Query, QueryParser, TermQuery};
 use tantivy::schema::IndexRecordOption;
 use tantivy::schema::{FAST, Field, INDEXED, STORED, STRING, Schema, TEXT, Value};
 use tantivy::snippet::SnippetGenerator;
@@ -89,6 +89,17 @@ pub enum SearchError {
     /// There is no index in the directory (read-only open).
     #[error("no search index in {0}: run `simcrawl index --store DIR` to build it from the store")]
     Missing(PathBuf),
+    /// The index's files are damaged (a file missing, cut or overwritten): tantivy's complaint,
+    /// shortened.
+    #[error(
+        "the search index in {path} is damaged ({what}): run `simcrawl index --store DIR` to build it again from the store (or crawl with --no-search-index)"
+    )]
+    Damaged {
+        /// The index directory.
+        path: PathBuf,
+        /// What tantivy said, cut to a line.
+        what: String,
+    },
     /// The index was written by a build with another layout of its documents.
     #[error(
         "the search index in {0} was built by another version of simcrawl: run `simcrawl index --store DIR` to build it again from the store"
@@ -234,6 +245,34 @@ fn merge_policy() -> tantivy::merge_policy::LogMergePolicy {
     policy
 }
 
+/// What opening the index in `dir` failed on: another layout, damaged files (told in a line:
+/// tantivy's complaint about a damaged `meta.json` quotes the whole file), or another error.
+fn opening_error(dir: &Path, e: tantivy::TantivyError) -> SearchError {
+    use tantivy::TantivyError as T;
+    match e {
+        T::SchemaError(_) => SearchError::OtherLayout(dir.to_owned()),
+        T::DataCorruption(_)
+        | T::OpenReadError(_)
+        | T::IncompatibleIndex(_)
+        | T::DeserializeError(_) => {
+            let full = e.to_string();
+            let line = full.lines().next().unwrap_or_default();
+            let mut what: String = line.chars().take(160).collect();
+            if what.len() < full.len() {
+                what.push_str("...");
+            }
+            SearchError::Damaged {
+                path: dir.to_owned(),
+                what,
+            }
+        }
+        e => SearchError::Index {
+            path: dir.to_owned(),
+            source: e,
+        },
+    }
+}
+
 impl SearchIndex {
     /// Opens the index in `dir` for writing, creating it if needed.
     pub fn open(dir: &Path) -> Result<SearchIndex, SearchError> {
@@ -262,29 +301,16 @@ impl SearchIndex {
             path: dir.to_owned(),
             source: e.into(),
         })?;
-        let index = Index::open(ReadOnly(directory)).map_err(|e| match e {
-            tantivy::TantivyError::SchemaError(_) => SearchError::OtherLayout(dir.to_owned()),
-            e => SearchError::Index {
-                path: dir.to_owned(),
-                source: e,
-            },
-        })?;
+        let index = Index::open(ReadOnly(directory)).map_err(|e| opening_error(dir, e))?;
         Self::with_index(dir, index, None)
     }
 
     fn open_index(dir: &Path) -> Result<Index, SearchError> {
-        let err = |e| SearchError::Index {
-            path: dir.to_owned(),
-            source: e,
-        };
         let directory = MmapDirectory::open(dir).map_err(|e| SearchError::Index {
             path: dir.to_owned(),
             source: e.into(),
         })?;
-        Index::open_or_create(directory, schema().0).map_err(|e| match e {
-            tantivy::TantivyError::SchemaError(_) => SearchError::OtherLayout(dir.to_owned()),
-            e => err(e),
-        })
+        Index::open_or_create(directory, schema().0).map_err(|e| opening_error(dir, e))
     }
 
     fn with_index(
@@ -296,10 +322,7 @@ impl SearchIndex {
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
             .try_into()
-            .map_err(|e| SearchError::Index {
-                path: dir.to_owned(),
-                source: e,
-            })?;
+            .map_err(|e| opening_error(dir, e))?;
         let mut index = SearchIndex {
             dir: dir.to_owned(),
             index,
@@ -540,6 +563,18 @@ impl SearchIndex {
             query: query.to_owned(),
             reason: e.to_string(),
         })?;
+        // Copies are documents too (`add_copy`): a query that matches every document (`*`)
+        // would list them as pages. A clause that must not match adds nothing to the score.
+        let parsed: Box<dyn Query> = Box::new(BooleanQuery::new(vec![
+            (Occur::Must, parsed),
+            (
+                Occur::MustNot,
+                Box::new(TermQuery::new(
+                    Term::from_field_text(f.kind, COPY),
+                    IndexRecordOption::Basic,
+                )),
+            ),
+        ]));
         let (total, top) = searcher
             .search(
                 &parsed,
@@ -896,6 +931,52 @@ mod tests {
         index.commit(1).expect("commit");
         let hits = index.search("alpha", 10).expect("search");
         assert_eq!((hits.len(), hits[0].copies_total), (1, 0));
+    }
+
+    #[test]
+    fn a_query_of_every_document_lists_pages_never_their_copies() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut index = SearchIndex::open(dir.path()).expect("open");
+        index.put(&page(0, "http://h/a", "alpha")).expect("put");
+        index.put(&page(1, "http://h/b", "beta")).expect("put");
+        for seq in 1..=3 {
+            index
+                .add_copy(0, seq, Some(&format!("http://m/a{seq}")))
+                .expect("copy");
+        }
+        index.commit(2).expect("commit");
+        // `*` matches every document.
+        for query in ["*", "* -gamma", "* -beta"] {
+            let (hits, total) = index.search_counted(query, 100).expect("search");
+            let urls: Vec<&str> = hits.iter().map(|h| h.url.as_str()).collect();
+            let pages = if query == "* -beta" { 1 } else { 2 };
+            assert_eq!((total, hits.len()), (pages, pages), "{query}: {urls:?}");
+            assert!(urls.iter().all(|u| u.starts_with("http://h/")), "{urls:?}");
+            let a = hits.iter().find(|h| h.id == 0).expect("page 0");
+            assert_eq!(a.copies_total, 3);
+        }
+    }
+
+    #[test]
+    fn a_damaged_index_is_named_with_what_to_do() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut index = SearchIndex::open(dir.path()).expect("open");
+        index.put(&page(0, "http://h/a", "alpha")).expect("put");
+        index.commit(1).expect("commit");
+        drop(index);
+        std::fs::write(dir.path().join("meta.json"), "GARBAGE ".repeat(1000)).expect("write");
+        for opened in [
+            SearchIndex::open_read_only(dir.path()),
+            SearchIndex::open(dir.path()),
+        ] {
+            let Err(e) = opened else {
+                panic!("a damaged index opened");
+            };
+            let message = e.to_string();
+            assert!(message.contains("is damaged"), "{message}");
+            assert!(message.contains("simcrawl index --store"), "{message}");
+            assert!(message.len() < 600, "{message}");
+        }
     }
 
     #[test]
