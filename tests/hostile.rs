@@ -223,6 +223,45 @@ fn redirects_pass_the_same_scope_and_robots_checks_as_links() {
 /// A fetch that gets no response is logged with its reason (`simcrawl failed`, counted by kind in
 /// `stats`), and a crawl that fetched nothing says so with exit code 1.
 #[test]
+fn http_error_answers_are_listed_with_their_status_and_a_crawl_of_only_them_exits_1() {
+    let (base, _) = serve(|path| match path {
+        "/robots.txt" => status("404 Not Found", ""),
+        "/gone.html" => status("410 Gone", ""),
+        _ => status("404 Not Found", ""),
+    });
+    let dir = Dir::new();
+    let seeds = [format!("{base}/nope.html"), format!("{base}/gone.html")];
+    let out = crawl(&dir.store(), &seeds, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("HTTP error status"), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("HTTP errors     2"), "{stdout}");
+    let failed = crate::util::simcrawl()
+        .args(["failed", "--format", "jsonl", "--store"])
+        .arg(dir.store())
+        .output()
+        .expect("simcrawl failed runs");
+    let text = String::from_utf8_lossy(&failed.stdout);
+    for (seed, reason) in seeds.iter().zip(["http-404", "http-410"]) {
+        let line = text
+            .lines()
+            .find(|l| l.contains(&format!("\"url\":\"{seed}\"")))
+            .unwrap_or_else(|| panic!("{seed} not listed: {text}"));
+        assert!(line.contains(&format!("\"reason\":\"{reason}\"")), "{line}");
+    }
+    // And by that reason alone.
+    let only = crate::util::simcrawl()
+        .args([
+            "failed", "--reason", "http-410", "--format", "jsonl", "--store",
+        ])
+        .arg(dir.store())
+        .output()
+        .expect("simcrawl failed runs");
+    assert_eq!(String::from_utf8_lossy(&only.stdout).lines().count(), 1);
+}
+
+#[test]
 fn failures_have_reasons_and_a_crawl_of_nothing_exits_1() {
     let (base, _) = serve(|path| match path {
         "/robots.txt" => status("404 Not Found", ""),

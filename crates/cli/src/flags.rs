@@ -81,7 +81,7 @@ pub enum Command {
         after_help = "Examples:\n  simcrawl report --store ./simcrawl-data --out report.html\n  simcrawl report --k 5 --out report.html && xdg-open report.html"
     )]
     Report(ReportArgs),
-    /// List the fetches that got no response, with the reason (timeout, connect, refused-by-policy, ...).
+    /// List the fetches that got no response, with the reason (timeout, connect, refused-by-policy, ...), and the responses with an HTTP error status (http-404, http-500...).
     #[command(
         after_help = "Examples:\n  simcrawl failed --store ./simcrawl-data\n  simcrawl failed --reason timeout --format jsonl"
     )]
@@ -510,7 +510,7 @@ pub struct SkippedArgs {
 pub struct FailedArgs {
     #[command(flatten)]
     pub store: StoreArgs,
-    /// Only this reason (timeout, connect, dns, tls, refused-by-policy, too-many-redirects, redirect-loop, body, invalid-url, http, analysis, out-of-scope, trap).
+    /// Only this reason (timeout, connect, dns, tls, refused-by-policy, too-many-redirects, redirect-loop, body, invalid-url, http, analysis, out-of-scope, trap, or an HTTP error status: http-404, http-500...).
     #[arg(long)]
     pub reason: Option<String>,
     /// At most this many rows.

@@ -18,6 +18,9 @@ pub struct Progress {
     pub failed: u64,
     /// Failed attempts at URLs that will be tried again (a timeout, a reset, a 5xx).
     pub retried: u64,
+    /// Responses with an HTTP error status in this run (4xx, or 5xx after the fetcher's
+    /// retries): in the failure log as `http-<status>`.
+    pub http_errors: u64,
     /// URLs waiting in the frontier.
     pub queued: u64,
     /// Hosts with URLs waiting.
@@ -122,8 +125,9 @@ pub struct ShardReport {
 }
 
 impl Report {
-    /// Why this crawl did nothing a user asked for, if it did not: every fetch failed, every
-    /// seed host's robots.txt was unreachable, or every seed host is parked; or why it is not
+    /// Why this crawl did nothing a user asked for, if it did not: every fetch failed, nothing
+    /// was indexed and HTTP errors were all the answers, every seed host's robots.txt was
+    /// unreachable, or every seed host is parked; or why it is not
     /// done: a server asked to wait longer than the cap (`Retry-After`), and its host's URLs
     /// are left queued for the next run. `None` for a crawl that fetched something (and left
     /// nothing for later), for an interrupted one, and for a finished crawl resumed (which
@@ -146,6 +150,16 @@ impl Report {
             return Some(
                 "every fetch failed (`simcrawl failed` says why); check the seeds, your network, or run with RUST_LOG=debug".to_owned(),
             );
+        }
+        if !self.interrupted
+            && self.indexed_total == 0
+            && p.http_errors > 0
+            && p.skipped_total() == 0
+        {
+            return Some(format!(
+                "nothing was indexed: {} response(s) had an HTTP error status (`simcrawl failed` lists them with their status); check the seeds",
+                p.http_errors
+            ));
         }
         if p.fetched > 0 || self.indexed_total > 0 || self.interrupted {
             return None;

@@ -263,6 +263,12 @@ fn print_report(report: &Report) {
     } else {
         println!("  failed          {}", p.failed);
     }
+    if p.http_errors > 0 {
+        println!(
+            "  HTTP errors     {} (4xx or 5xx answers; `simcrawl failed` lists them with their status)",
+            p.http_errors
+        );
+    }
     println!("  skipped         {}", p.skipped_total());
     for reason in SkipReason::ALL {
         let n = p.skipped.get(&reason).copied().unwrap_or(0);

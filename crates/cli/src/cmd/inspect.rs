@@ -580,19 +580,23 @@ pub fn write_report(
     Ok(())
 }
 
-/// Runs `write` on a locked, buffered standard output. A closed pipe is success: the reader has
-/// what it wanted.
 /// `simcrawl failed`: the failure log, oldest first.
 pub fn failed(args: FailedArgs) -> Result<ExitCode> {
     let names: Vec<&str> = simcrawl_fetch::ErrorKind::NAMES
         .into_iter()
         .chain(["analysis", "out-of-scope", "trap"])
         .collect();
+    // An HTTP error status is logged as `http-<status>` (`http-404`).
+    let http_status = |r: &str| {
+        r.strip_prefix("http-")
+            .is_some_and(|s| s.len() == 3 && s.parse::<u16>().is_ok())
+    };
     if let Some(r) = &args.reason
         && !names.contains(&r.as_str())
+        && !http_status(r)
     {
         return Err(anyhow!(
-            "--reason: unknown failure reason {r:?}: expected one of {}",
+            "--reason: unknown failure reason {r:?}: expected one of {}, or http-STATUS (http-404)",
             names.join(", ")
         ));
     }
@@ -651,6 +655,8 @@ pub fn failed(args: FailedArgs) -> Result<ExitCode> {
     })
 }
 
+/// Runs `write` on a locked, buffered standard output. A closed pipe is success: the reader has
+/// what it wanted.
 pub fn to_stdout(write: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<ExitCode> {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());

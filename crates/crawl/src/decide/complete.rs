@@ -140,14 +140,32 @@ impl Core {
             self.observe_redirect(from, hop, now)?;
         }
         self.observe_redirect(&lease.url, to, now)?;
-        if !seen && self.admit_redirect(lease, to, now)? {
-            return Ok(());
-        }
         let key = self
             .book
             .canon()
             .canonicalize(to.as_str(), None)
             .map(|c| c.key);
+        // The fetcher sees a loop within one fetch only, and each hop ends the fetch here: a
+        // redirect back to a URL of the chain that led here through the frontier is a loop, not
+        // a copy of a page (none of the chain's URLs answered one).
+        let chain = self
+            .redirect_hops
+            .remove(&lease.key_hash)
+            .unwrap_or_default();
+        if let Ok(k) = &key
+            && chain.contains(&k.hash128())
+        {
+            let message = format!(
+                "redirect loop: back to {} after {} redirects",
+                redact(to),
+                chain.len() + 1
+            );
+            self.record_failure(lease, "redirect-loop", message, false, now)?;
+            return Ok(());
+        }
+        if !seen && self.admit_redirect(lease, to, chain, now)? {
+            return Ok(());
+        }
         let original = match &key {
             Ok(k) => self.original_url(k.hash128(), to.as_str())?,
             Err(_) => to.to_string(),
@@ -179,7 +197,13 @@ impl Core {
     /// a target that is no http(s) URL (`file:`, `javascript:`).
     ///
     /// [`Frontier::admit`]: simcrawl_frontier::Frontier::admit
-    fn admit_redirect(&mut self, lease: &Lease, to: &Url, now: Now) -> Result<bool, CrawlError> {
+    fn admit_redirect(
+        &mut self,
+        lease: &Lease,
+        to: &Url,
+        mut chain: Vec<u128>,
+        now: Now,
+    ) -> Result<bool, CrawlError> {
         let candidate = match self.book.canon().canonicalize(to.as_str(), None) {
             Ok(candidate) => candidate,
             Err(e) => {
@@ -188,7 +212,8 @@ impl Core {
                 return Ok(true);
             }
         };
-        let hops = self.redirect_hops.remove(&lease.key_hash).unwrap_or(0) + 1;
+        chain.push(lease.key_hash);
+        let hops = chain.len() as u32;
         let max = self.config.fetch.max_redirects;
         if hops > max as u32 {
             let message = format!("{hops} redirects in a row, more than {max}; the last to {to}");
@@ -209,7 +234,7 @@ impl Core {
             Admission::Queued { key_hash } => {
                 self.queued_as(&candidate)?;
                 self.count(counters::REDIRECTS_QUEUED, 1)?;
-                self.redirect_hops.insert(key_hash, hops);
+                self.redirect_hops.insert(key_hash, chain);
                 Ok(true)
             }
             Admission::Seen { .. } | Admission::Elsewhere { seen: true, .. } => Ok(false),

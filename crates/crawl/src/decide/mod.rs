@@ -140,9 +140,10 @@ pub struct Core {
     pub(crate) seen: KeySet,
     /// The logs, counters and effects: what the core decided, recorded.
     pub(crate) recorder: Recorder,
-    /// Redirect targets queued, by key hash, with the number of redirects that led to them: a
-    /// chain is followed through the frontier, and ends at the fetcher's redirect limit.
-    redirect_hops: HashMap<u128, u32>,
+    /// Redirect targets queued, by key hash, with the keys of the URLs whose redirects led to
+    /// them, in order: a chain is followed through the frontier, ends at the fetcher's redirect
+    /// limit, and a redirect back to one of its URLs is a loop.
+    redirect_hops: HashMap<u128, Vec<u128>>,
     /// URLs that answered 404 or 410, as xxh3-64 of [`crate::learn::broken_key`]: a mirror's
     /// broken links that its original shares are evidence for it.
     broken: std::collections::HashSet<u64>,

@@ -58,6 +58,19 @@ impl Core {
         }
         if page.status >= 400 {
             self.count(counters::HTTP_ERRORS, 1)?;
+            // A response, not a failure to get one; but the URL gave no page, and the user
+            // reads why in `simcrawl failed` (the fetcher has retried a 429 or 5xx already).
+            if self.origin == EventOrigin::Own {
+                self.recorder.http_error(&crate::FailureRecord {
+                    time_ms: now.unix_ms,
+                    url: lease.url.to_string(),
+                    reason: format!("http-{}", page.status),
+                    message: format!("{} answered HTTP {}", redact(&page.final_url), page.status),
+                    will_retry: false,
+                    depth: lease.depth,
+                    referrer: lease.referrer.clone(),
+                })?;
+            }
             if matches!(page.status, 404 | 410) && self.config.dedup {
                 self.broken_link(&page.final_url, now)?;
             }

@@ -165,6 +165,14 @@ impl Recorder {
         Ok(())
     }
 
+    /// Records a response with an HTTP error status (`record.reason` is `http-<status>`) in the
+    /// failure log, for `simcrawl failed`; the core counts it (`crawl/http_errors`).
+    pub(crate) fn http_error(&mut self, record: &crate::FailureRecord) -> Result<(), CrawlError> {
+        self.progress.http_errors += 1;
+        self.failures.append(record)?;
+        Ok(())
+    }
+
     /// Records a robots.txt that could not be fetched (the frontier counts it).
     pub(crate) fn robots_failed(
         &mut self,

@@ -187,3 +187,45 @@ fn a_redirect_to_another_scheme_is_a_failure() {
         assert_eq!(sim.core.recorder.progress.failed, 1, "{to}");
     }
 }
+
+#[test]
+fn a_redirect_back_to_a_url_of_its_chain_is_a_loop_not_a_copy() {
+    // A -> B -> A, and A -> B -> C -> A: each hop ends a fetch, so only the chain sees the loop.
+    let loops: [&[&str]; 2] = [
+        &["http://h.test/a", "http://h.test/b"],
+        &["http://h.test/a", "http://h.test/b", "http://h.test/c"],
+    ];
+    for chain in loops {
+        let pages: Vec<_> = chain
+            .iter()
+            .enumerate()
+            .map(|(i, url)| (*url, moved(chain[(i + 1) % chain.len()])))
+            .collect();
+        let mut sim = scoped(&[chain[0]], Scope::Any, &[], &[], web(&pages));
+        sim.crawl();
+        assert_eq!(sim.fetched, chain);
+        assert_eq!(sim.core.recorder.progress.skipped_total(), 0, "{chain:?}");
+        assert_eq!(sim.core.recorder.progress.failed, 1, "{chain:?}");
+        assert_eq!(
+            sim.core
+                .counter("crawl/failed/redirect-loop")
+                .expect("counter"),
+            1
+        );
+    }
+    // Two URLs redirecting to one page: the second is that page's copy, no loop.
+    let mut sim = scoped(
+        &["http://h.test/a", "http://h.test/b"],
+        Scope::Any,
+        &[],
+        &[],
+        web(&[
+            ("http://h.test/a", moved("http://h.test/p")),
+            ("http://h.test/b", moved("http://h.test/p")),
+            ("http://h.test/p", page("P", "the page", &[])),
+        ]),
+    );
+    sim.crawl();
+    assert_eq!(sim.core.recorder.progress.failed, 0);
+    assert_eq!(sim.core.recorder.progress.skipped_total(), 1);
+}
