@@ -357,6 +357,12 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode> {
         );
     }
     println!("verdict:             {verdict}: {reason}");
+    if a.url.scheme() == "file" && b.url.scheme() == "file" {
+        // Saved files have no host: the crawl's rules for pages of one host apply.
+        println!(
+            "hosts:               both files, judged as pages of one host (--url-a and --url-b say where they came from)"
+        );
+    }
     if !diffs.is_empty() {
         println!("\nfeatures that differ most (count in A, count in B):");
         for (w, ca, cb) in &diffs {
