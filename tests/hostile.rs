@@ -262,6 +262,37 @@ fn http_error_answers_are_listed_with_their_status_and_a_crawl_of_only_them_exit
 }
 
 #[test]
+fn a_body_past_the_size_cap_is_cut_counted_and_said() {
+    let (base, _) = serve(|path| match path {
+        "/robots.txt" => status("404 Not Found", ""),
+        _ => {
+            // 11 MiB, past the fetcher's 10 MiB cap: a paragraph, then a comment (cheap to
+            // parse in a debug build).
+            let body = format!(
+                "<html><head><title>big</title></head><body><p>the start of a large page</p><!--{}--></body></html>",
+                "x".repeat(11 << 20)
+            );
+            format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            )
+        }
+    });
+    let dir = Dir::new();
+    let out = crawl(&dir.store(), &[format!("{base}/big.html")], &[]);
+    assert_success(&out);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("truncated       1"), "{stdout}");
+    let stats = crate::util::simcrawl()
+        .args(["stats", "--json", "--store"])
+        .arg(dir.store())
+        .output()
+        .expect("simcrawl stats runs");
+    let stats = String::from_utf8_lossy(&stats.stdout);
+    assert!(stats.contains("\"truncated\":1"), "{stats}");
+}
+
+#[test]
 fn failures_have_reasons_and_a_crawl_of_nothing_exits_1() {
     let (base, _) = serve(|path| match path {
         "/robots.txt" => status("404 Not Found", ""),

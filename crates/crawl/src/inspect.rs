@@ -177,6 +177,8 @@ pub struct CrawlStats {
     pub http_errors: u64,
     /// Pages whose meta robots said noindex.
     pub noindex: u64,
+    /// Bodies cut at the fetcher's size cap.
+    pub truncated: u64,
     /// Skips by reason: every reason in [`SkipReason::ALL`] order, zeros included.
     pub skipped: Vec<(SkipReason, u64)>,
     /// Entries in the skip log (a URL variant is logged once per spelling, so this can be below the
@@ -225,6 +227,7 @@ impl CrawlStats {
         self.not_html += other.not_html;
         self.http_errors += other.http_errors;
         self.noindex += other.noindex;
+        self.truncated += other.truncated;
         add(&mut self.skipped, &other.skipped);
         self.skip_log_entries += other.skip_log_entries;
         add(&mut self.excluded, &other.excluded);
@@ -268,6 +271,7 @@ impl CrawlStats {
             "not_html": self.not_html,
             "http_errors": self.http_errors,
             "noindex": self.noindex,
+            "truncated": self.truncated,
             "skipped": skipped,
             "skipped_total": self.skipped_total(),
             "skip_log_entries": self.skip_log_entries,
@@ -319,6 +323,8 @@ impl CrawlStats {
             not_html: n("not_html")?,
             http_errors: n("http_errors")?,
             noindex: n("noindex")?,
+            // Not in the live file of a build before it.
+            truncated: n("truncated").unwrap_or(0),
             skipped: SkipReason::ALL
                 .iter()
                 .map(|r| {
@@ -600,6 +606,7 @@ impl Inspector {
             not_html: c.get(counters::NOT_HTML)?,
             http_errors: c.get(counters::HTTP_ERRORS)?,
             noindex: c.get(counters::NOINDEX)?,
+            truncated: c.get(counters::TRUNCATED)?,
             skipped,
             skip_log_entries: self.skip_log_len()?,
             excluded: EXCLUSIONS

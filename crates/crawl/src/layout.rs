@@ -74,6 +74,9 @@ pub mod counters {
     pub const HTTP_ERRORS: &str = "crawl/http_errors";
     /// Pages whose meta robots said noindex.
     pub const NOINDEX: &str = "crawl/noindex";
+    /// Bodies cut at the fetcher's size cap (a page too large, a decompression bomb): the page
+    /// is what its first bytes hold.
+    pub const TRUNCATED: &str = "crawl/truncated";
     /// Prefix of the per-reason skip counters: `crawl/skipped/<reason>`.
     pub const SKIPPED_PREFIX: &str = "crawl/skipped/";
     /// Skip log entries withdrawn: their URL was queued again and decided anew

@@ -108,6 +108,7 @@ mod tests {
             not_html: 1,
             http_errors: 2,
             noindex: 0,
+            truncated: 3,
             skipped: SkipReason::ALL
                 .iter()
                 .enumerate()

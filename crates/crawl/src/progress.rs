@@ -21,6 +21,8 @@ pub struct Progress {
     /// Responses with an HTTP error status in this run (4xx, or 5xx after the fetcher's
     /// retries): in the failure log as `http-<status>`.
     pub http_errors: u64,
+    /// Bodies cut at the fetcher's size cap in this run (the page is its first bytes).
+    pub truncated: u64,
     /// URLs waiting in the frontier.
     pub queued: u64,
     /// Hosts with URLs waiting.

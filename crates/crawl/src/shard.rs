@@ -373,6 +373,7 @@ fn decode_page(r: &mut Reader<'_>, core: &Core) -> Result<FetchedPage, CodecErro
         canon,
         plain: None,
         not_html,
+        truncated: false,
         replayed_links,
     })
 }

@@ -269,6 +269,12 @@ fn print_report(report: &Report) {
             p.http_errors
         );
     }
+    if p.truncated > 0 {
+        println!(
+            "  truncated       {} (bodies cut at the 10 MiB cap; each page is what its first bytes hold)",
+            p.truncated
+        );
+    }
     println!("  skipped         {}", p.skipped_total());
     for reason in SkipReason::ALL {
         let n = p.skipped.get(&reason).copied().unwrap_or(0);

@@ -406,6 +406,7 @@ pub fn stats(args: StatsArgs) -> Result<ExitCode> {
         ("not HTML".into(), s.not_html.to_string()),
         ("HTTP errors".into(), s.http_errors.to_string()),
         ("noindex".into(), s.noindex.to_string()),
+        ("bodies cut at the size cap".into(), s.truncated.to_string()),
         (
             "links not followed (cap)".into(),
             s.links_dropped.to_string(),

@@ -81,6 +81,8 @@ pub struct FetchedPage {
     pub(crate) plain: Option<Arc<Canonicalizer>>,
     /// The body was not HTML.
     pub not_html: bool,
+    /// The body was cut at the fetcher's size cap: the page is what its first bytes hold.
+    pub truncated: bool,
     /// For another process's page replayed here (a sharded crawl): its links in order, each one
     /// of `links` (a link of this process's sites) or the key hash of a link of another process's
     /// site, which only enters the seen set. Empty: `links` in order.
@@ -123,6 +125,7 @@ pub fn analyse(
         class: fetched.address_class,
         retry_after: fetched.retry_after,
         plain: plain.cloned(),
+        truncated: fetched.truncated,
         ..FetchedPage::bare(final_url.clone(), final_key, canon)
     };
     match &fetched.body {
@@ -170,6 +173,7 @@ impl FetchedPage {
             canon: Arc::clone(canon),
             plain: None,
             not_html: false,
+            truncated: false,
             replayed_links: Vec::new(),
         }
     }

@@ -56,6 +56,11 @@ impl Core {
             self.frontier
                 .server_asked_delay(&lease.host, delay, now.at)?;
         }
+        if page.truncated && self.origin == EventOrigin::Own {
+            self.count(counters::TRUNCATED, 1)?;
+            self.recorder.progress.truncated += 1;
+            tracing::warn!(url = %page.final_url, "body cut at the size cap: the page is what its first bytes hold");
+        }
         if page.status >= 400 {
             self.count(counters::HTTP_ERRORS, 1)?;
             // A response, not a failure to get one; but the URL gave no page, and the user
