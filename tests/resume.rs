@@ -310,3 +310,53 @@ fn reading_a_finished_crawl_changes_no_file_of_its_store() {
         "a read made a copy of the store"
     );
 }
+
+/// A crawl with `--out` killed mid-way, its file left as a crash leaves it (a line cut in the
+/// middle, a line of a page the store did not keep, a page's line lost from the writer's
+/// buffer): the resumed crawl's `--out` file has every indexed page once, as the store has it.
+#[test]
+fn the_out_file_of_a_killed_crawl_holds_each_indexed_page_once_after_the_resume() {
+    let web = Web::small();
+    let dir = Dir::new();
+    let out_file = dir.path("pages.jsonl");
+    let out_arg = out_file.to_str().expect("a UTF-8 path").to_owned();
+    crate::util::crawl_killed_after(
+        &dir.store(),
+        &web,
+        &["--output", "jsonl", "--out", &out_arg],
+        40,
+    );
+    // What a crash can leave besides: the last whole line's page lost from the store (a line
+    // naming an id the store will give another page), the line before it lost from the file,
+    // and a line cut short.
+    let text = std::fs::read_to_string(&out_file).unwrap_or_default();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    assert!(
+        lines.len() >= 3,
+        "too few lines written before the kill: {text}"
+    );
+    let last = lines.pop().expect("a line");
+    lines.pop();
+    lines.push(last.replace("\"url\":\"http", "\"url\":\"http://lost.invalid/#http"));
+    lines.push(lines[0].clone());
+    let torn = &lines[1][..lines[1].len() / 2];
+    std::fs::write(&out_file, lines.join("\n") + "\n" + torn).expect("write");
+
+    let out = crawl(&dir.store(), &[], &["--output", "jsonl", "--out", &out_arg]);
+    assert_success(&out);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("--out repaired"), "{stdout}");
+    let mut ids = BTreeSet::new();
+    let mut pages = BTreeSet::new();
+    for line in std::fs::read_to_string(&out_file).expect("read").lines() {
+        let v: serde_json::Value = serde_json::from_str(line).expect("every line is JSON");
+        let id = v["id"].as_u64().expect("an id");
+        assert!(ids.insert(id), "page {id} is in the file twice");
+        pages.insert((id, v["url"].as_str().expect("a URL").to_owned()));
+    }
+    let stored: BTreeSet<(u64, String)> = indexed(&dir.store())
+        .into_iter()
+        .map(|p| (u64::from(p.id), p.url))
+        .collect();
+    assert_eq!(pages, stored);
+}

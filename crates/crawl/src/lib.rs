@@ -68,6 +68,7 @@ pub mod inspect;
 pub mod layout;
 pub mod learn;
 pub mod live;
+pub mod output;
 pub mod page;
 pub mod pages;
 pub mod progress;

@@ -93,6 +93,9 @@ pub struct Report {
     /// The store had not been closed cleanly: the pages indexed and URLs queued it held when
     /// this run opened it (what its last commit wrote).
     pub unclean_resume: Option<(u64, u64)>,
+    /// The `--out` file, and what was changed in it for it to agree with the store after an
+    /// unclean stop ([`crate::output::repair`]).
+    pub output_repair: Option<(std::path::PathBuf, crate::output::OutputRepair)>,
     /// The `--k` the store's crawl ran with before and this run's, when they differ.
     pub resumed_k: Option<(u32, u32)>,
     /// The store's crawl was over before this run (nothing queued, pages indexed), and this run

@@ -146,6 +146,12 @@ async fn run_with(
     let nothing_to_do = core.frontier.stats().queued == 0 && core.own_pages() > 0;
     let fetcher = Fetcher::new(config.fetch.clone())?;
     let fetched_before = store.counters().get(layout::counters::FETCHED)?;
+    // After a crash, the `--out` file agrees with the store again before the crawl appends to
+    // it: no torn line, no page twice, none lost.
+    let output_repair = match (&config.output, unclean_resume.is_some()) {
+        (Some(path), true) => crate::output::repair(path, &core.pages)?.map(|r| (path.clone(), r)),
+        _ => None,
+    };
     let output = match &config.output {
         Some(path) => Some(std::io::BufWriter::new(
             std::fs::OpenOptions::new()
@@ -203,6 +209,7 @@ async fn run_with(
         }
     }
     report.unclean_resume = unclean_resume;
+    report.output_repair = output_repair;
     report.resumed_k = resumed_k;
     report.nothing_to_do = nothing_to_do && report.progress.fetched == 0;
     Ok(report)
@@ -381,7 +388,7 @@ impl Driver {
                     match self.core.frontier.next_ready(Instant::now())? {
                         Next::Fetch(lease) => {
                             if self.core.skip_at_lease(&lease, Now::system())? {
-                                self.after(None, None)?;
+                                self.after(None)?;
                                 continue;
                             }
                             in_flight += 1;
@@ -548,6 +555,7 @@ impl Driver {
                 .filter(|_| budget_spent && !interrupted && stats.queued > 0),
             frontier_counters: stats.counters.iter().collect(),
             unclean_resume: None,
+            output_repair: None,
             resumed_k: None,
             nothing_to_do: false,
             parked: self.core.frontier.parked_hosts(),

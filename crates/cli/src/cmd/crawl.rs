@@ -74,6 +74,11 @@ fn config(
     config.frontier.user_agent_token =
         simcrawl_fetch::product_token(&config.fetch.user_agent).to_string();
     config.fetch.allow_private = flags.allow_private;
+    if flags.out.as_deref() == Some(Path::new("-")) {
+        bail!(
+            "--out -: the crawl's report is on standard output; name a file (`simcrawl export` writes the pages to standard output)"
+        );
+    }
     config.output = flags.out.clone();
     config.archive = flags
         .warc
@@ -363,6 +368,29 @@ fn print_report(report: &Report) {
     if let Some((pages, queued)) = report.unclean_resume {
         println!(
             "  resumed after an unclean stop: the store held {pages} indexed pages and {queued} queued URLs from its last commit (a crash or kill)"
+        );
+    }
+    if let Some((path, r)) = &report.output_repair {
+        let mut done = Vec::new();
+        if r.torn {
+            done.push("its last line, cut by the stop, dropped".to_owned());
+        }
+        if r.dropped > 0 {
+            done.push(format!(
+                "{} line(s) of pages the store lost or had twice dropped (fetched again)",
+                r.dropped
+            ));
+        }
+        if r.written > 0 {
+            done.push(format!(
+                "{} page(s) the store kept written again",
+                r.written
+            ));
+        }
+        println!(
+            "  --out repaired  {}: {}; each indexed page is in it once",
+            path.display(),
+            done.join("; ")
         );
     }
     if let Some((before, now)) = report.resumed_k {

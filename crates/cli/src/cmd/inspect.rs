@@ -14,7 +14,8 @@ use anyhow::{Result, anyhow};
 use serde_json::{Value, json};
 use simcrawl_crawl::inspect::{Inspector, SkipQuery};
 use simcrawl_crawl::layout::RuleRecord;
-use simcrawl_crawl::{PageRecord, SkipReason, SkipRecord};
+use simcrawl_crawl::output::page_json;
+use simcrawl_crawl::{SkipReason, SkipRecord};
 use std::borrow::Cow;
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
@@ -477,12 +478,9 @@ pub fn export(args: ExportArgs) -> Result<ExitCode> {
             to_stdout(|out| {
                 for record in index.own_records() {
                     let record = record?;
-                    let mut line = page_json(&record);
-                    // The MinHash sketch, for `simcrawl dedup --input` to confirm pairs with.
-                    if let Some(sketch) = index.sketch_of(&record)? {
-                        line["minhash"] =
-                            json!(simcrawl_dist::part::encode_hex(&sketch.to_bytes()));
-                    }
+                    // With the MinHash sketch, for `simcrawl dedup --input` to confirm pairs with.
+                    let sketch = index.sketch_of(&record)?.map(|s| s.to_bytes());
+                    let line = page_json(&record, sketch.as_deref());
                     writeln!(out, "{line}")?;
                 }
                 Ok(())
@@ -496,7 +494,7 @@ pub fn export(args: ExportArgs) -> Result<ExitCode> {
                 for record in index.own_records() {
                     let record = record?;
                     writeln!(out, "{}", action(record.id))?;
-                    writeln!(out, "{}", page_json(&record))?;
+                    writeln!(out, "{}", page_json(&record, None))?;
                 }
                 Ok(())
             })
@@ -809,24 +807,6 @@ fn rule_row(r: &RuleRecord) -> Vec<String> {
         if r.active { "active" } else { "revoked" }.to_string(),
         r.skipped.to_string(),
     ]
-}
-
-/// An indexed page as one JSON object for `simcrawl export`.
-fn page_json(p: &PageRecord) -> Value {
-    json!({
-        "id": p.id,
-        "url": p.url,
-        "title": p.title,
-        "depth": p.depth,
-        "time": rfc3339(p.time_ms),
-        "simhash": format!("{:016x}", p.simhash),
-        "body_digest": format!("{:032x}", p.body_digest),
-        // Computed only by a crawl with `--out` (exact copies are found by `body_digest`).
-        "body_sha256": (!p.body_sha256.is_empty()).then_some(&p.body_sha256),
-        "text_digest": format!("{:032x}", p.text_digest),
-        "words": p.words,
-        "text": p.text,
-    })
 }
 
 /// A word diff on one line, clipped to `max` characters.

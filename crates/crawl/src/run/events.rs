@@ -119,7 +119,7 @@ impl Driver {
                 }
                 let exchange = result.take_exchange();
                 self.core.completed(lease, &mut result, now)?;
-                self.after(Some(&result), exchange)?;
+                self.after(exchange)?;
             }
             Event::Answered(lease) => {
                 // A lease completed already (a stop abandoned it) is no error here.
@@ -130,13 +130,9 @@ impl Driver {
     }
 
     /// Does what the core left to do ([`Effect`]s): the full-text index, the `--out` line (from
-    /// the page of `result`), and the archive's records, the fetched page's `exchange` last with
+    /// the page's record), and the archive's records, the fetched page's `exchange` last with
     /// the skip decided about it.
-    pub(super) fn after(
-        &mut self,
-        result: Option<&PageResult>,
-        exchange: Option<Box<Exchange>>,
-    ) -> Result<(), CrawlError> {
+    pub(super) fn after(&mut self, exchange: Option<Box<Exchange>>) -> Result<(), CrawlError> {
         let mut page_skip: Option<SkipRecord> = None;
         for effect in self.core.take_effects() {
             match effect {
@@ -144,10 +140,8 @@ impl Driver {
                     if let Some(search) = self.search.as_mut() {
                         search.indexed(id, &mut self.core.pages)?;
                     }
-                    if let Some(PageResult::Done(page)) = result
-                        && let Some(analysis) = page.analysis.as_ref()
-                    {
-                        self.write_output(id, &url, depth, analysis)?;
+                    if self.output.is_some() {
+                        self.write_output(id, &url, depth)?;
                     }
                 }
                 Effect::Skipped { log_id, record } => {
@@ -181,28 +175,18 @@ impl Driver {
         Ok(())
     }
 
-    fn write_output(
-        &mut self,
-        id: u32,
-        url: &str,
-        depth: u32,
-        a: &crate::page::PageAnalysis,
-    ) -> Result<(), CrawlError> {
+    /// The `--out` line of page `id`, just indexed from `url` at `depth`: its record as
+    /// `simcrawl export` writes it ([`crate::output::page_json`]).
+    fn write_output(&mut self, id: u32, url: &str, depth: u32) -> Result<(), CrawlError> {
+        let Some(record) = self.core.pages.get(id)? else {
+            return Err(CrawlError::Config(format!(
+                "page {id} ({url}, depth {depth}) was indexed but has no record"
+            )));
+        };
         let Some(out) = self.output.as_mut() else {
             return Ok(());
         };
-        let line = serde_json::json!({
-            "id": id,
-            "url": url,
-            "title": a.document.title,
-            "depth": depth,
-            "simhash": a.simhash.to_string(),
-            "body_digest": a.body_digest.to_string(),
-            "body_sha256": a.body_sha256,
-            "text_digest": a.text_digest.to_string(),
-            "words": a.words,
-            "text": a.document.main_text,
-        });
+        let line = crate::output::page_json(&record, record.sketch.as_deref());
         writeln!(out, "{line}").map_err(|e| CrawlError::Output {
             path: self.core.config.output.clone().unwrap_or_default(),
             source: e,

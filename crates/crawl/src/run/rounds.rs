@@ -254,7 +254,7 @@ impl Driver {
                         held.verifying,
                         Now::system(),
                     )?;
-                    self.after(Some(&result), held.exchange)?;
+                    self.after(held.exchange)?;
                 }
             } else {
                 for event in &message.events {
@@ -406,7 +406,7 @@ impl Driver {
                         let event = self.core.event(event, origin)?;
                         self.core.apply(event, Now::system())?;
                         if origin == EventOrigin::Own {
-                            self.after(None, None)?;
+                            self.after(None)?;
                         }
                     }
                 }
