@@ -29,6 +29,33 @@ fn a_bad_seed_line_is_an_error_naming_the_line() {
 }
 
 #[test]
+fn a_seeds_argument_that_is_no_list_of_urls_says_what_it_is() {
+    let dir = Dir::new();
+    let comments = dir.path("comments.txt");
+    std::fs::write(&comments, "# to do\n\n   # later\n").expect("write");
+    let binary = dir.path("image.png");
+    std::fs::write(&binary, b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR").expect("write");
+    let folder = dir.path("folder");
+    std::fs::create_dir(&folder).expect("mkdir");
+    for (arg, said) in [
+        (&comments, "has no seed URL: only comments and blank lines"),
+        (&binary, "is not a text file"),
+        (&folder, "is a directory"),
+    ] {
+        let out = simcrawl()
+            .args(["crawl", "--store"])
+            .arg(dir.store())
+            .arg(arg)
+            .output()
+            .expect("simcrawl runs");
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains(said), "{err}");
+        assert!(!dir.store().exists(), "no store is created for a bad seed");
+    }
+}
+
+#[test]
 fn a_seeds_file_that_does_not_exist_says_so() {
     let dir = Dir::new();
     let out = simcrawl()
@@ -91,6 +118,16 @@ fn a_store_path_that_is_a_file_is_a_clear_error() {
         err.contains("not a directory") && err.contains("not-a-dir"),
         "{err}"
     );
+    // A store under a directory that cannot be made: the cause said once.
+    let out = simcrawl()
+        .args(["crawl", "http://127.0.0.1:9/", "--store"])
+        .arg(file.join("store"))
+        .output()
+        .expect("simcrawl runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    let cause = err.rsplit(": ").next().unwrap_or_default().trim();
+    assert_eq!(err.matches(cause).count(), 1, "{err}");
 }
 
 #[test]
@@ -368,5 +405,23 @@ fn the_top_level_help_starts_its_examples_with_the_demo_and_a_crawl() {
             .output()
             .expect("simcrawl runs");
         assert_success(&sub);
+    }
+}
+
+/// A negative k or Jaccard threshold is out of range, not a stray seed (clap would read `-1` as
+/// an unknown flag and suggest `-- -1`, which makes it a seed).
+#[test]
+fn a_negative_threshold_is_out_of_range() {
+    for (flag, value) in [("--k", "-1"), ("--jaccard", "-0.1")] {
+        let out = simcrawl()
+            .args(["explain", "a.html", "b.html", flag, value])
+            .output()
+            .expect("simcrawl runs");
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains(flag) && !err.contains("unexpected argument"),
+            "{err}"
+        );
     }
 }

@@ -346,6 +346,9 @@ fn the_out_file_of_a_killed_crawl_holds_each_indexed_page_once_after_the_resume(
     assert_success(&out);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("--out repaired"), "{stdout}");
+    // The file as the kill left it is kept beside.
+    let before = std::fs::read_to_string(dir.path("pages.jsonl.before-repair")).expect("kept");
+    assert!(before.ends_with(torn), "{before}");
     let mut ids = BTreeSet::new();
     let mut pages = BTreeSet::new();
     for line in std::fs::read_to_string(&out_file).expect("read").lines() {

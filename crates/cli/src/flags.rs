@@ -223,10 +223,10 @@ pub struct ExplainArgs {
     #[arg(value_name = "B")]
     pub b: String,
     /// Near-duplicate threshold: the largest Hamming distance (of 64 bits) that counts as near.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=8))]
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(0..=8))]
     pub k: u32,
     /// MinHash Jaccard confirmation threshold (0 turns the check off).
-    #[arg(long, default_value_t = 0.8, value_parser = parse_unit)]
+    #[arg(long, default_value_t = 0.8, allow_negative_numbers = true, value_parser = parse_unit)]
     pub jaccard: f64,
     /// How many differing features to list.
     #[arg(long, default_value_t = 10)]
@@ -288,13 +288,13 @@ pub struct CrawlArgs {
 #[derive(Debug, Clone, Args)]
 pub struct CrawlFlags {
     /// Near-duplicate threshold: the largest SimHash Hamming distance (of 64 bits) that counts as near.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=8), help_heading = "Duplicates")]
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(0..=8), help_heading = "Duplicates")]
     pub k: u32,
     /// Fingerprint width in bits (only 64 is supported).
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(64..=64), help_heading = "Duplicates")]
     pub bits: u32,
     /// MinHash Jaccard needed to confirm a SimHash match (0 turns the check off).
-    #[arg(long, default_value_t = 0.8, value_parser = parse_unit, help_heading = "Duplicates")]
+    #[arg(long, default_value_t = 0.8, allow_negative_numbers = true, value_parser = parse_unit, help_heading = "Duplicates")]
     pub jaccard: f64,
     /// Follow the links of every duplicate, even exact copies and pages of known mirrors (by default only near-, text- and canonical duplicates' links are followed, and cross-host copies' until their mirror is learned).
     #[arg(long, help_heading = "Duplicates")]
@@ -537,7 +537,7 @@ pub struct TuneArgs {
     #[command(flatten)]
     pub store: StoreArgs,
     /// Show sample pairs up to this distance (the summary always covers 0..8).
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(0..=8))]
+    #[arg(long, default_value_t = 8, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(0..=8))]
     pub k: u32,
     /// Sample pairs per distance.
     #[arg(long, default_value_t = 2)]
@@ -561,7 +561,7 @@ pub struct ClustersArgs {
     #[command(flatten)]
     pub store: StoreArgs,
     /// Distance threshold for joining two pages.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=8))]
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(0..=8))]
     pub k: u32,
     /// At most this many clusters.
     #[arg(long)]
@@ -580,10 +580,10 @@ pub struct DedupArgs {
     #[arg(long = "input", value_name = "FILE")]
     pub inputs: Vec<PathBuf>,
     /// Hamming distance threshold.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=8))]
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(0..=8))]
     pub k: u32,
     /// A pair whose pages both have a MinHash sketch is kept only at this Jaccard estimate or above (0 keeps all).
-    #[arg(long, default_value_t = 0.8, value_parser = parse_unit)]
+    #[arg(long, default_value_t = 0.8, allow_negative_numbers = true, value_parser = parse_unit)]
     pub jaccard: f64,
     /// Worker threads in this process (the same number in every process of a cluster).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
@@ -659,7 +659,7 @@ pub struct ReportArgs {
     #[arg(long, value_name = "FILE", default_value = "report.html")]
     pub out: PathBuf,
     /// Near-duplicate threshold for the clusters and the pairs shown.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=8))]
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(0..=8))]
     pub k: u32,
     /// Skip log entries listed per reason.
     #[arg(long, value_name = "N", default_value_t = 200)]

@@ -28,12 +28,27 @@ fn main() -> ExitCode {
     match cmd::run(cli) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            eprintln!("error: {}", message(&err));
             // Errors that reach here are about the input or the environment (a file that does not
             // exist, a URL that does not parse): exit code 2, as for usage errors.
             ExitCode::from(2)
         }
     }
+}
+
+/// The error and its causes, `: `-separated, each cause left out when the message says it
+/// already (a library error that prints its source, as most do, and also gives it as its
+/// `source()`: anyhow's `{:#}` would print it twice).
+fn message(err: &anyhow::Error) -> String {
+    let mut message = err.to_string();
+    for cause in err.chain().skip(1) {
+        let cause = cause.to_string();
+        if !message.contains(&cause) {
+            message.push_str(": ");
+            message.push_str(&cause);
+        }
+    }
+    message
 }
 
 /// Log lines go to standard error, filtered by `RUST_LOG` (default: warnings and errors only, so

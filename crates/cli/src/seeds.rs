@@ -62,11 +62,22 @@ pub fn collect(args: &[String], skip_bad: bool) -> Result<Vec<String>> {
     let mut seeds = Vec::new();
     for arg in args {
         let path = std::path::Path::new(arg);
+        if path.is_dir() {
+            bail!(
+                "{arg} is a directory (a seed is a seeds file, one URL per line, or an absolute URL such as https://example.com/)"
+            );
+        }
         if path.is_file() {
             let contents = std::fs::read(path)
                 .map_err(|e| anyhow::anyhow!("cannot read seeds file {arg}: {e}"))?;
+            if contents.contains(&0) {
+                bail!("{arg} is not a text file (a seeds file has one URL per line)");
+            }
             let contents = String::from_utf8_lossy(&contents);
             let (good, bad) = parse(arg, &contents);
+            if good.is_empty() && bad.is_empty() {
+                bail!("{arg} has no seed URL: only comments and blank lines");
+            }
             if let Some(first) = bad.first() {
                 if !skip_bad {
                     let more = if bad.len() > 1 {

@@ -91,7 +91,7 @@ pub struct OutputRepair {
 /// Makes the `--out` file at `path` agree with the store's pages (see the module's
 /// documentation). `None` when it had nothing to change (or does not exist). The file is
 /// rewritten beside itself and renamed over the old one, so a crash during the repair leaves
-/// one or the other.
+/// one or the other; the old one is kept as `FILE.before-repair`.
 pub fn repair(path: &Path, pages: &PageIndex) -> Result<Option<OutputRepair>, CrawlError> {
     let io = |source| CrawlError::Output {
         path: path.to_owned(),
@@ -148,9 +148,19 @@ pub fn repair(path: &Path, pages: &PageIndex) -> Result<Option<OutputRepair>, Cr
     if repair == OutputRepair::default() {
         return Ok(None);
     }
-    let mut name = path.file_name().unwrap_or_default().to_owned();
-    name.push(".repair");
-    let temporary = path.with_file_name(name);
+    let sibling = |suffix: &str| {
+        let mut name = path.file_name().unwrap_or_default().to_owned();
+        name.push(suffix);
+        path.with_file_name(name)
+    };
+    // The file as the crash left it stays beside the repaired one: a line dropped here could
+    // be one the user wanted (another crawl's, written to the same file).
+    let before = sibling(".before-repair");
+    let _ = std::fs::remove_file(&before);
+    if std::fs::hard_link(path, &before).is_err() {
+        std::fs::copy(path, &before).map_err(io)?;
+    }
+    let temporary = sibling(".repair");
     let mut out = std::io::BufWriter::new(std::fs::File::create(&temporary).map_err(io)?);
     for line in kept {
         out.write_all(line).map_err(io)?;

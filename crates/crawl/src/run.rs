@@ -200,9 +200,11 @@ async fn run_with(
     // The store is closed: sled's next opening, a reader's, then writes nothing new.
     match Store::settle(&config.store) {
         Ok(true) => {}
-        Ok(false) => tracing::warn!(
+        // A task still holds it (a fetch abandoned at a stop): nothing is lost, and nothing the
+        // user can do; the next opening writes sled's snapshot, which this would have.
+        Ok(false) => tracing::debug!(
             store = %config.store.display(),
-            "the store is still held after the crawl: not settled (the next reading may write sled's snapshot)"
+            "the store was still in use when the crawl ended: not settled"
         ),
         Err(e) => {
             tracing::warn!(store = %config.store.display(), error = %e, "could not settle the store after the crawl")

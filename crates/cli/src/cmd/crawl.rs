@@ -388,7 +388,7 @@ fn print_report(report: &Report) {
             ));
         }
         println!(
-            "  --out repaired  {}: {}; each indexed page is in it once",
+            "  --out repaired  {}: {}; each indexed page is in it once (the file as it was: {0}.before-repair)",
             path.display(),
             done.join("; ")
         );
@@ -552,6 +552,14 @@ pub fn demo(args: DemoArgs) -> Result<ExitCode> {
             if temp.exists() {
                 std::fs::remove_dir_all(&temp)
                     .with_context(|| format!("cannot clear {}", temp.display()))?;
+            }
+            // Said first, and on standard error: a reader of the output that stops early
+            // (`| head`) ends the demo before its last lines say where the store is.
+            if !crate::output::quiet() {
+                eprintln!(
+                    "the demo's store: {} (a temporary directory; --store DIR keeps it elsewhere)",
+                    temp.display()
+                );
             }
             temp.clone()
         }
