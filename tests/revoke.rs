@@ -87,10 +87,13 @@ fn urls_skipped_under_a_revoked_mirror_rule_are_crawled_after_all() {
     let origin = serve(false);
     let copy = serve(true);
     let dir = Dir::new();
+    let warc = dir.path("warc");
     let out = crawl(
         &dir.store(),
         &[origin.clone(), copy.clone()],
         &[
+            "--warc",
+            warc.to_str().expect("a UTF-8 path"),
             "--min-evidence",
             "3",
             "--verify-every",
@@ -116,6 +119,34 @@ fn urls_skipped_under_a_revoked_mirror_rule_are_crawled_after_all() {
 
     // Every distinct article is indexed: each host's own ones, and one copy of each shared one.
     let urls: BTreeSet<String> = indexed(&dir.store()).into_iter().map(|p| p.url).collect();
+    // The archive says so too: a URL archived as skipped under the rule and indexed since has a
+    // record saying that skip was withdrawn, after it.
+    let records = crate::warc::records(&warc);
+    let verdict = |r: &simcrawl_warc::ReadRecord| crate::warc::block_field(r, "simcrawl-verdict");
+    let mut checked = 0;
+    for url in &urls {
+        let of_url: Vec<_> = records
+            .iter()
+            .filter(|r| r.field("WARC-Target-URI") == Some(url.as_str()))
+            .collect();
+        let Some(skipped) = of_url.iter().position(|r| {
+            verdict(r).as_deref() == Some("skipped")
+                && crate::warc::block_field(r, "simcrawl-reason").as_deref() == Some("mirror")
+        }) else {
+            continue;
+        };
+        checked += 1;
+        assert!(
+            of_url[skipped..]
+                .iter()
+                .any(|r| verdict(r).as_deref() == Some("withdrawn")),
+            "{url}: archived as skipped, indexed, never withdrawn"
+        );
+    }
+    assert!(
+        checked > 0,
+        "no URL skipped under the rule was indexed after all"
+    );
     for i in 0..ARTICLES {
         let on_origin = format!("{origin}p/{i}");
         let on_copy = format!("{copy}p/{i}");

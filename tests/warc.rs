@@ -6,7 +6,7 @@ use crate::util::{Dir, Web, assert_success, crawl, indexed, simcrawl};
 use simcrawl_warc::{ReadRecord, files, index_files, scan};
 use std::collections::{BTreeSet, HashMap};
 
-fn records(dir: &std::path::Path) -> Vec<ReadRecord> {
+pub(crate) fn records(dir: &std::path::Path) -> Vec<ReadRecord> {
     let mut out = Vec::new();
     for file in files(dir).expect("WARC files") {
         let scan = scan(&file, true).expect("scan");
@@ -38,7 +38,7 @@ fn every_indexed_page_is_captured(records: &[ReadRecord], store: &std::path::Pat
 }
 
 /// The block's `name: value` fields (metadata records).
-fn block_field(record: &ReadRecord, name: &str) -> Option<String> {
+pub(crate) fn block_field(record: &ReadRecord, name: &str) -> Option<String> {
     let text = String::from_utf8_lossy(&record.block_head);
     text.split("\r\n")
         .find_map(|l| l.strip_prefix(&format!("{name}: ")).map(str::to_owned))

@@ -232,6 +232,26 @@ impl Archive {
         self.metadata(&skip.url, skip, None, false)
     }
 
+    /// Archives that a skip archived earlier no longer holds: the URL was queued again (the rule
+    /// that skipped it was revoked, or its host's template changed), and a later record of the
+    /// URL (its response, or another skip) decides it. WARC files are only appended to, so the
+    /// earlier metadata record stays; this one, at `time_ms`, says it was withdrawn.
+    pub(crate) fn withdrawn(&mut self, skip: &SkipRecord, time_ms: u64) -> Result<(), CrawlError> {
+        let fields = [
+            ("simcrawl-verdict", "withdrawn".to_owned()),
+            ("simcrawl-reason", skip.reason.as_str().to_owned()),
+            (
+                "simcrawl-note",
+                "the skip archived earlier for this URL no longer holds; a later record of it decides it"
+                    .to_owned(),
+            ),
+        ];
+        let record = Record::metadata(&skip.url, WarcDate::from_unix_millis(time_ms), &fields);
+        self.writer.write(&record)?;
+        self.stats.metadata += 1;
+        Ok(())
+    }
+
     fn metadata(
         &mut self,
         target: &str,

@@ -166,6 +166,11 @@ impl Driver {
                     if let Some(search) = self.search.as_mut() {
                         search.withdrawn(log_id);
                     }
+                    if let Some(archive) = self.archive.as_mut()
+                        && let Some(record) = self.core.recorder.skips().get(log_id)?
+                    {
+                        archive.withdrawn(&record, crate::decide::Now::system().unix_ms)?;
+                    }
                 }
             }
         }
