@@ -39,7 +39,7 @@ use url::Url;
 /// The frontier counters that count URLs the frontier refused or dropped, with the stable name each
 /// is reported under, in the order reports list them. The last three are the reasons of the
 /// frontier's exclusion log ([`simcrawl_frontier::ExclusionReason::name`]).
-pub const EXCLUSIONS: [(&str, Counter); 16] = [
+pub const EXCLUSIONS: [(&str, Counter); 17] = [
     ("already-seen", Counter::AdmittedSeen),
     ("out-of-scope-host", Counter::OutOfScopeHost),
     ("out-of-scope-domain", Counter::OutOfScopeDomain),
@@ -56,6 +56,7 @@ pub const EXCLUSIONS: [(&str, Counter); 16] = [
     ("robots-disallowed", Counter::ExcludedRobots),
     ("robots-unreachable", Counter::ExcludedRobotsUnreachable),
     ("gave-up", Counter::GaveUp),
+    ("out-of-scope-since", Counter::ExcludedOutOfScope),
 ];
 
 /// Which skip log entries to list.

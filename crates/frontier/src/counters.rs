@@ -70,6 +70,7 @@ counters! {
     RobotsIgnoredSessions => "frontier.robots.ignored_sessions", "Frontiers opened with robots.txt ignored.";
     ExcludedRobots => "frontier.excluded.robots", "Queued URLs dropped: disallowed by robots.txt.";
     ExcludedRobotsUnreachable => "frontier.excluded.robots_unreachable", "Queued URLs dropped: robots.txt unreachable.";
+    ExcludedOutOfScope => "frontier.excluded.out_of_scope", "Queued URLs dropped: out of the scope or patterns given since they were queued.";
     HostsParked => "frontier.hosts.parked", "Hosts parked for asking a crawl-delay over the cap.";
     HostsDeferred => "frontier.hosts.deferred", "Host deferrals (defer_host, retry-after).";
     HostsParkedRetryAfter => "frontier.hosts.parked_retry_after", "Hosts parked for the session for a Retry-After over the cap.";

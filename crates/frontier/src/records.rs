@@ -293,15 +293,20 @@ pub enum ExclusionReason {
         /// How many attempts were made.
         attempts: u32,
     },
+    /// Out of the crawl's scope or its include and exclude patterns as they are now: a URL queued
+    /// by an earlier run with other flags.
+    OutOfScope,
 }
 
 impl ExclusionReason {
-    /// A short stable name for logs (`robots-disallowed`, `robots-unreachable`, `gave-up`).
+    /// A short stable name for logs (`robots-disallowed`, `robots-unreachable`, `gave-up`,
+    /// `out-of-scope`).
     pub fn name(self) -> &'static str {
         match self {
             ExclusionReason::RobotsDisallowed => "robots-disallowed",
             ExclusionReason::RobotsUnreachable => "robots-unreachable",
             ExclusionReason::GaveUp { .. } => "gave-up",
+            ExclusionReason::OutOfScope => "out-of-scope",
         }
     }
 }
@@ -333,6 +338,7 @@ impl Codec for Excluded {
             ExclusionReason::RobotsDisallowed => (0, 0),
             ExclusionReason::RobotsUnreachable => (1, 0),
             ExclusionReason::GaveUp { attempts } => (2, attempts),
+            ExclusionReason::OutOfScope => (3, 0),
         };
         write_element(&reason, out);
         write_element(&attempts, out);
@@ -352,6 +358,7 @@ impl Codec for Excluded {
             0 => ExclusionReason::RobotsDisallowed,
             1 => ExclusionReason::RobotsUnreachable,
             2 => ExclusionReason::GaveUp { attempts },
+            3 => ExclusionReason::OutOfScope,
             other => {
                 return Err(CodecError::invalid::<Self>(format!(
                     "exclusion reason {other} is unknown"

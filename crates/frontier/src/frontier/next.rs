@@ -103,6 +103,15 @@ impl Frontier {
             return Ok(None);
         }
         let head = self.load_head(id)?;
+        // A URL queued before the scope or the patterns changed (a run resumed with other
+        // flags) goes by the ones in force now. Seeds and their redirect targets define the
+        // scope and stay.
+        if !head.item.via.is_seed_like() && self.out_of_scope(&head.item.url)? {
+            self.exclude(id, head, ExclusionReason::OutOfScope, now)?;
+            *exclusions += 1;
+            self.reschedule(id);
+            return Ok(None);
+        }
         let gate = match self.config.robots {
             RobotsPolicy::Ignore => Gate::Allowed,
             RobotsPolicy::Obey => self.robots_gate(id, &head, now)?,
@@ -244,6 +253,21 @@ impl Frontier {
     }
 
     /// Drops a head that may not be fetched, recording why.
+    /// Whether a queued URL is out of the scope or the patterns in force.
+    fn out_of_scope(&self, url: &str) -> Result<bool, FrontierError> {
+        if self.scope.check_patterns(url).is_err() {
+            return Ok(true);
+        }
+        if self.config.scope == crate::Scope::Any {
+            return Ok(false);
+        }
+        let url = parse_stored(url)?;
+        Ok(self
+            .scope
+            .check_host(url.host_str().unwrap_or_default())
+            .is_err())
+    }
+
     pub(super) fn exclude(
         &mut self,
         id: u32,
@@ -272,6 +296,7 @@ impl Frontier {
             ExclusionReason::RobotsDisallowed => Counter::ExcludedRobots,
             ExclusionReason::RobotsUnreachable => Counter::ExcludedRobotsUnreachable,
             ExclusionReason::GaveUp { .. } => Counter::GaveUp,
+            ExclusionReason::OutOfScope => Counter::ExcludedOutOfScope,
         });
         Ok(())
     }

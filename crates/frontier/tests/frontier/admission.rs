@@ -1,7 +1,7 @@
 //! Admission: every outcome of `admit` is typed and counted; scope, traps, depth and budgets.
 
 use simcrawl_frontier::{
-    Admission, Counter, FrontierConfig, FrontierCounters, Instant, InvalidReason, Next,
+    Admission, Completion, Counter, FrontierConfig, FrontierCounters, Instant, InvalidReason, Next,
     RobotsPolicy, Scope, ScopeReason, Trap, Via,
 };
 use simcrawl_url::{Canonicalizer, Url};
@@ -438,4 +438,52 @@ fn requeue_hands_a_completed_url_out_again_and_admits_an_unseen_one() {
     assert!(f.requeue(&fresh, 1, LINK).must("requeue").is_queued());
     assert!(f.is_seen(fresh.key.hash128()).must("is_seen"));
     assert_eq!(counter(&f, Counter::AdmittedQueued), 3);
+}
+
+/// A run resumed with other patterns: the URLs an earlier run queued go by the ones in force,
+/// dropped and logged when they no longer pass, seeds spared.
+#[test]
+fn urls_queued_before_the_patterns_changed_go_by_the_new_ones() {
+    let store = store();
+    {
+        let mut f = open(&store, plain_config());
+        assert!(
+            f.admit(&candidate("https://e.com/"), 0, Via::Seed)
+                .must("seed")
+                .is_queued()
+        );
+        for path in ["blog/1", "docs/a.html", "docs/b.pdf"] {
+            let link = candidate(&format!("https://e.com/{path}"));
+            assert!(f.admit(&link, 1, LINK).must("link").is_queued());
+        }
+        f.checkpoint().must("checkpoint");
+    }
+    let mut f = open(
+        &store,
+        FrontierConfig {
+            include: vec!["/docs/".into()],
+            exclude: vec![r"\.pdf$".into()],
+            ..plain_config()
+        },
+    );
+    let now = Instant::now();
+    let mut fetched = Vec::new();
+    loop {
+        match f.next_ready(now).must("next_ready") {
+            Next::Fetch(lease) => {
+                fetched.push(lease.url.to_string());
+                f.complete(lease, Completion::Fetched, now).must("complete");
+            }
+            Next::Done => break,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    fetched.sort();
+    assert_eq!(fetched, ["https://e.com/", "https://e.com/docs/a.html"]);
+    assert_eq!(counter(&f, Counter::ExcludedOutOfScope), 2);
+    let reasons: Vec<&str> = f
+        .exclusions(1)
+        .map(|e| e.must("an exclusion").1.reason.name())
+        .collect();
+    assert_eq!(reasons, ["out-of-scope", "out-of-scope"]);
 }
