@@ -225,13 +225,27 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .context("cannot start the async runtime")
 }
 
-fn print_report(report: &Report) {
+/// The crawl's report on standard output; `seeds_given`: the command named seeds (a finished
+/// crawl says they were known already, rather than asking for seeds).
+fn print_report(report: &Report, seeds_given: bool) {
     let p = &report.progress;
     if report.nothing_to_do && !report.interrupted {
-        println!(
-            "nothing to do: this store's crawl is finished ({} pages indexed); give seeds to crawl more, `simcrawl stats` shows its counts",
-            report.indexed_total
-        );
+        if seeds_given {
+            println!(
+                "nothing to do: this store's crawl is finished ({} pages indexed), and the seeds given were crawled already; new seeds crawl more, `simcrawl stats` shows its counts",
+                report.indexed_total
+            );
+        } else {
+            println!(
+                "nothing to do: this store's crawl is finished ({} pages indexed); give seeds to crawl more, `simcrawl stats` shows its counts",
+                report.indexed_total
+            );
+        }
+        if let Some((before, now)) = report.resumed_k {
+            println!(
+                "  k = {now} now, {before} before: it applies to the pages indexed from now on, and none was; `simcrawl tune` shows what k = {now} would change in this crawl"
+            );
+        }
         if let Some((pages, _)) = report.unclean_resume {
             println!(
                 "  it was not closed cleanly (a crash or kill): what its last commit held is kept, {pages} indexed pages"
@@ -458,7 +472,7 @@ pub fn crawl(args: CrawlArgs) -> Result<ExitCode> {
         bar.finish_and_clear();
     }
     let report = report?;
-    print_report(&report);
+    print_report(&report, !args.seeds.is_empty());
     Ok(exit_code(&report))
 }
 
@@ -609,7 +623,7 @@ pub fn demo(args: DemoArgs) -> Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     };
-    print_report(&report);
+    print_report(&report, true);
     let report_path = store.join("report.html");
     {
         let inspector = simcrawl_crawl::inspect::Inspector::open(&store)?;
