@@ -82,7 +82,10 @@ fn a_resume_says_what_changed_and_a_finished_crawl_that_nothing_is_left() {
     let seeded = crawl(&dir.store(), &web.web.seeds(), &["--k", "6"]);
     assert_success(&seeded);
     let seeded = String::from_utf8_lossy(&seeded.stdout);
-    assert!(seeded.contains("the seeds given were crawled already"), "{seeded}");
+    assert!(
+        seeded.contains("the seeds given were crawled already"),
+        "{seeded}"
+    );
     assert!(seeded.contains("k = 6 now, 4 before"), "{seeded}");
     // The pid a killed crawl leaves in the lock file: read by `stats` (which must keep it), then
     // a crawl with nothing left to do still says the store was not closed cleanly.

@@ -271,6 +271,12 @@ pub fn judge(e: &TextEvidence, policy: &Policy) -> Result<SkipReason, NotACopy> 
     if e.words[0] == 0 || e.words[1] == 0 {
         return Err(NotACopy::NoText);
     }
+    // A page that names the original canonical, with its main text and its title, says it is
+    // that page in another form, whatever is around the text: a print version has no
+    // navigation or comments (a short post's whole page a quarter of the original's).
+    if e.names_original && e.same_text && e.same_title {
+        return Ok(SkipReason::Canonical);
+    }
     if !e.sizes_agree() {
         return Err(NotACopy::SizeDiffers);
     }
@@ -338,6 +344,14 @@ pub fn verdict_in_words(
     match verdict {
         Ok(SkipReason::TextDuplicate) => {
             short("the normalised main texts are identical".to_owned())
+        }
+        Ok(SkipReason::Canonical)
+            if e.same_text && (!e.sizes_agree() || (e.short() && e.same_whole != Some(true))) =>
+        {
+            format!(
+                "it names the original canonical, and has its main text and title (whole pages of {} and {} words)",
+                e.whole_words[0], e.whole_words[1]
+            )
         }
         Ok(SkipReason::Canonical) if e.same_text => {
             short("it names the original canonical, and the main texts are identical".to_owned())
@@ -688,6 +702,50 @@ mod tests {
     }
 
     #[test]
+    fn a_print_version_naming_its_page_with_its_text_and_title_is_a_copy_whatever_its_size() {
+        // A short blog post and its print version: the same 20 words and title, the print page
+        // without the navigation and comments (34 against 137 words of whole page).
+        let print = TextEvidence {
+            words: [20, 20],
+            whole_words: [34, 137],
+            same_text: true,
+            distance: 0,
+            jaccard: Some(1.0),
+            same_title: true,
+            same_host: true,
+            same_whole: Some(false),
+            declares_copy: true,
+            names_original: true,
+            ..TextEvidence::default()
+        };
+        let verdict = judge(&print, &POLICY);
+        assert_eq!(verdict, Ok(SkipReason::Canonical));
+        assert!(
+            verdict_in_words(&verdict, &print, &POLICY).contains("whole pages of 34 and 137"),
+            "{}",
+            verdict_in_words(&verdict, &print, &POLICY)
+        );
+        // Not naming it, another title or another text: the page is indexed.
+        let unnamed = TextEvidence {
+            names_original: false,
+            declares_copy: false,
+            ..print
+        };
+        assert!(judge(&unnamed, &POLICY).is_err());
+        let retitled = TextEvidence {
+            same_title: false,
+            ..print
+        };
+        assert!(judge(&retitled, &POLICY).is_err());
+        let other_text = TextEvidence {
+            same_text: false,
+            distance: 2,
+            ..print
+        };
+        assert!(judge(&other_text, &POLICY).is_err());
+    }
+
+    #[test]
     fn one_host_s_short_near_copies_are_siblings_and_other_hosts_copies() {
         let policy = Policy { k: 3, jaccard: 0.8 };
         // GNU Pango's virtual method and method `Font.describe`: 59 and 61 words, two differ.
@@ -815,9 +873,18 @@ mod tests {
         #[test]
         fn no_verdict_contradicts_its_evidence(e in evidence(), k in 0u32..=8, jaccard in 0.0f64..=1.0) {
             let policy = Policy { k, jaccard };
+            let bytes = e.encode();
+            prop_assert_eq!(TextEvidence::decode(&bytes).unwrap(), e);
             match judge(&e, &policy) {
                 Ok(reason) => {
                     prop_assert!(check(reason, Some(&Evidence::Text(e)), &policy).is_ok());
+                    prop_assert!(e.words[0] > 0 && e.words[1] > 0);
+                    // A page that names the original canonical, with its text and title, is
+                    // its copy whatever is around the text (a print version).
+                    if e.names_original && e.same_text && e.same_title {
+                        prop_assert_eq!(reason, SkipReason::Canonical);
+                        return Ok(());
+                    }
                     prop_assert!(e.sizes_agree());
                     if reason != SkipReason::TextDuplicate && !e.same_text {
                         prop_assert!(e.distance <= k);
@@ -834,8 +901,6 @@ mod tests {
                 }
                 Err(_) => prop_assert!(min_k(&e, jaccard).is_none_or(|m| m > k)),
             }
-            let bytes = e.encode();
-            prop_assert_eq!(TextEvidence::decode(&bytes).unwrap(), e);
         }
     }
 }

@@ -175,27 +175,28 @@ impl Core {
     }
 
     fn requeue(&mut self, revoked: &Revoked) -> Result<(), CrawlError> {
-        let requeued = self.requeue_skipped_by(revoked)?;
-        self.book.revoked(revoked, requeued);
+        let (skipped, held) = self.requeue_skipped_by(revoked)?;
+        self.book.revoked(revoked, skipped, held);
         Ok(())
     }
 
     /// Offers the frontier again every URL that the revoked rule (by its id) made the crawl skip
     /// before fetching: with the rule gone they are URLs of their own, and would otherwise never
     /// be fetched. The log is read from when the rule was learned. Returns how many were queued
-    /// (a URL another link has queued since, under its own key, counts as seen, not queued).
+    /// (a URL another link has queued since, under its own key, counts as seen, not queued): the
+    /// rule's own skips, and the copies whose links it held back.
     ///
     /// A whole-host rule (a mirror, an alias) also held back the links of the copies fetched on
     /// its hosts while it was in force (see `Core::duplicate`): those copies are queued again
     /// too, so that their links are followed now.
-    fn requeue_skipped_by(&mut self, revoked: &Revoked) -> Result<u64, CrawlError> {
+    fn requeue_skipped_by(&mut self, revoked: &Revoked) -> Result<(u64, u64), CrawlError> {
         let rule = &revoked.rule;
         let name = rule.to_string();
         let Some(low) = self.first_skip_since(revoked.learned_ms)? else {
-            return Ok(0);
+            return Ok((0, 0));
         };
         let canon = std::sync::Arc::clone(self.book.canon());
-        let mut requeued: u64 = 0;
+        let (mut skipped, mut held): (u64, u64) = (0, 0);
         for entry in self.recorder.skips().iter_from(low) {
             let (log_id, record) = entry?;
             let by_rule = made_by(&record, revoked.id, &name)
@@ -220,14 +221,18 @@ impl Core {
                     Some(log_id),
                 )?
             {
-                requeued += 1;
+                if by_rule {
+                    skipped += 1;
+                } else {
+                    held += 1;
+                }
             }
         }
         self.count(
             counters::REQUEUED,
-            i64::try_from(requeued).unwrap_or(i64::MAX),
+            i64::try_from(skipped + held).unwrap_or(i64::MAX),
         )?;
-        Ok(requeued)
+        Ok((skipped, held))
     }
 
     /// Offers the frontier again a URL the crawl skipped (its key under the rules in force), as a

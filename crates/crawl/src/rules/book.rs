@@ -477,17 +477,25 @@ impl RuleBook {
     }
 
     /// Records for the report that `revoked` is out of force, with the URLs queued again.
-    pub fn revoked(&mut self, revoked: &Revoked, requeued: u64) {
+    pub fn revoked(&mut self, revoked: &Revoked, skipped: u64, held: u64) {
         let name = revoked.rule.to_string();
         let evidence = self.learner.evidence(&revoked.rule);
+        // The rule's own skips, and the copies fetched on its hosts whose links it held back
+        // (fetched again for their links).
+        let queued = match held {
+            0 => format!("{skipped} skipped URLs queued again"),
+            _ => format!(
+                "{skipped} skipped URLs queued again, and {held} copies it held the links of"
+            ),
+        };
         // As loud as its learning: a rule out of force sends its skips back to the queue.
         tracing::info!(
-            "revoked {name} ({} agree, {} disagree): {requeued} skipped URLs queued again",
+            "revoked {name} ({} agree, {} disagree): {queued}",
             evidence.agree,
             evidence.disagree
         );
-        self.revoked.push(if requeued > 0 {
-            format!("{name} ({requeued} skipped URLs queued again)")
+        self.revoked.push(if skipped + held > 0 {
+            format!("{name} ({queued})")
         } else {
             name
         });
