@@ -560,7 +560,7 @@ pub struct TemplateArgs {
 pub struct ClustersArgs {
     #[command(flatten)]
     pub store: StoreArgs,
-    /// Distance threshold for joining two pages.
+    /// Distance threshold for joining two pages: two indexed pages are joined when the crawl's rule of evidence at this k calls one a copy of the other (distance, Jaccard, titles, sizes, short texts), as `simcrawl explain` judges them.
     #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(0..=8))]
     pub k: u32,
     /// At most this many clusters.

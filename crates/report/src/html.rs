@@ -287,8 +287,8 @@ fn tune(out: &mut String, d: &ReportData) {
     let _ = write!(
         out,
         "<section id=\"tune\"><h2>What each k would do</h2>\
-         <p>Replayed from the stored fingerprints of {} indexed pages and {} near-duplicate \
-         skips, without crawling. Blue: indexed pages a crawl at that k would have skipped as \
+         <p>Replayed from the stored fingerprints of {} indexed pages and {} skips by SimHash \
+         distance (near-duplicate and canonical), without crawling. Blue: indexed pages a crawl at that k would have skipped as \
          near-duplicates. Orange: pages this crawl skipped that it would have indexed.</p>",
         t.replay.pages, t.near_skips
     );
@@ -406,7 +406,7 @@ fn pairs(out: &mut String, d: &ReportData) {
             }
         }
         let verdict = if pair.distance <= d.options.k {
-            "within k: a near-duplicate if the Jaccard check agrees"
+            "within k, both indexed: the rule of evidence kept them apart (titles, sizes, Jaccard or a short text; simcrawl explain says which)"
         } else {
             "above k: distinct"
         };
