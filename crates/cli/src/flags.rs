@@ -327,7 +327,7 @@ pub struct CrawlFlags {
         help_heading = "Learning"
     )]
     pub verify_every_max: u32,
-    /// Stop after this many pages have been fetched.
+    /// Stop after this many pages have been fetched, counting every run on this store (a resumed crawl with a larger N goes on).
     #[arg(long, value_name = "N", help_heading = "Scope")]
     pub max_pages: Option<u64>,
     /// Links of one page followed at most (the rest are counted as crawl/links_dropped).

@@ -70,16 +70,22 @@ pub fn search(args: SearchArgs) -> Result<ExitCode> {
                         }
                     }
                 }
+                // The query as typed: in double quotes, or in single ones when it has double
+                // quotes of its own (a phrase), never escaped.
+                let quoted = if args.query.contains('"') {
+                    format!("'{}'", args.query)
+                } else {
+                    format!("\"{}\"", args.query)
+                };
                 writeln!(
                     out,
-                    "{} for {:?} among {} pages",
+                    "{} for {quoted} among {} pages",
                     // Every page that matches, not the ones shown (`--limit 3`).
                     match (hits.len(), total) {
                         (shown, total) if shown < total => format!("{shown} of {total} hits"),
                         (_, 1) => "1 hit".to_owned(),
                         (_, n) => format!("{n} hits"),
                     },
-                    args.query,
                     index.len()
                 )?;
             }
