@@ -112,10 +112,15 @@ fn every_fetch_and_every_skip_is_in_the_archive() {
         .iter()
         .filter_map(|r| r.field("WARC-Record-ID"))
         .collect();
-    let metadata: Vec<&ReadRecord> = of("metadata").collect();
-    // Withdrawn entries too: the archive is the crawl's history.
+    let (metadata, withdrawn): (Vec<&ReadRecord>, Vec<&ReadRecord>) = of("metadata")
+        .partition(|r| block_field(r, "simcrawl-verdict").as_deref() != Some("withdrawn"));
+    // Withdrawn entries too: the archive is the crawl's history (and says which were
+    // withdrawn, each after its skip).
     let skips = crate::util::skip_log(&dir.store());
     assert_eq!(metadata.len(), skips.len());
+    for record in &withdrawn {
+        assert!(block_field(record, "simcrawl-reason").is_some());
+    }
     for record in &metadata {
         let reason = block_field(record, "simcrawl-reason").expect("a reason");
         let fetched = block_field(record, "simcrawl-fetched").expect("fetched or not");
