@@ -74,6 +74,9 @@ pub mod counters {
     pub const HTTP_ERRORS: &str = "crawl/http_errors";
     /// Pages whose meta robots said noindex.
     pub const NOINDEX: &str = "crawl/noindex";
+    /// Links a learned rule maps onto an indexed page, fetched to check the rule because their
+    /// anchor text names something else than that page's title ([`crate::anchor`]).
+    pub const ANCHOR_CHECKS: &str = "crawl/rules/anchor_checks";
     /// Bodies cut at the fetcher's size cap (a page too large, a decompression bomb): the page
     /// is what its first bytes hold.
     pub const TRUNCATED: &str = "crawl/truncated";

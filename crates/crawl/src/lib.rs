@@ -57,6 +57,7 @@
 
 #![deny(missing_docs)]
 
+pub mod anchor;
 pub mod archive;
 pub mod config;
 pub mod decide;

@@ -216,6 +216,11 @@ fn encode_page(
         let refused = refuses(link) || shard.is_some_and(|s| s.owner_of_key(&link.key) != owner);
         write_element(&refused, out);
     }
+    // Each link's anchor words: the owner of its site weighs them as this process would.
+    for i in 0..page.links.len() {
+        let anchor = page.anchors.get(i).copied().unwrap_or_default();
+        write_element(&anchor.to_bits(), out);
+    }
     write_element(&page.analysis.is_some(), out);
     if let Some(a) = &page.analysis {
         encode_analysis(a, out);
@@ -337,6 +342,8 @@ fn decode_page(r: &mut Reader<'_>, core: &Core) -> Result<FetchedPage, CodecErro
     let n: u32 = r.element()?;
     let mut links = Vec::with_capacity(n as usize);
     let mut replayed_links = Vec::with_capacity(n as usize);
+    // Which of the page's links became `links` (the others are other processes' or refused).
+    let mut own = Vec::with_capacity(n as usize);
     for _ in 0..n {
         let link: String = r.element()?;
         let key_hash: u128 = r.element()?;
@@ -350,6 +357,16 @@ fn decode_page(r: &mut Reader<'_>, core: &Core) -> Result<FetchedPage, CodecErro
         } else if let Ok(candidate) = canon.canonicalize(&link, None) {
             replayed_links.push(ReplayedLink::Own(links.len()));
             links.push(candidate);
+            own.push(true);
+            continue;
+        }
+        own.push(false);
+    }
+    let mut anchors = Vec::with_capacity(links.len());
+    for kept in own {
+        let anchor = crate::anchor::AnchorWords::from_bits(r.element::<u64>()?);
+        if kept {
+            anchors.push(anchor);
         }
     }
     let analysis = if r.element::<bool>()? {
@@ -368,6 +385,7 @@ fn decode_page(r: &mut Reader<'_>, core: &Core) -> Result<FetchedPage, CodecErro
         analysis,
         canonical,
         links,
+        anchors,
         plain_keys: Vec::new(),
         links_dropped,
         canon,

@@ -65,6 +65,10 @@ pub struct Lease {
     /// it may have been fetched already, its completion lost with the crash. Commit its
     /// completion at once, so that another crash does not make it a third fetch.
     pub after_crash: bool,
+    /// The caller's word about the URL, given when it was admitted
+    /// ([`Frontier::admit_hinted`](crate::Frontier::admit_hinted)); 0 for none. The crawl keeps a
+    /// link's anchor words here, to weigh them when a rule would skip the URL at its lease.
+    pub hint: u64,
     pub(crate) id: LeaseId,
 }
 impl Lease {
@@ -88,6 +92,7 @@ impl Lease {
             attempt: 0,
             kind: LeaseKind::Page,
             after_crash: false,
+            hint: 0,
             id: LeaseId {
                 seq: 0,
                 session: u64::MAX,

@@ -54,6 +54,9 @@ pub(crate) struct QueuedUrl {
     /// Failed attempts so far.
     pub(crate) attempts: u32,
     pub(crate) referrer: Option<String>,
+    /// The caller's word about the URL, handed back with its lease ([`crate::Lease::hint`]);
+    /// 0 for none, and then not written (a queue of a build before it reads the same).
+    pub(crate) hint: u64,
 }
 
 /// A [`QueuedUrl`] of borrowed strings, which encodes exactly like it: what is pushed when a URL
@@ -66,11 +69,12 @@ pub(crate) struct QueuedUrlRef<'a> {
     pub(crate) via: ViaKind,
     pub(crate) attempts: u32,
     pub(crate) referrer: Option<&'a str>,
+    pub(crate) hint: u64,
 }
 
 impl<'a> QueuedUrlRef<'a> {
     /// A page to fetch, admitted `via` (a seed, a link...), not tried yet.
-    pub(crate) fn page(url: &'a str, key_hash: u128, via: &'a Via<'_>) -> Self {
+    pub(crate) fn page(url: &'a str, key_hash: u128, via: &'a Via<'_>, hint: u64) -> Self {
         QueuedUrlRef {
             url,
             key_hash,
@@ -78,6 +82,7 @@ impl<'a> QueuedUrlRef<'a> {
             via: via.kind(),
             attempts: 0,
             referrer: via.referrer(),
+            hint,
         }
     }
 
@@ -89,6 +94,7 @@ impl<'a> QueuedUrlRef<'a> {
             via: self.via,
             attempts: self.attempts,
             referrer: self.referrer.map(str::to_owned),
+            hint: self.hint,
         }
     }
 }
@@ -102,6 +108,7 @@ impl QueuedUrl {
             via: self.via,
             attempts: self.attempts,
             referrer: self.referrer.as_deref(),
+            hint: self.hint,
         }
     }
 }
@@ -122,6 +129,9 @@ impl EncodeAs<QueuedUrl> for QueuedUrlRef<'_> {
         write_element(&self.referrer.is_some(), out);
         if let Some(referrer) = self.referrer {
             write_bytes_element(referrer.as_bytes(), out);
+        }
+        if self.hint != 0 {
+            write_element(&self.hint, out);
         }
     }
 }
@@ -151,7 +161,15 @@ impl Codec for QueuedUrl {
         let attempts = r.element()?;
         let url = r.element()?;
         let referrer = read_optional(&mut r)?;
-        r.finish()?;
+        let rest = r.rest();
+        let hint = if rest.is_empty() {
+            0
+        } else {
+            let mut tail = Reader::new::<Self>(rest);
+            let hint = tail.element()?;
+            tail.finish()?;
+            hint
+        };
         Ok(QueuedUrl {
             url,
             key_hash,
@@ -159,6 +177,7 @@ impl Codec for QueuedUrl {
             via,
             attempts,
             referrer,
+            hint,
         })
     }
 }
@@ -403,6 +422,7 @@ mod tests {
                 via: ViaKind::Link,
                 attempts: 1,
                 referrer: referrer.clone(),
+                hint: 0,
             };
             let mut expected = Vec::new();
             write_element(&FORMAT, &mut expected);
@@ -429,6 +449,7 @@ mod tests {
             via: ViaKind::SitemapIndex,
             attempts: 2,
             referrer: Some("https://example.com/".into()),
+            hint: 0x0123_4567_89ab_cdef,
         });
         roundtrip(&QueuedUrl {
             url: String::new(),
@@ -437,6 +458,7 @@ mod tests {
             via: ViaKind::Seed,
             attempts: 0,
             referrer: None,
+            hint: 0,
         });
         roundtrip(&HostRecord {
             admitted: 5,
@@ -472,6 +494,7 @@ mod tests {
             via: ViaKind::Link,
             attempts: 0,
             referrer: None,
+            hint: 0,
         };
         let mut expected = vec![1];
         expected.extend_from_slice(&1_u128.to_be_bytes());

@@ -70,6 +70,9 @@ pub struct FetchedPage {
     pub canonical: Option<Candidate>,
     /// Its links, keyed.
     pub links: Vec<Candidate>,
+    /// Each link's anchor text as the decider weighs it ([`crate::anchor`]), in the order of
+    /// `links` (empty: none known).
+    pub anchors: Vec<crate::anchor::AnchorWords>,
     /// Each link's own key hash (without learned rules), when `canon` has learned rules and it
     /// differs from the link's key: made with the analysis, off the core.
     pub plain_keys: Vec<Option<u128>>,
@@ -168,6 +171,7 @@ impl FetchedPage {
             analysis: None,
             canonical: None,
             links: Vec::new(),
+            anchors: Vec::new(),
             plain_keys: Vec::new(),
             links_dropped: 0,
             canon: Arc::clone(canon),
@@ -200,11 +204,15 @@ impl FetchedPage {
             .and_then(|c| self.canon.canonicalize_url(&c.url).ok());
         let links = &analysis.document.links;
         self.links_dropped = links.len().saturating_sub(max_links);
-        self.links = links
+        (self.links, self.anchors) = links
             .iter()
             .take(max_links)
-            .filter_map(|l| self.canon.canonicalize_url(&l.url).ok())
-            .collect();
+            .filter_map(|l| {
+                let candidate = self.canon.canonicalize_url(&l.url).ok()?;
+                let anchor = crate::anchor::AnchorWords::of_link(&l.text, l.url.as_str());
+                Some((candidate, anchor))
+            })
+            .unzip();
         if let Some(plain) = &self.plain {
             self.plain_keys = self
                 .links

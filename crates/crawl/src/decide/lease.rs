@@ -4,6 +4,7 @@
 
 use super::{Core, Now, rule_skip};
 use crate::error::CrawlError;
+use crate::layout::counters;
 use crate::rules::Deferred;
 use crate::skiplog::SkipReason;
 use simcrawl_frontier::{Completion, Lease, LeaseKind};
@@ -50,7 +51,20 @@ impl Core {
         let mut deferred = None;
         let (rule_text, rule_id, reason) = match rule {
             Some((rule, reason)) => {
-                if self.book.should_verify(&rule) {
+                let scheduled = self.book.should_verify(&rule);
+                // The link it was queued from names another page than the one the rule maps it
+                // onto: checked now (`crate::anchor`).
+                let anchor = crate::anchor::AnchorWords::from_bits(lease.hint);
+                let suspicious = !scheduled
+                    && verifiable
+                    && lease.hint != 0
+                    && self.anchor_contradicts(Some(anchor), key_hash)?;
+                if suspicious {
+                    self.count(counters::ANCHOR_CHECKS, 1)?;
+                    self.book.verify(lease.key_hash, rule);
+                    return Ok(false);
+                }
+                if scheduled {
                     if verifiable {
                         // Fetched anyway, like a link the rule would skip: a different page
                         // revokes it.

@@ -3,7 +3,9 @@
 //! either is logged once per spelling.
 
 use super::{Core, Now, redact, rule_skip, spelled_otherwise};
+use crate::anchor::{AnchorWords, MIN_ANCHOR_WORDS};
 use crate::error::CrawlError;
+use crate::layout::counters;
 use crate::rules::Deferred;
 use crate::skiplog::{SkipReason, SkipRecord};
 use simcrawl_frontier::{Admission, Lease, Via};
@@ -21,6 +23,25 @@ enum PlainKey {
 }
 
 impl Core {
+    /// Whether `anchor` contradicts the page indexed under `key_hash` (its title and the start of
+    /// its main text: [`AnchorWords::contradicts`]); false when no page is indexed there yet.
+    pub(super) fn anchor_contradicts(
+        &self,
+        anchor: Option<AnchorWords>,
+        key_hash: u128,
+    ) -> Result<bool, CrawlError> {
+        let Some(anchor) = anchor else {
+            return Ok(false);
+        };
+        let Some(id) = self.pages.by_key(key_hash)? else {
+            return Ok(false);
+        };
+        Ok(self
+            .pages
+            .get(id)?
+            .is_some_and(|p| anchor.contradicts(p.title.as_deref().unwrap_or_default(), &p.text)))
+    }
+
     /// Offers a page's links (keyed with `keyed_with`) to the frontier, logging variants and rule
     /// skips.
     pub fn admit_links(
@@ -28,10 +49,13 @@ impl Core {
         lease: &Lease,
         links: &[Candidate],
         plain_keys: &[Option<u128>],
+        anchors: &[AnchorWords],
         keyed_with: &Arc<Canonicalizer>,
         now: Now,
     ) -> Result<(), CrawlError> {
-        self.as_own(|core| core.admit_links_inner(lease, links, plain_keys, keyed_with, now))
+        self.as_own(|core| {
+            core.admit_links_inner(lease, links, plain_keys, anchors, keyed_with, now)
+        })
     }
 
     /// Runs `admit` as this process's own work: the links of another process's page that fall
@@ -56,7 +80,14 @@ impl Core {
         now: Now,
     ) -> Result<(), CrawlError> {
         if page.replayed_links.is_empty() {
-            return self.admit_links(lease, &page.links, &page.plain_keys, &page.canon, now);
+            return self.admit_links(
+                lease,
+                &page.links,
+                &page.plain_keys,
+                &page.anchors,
+                &page.canon,
+                now,
+            );
         }
         self.as_own(|core| {
             for link in &page.replayed_links {
@@ -66,6 +97,7 @@ impl Core {
                             core.admit_link_keyed(
                                 candidate,
                                 PlainKey::Unknown,
+                                page.anchors.get(i).copied(),
                                 lease.depth + 1,
                                 lease.url.as_str(),
                                 now,
@@ -86,6 +118,7 @@ impl Core {
         lease: &Lease,
         links: &[Candidate],
         plain_keys: &[Option<u128>],
+        anchors: &[AnchorWords],
         keyed_with: &Arc<Canonicalizer>,
         now: Now,
     ) -> Result<(), CrawlError> {
@@ -110,7 +143,14 @@ impl Core {
             } else {
                 PlainKey::Unknown
             };
-            self.admit_link_keyed(candidate, plain, lease.depth + 1, lease.url.as_str(), now)?;
+            self.admit_link_keyed(
+                candidate,
+                plain,
+                anchors.get(i).copied(),
+                lease.depth + 1,
+                lease.url.as_str(),
+                now,
+            )?;
         }
         Ok(())
     }
@@ -123,13 +163,14 @@ impl Core {
         referrer: &str,
         now: Now,
     ) -> Result<(), CrawlError> {
-        self.admit_link_keyed(candidate, PlainKey::Unknown, depth, referrer, now)
+        self.admit_link_keyed(candidate, PlainKey::Unknown, None, depth, referrer, now)
     }
 
     fn admit_link_keyed(
         &mut self,
         candidate: &Candidate,
         plain: PlainKey,
+        anchor: Option<AnchorWords>,
         depth: u32,
         referrer: &str,
         now: Now,
@@ -153,9 +194,14 @@ impl Core {
             // another one: it is not fetched again.
             return Ok(());
         }
-        let admission = self
-            .frontier
-            .admit(candidate, depth, Via::Link { referrer })?;
+        // A link's anchor words go with it into its queue: a rule learned before its lease may
+        // map it onto a page its anchor says it is not (see `Core::skip_at_lease`).
+        let hint = anchor
+            .filter(|a| a.words() >= MIN_ANCHOR_WORDS)
+            .map_or(0, AnchorWords::to_bits);
+        let admission =
+            self.frontier
+                .admit_hinted(candidate, depth, Via::Link { referrer }, hint)?;
         let key_hash = match admission {
             Admission::Queued { .. } => {
                 self.spelling_queued(spelling, candidate.key.hash128())?;
@@ -178,7 +224,13 @@ impl Core {
         let mut deferred = None;
         let ruled = if let Some((rule, reason)) = self.book.rule_behind(&url, key_hash, &self.seen)
         {
-            if self.book.should_verify(&rule)
+            let scheduled = self.book.should_verify(&rule);
+            // A link whose anchor names something else than the page the rule maps it onto:
+            // that page may be rewritten on this host, and the rule is checked on it now.
+            let suspicious = !scheduled
+                && anchor.is_some_and(|a| a.words() >= MIN_ANCHOR_WORDS)
+                && self.anchor_contradicts(anchor, key_hash)?;
+            if (scheduled || suspicious)
                 && let Ok(plain) = self.book.plain().canonicalize(url.as_str(), None)
             {
                 if self.pages.by_key(key_hash)?.is_none() {
@@ -193,6 +245,9 @@ impl Core {
                 } else {
                     let verify = self.frontier.admit(&plain, depth, Via::Link { referrer })?;
                     if verify.is_queued() {
+                        if suspicious {
+                            self.count(counters::ANCHOR_CHECKS, 1)?;
+                        }
                         self.book.verify(plain.key.hash128(), rule);
                         return Ok(());
                     }

@@ -566,6 +566,96 @@ fn broken_links_a_mirror_shares_with_its_original_count_for_its_rule_after_two_p
     assert_eq!(sim.fetched.iter().filter(on_mirror).count(), 1 + 30 + 12);
 }
 
+/// Origin `o.test` and its copy `m.test` with `n` articles linked from a table of contents
+/// whose anchors are the articles' titles; on the copy, the articles in `rewritten` have new
+/// text, and its table of contents names them by their new titles.
+fn origin_and_rewritten_copy(n: u64, rewritten: &[u64]) -> BTreeMap<String, Answer> {
+    let toc = |host_rewrites: bool| {
+        let items: String = (0..n)
+            .map(|i| {
+                let title = if host_rewrites && rewritten.contains(&i) {
+                    format!("Release notes and migration {i}")
+                } else {
+                    format!("Configuring part {i} of the cache")
+                };
+                format!("<li><a href=\"/doc/{i}.html\">{title}</a></li>")
+            })
+            .collect();
+        Answer::Html(format!(
+            "<!doctype html><html><head><title>Contents</title></head><body><nav><ul>{items}</ul></nav>\
+             <article><h1>Contents</h1><p>{}</p></article></body></html>",
+            article(100, 200)
+        ))
+    };
+    let mut pages = BTreeMap::new();
+    pages.insert("http://o.test/".to_string(), toc(false));
+    pages.insert("http://m.test/".to_string(), toc(true));
+    for i in 0..n {
+        let doc = page(
+            &format!("Configuring part {i} of the cache"),
+            &article(i, 250),
+            &[],
+        );
+        pages.insert(format!("http://o.test/doc/{i}.html"), doc.clone());
+        let copy = if rewritten.contains(&i) {
+            page(
+                &format!("Release notes and migration {i}"),
+                &article(5_000 + i, 250),
+                &[],
+            )
+        } else {
+            doc
+        };
+        pages.insert(format!("http://m.test/doc/{i}.html"), copy);
+    }
+    pages
+}
+
+#[test]
+fn a_link_whose_anchor_names_another_page_checks_the_mirror_and_its_rewrite_is_indexed() {
+    // No scheduled check: only the anchors can call for one.
+    let learn = LearnConfig {
+        verify_every: 0,
+        ..LearnConfig::default()
+    };
+    let rewritten = [27, 28];
+    let mut sim = Sim::new(
+        &["http://o.test/"],
+        learn,
+        origin_and_rewritten_copy(30, &rewritten),
+    );
+    crawl_origin_then(&mut sim, "http://m.test/");
+    let (learned, revoked) = sim.core.book.history();
+    assert_eq!(learned, ["mirror m.test -> o.test"]);
+    assert_eq!(revoked.len(), 1, "the check found the rewrite: {revoked:?}");
+    assert!(
+        sim.core.counter(counters::ANCHOR_CHECKS).expect("counter") >= 1,
+        "no anchor called for a check"
+    );
+    assert_all_indexed(
+        &sim,
+        rewritten.map(|i| format!("http://m.test/doc/{i}.html")),
+    );
+    assert_each_url_decided_once(&sim);
+    // The same copy with no page rewritten: its anchors agree with the titles, no check, and
+    // the rule skips the rest of the host unfetched.
+    let mut sim = Sim::new(
+        &["http://o.test/"],
+        LearnConfig {
+            verify_every: 0,
+            ..LearnConfig::default()
+        },
+        origin_and_rewritten_copy(30, &[]),
+    );
+    crawl_origin_then(&mut sim, "http://m.test/");
+    assert_eq!(
+        sim.core.counter(counters::ANCHOR_CHECKS).expect("counter"),
+        0
+    );
+    let on_mirror = |s: &&String| s.starts_with("http://m.test/");
+    assert_eq!(sim.fetched.iter().filter(on_mirror).count(), 5);
+}
+
 #[test]
 fn a_mirror_rule_is_verified_and_a_distinct_page_revokes_it_and_queues_its_skips_again() {
     // Six copies learn the rule; every other article of the mirror is its own page. Every second

@@ -48,7 +48,21 @@ impl Frontier {
         depth: u32,
         via: Via<'_>,
     ) -> Result<Admission, FrontierError> {
-        let admission = self.admit_inner(candidate, depth, via)?;
+        self.admit_hinted(candidate, depth, via, 0)
+    }
+
+    /// [`admit`](Frontier::admit), with the caller's word about the URL (`hint`, an opaque
+    /// `u64`), kept with it in its queue and handed back with its lease ([`Lease::hint`]).
+    ///
+    /// [`Lease::hint`]: crate::Lease::hint
+    pub fn admit_hinted(
+        &mut self,
+        candidate: &Candidate,
+        depth: u32,
+        via: Via<'_>,
+        hint: u64,
+    ) -> Result<Admission, FrontierError> {
+        let admission = self.admit_inner(candidate, depth, via, hint)?;
         self.maybe_write()?;
         Ok(admission)
     }
@@ -65,7 +79,7 @@ impl Frontier {
         via: Via<'_>,
     ) -> Result<Admission, FrontierError> {
         let admission = match canon.canonicalize(input, base) {
-            Ok(candidate) => self.admit_inner(&candidate, depth, via)?,
+            Ok(candidate) => self.admit_inner(&candidate, depth, via, 0)?,
             Err(e) => self.refuse(Admission::Invalid(InvalidReason::Url(e))),
         };
         self.maybe_write()?;
@@ -92,6 +106,7 @@ impl Frontier {
         candidate: &Candidate,
         depth: u32,
         via: Via<'_>,
+        hint: u64,
     ) -> Result<Admission, FrontierError> {
         let fetch = &candidate.fetch;
         let host = fetch.host_str();
@@ -170,7 +185,7 @@ impl Frontier {
             self.reschedule(id); // it may have been activated for nothing: list it as idle
             return Ok(self.refuse(refusal));
         }
-        let item = QueuedUrlRef::page(text, key_hash, &via);
+        let item = QueuedUrlRef::page(text, key_hash, &via, hint);
         // The queue and the seen set are committed together by the store: after a crash, both
         // or neither.
         self.enqueue(id, depth, item)?;
@@ -274,7 +289,7 @@ impl Frontier {
             return Ok(self.refuse(Admission::Invalid(InvalidReason::NoHost)));
         }
         let id = self.activate(host)?;
-        let item = QueuedUrlRef::page(candidate.fetch.as_str(), key_hash, &via);
+        let item = QueuedUrlRef::page(candidate.fetch.as_str(), key_hash, &via, 0);
         self.enqueue(id, depth, item)?;
         self.mark_dirty(id);
         self.count(Counter::AdmittedQueued);
@@ -379,6 +394,7 @@ impl Frontier {
             via,
             attempts: 0,
             referrer,
+            hint: 0,
         };
         self.enqueue(id, 0, item)?;
         self.sitemaps_seen

@@ -232,6 +232,7 @@ impl Frontier {
                                     Via::Sitemap {
                                         sitemap: lease.url.as_str(),
                                     },
+                                    0,
                                 )?,
                                 Err(e) => self.refuse(Admission::Invalid(InvalidReason::Url(e))),
                             };

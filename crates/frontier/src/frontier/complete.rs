@@ -251,5 +251,6 @@ fn item_of(lease: &Lease) -> QueuedUrl {
         via: lease.via,
         attempts: lease.attempt,
         referrer: lease.referrer.clone(),
+        hint: lease.hint,
     }
 }

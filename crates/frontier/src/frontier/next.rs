@@ -199,6 +199,7 @@ impl Frontier {
             attempt: item.attempts,
             kind,
             after_crash,
+            hint: item.hint,
             id: LeaseId {
                 seq,
                 session: self.session,
