@@ -72,6 +72,16 @@ impl AnchorWords {
     /// The anchor `text` of a link to `url`, without the words its URL spells: an anchor that
     /// repeats its URL (`readability-working`, `https://example.com/notes`) describes nothing.
     pub fn of_link(text: &str, url: &str) -> AnchorWords {
+        // Most anchors are a word or two ("Next", "Home", a name): too few to say anything, and
+        // told so without allocating.
+        let long_words = text
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.len() >= 3)
+            .take(MIN_ANCHOR_WORDS as usize)
+            .count();
+        if long_words < MIN_ANCHOR_WORDS as usize {
+            return AnchorWords(0);
+        }
         let url = url.to_lowercase();
         let mut bits = 0u64;
         let mut count = 0u64;
@@ -94,7 +104,8 @@ impl AnchorWords {
         self.0
     }
 
-    /// How many content words the anchor has (at most 15).
+    /// How many content words the anchor has (at most 15; 0 for an anchor of fewer than
+    /// [`MIN_ANCHOR_WORDS`] words of three letters).
     pub fn words(self) -> u32 {
         (self.0 & 0xf) as u32
     }
