@@ -323,9 +323,11 @@ def cmd_structure(args):
                     fail(f"{w}: WARC-Refers-To {r.get('WARC-Refers-To')} is not the original's id")
         elif t == "metadata":
             # simcrawl's metadata record stands alone when nothing was fetched (a URL skipped
-            # before fetching) or the payload was not kept (--warc-dups revisit); it says so.
+            # before fetching), the payload was not kept (--warc-dups revisit), or it says that
+            # an earlier skip of the URL was withdrawn (its rule revoked); it says so.
             alone_ok = (b"simcrawl-fetched: no\r\n" in r.block
-                        or b"simcrawl-payload: not kept\r\n" in r.block)
+                        or b"simcrawl-payload: not kept\r\n" in r.block
+                        or b"simcrawl-verdict: withdrawn\r\n" in r.block)
             if not r.get_all("WARC-Concurrent-To") and not r.get("WARC-Refers-To") \
                     and not alone_ok:
                 fail(f"{w}: metadata record without WARC-Concurrent-To (and not a skip decided "
