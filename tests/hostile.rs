@@ -342,6 +342,12 @@ fn failures_have_reasons_and_a_crawl_of_nothing_exits_1() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("robots.txt"));
+    // The report counts them where `simcrawl failed` lists them.
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        report.contains("robots.txt      2 attempts got no answer"),
+        "{report}"
+    );
     // Each robots.txt attempt is in the failure log: the first to be retried, the last final.
     let failed = crate::util::simcrawl()
         .args(["failed", "--format", "jsonl", "--store"])

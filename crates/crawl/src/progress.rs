@@ -23,6 +23,8 @@ pub struct Progress {
     pub http_errors: u64,
     /// Bodies cut at the fetcher's size cap in this run (the page is its first bytes).
     pub truncated: u64,
+    /// Attempts at a robots.txt that got no answer (in the failure log too).
+    pub robots_failed: u64,
     /// URLs waiting in the frontier.
     pub queued: u64,
     /// Hosts with URLs waiting.

@@ -282,6 +282,12 @@ fn print_report(report: &Report, seeds_given: bool) {
     } else {
         println!("  failed          {}", p.failed);
     }
+    if p.robots_failed > 0 {
+        println!(
+            "  robots.txt      {} attempts got no answer (`simcrawl failed` lists them; a host whose robots.txt stays unreachable is not crawled)",
+            p.robots_failed
+        );
+    }
     if p.http_errors > 0 {
         println!(
             "  HTTP errors     {} (4xx or 5xx answers; `simcrawl failed` lists them with their status)",

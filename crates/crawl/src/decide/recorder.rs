@@ -178,6 +178,7 @@ impl Recorder {
         &mut self,
         record: &crate::FailureRecord,
     ) -> Result<(), CrawlError> {
+        self.progress.robots_failed += 1;
         self.failures.append(record)?;
         Ok(())
     }
