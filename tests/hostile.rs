@@ -292,6 +292,41 @@ fn a_body_past_the_size_cap_is_cut_counted_and_said() {
     assert!(stats.contains("\"truncated\":1"), "{stats}");
 }
 
+/// A robots.txt that answers 500 every time: the host is given up, each attempt is listed by
+/// `simcrawl failed` with its status, and `-q` keeps standard error quiet (the exit code says it).
+#[test]
+fn a_robots_txt_answering_500_is_listed_and_q_keeps_quiet() {
+    let (base, _) = serve(|path| match path {
+        "/robots.txt" => status("500 Internal Server Error", ""),
+        _ => status("404 Not Found", ""),
+    });
+    let dir = Dir::new();
+    let out = crawl(
+        &dir.store(),
+        &[format!("{base}/")],
+        &["--robots-retry", "0.05", "--robots-attempts", "2", "-q"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let failed = crate::util::simcrawl()
+        .args(["failed", "--format", "jsonl", "--store"])
+        .arg(dir.store())
+        .output()
+        .expect("simcrawl failed runs");
+    let text = String::from_utf8_lossy(&failed.stdout);
+    let robots: Vec<&str> = text.lines().filter(|l| l.contains("/robots.txt")).collect();
+    assert_eq!(robots.len(), 2, "{text}");
+    assert!(
+        robots.iter().all(|l| l.contains("\"reason\":\"http-500\"")),
+        "{text}"
+    );
+    assert!(robots[1].contains("\"will_retry\":false"), "{text}");
+}
+
 #[test]
 fn failures_have_reasons_and_a_crawl_of_nothing_exits_1() {
     let (base, _) = serve(|path| match path {

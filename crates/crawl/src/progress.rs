@@ -155,7 +155,7 @@ impl Report {
         }
         if p.fetched == 0 && p.failed > 0 {
             return Some(
-                "every fetch failed (`simcrawl failed` says why); check the seeds, your network, or run with RUST_LOG=debug".to_owned(),
+                "every fetch failed (`simcrawl failed` says why); check the seeds or your network, or run again with -vv (RUST_LOG=debug) to see each request".to_owned(),
             );
         }
         if !self.interrupted
@@ -178,7 +178,7 @@ impl Report {
             .map_or(0, |(_, n)| *n);
         if robots_unreachable > 0 {
             return Some(format!(
-                "nothing was fetched: the robots.txt of {robots_unreachable} URL(s)' hosts could not be read (refused, timed out or 5xx), so their URLs were given up; check the seeds or run with RUST_LOG=debug"
+                "nothing was fetched: the robots.txt of the hosts of {robots_unreachable} URL(s) could not be read (refused, timed out or 5xx), so those URLs were given up (`simcrawl failed` lists the attempts); check the seeds, or run again with -vv"
             ));
         }
         if !self.parked.is_empty() {

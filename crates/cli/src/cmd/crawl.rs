@@ -442,7 +442,10 @@ fn exit_code(report: &Report) -> ExitCode {
     }
     match report.problem() {
         Some(problem) => {
-            eprintln!("warning: {problem}");
+            // `-q`: errors only; the exit code says it.
+            if !crate::output::quiet() {
+                eprintln!("warning: {problem}");
+            }
             ExitCode::from(1)
         }
         None => ExitCode::SUCCESS,

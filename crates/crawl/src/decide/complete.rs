@@ -272,6 +272,37 @@ impl Core {
         outcome: simcrawl_frontier::RobotsOutcome<'_>,
         now: Now,
     ) -> Result<(), CrawlError> {
+        let reason = error.kind().name().to_owned();
+        self.robots_unanswered(
+            request,
+            outcome,
+            reason,
+            format!("robots.txt: {error}"),
+            now,
+        )
+    }
+
+    /// A robots.txt answered with a 5xx or 429 status: unreachable for the frontier as a failed
+    /// fetch is, and listed in the failure log as `http-<status>`.
+    pub fn robots_error_status(
+        &mut self,
+        request: &simcrawl_frontier::RobotsRequest,
+        status: u16,
+        outcome: simcrawl_frontier::RobotsOutcome<'_>,
+        now: Now,
+    ) -> Result<(), CrawlError> {
+        let message = format!("robots.txt: the server answered HTTP {status}");
+        self.robots_unanswered(request, outcome, format!("http-{status}"), message, now)
+    }
+
+    fn robots_unanswered(
+        &mut self,
+        request: &simcrawl_frontier::RobotsRequest,
+        outcome: simcrawl_frontier::RobotsOutcome<'_>,
+        reason: String,
+        message: String,
+        now: Now,
+    ) -> Result<(), CrawlError> {
         let gave_up = |core: &Core| {
             core.frontier
                 .counters()
@@ -286,8 +317,8 @@ impl Core {
         self.recorder.robots_failed(&crate::FailureRecord {
             time_ms: now.unix_ms,
             url: request.url.clone(),
-            reason: error.kind().name().to_owned(),
-            message: format!("robots.txt: {error}"),
+            reason,
+            message,
             will_retry,
             depth: 0,
             referrer: request.referrer.clone(),

@@ -70,6 +70,9 @@ impl Driver {
                 };
                 match &result {
                     Err(e) => self.core.robots_failed(&request, e, outcome, now)?,
+                    Ok((status, _)) if *status >= 500 || *status == 429 => self
+                        .core
+                        .robots_error_status(&request, *status, outcome, now)?,
                     Ok(_) => self
                         .core
                         .frontier
