@@ -518,6 +518,28 @@ fn dedup_reads_a_store_and_its_export_alike() {
         Some((expected.len() - confirmed.len()) as u64)
     );
     assert_eq!(summary["without_sketches"].as_u64(), Some(0));
+
+    // The store and its own export together: each page once, no page a copy of itself.
+    let export_file = dir.path("export.jsonl");
+    std::fs::write(&export_file, &export).expect("the export is written");
+    let both = {
+        let _turn = store_turn();
+        simcrawl()
+            .args(["dedup", "--k", "8", "--jaccard", "0", "--store"])
+            .arg(&store)
+            .arg("--input")
+            .arg(&export_file)
+            .output()
+            .expect("simcrawl runs")
+    };
+    assert_success(&both);
+    assert_eq!(
+        dedup_pairs(&String::from_utf8_lossy(&both.stdout)),
+        expected
+    );
+    assert!(
+        String::from_utf8_lossy(&both.stderr).contains("named twice in the inputs were read once")
+    );
 }
 
 #[test]

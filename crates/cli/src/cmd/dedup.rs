@@ -59,6 +59,17 @@ pub fn dedup(args: DedupArgs) -> Result<ExitCode> {
             for source in &sources {
                 load(source, &mut pages).map_err(|e| e.to_string())?;
             }
+            // A page named twice (a store and its own export, one input given twice) is one
+            // page, never a pair of copies of itself.
+            let mut urls = std::collections::HashSet::new();
+            let before = pages.len();
+            pages.retain(|p: &PageIn| urls.insert(p.url.clone()));
+            if pages.len() < before && !crate::output::quiet() {
+                eprintln!(
+                    "note: {} page(s) named twice in the inputs were read once",
+                    before - pages.len()
+                );
+            }
             Ok(pages)
         });
         let pages = pages.as_ref().map_err(|e| DistError::Load(e.clone()))?;
