@@ -54,15 +54,31 @@ fn message(err: &anyhow::Error) -> String {
 /// Log lines go to standard error, filtered by `RUST_LOG` (default: warnings and errors only, so
 /// that a robots.txt given up on or a page that broke the extractor is never silent), or by
 /// `-v`/`-q` when `RUST_LOG` is not set.
-/// `-v`, `-vv`, `-vvv` raise the level to info, debug and trace; `-q` lowers it to errors.
+/// `-v`, `-vv`, `-vvv` raise the level to info, debug (simcrawl's own lines: the HTTP client's
+/// connection pool at debug would drown them) and trace (everything); `-q` lowers it to errors.
 fn init_logging(verbose: u8, quiet: bool) {
     use tracing_subscriber::EnvFilter;
+    let own_debug = [
+        "simcrawl",
+        "simcrawl_crawl",
+        "simcrawl_fetch",
+        "simcrawl_frontier",
+        "simcrawl_extract",
+        "simcrawl_dedup",
+        "simcrawl_store",
+        "simcrawl_search",
+        "simcrawl_dist",
+        "simcrawl_url",
+        "simcrawl_warc",
+    ]
+    .map(|target| format!(",{target}=debug"))
+    .concat();
     let level = match (quiet, verbose) {
-        (true, _) => "error",
-        (false, 0) => "warn",
-        (false, 1) => "info",
-        (false, 2) => "debug",
-        (false, _) => "trace",
+        (true, _) => "error".to_owned(),
+        (false, 0) => "warn".to_owned(),
+        (false, 1) => "info".to_owned(),
+        (false, 2) => format!("info{own_debug}"),
+        (false, _) => "trace".to_owned(),
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
     let _ = tracing_subscriber::fmt()
