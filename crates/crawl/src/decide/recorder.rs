@@ -114,6 +114,11 @@ impl Recorder {
     /// Withdraws skip log entry `log_id`: its URL was queued again, so it is not a skip any
     /// more, and the decision its fetch brings stands instead (a URL is listed once, as last
     /// decided). Uncounted from its reason; the entry stays in the log, marked.
+    /// Whether skip log entry `log_id` was withdrawn.
+    pub(crate) fn is_withdrawn(&self, log_id: u64) -> Result<bool, CrawlError> {
+        Ok(self.withdrawn.get(&log_id)?.is_some())
+    }
+
     pub(crate) fn withdraw(&mut self, log_id: u64) -> Result<(), CrawlError> {
         if self.withdrawn.get(&log_id)?.is_some() {
             return Ok(());

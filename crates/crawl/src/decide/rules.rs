@@ -197,8 +197,15 @@ impl Core {
         };
         let canon = std::sync::Arc::clone(self.book.canon());
         let (mut skipped, mut held): (u64, u64) = (0, 0);
+        // A URL can have several entries since the rule was learned (skipped, fetched to check
+        // the rule, skipped again): the ones withdrawn already no longer stand, and once the
+        // URL is queued again its other entries are withdrawn with it (it is listed once).
+        let mut queued_again = std::collections::HashSet::new();
         for entry in self.recorder.skips().iter_from(low) {
             let (log_id, record) = entry?;
+            if self.recorder.is_withdrawn(log_id)? {
+                continue;
+            }
             let by_rule = made_by(&record, revoked.id, &name)
                 && matches!(record.reason, SkipReason::Mirror | SkipReason::LearnedRule);
             let links_held = rule.kind().skips_hosts()
@@ -213,14 +220,20 @@ impl Core {
             if !by_rule && !links_held {
                 continue;
             }
-            if let Ok(candidate) = canon.canonicalize(&record.url, None)
-                && self.requeue_skipped(
-                    &candidate,
-                    record.depth,
-                    record.referrer.as_deref(),
-                    Some(log_id),
-                )?
-            {
+            let Ok(candidate) = canon.canonicalize(&record.url, None) else {
+                continue;
+            };
+            if queued_again.contains(&candidate.key.hash128()) {
+                self.withdraw(log_id)?;
+                continue;
+            }
+            if self.requeue_skipped(
+                &candidate,
+                record.depth,
+                record.referrer.as_deref(),
+                Some(log_id),
+            )? {
+                queued_again.insert(candidate.key.hash128());
                 if by_rule {
                     skipped += 1;
                 } else {
