@@ -63,6 +63,16 @@ fn html(body: &str) -> String {
     )
 }
 
+/// `simcrawl failed --format jsonl` of the store at `store`: the failure log, a JSON object a line.
+fn failed_jsonl(store: &std::path::Path) -> String {
+    let out = crate::util::simcrawl()
+        .args(["failed", "--format", "jsonl", "--store"])
+        .arg(store)
+        .output()
+        .expect("simcrawl failed runs");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 fn status(code: &str, extra: &str) -> String {
     format!("HTTP/1.1 {code}\r\n{extra}Content-Length: 0\r\nConnection: close\r\n\r\n")
 }
@@ -237,12 +247,7 @@ fn http_error_answers_are_listed_with_their_status_and_a_crawl_of_only_them_exit
     assert!(stderr.contains("HTTP error status"), "{stderr}");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("HTTP errors     2"), "{stdout}");
-    let failed = crate::util::simcrawl()
-        .args(["failed", "--format", "jsonl", "--store"])
-        .arg(dir.store())
-        .output()
-        .expect("simcrawl failed runs");
-    let text = String::from_utf8_lossy(&failed.stdout);
+    let text = failed_jsonl(&dir.store());
     for (seed, reason) in seeds.iter().zip(["http-404", "http-410"]) {
         let line = text
             .lines()
@@ -312,12 +317,7 @@ fn a_robots_txt_answering_500_is_listed_and_q_keeps_quiet() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let failed = crate::util::simcrawl()
-        .args(["failed", "--format", "jsonl", "--store"])
-        .arg(dir.store())
-        .output()
-        .expect("simcrawl failed runs");
-    let text = String::from_utf8_lossy(&failed.stdout);
+    let text = failed_jsonl(&dir.store());
     let robots: Vec<&str> = text.lines().filter(|l| l.contains("/robots.txt")).collect();
     assert_eq!(robots.len(), 2, "{text}");
     assert!(
@@ -341,12 +341,7 @@ fn failures_have_reasons_and_a_crawl_of_nothing_exits_1() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let failed = crate::util::simcrawl()
-        .args(["failed", "--format", "jsonl", "--store"])
-        .arg(dir.store())
-        .output()
-        .expect("simcrawl failed runs");
-    let text = String::from_utf8_lossy(&failed.stdout);
+    let text = failed_jsonl(&dir.store());
     assert!(text.contains(&format!("\"url\":\"{base}/\"")), "{text}");
     assert!(text.contains("\"reason\":\"http\""), "{text}");
     let stats = crate::util::simcrawl()
@@ -384,12 +379,7 @@ fn failures_have_reasons_and_a_crawl_of_nothing_exits_1() {
         "{report}"
     );
     // Each robots.txt attempt is in the failure log: the first to be retried, the last final.
-    let failed = crate::util::simcrawl()
-        .args(["failed", "--format", "jsonl", "--store"])
-        .arg(dir.store())
-        .output()
-        .expect("simcrawl failed runs");
-    let text = String::from_utf8_lossy(&failed.stdout);
+    let text = failed_jsonl(&dir.store());
     let robots: Vec<&str> = text.lines().filter(|l| l.contains("/robots.txt")).collect();
     assert_eq!(robots.len(), 2, "{text}");
     assert!(robots[0].contains("\"will_retry\":true"), "{text}");
@@ -461,12 +451,7 @@ fn a_long_redirect_chain_ends_at_the_limit() {
     let asked = log.lock().unwrap_or_else(|e| e.into_inner()).clone();
     assert!(!asked.contains(&"/hop15".to_string()), "{asked:?}");
     assert!(asked.contains(&"/hop10".to_string()), "{asked:?}");
-    let failed = crate::util::simcrawl()
-        .args(["failed", "--format", "jsonl", "--store"])
-        .arg(dir.store())
-        .output()
-        .expect("simcrawl failed runs");
-    assert!(String::from_utf8_lossy(&failed.stdout).contains("too-many-redirects"));
+    assert!(failed_jsonl(&dir.store()).contains("too-many-redirects"));
 }
 
 /// `[ ] | ^` and the backquote are allowed only encoded in paths and queries (RFC 3986): a
@@ -577,12 +562,7 @@ fn a_seeds_redirect_does_not_escape_the_scope_or_the_patterns() {
             asked.is_empty(),
             "{flags:?}: 127.0.0.2 was asked for {asked:?}"
         );
-        let failed = crate::util::simcrawl()
-            .args(["failed", "--format", "jsonl", "--store"])
-            .arg(dir.store())
-            .output()
-            .expect("simcrawl failed runs");
-        let failed = String::from_utf8_lossy(&failed.stdout);
+        let failed = failed_jsonl(&dir.store());
         assert!(
             failed.contains("out-of-scope") && failed.contains("127.0.0.2"),
             "{flags:?}: {failed}"

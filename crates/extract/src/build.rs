@@ -651,62 +651,38 @@ fn adjust_foreign_attributes(ns: Ns, attrs: &mut [html5ever::Attribute]) {
             },
             Ns::Html => None,
         };
+        let xlink = |l| {
+            Some(QualName::new(
+                Some(namespace_prefix!("xlink")),
+                ns!(xlink),
+                l,
+            ))
+        };
+        let xml = |l| Some(QualName::new(Some(namespace_prefix!("xml")), ns!(xml), l));
+        let xmlns = |l| {
+            Some(QualName::new(
+                Some(namespace_prefix!("xmlns")),
+                ns!(xmlns),
+                l,
+            ))
+        };
         let replacement = replacement.or_else(|| match *local {
-            local_name!("xlink:actuate") => Some(QualName::new(
-                Some(namespace_prefix!("xlink")),
-                ns!(xlink),
-                local_name!("actuate"),
-            )),
-            local_name!("xlink:arcrole") => Some(QualName::new(
-                Some(namespace_prefix!("xlink")),
-                ns!(xlink),
-                local_name!("arcrole"),
-            )),
-            local_name!("xlink:href") => Some(QualName::new(
-                Some(namespace_prefix!("xlink")),
-                ns!(xlink),
-                local_name!("href"),
-            )),
-            local_name!("xlink:role") => Some(QualName::new(
-                Some(namespace_prefix!("xlink")),
-                ns!(xlink),
-                local_name!("role"),
-            )),
-            local_name!("xlink:show") => Some(QualName::new(
-                Some(namespace_prefix!("xlink")),
-                ns!(xlink),
-                local_name!("show"),
-            )),
-            local_name!("xlink:title") => Some(QualName::new(
-                Some(namespace_prefix!("xlink")),
-                ns!(xlink),
-                local_name!("title"),
-            )),
-            local_name!("xlink:type") => Some(QualName::new(
-                Some(namespace_prefix!("xlink")),
-                ns!(xlink),
-                local_name!("type"),
-            )),
-            local_name!("xml:lang") => Some(QualName::new(
-                Some(namespace_prefix!("xml")),
-                ns!(xml),
-                local_name!("lang"),
-            )),
-            local_name!("xml:space") => Some(QualName::new(
-                Some(namespace_prefix!("xml")),
-                ns!(xml),
-                local_name!("space"),
-            )),
+            local_name!("xlink:actuate") => xlink(local_name!("actuate")),
+            local_name!("xlink:arcrole") => xlink(local_name!("arcrole")),
+            local_name!("xlink:href") => xlink(local_name!("href")),
+            local_name!("xlink:role") => xlink(local_name!("role")),
+            local_name!("xlink:show") => xlink(local_name!("show")),
+            local_name!("xlink:title") => xlink(local_name!("title")),
+            local_name!("xlink:type") => xlink(local_name!("type")),
+            local_name!("xml:lang") => xml(local_name!("lang")),
+            local_name!("xml:space") => xml(local_name!("space")),
+            // html5ever gives `xmlns` the empty prefix, not none.
             local_name!("xmlns") => Some(QualName::new(
                 Some(namespace_prefix!("")),
                 ns!(xmlns),
                 local_name!("xmlns"),
             )),
-            local_name!("xmlns:xlink") => Some(QualName::new(
-                Some(namespace_prefix!("xmlns")),
-                ns!(xmlns),
-                local_name!("xlink"),
-            )),
+            local_name!("xmlns:xlink") => xmlns(local_name!("xlink")),
             _ => None,
         });
         if let Some(name) = replacement {
