@@ -400,7 +400,7 @@ impl Learner {
 
     /// The mirror prefix pairs with evidence whose source covers `url`, each with `url`'s
     /// counterpart under it (`authority/path?query`, as [`broken_key`] spells a URL).
-    fn counterparts(&self, url: &Url) -> Vec<(String, String, String)> {
+    pub fn counterparts(&self, url: &Url) -> Vec<(String, String, String)> {
         let auth = authority(url);
         let path = url.path().trim_start_matches('/');
         let query = url.query().map(|q| format!("?{q}")).unwrap_or_default();

@@ -72,6 +72,7 @@ pub mod live;
 pub mod output;
 pub mod page;
 pub mod pages;
+pub mod partition;
 pub mod progress;
 pub mod refingerprint;
 pub mod rules;

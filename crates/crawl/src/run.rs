@@ -191,7 +191,10 @@ async fn run_with(
         search,
         output,
         fetched_before,
-        shard: rounds.map(ShardState::new),
+        shard: rounds.map(|r| {
+            let processes = config.frontier.shard.map_or(1, |s| s.count() as usize);
+            ShardState::new(r, processes, config.k)
+        }),
         gates: std::collections::HashMap::new(),
         live_templates: None,
         live_failed: false,
@@ -367,10 +370,7 @@ impl Driver {
             if !stopping {
                 loop {
                     // A sharded crawl's pages waiting for their round are fetched too.
-                    let waiting = self
-                        .shard
-                        .as_ref()
-                        .map_or(0, |s| s.held.len() + s.sent.len());
+                    let waiting = self.shard.as_ref().map_or(0, |s| s.pages_waiting());
                     if let Some(max) = self.core.config.max_fetches
                         && self.fetched_before
                             + self.core.recorder.progress.fetched
@@ -421,7 +421,7 @@ impl Driver {
                 // The processes stop together, after a round that says so.
                 shard.stop |= stopping;
                 if !shard.waiting && shard.last_sent.elapsed() >= ROUND_GAP {
-                    shard.send(done && in_flight == 0)?;
+                    self.send_round(done && in_flight == 0)?;
                 }
             } else if (done || stopping) && in_flight == 0 {
                 // A young mirror's skips are fetched before the crawl ends (see

@@ -1,10 +1,11 @@
 //! Rounds of messages between the processes of a sharded crawl: in each round every process
-//! contributes one message, and every process receives all of them, in process order. The
-//! crawl's processes apply what a round brought in that order, so that each makes the decisions
-//! the others make (see simcrawl-crawl's `shard` module).
+//! contributes one message to each process (an empty one is not sent), and every process
+//! receives the messages addressed to it, in process order, once the round is complete
+//! everywhere. The crawl's processes apply what a round brought in that order (see
+//! simcrawl-crawl's `partition` module).
 //!
-//! The rounds run on timely-dataflow: a worker thread per process, a broadcast, and the
-//! progress tracker saying when a round is complete everywhere. Timely is fail-stop: when a
+//! The rounds run on timely-dataflow: a worker thread per process, an exchange by addressee,
+//! and the progress tracker saying when a round is complete everywhere. Timely is fail-stop: when a
 //! process dies, the others' connections break, and [`Mesh::recv`] returns an error that says so.
 
 use std::cell::RefCell;
@@ -17,22 +18,23 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use timely::dataflow::ProbeHandle;
-use timely::dataflow::channels::pact::Pipeline;
+use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::Probe;
 use timely::dataflow::operators::generic::Operator;
-use timely::dataflow::operators::vec::{Broadcast, Input};
+use timely::dataflow::operators::vec::Input;
 
 use crate::ClusterSpec;
 use crate::cluster::CONNECT_TIMEOUT;
 use crate::error::DistError;
 use crate::job::{broken_connection, panic_text};
 
-/// What a round brought: every process's message, in process order.
+/// What a round brought: every process's message to this one, in process order (empty when a
+/// process sent it none).
 pub type Round = Vec<Vec<u8>>;
 
 /// This process's end of the rounds (see the module documentation).
 pub struct Mesh {
-    outbox: Option<Sender<Vec<u8>>>,
+    outbox: Option<Sender<Vec<Vec<u8>>>>,
     inbox: Receiver<Result<Round, DistError>>,
     thread: Option<JoinHandle<()>>,
     processes: usize,
@@ -49,7 +51,7 @@ impl Mesh {
             ..spec.clone()
         };
         let (builders, others) = spec.connect(CONNECT_TIMEOUT)?;
-        let (outbox, requests) = channel::<Vec<u8>>();
+        let (outbox, requests) = channel::<Vec<Vec<u8>>>();
         let (replies, inbox) = channel::<Result<Round, DistError>>();
         let requests = Arc::new(Mutex::new(requests));
         let replies = Arc::new(Mutex::new(replies));
@@ -123,14 +125,22 @@ impl Mesh {
         self.process
     }
 
-    /// Contributes this process's message to the next round. Every process must contribute to
-    /// every round (an empty message is a message) before [`recv`](Mesh::recv) returns it.
-    pub fn send(&self, message: Vec<u8>) -> Result<(), DistError> {
+    /// Contributes this process's messages to the next round, one per process in process order
+    /// (this one's own included; an empty one is not sent). Every process must contribute to
+    /// every round before [`recv`](Mesh::recv) returns it.
+    pub fn send(&self, messages: Vec<Vec<u8>>) -> Result<(), DistError> {
+        if messages.len() != self.processes {
+            return Err(DistError::Cluster(format!(
+                "{} messages for {} processes",
+                messages.len(),
+                self.processes
+            )));
+        }
         let stopped = || DistError::Cluster("the rounds' thread stopped".into());
         self.outbox
             .as_ref()
             .ok_or_else(stopped)?
-            .send(message)
+            .send(messages)
             .map_err(|_| stopped())
     }
 
@@ -213,7 +223,7 @@ impl<'de> serde::Deserialize<'de> for Bytes {
 /// The worker's loop: one round per message from the process, until the process hangs up.
 fn rounds(
     worker: &mut timely::worker::Worker,
-    requests: &Receiver<Vec<u8>>,
+    requests: &Receiver<Vec<Vec<u8>>>,
     replies: &Mutex<Sender<Result<Round, DistError>>>,
 ) {
     // (round, process, message) as they arrive.
@@ -223,11 +233,10 @@ fn rounds(
     let me = worker.index();
     let peers = worker.peers();
     let mut input = worker.dataflow::<u64, _, _>(|scope| {
-        let (input, stream) = scope.new_input::<(usize, Bytes)>();
+        let (input, stream) = scope.new_input::<(usize, usize, Bytes)>();
         stream
-            .broadcast()
             .unary::<timely::container::CapacityContainerBuilder<Vec<()>>, _, _, _>(
-                Pipeline,
+                Exchange::new(|(to, _, _): &(usize, usize, Bytes)| *to as u64),
                 "Round",
                 move |_cap, _info| {
                     move |input, _output| {
@@ -236,7 +245,7 @@ fn rounds(
                                 return;
                             };
                             let mut got = sink.borrow_mut();
-                            got.extend(data.drain(..).map(|(p, m)| (time, p, m.0)));
+                            got.extend(data.drain(..).map(|(_, p, m)| (time, p, m.0)));
                         });
                     }
                 },
@@ -245,24 +254,28 @@ fn rounds(
         input
     });
     let mut round: u64 = 0;
-    while let Ok(message) = requests.recv() {
-        input.send((me, Bytes(message)));
+    while let Ok(messages) = requests.recv() {
+        for (to, message) in messages.into_iter().enumerate() {
+            if !message.is_empty() {
+                input.send((to, me, Bytes(message)));
+            }
+        }
         round += 1;
         input.advance_to(round);
         while probe.less_than(&round) {
             worker.step_or_park(Some(Duration::from_millis(50)));
         }
-        let mut messages: Vec<(usize, Vec<u8>)> = Vec::with_capacity(peers);
+        let mut round_messages: Round = vec![Vec::new(); peers];
         got.borrow_mut().retain_mut(|(time, p, m)| {
             if *time + 1 == round {
-                messages.push((*p, std::mem::take(m)));
+                if let Some(slot) = round_messages.get_mut(*p) {
+                    *slot = std::mem::take(m);
+                }
                 false
             } else {
                 true
             }
         });
-        messages.sort_by_key(|(p, _)| *p);
-        let round_messages: Round = messages.into_iter().map(|(_, m)| m).collect();
         let sent = replies
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -300,7 +313,7 @@ mod tests {
     }
 
     #[test]
-    fn every_process_gets_every_message_in_process_order() {
+    fn every_process_gets_the_messages_addressed_to_it_in_process_order() {
         let handles: Vec<_> = cluster(3)
             .into_iter()
             .map(|spec| {
@@ -309,12 +322,16 @@ mod tests {
                     let mut rounds = Vec::new();
                     for r in 0..20u8 {
                         // Process 1 says nothing in odd rounds.
-                        let message = if spec.process == 1 && r % 2 == 1 {
-                            Vec::new()
-                        } else {
-                            vec![spec.process as u8, r]
-                        };
-                        mesh.send(message).unwrap();
+                        let messages = (0..3u8)
+                            .map(|to| {
+                                if spec.process == 1 && r % 2 == 1 {
+                                    Vec::new()
+                                } else {
+                                    vec![spec.process as u8, to, r]
+                                }
+                            })
+                            .collect();
+                        mesh.send(messages).unwrap();
                         let round = loop {
                             if let Some(round) = mesh.recv(Duration::from_secs(1)).unwrap() {
                                 break round;
@@ -328,13 +345,13 @@ mod tests {
             })
             .collect();
         let results: Vec<Vec<Round>> = handles.into_iter().map(|h| h.join().unwrap()).collect();
-        for rounds in &results {
-            assert_eq!(rounds, &results[0]);
-        }
-        for (r, round) in results[0].iter().enumerate() {
-            let r = r as u8;
-            let one = if r % 2 == 1 { vec![] } else { vec![1, r] };
-            assert_eq!(round, &vec![vec![0, r], one, vec![2, r]]);
+        for (to, rounds) in results.iter().enumerate() {
+            let to = to as u8;
+            for (r, round) in rounds.iter().enumerate() {
+                let r = r as u8;
+                let one = if r % 2 == 1 { vec![] } else { vec![1, to, r] };
+                assert_eq!(round, &vec![vec![0, to, r], one, vec![2, to, r]]);
+            }
         }
     }
 }

@@ -132,7 +132,7 @@ pub use robots::{
     RobotsRules, TextingRobots,
 };
 pub use scope::registrable_domain;
-pub use shard::Shard;
+pub use shard::{Forwarded, Shard};
 pub use sitemap::{ParsedSitemap, SitemapIssues, SitemapKind, parse_sitemap};
 pub use stats::{FrontierStats, ParkedHost};
 pub use tokio::time::Instant;

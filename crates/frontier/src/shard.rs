@@ -8,6 +8,23 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use url::Url;
 use xxhash_rust::xxh3::xxh3_64;
 
+/// A URL of another process's site, admitted here for the first time: its owner queues it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Forwarded {
+    /// The process that owns its site.
+    pub owner: u32,
+    /// The URL to fetch, as written.
+    pub url: String,
+    /// Its link depth.
+    pub depth: u32,
+    /// The page, sitemap or redirect it was found through.
+    pub referrer: Option<String>,
+    /// How it was found.
+    pub kind: crate::ViaKind,
+    /// Its anchor words' hint ([`crate::Frontier::admit_hinted`]).
+    pub hint: u64,
+}
+
 /// One process's share of a crawl split over `count` processes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shard {

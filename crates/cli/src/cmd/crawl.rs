@@ -522,8 +522,8 @@ fn sharding(
 struct MeshRounds(simcrawl_dist::Mesh);
 
 impl simcrawl_crawl::Rounds for MeshRounds {
-    fn send(&mut self, message: Vec<u8>) -> Result<(), simcrawl_crawl::CrawlError> {
-        self.0.send(message).map_err(shard_error)
+    fn send(&mut self, messages: Vec<Vec<u8>>) -> Result<(), simcrawl_crawl::CrawlError> {
+        self.0.send(messages).map_err(shard_error)
     }
 
     fn recv(

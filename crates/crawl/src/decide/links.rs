@@ -166,6 +166,26 @@ impl Core {
         self.admit_link_keyed(candidate, PlainKey::Unknown, None, depth, referrer, now)
     }
 
+    /// Offers one link found on `referrer` with its anchor words (a link another process
+    /// forwarded: see [`crate::partition`]).
+    pub(crate) fn admit_link_hinted(
+        &mut self,
+        candidate: &Candidate,
+        anchor: AnchorWords,
+        depth: u32,
+        referrer: &str,
+        now: Now,
+    ) -> Result<(), CrawlError> {
+        self.admit_link_keyed(
+            candidate,
+            PlainKey::Unknown,
+            Some(anchor),
+            depth,
+            referrer,
+            now,
+        )
+    }
+
     fn admit_link_keyed(
         &mut self,
         candidate: &Candidate,

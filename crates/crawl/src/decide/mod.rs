@@ -25,6 +25,7 @@ pub mod fetched;
 pub mod lease;
 pub mod links;
 pub mod page;
+pub mod partition;
 pub mod recorder;
 pub mod rules;
 /// The member of the spellings set that says URL key `key_hash` was queued under another
@@ -163,6 +164,11 @@ pub struct Core {
     /// is there, so that this process knows what that one knows, but nothing is logged, counted
     /// or left for the driver here.
     origin: EventOrigin,
+    /// In a partitioned crawl, the other processes' pages the page being decided may copy
+    /// (see [`crate::partition`]); empty otherwise.
+    pub(crate) remote: crate::partition::Remote,
+    /// The id of the last page indexed, for a partitioned crawl's verdicts.
+    pub(crate) last_indexed: Option<u32>,
 }
 
 /// Whose page or redirect the core decides.
@@ -182,8 +188,7 @@ impl Core {
     pub fn open(store: &Store, config: CrawlConfig) -> Result<Core, CrawlError> {
         let frontier = Frontier::open(store, config.frontier.clone())?;
         let pages = PageIndex::open(store, config.k, config.jaccard)?;
-        let mut book = RuleBook::open(store, config.canon, config.learn.clone())?;
-        book.count_rules(config.frontier.shard.is_none_or(|s| s.index() == 0));
+        let book = RuleBook::open(store, config.canon, config.learn.clone())?;
         let recorder = Recorder::open(store)?;
         if config.frontier.robots == simcrawl_frontier::RobotsPolicy::Ignore {
             recorder.set(counters::ROBOTS_IGNORED, 1)?;
@@ -203,6 +208,8 @@ impl Core {
             fingerprints: crate::page::Analyzer::default(),
             normalised: crate::refingerprint::Normalised::default(),
             origin: EventOrigin::Own,
+            remote: Default::default(),
+            last_indexed: None,
             config,
         })
     }

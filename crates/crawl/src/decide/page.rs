@@ -15,6 +15,27 @@ use simcrawl_url::Candidate;
 use std::sync::Arc;
 use url::Url;
 
+/// The page index as a decision reads it: this process's pages and, in a crawl partitioned over
+/// several processes, the others' pages their answers brought ([`crate::partition::Merged`]).
+macro_rules! merged {
+    ($core:ident) => {
+        &crate::partition::Merged {
+            local: &$core.pages,
+            remote: &$core.remote,
+        }
+    };
+}
+
+/// The host templates as a decision reads them ([`crate::partition::PartTemplates`]).
+macro_rules! templates {
+    ($core:ident) => {
+        &mut crate::partition::PartTemplates {
+            local: &mut $core.templates,
+            remote: &$core.remote,
+        }
+    };
+}
+
 /// At most this many broken URLs are remembered for mirror evidence (8 bytes each).
 const MAX_BROKEN: usize = 1 << 20;
 
@@ -126,7 +147,7 @@ impl Core {
             own_key,
         };
         let judged = if self.config.dedup {
-            decider::judge_page(&self.pages, &mut self.templates, &facts)?
+            decider::judge_page(merged!(self), templates!(self), &facts)?
         } else {
             Judgement::unique(analysis)
         };
@@ -156,8 +177,8 @@ impl Core {
         if let Some(rule) = verifying.as_ref() {
             let counterpart = if judged.verdict == Verdict::Unique && !short {
                 decider::counterpart_resembles(
-                    &self.pages,
-                    &mut self.templates,
+                    merged!(self),
+                    templates!(self),
                     &self.book,
                     &facts,
                     short,
@@ -189,14 +210,14 @@ impl Core {
         let by_rule = if matches!(verdict, Verdict::Unique)
             && self.config.dedup
             && !analysis.document.meta_robots.noindex
-            && decider::rule_copy(&self.pages, &mut self.templates, &self.book, &facts, short)?
+            && decider::rule_copy(merged!(self), templates!(self), &self.book, &facts, short)?
                 .is_some()
         {
             if !short {
                 self.evidence_against_mirrors(&page.final_url, analysis, None, now)?;
                 counted_against_mirrors = true;
             }
-            decider::rule_copy(&self.pages, &mut self.templates, &self.book, &facts, short)?
+            decider::rule_copy(merged!(self), templates!(self), &self.book, &facts, short)?
         } else {
             None
         };
@@ -207,8 +228,8 @@ impl Core {
             && self.config.dedup
             && verifying.is_none()
             && let Some(rule) = decider::rule_target_differs(
-                &self.pages,
-                &mut self.templates,
+                merged!(self),
+                templates!(self),
                 &self.book,
                 &facts,
                 short,
@@ -329,8 +350,8 @@ impl Core {
         let changes = learning::against_mirrors(
             self.book.learner(),
             &canon,
-            &self.pages,
-            &mut self.templates,
+            merged!(self),
+            templates!(self),
             url,
             analysis,
             own,
@@ -417,6 +438,7 @@ impl Core {
                 analysis,
             )?;
             self.pages.add_key(lease.key_hash, id)?;
+            self.last_indexed = Some(id);
             if self.config.dedup {
                 let host = crate::learn::authority(&page.final_url);
                 self.templates
@@ -495,7 +517,8 @@ impl Core {
             .is_some_and(|a| !a.document.meta_robots.nofollow);
         let final_url = skip.url.clone();
         let reason = skip.reason;
-        let original_url = self.pages.get(original)?.map(|p| p.url);
+        let original_url =
+            crate::decider::IndexView::record(merged!(self), original)?.map(|p| p.url);
         if original_url.as_deref() == Some(final_url.as_str()) {
             // The same URL delivered again after a crash: it is already indexed, but the crash
             // may have come before its links were offered. Offering them again is harmless (the
@@ -564,7 +587,7 @@ impl Core {
         let changes = learning::canonical(
             self.book.learner(),
             &canon,
-            &self.pages,
+            merged!(self),
             &redact(url),
             &key,
             declared.as_ref(),

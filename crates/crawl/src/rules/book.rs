@@ -85,19 +85,11 @@ pub struct RuleBook {
     /// The id the next rule learned gets.
     next_id: u32,
     counters: Counters,
-    /// Whether this store counts the rules learned and revoked (in a sharded crawl every process
-    /// learns every rule, and process 0 counts them, so that the stores' counts add up).
-    counts_rules: bool,
     learned: Vec<String>,
     revoked: Vec<String>,
 }
 
 impl RuleBook {
-    /// Whether this store counts the rules learned and revoked (see `counts_rules`).
-    pub fn count_rules(&mut self, counts: bool) {
-        self.counts_rules = counts;
-    }
-
     /// Opens the rule book of `store`: the rules in force and the learned rules' canonical form as
     /// the last checkpoint left them.
     pub fn open(
@@ -152,7 +144,6 @@ impl RuleBook {
             ids,
             next_id,
             counters: store.counters(),
-            counts_rules: true,
             learned: Vec::new(),
             revoked: Vec::new(),
         })
@@ -167,6 +158,16 @@ impl RuleBook {
     /// The canonicaliser without learned rules: a URL's own key.
     pub fn plain(&self) -> &Arc<Canonicalizer> {
         &self.plain
+    }
+
+    /// `url`'s counterparts under the mirror pairs with evidence whose source covers it
+    /// (`authority/path?query`), which the learner weighs a distinct page against.
+    pub fn counterparts(&self, url: &url::Url) -> Vec<String> {
+        self.learner
+            .counterparts(url)
+            .into_iter()
+            .map(|(_, _, c)| c)
+            .collect()
     }
 
     /// The learner, for evidence.
@@ -392,9 +393,7 @@ impl RuleBook {
         };
         self.records.insert(&id, &record)?;
         self.ids.insert(rule.clone(), id);
-        if self.counts_rules {
-            self.counters.add(counters::RULES_LEARNED, 1)?;
-        }
+        self.counters.add(counters::RULES_LEARNED, 1)?;
         self.learned.push(rule.to_string());
         tracing::info!("learned {rule}");
         Ok(true)
@@ -466,9 +465,7 @@ impl RuleBook {
             record.evidence = self.learner.evidence(rule);
             self.records.insert(&id, &record)?;
         }
-        if self.counts_rules {
-            self.counters.add(counters::RULES_REVOKED, 1)?;
-        }
+        self.counters.add(counters::RULES_REVOKED, 1)?;
         Ok(Revoked {
             rule: rule.clone(),
             id,

@@ -3,7 +3,6 @@
 //! out: the full-text index, the `--out` line and the archive.
 
 use super::Driver;
-use super::rounds::Held;
 use crate::archive::Exchange;
 use crate::decide::{Effect, Now, PageResult};
 use crate::error::CrawlError;
@@ -94,31 +93,9 @@ impl Driver {
             }
             Event::Page(lease, result) => {
                 let mut result = *result;
-                if let Some(shard) = self.shard.as_mut()
-                    && matches!(result, PageResult::Done(_) | PageResult::Redirected { .. })
-                {
-                    // Decided when its round comes, in the same order on every process.
-                    let verifying = self.core.book.take_verifying(lease.key_hash);
-                    if let Some(event) = crate::shard::encode_event(
-                        &lease,
-                        &result,
-                        verifying.as_ref(),
-                        self.core.config.frontier.shard,
-                        &|link| self.core.frontier.refuses_link(link),
-                    ) {
-                        let exchange = result.take_exchange();
-                        // No request any more: the host's next page and the other hosts' go on
-                        // while this one waits for its round.
-                        let _ = self.core.frontier.hold(&lease);
-                        shard.events.push(event);
-                        shard.held.push(Held {
-                            lease,
-                            result,
-                            verifying,
-                            exchange,
-                        });
-                        return Ok(());
-                    }
+                if self.shard.is_some() {
+                    // A page is decided once the earlier pages it may copy are, anywhere.
+                    return self.hold_or_complete(lease, result, now);
                 }
                 let exchange = result.take_exchange();
                 self.core.completed(lease, &mut result, now)?;

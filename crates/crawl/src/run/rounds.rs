@@ -1,26 +1,31 @@
 //! A sharded crawl's rounds, as the driver sees them: the pump thread that talks to the other
-//! processes, this process's pages waiting for their round, applying a round (its own pages
-//! decided, the others' replayed) and catching up after a kill. What a message holds is
-//! [`crate::shard`].
+//! processes, this process's pages waiting for their verdict, applying a round (the others'
+//! queries answered, this process's pages decided once every earlier page they may copy is)
+//! and catching up after a kill. The protocol is [`crate::partition`]'s; a message is a
+//! [`crate::shard::Message`] of [`PartEvent`]s.
 
 use super::{Driver, open_store};
 use crate::archive::Exchange;
 use crate::config::CrawlConfig;
-use crate::decide::{EventOrigin, Now, PageResult};
+use crate::decide::{Now, PageResult};
 use crate::error::CrawlError;
 use crate::layout;
+use crate::partition::{Ledger, PartEvent, Place, Query, Remote};
 use simcrawl_frontier::Lease;
 use simcrawl_store::{Store, Tree};
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 use tokio::sync::mpsc;
 
-/// The rounds between the processes of a sharded crawl (see [`crate::shard`]): simcrawl-dist's
-/// `Mesh` over timely, or anything else that gives every process every process's message of a
-/// round, in process order.
+/// The rounds between the processes of a sharded crawl (see [`crate::partition`]):
+/// simcrawl-dist's `Mesh` over timely, or anything else that gives every process the messages
+/// addressed to it in a round, in process order.
 pub trait Rounds: Send + 'static {
-    /// Contributes this process's message to the next round.
-    fn send(&mut self, message: Vec<u8>) -> Result<(), CrawlError>;
-    /// The last round sent, once every process sent its message (`None` after `timeout`).
+    /// Contributes this process's messages to the next round, one per process (its own
+    /// included), in process order.
+    fn send(&mut self, messages: Vec<Vec<u8>>) -> Result<(), CrawlError>;
+    /// The messages addressed to this process in the last round sent, once every process sent
+    /// its own, in process order (`None` after `timeout`).
     fn recv(&mut self, timeout: Duration) -> Result<Option<Vec<Vec<u8>>>, CrawlError>;
     /// Ends the rounds, after the same round on every process.
     fn finish(self: Box<Self>) -> Result<(), CrawlError>;
@@ -29,8 +34,8 @@ pub trait Rounds: Send + 'static {
 /// A process's messages are sent at most this often: the pages fetched meanwhile go together.
 pub(super) const ROUND_GAP: Duration = Duration::from_millis(10);
 
-/// A sharded crawl's pages fetched and analysed, waiting for their round, at most: past this the
-/// process fetches no more until a round is applied (a page held is a few tens of KB).
+/// A sharded crawl's pages fetched and analysed, waiting for their verdict, at most: past this
+/// the process fetches no more until a round is applied (a page held is a few tens of KB).
 pub(super) const MAX_WAITING_PAGES: usize = 1024;
 
 /// A sharded crawl puts what it applied on disk every this many rounds (about half a second).
@@ -92,39 +97,45 @@ pub(super) fn check_shard(store: &Store, config: &CrawlConfig) -> Result<(), Cra
     }
 }
 
-/// A sharded crawl's side of the rounds: the pump thread that talks to the other processes, and
-/// this process's pages waiting for their round.
+/// A sharded crawl's side of the rounds: the pump thread that talks to the other processes,
+/// this process's pages waiting for their verdict, and the ledger of undecided pages.
 pub(super) struct ShardState {
-    /// Messages to the pump.
-    pub(super) out: Option<std::sync::mpsc::Sender<Vec<u8>>>,
+    /// Messages to the pump, one per process.
+    pub(super) out: Option<std::sync::mpsc::Sender<Vec<Vec<u8>>>>,
     /// Rounds from the pump.
     pub(super) rounds: mpsc::UnboundedReceiver<Result<Vec<Vec<u8>>, CrawlError>>,
     pub(super) pump: Option<std::thread::JoinHandle<Result<(), CrawlError>>>,
-    /// Pages fetched since the last message, with what applying them needs.
-    pub(super) held: Vec<Held>,
-    /// The pages of the message in the round under way.
+    /// Pages fetched since the last message, with their queries.
+    pub(super) held: Vec<(Held, Query)>,
+    /// The pages of the message in the round under way, in the order of their queries.
     pub(super) sent: Vec<Held>,
-    /// Their events, for the next message.
-    pub(super) events: Vec<Vec<u8>>,
+    /// This process's pages queried and not yet decided, by place.
+    pub(super) undecided: BTreeMap<Place, Undecided>,
+    /// Every process's pages queried and not yet decided.
+    pub(super) ledger: Ledger,
+    /// Events for the next message, by addressee (those to everyone under each).
+    pub(super) outgoing: Vec<Vec<Vec<u8>>>,
     /// A round is under way.
     pub(super) waiting: bool,
     pub(super) last_sent: std::time::Instant,
     /// This process asks every process to stop.
     pub(super) stop: bool,
-    /// Bytes sent in messages, for the report.
+    /// Bytes sent in messages to the other processes, for the report.
     pub(super) bytes_sent: u64,
     pub(super) rounds_done: u64,
-    /// The other processes' events replayed.
+    /// The other processes' queries answered.
     pub(super) replayed: u64,
     /// The number of the next round, counted over the whole crawl (every session).
     pub(super) next_round: u64,
+    /// The next message puts what was applied on disk first (see [`DURABLE_EVERY`]).
+    pub(super) durable_due: bool,
     /// The last round was one in which every process was idle and sent nothing, and this process
     /// then had its young rules' skips checked (`Core::verify_unverified_rules`): another such
     /// round ends the crawl.
     pub(super) end_checked: bool,
 }
 
-/// One of this process's fetches, decided when its round comes.
+/// One of this process's fetches, decided when the earlier pages it may copy are.
 pub(super) struct Held {
     pub(super) lease: Lease,
     pub(super) result: PageResult,
@@ -132,15 +143,28 @@ pub(super) struct Held {
     pub(super) exchange: Option<Box<Exchange>>,
 }
 
+/// A page of this process queried: what its decision waits for.
+pub(super) struct Undecided {
+    held: Held,
+    /// The keys it is indexed under, for a later page that waits for it.
+    keys: Vec<u128>,
+    /// The earlier pages, anywhere, not yet decided, that it may copy.
+    pending: BTreeSet<Place>,
+    /// The round whose application brings the other processes' answers.
+    answers_in: u64,
+    /// The other processes' pages it may copy.
+    remote: Remote,
+}
+
 impl ShardState {
-    pub(super) fn new(mut rounds: Box<dyn Rounds>) -> ShardState {
-        let (out, requests) = std::sync::mpsc::channel::<Vec<u8>>();
+    pub(super) fn new(mut rounds: Box<dyn Rounds>, processes: usize, k: u32) -> ShardState {
+        let (out, requests) = std::sync::mpsc::channel::<Vec<Vec<u8>>>();
         let (replies, inbox) = mpsc::unbounded_channel();
         let pump = std::thread::Builder::new()
             .name("simcrawl-rounds".into())
             .spawn(move || {
-                while let Ok(message) = requests.recv() {
-                    if let Err(e) = rounds.send(message) {
+                while let Ok(messages) = requests.recv() {
+                    if let Err(e) = rounds.send(messages) {
                         // Said to the driver, which is waiting for this round.
                         let _ = replies.send(Err(e));
                         return Ok(());
@@ -174,7 +198,9 @@ impl ShardState {
             pump,
             held: Vec::new(),
             sent: Vec::new(),
-            events: Vec::new(),
+            undecided: BTreeMap::new(),
+            ledger: Ledger::new(k),
+            outgoing: vec![Vec::new(); processes],
             waiting: false,
             last_sent: std::time::Instant::now(),
             stop: false,
@@ -182,29 +208,66 @@ impl ShardState {
             rounds_done: 0,
             replayed: 0,
             next_round: 0,
+            durable_due: false,
             end_checked: false,
         }
     }
 
-    /// Sends this process's message for the next round.
-    pub(super) fn send(&mut self, idle: bool) -> Result<(), CrawlError> {
-        let message = crate::shard::Message {
-            status: crate::shard::Status {
-                idle: idle && self.held.is_empty(),
-                stop: self.stop,
-            },
-            events: std::mem::take(&mut self.events),
+    /// Pages fetched here and not yet decided.
+    pub(super) fn pages_waiting(&self) -> usize {
+        self.held.len() + self.sent.len() + self.undecided.len()
+    }
+
+    /// Queues `event` for the next message: to `to`, or to every process.
+    fn push(&mut self, to: Option<usize>, event: &PartEvent) {
+        let bytes = event.encode();
+        match to {
+            Some(to) => {
+                if let Some(out) = self.outgoing.get_mut(to) {
+                    out.push(bytes);
+                }
+            }
+            None => {
+                for out in &mut self.outgoing {
+                    out.push(bytes.clone());
+                }
+            }
         }
-        .encode();
-        self.bytes_sent += message.len() as u64;
-        self.sent = std::mem::take(&mut self.held);
-        self.waiting = true;
-        self.last_sent = std::time::Instant::now();
-        self.out
-            .as_ref()
-            .ok_or_else(|| CrawlError::Shard("the rounds stopped".into()))?
-            .send(message)
-            .map_err(|_| CrawlError::Shard("the rounds' thread stopped".into()))
+    }
+
+    /// This process's messages for the next round (`idle`: nothing queued or in flight), the
+    /// held pages' queries first. Also logs them (see [`Driver::send_round`]).
+    fn compose(&mut self, idle: bool, me: usize) -> Vec<Vec<u8>> {
+        let queries: Vec<Vec<u8>> = self
+            .held
+            .iter()
+            .map(|(_, q)| PartEvent::Query(q.clone()).encode())
+            .collect();
+        self.sent = std::mem::take(&mut self.held)
+            .into_iter()
+            .map(|(h, _)| h)
+            .collect();
+        let silent = queries.is_empty() && self.outgoing.iter().all(Vec::is_empty);
+        let status = crate::shard::Status {
+            idle: idle && silent && self.undecided.is_empty(),
+            stop: self.stop,
+        };
+        let messages: Vec<Vec<u8>> = self
+            .outgoing
+            .iter_mut()
+            .map(|out| {
+                let mut events = queries.clone();
+                events.append(out);
+                crate::shard::Message { status, events }.encode()
+            })
+            .collect();
+        self.bytes_sent += messages
+            .iter()
+            .enumerate()
+            .filter(|(to, _)| *to != me)
+            .map(|(_, m)| m.len() as u64)
+            .sum::<u64>();
+        messages
     }
 
     /// Ends the rounds (every process ends after the same round) and waits for the pump.
@@ -219,61 +282,195 @@ impl ShardState {
 }
 
 impl Driver {
-    /// Applies a round: every process's pages, in process order, this process's own decided as
-    /// a one-process crawl decides them, the others' replayed.
+    /// Sends this process's messages for the next round. Every [`DURABLE_EVERY`] rounds, what
+    /// was applied goes on disk first, after the messages are in the round log: a page decided
+    /// is never on disk without the links it forwards.
+    pub(super) fn send_round(&mut self, idle: bool) -> Result<(), CrawlError> {
+        let me = self.core.shard_index();
+        self.collect_forwarded();
+        let Some(shard) = self.shard.as_mut() else {
+            return Ok(());
+        };
+        let messages = shard.compose(idle, me);
+        let number = shard.next_round;
+        let durable = std::mem::take(&mut shard.durable_due);
+        shard.waiting = true;
+        shard.last_sent = std::time::Instant::now();
+        self.round_log
+            .insert(&number, &crate::shard::encode_round(&messages))?;
+        if let Some(old) = number.checked_sub(ROUND_LOG_WINDOW) {
+            self.round_log.remove(&old)?;
+        }
+        if durable {
+            self.save_decisions()?;
+            self.store.flush()?;
+        }
+        let Some(shard) = self.shard.as_ref() else {
+            return Ok(());
+        };
+        shard
+            .out
+            .as_ref()
+            .ok_or_else(|| CrawlError::Shard("the rounds stopped".into()))?
+            .send(messages)
+            .map_err(|_| CrawlError::Shard("the rounds' thread stopped".into()))
+    }
+
+    /// The links of other processes' sites met since the last call, queued for their owners.
+    fn collect_forwarded(&mut self) {
+        let forwarded = self.core.take_forwarded();
+        if let Some(shard) = self.shard.as_mut() {
+            for link in forwarded {
+                let to = link.owner as usize;
+                shard.push(Some(to), &PartEvent::Link(link));
+            }
+        }
+    }
+
+    /// A fetch of this process that brought a page to compare: held for the next message, its
+    /// query to every process. Anything else is decided now.
+    pub(super) fn hold_or_complete(
+        &mut self,
+        lease: Lease,
+        mut result: PageResult,
+        now: Now,
+    ) -> Result<(), CrawlError> {
+        if let Some(query) = self.core.query_of(&lease, &result)
+            && let Some(shard) = self.shard.as_mut()
+        {
+            let verifying = self.core.book.take_verifying(lease.key_hash);
+            let exchange = result.take_exchange();
+            // No request any more: the host's next page and the other hosts' go on while this
+            // one waits for its verdict.
+            let _ = self.core.frontier.hold(&lease);
+            shard.held.push((
+                Held {
+                    lease,
+                    result,
+                    verifying,
+                    exchange,
+                },
+                query,
+            ));
+            return Ok(());
+        }
+        let exchange = result.take_exchange();
+        self.core.completed(lease, &mut result, now)?;
+        self.after(exchange)
+    }
+
+    /// Applies a round (see [`crate::partition`]): the verdicts of the pages decided in the
+    /// last round resolved, the answers to this process's queries taken, every process's
+    /// queries answered from this process's pages and entered in the ledger, the links
+    /// forwarded here admitted, and this process's pages decided once every earlier page they
+    /// may copy is decided and the answers are in.
     pub(super) fn apply_round(
         &mut self,
         round: Option<Result<Vec<Vec<u8>>, CrawlError>>,
     ) -> Result<RoundEnd, CrawlError> {
         let round = round.unwrap_or_else(|| Err(CrawlError::Shard(BROKEN.into())))?;
         let number = self.shard.as_ref().map_or(0, |s| s.next_round);
-        // Logged before it is applied: the store keeps a prefix of its writes, so a process
-        // killed while applying it finds it here, and one that never received it gets it from
-        // one that did (`catch_up`).
-        self.round_log
-            .insert(&number, &crate::shard::encode_round(&round))?;
-        if let Some(old) = number.checked_sub(ROUND_LOG_WINDOW) {
-            self.round_log.remove(&old)?;
-        }
         let messages = crate::shard::Message::decode_all(&round, "a message of another process")?;
         let me = self.core.shard_index();
+        let now = Now::system();
         let Some(shard) = self.shard.as_mut() else {
             return Ok(RoundEnd::Continue);
         };
         shard.waiting = false;
         shard.rounds_done += 1;
         shard.next_round = number + 1;
-        let mut mine = Some(std::mem::take(&mut shard.sent));
+        let mut mine = std::mem::take(&mut shard.sent).into_iter();
+        let mut events: Vec<(usize, PartEvent)> = Vec::new();
         for (process, message) in messages.iter().enumerate() {
-            if process == me {
-                for held in mine.take().unwrap_or_default() {
-                    let mut result = held.result;
-                    self.core.completed_verifying(
-                        held.lease,
-                        &mut result,
-                        held.verifying,
-                        Now::system(),
-                    )?;
-                    self.after(held.exchange)?;
-                }
-            } else {
-                for event in &message.events {
-                    let event = self.core.event(event, EventOrigin::Peer)?;
-                    self.core.apply(event, Now::system())?;
-                }
-                if let Some(shard) = self.shard.as_mut() {
-                    shard.replayed += message.events.len() as u64;
+            for bytes in &message.events {
+                let event = PartEvent::decode(bytes).map_err(|e| {
+                    CrawlError::Shard(format!("an event of process {process}: {e}"))
+                })?;
+                events.push((process, event));
+            }
+        }
+        // 1. Verdicts: out of the ledger; this process's pages that waited for them go on.
+        for (_, event) in &events {
+            if let PartEvent::Verdict { place, .. } = event {
+                for waiter in shard.ledger.resolve(*place) {
+                    if let Some(u) = shard.undecided.get_mut(&waiter) {
+                        u.pending.remove(place);
+                    }
                 }
             }
         }
-        self.note_applied(number)?;
-        if number.is_multiple_of(DURABLE_EVERY) {
-            self.round_durable()?;
+        // 2. The answers to this process's queries.
+        for (_, event) in &mut events {
+            if let PartEvent::Answer { to, records } = event
+                && let Some(u) = shard.undecided.get_mut(to)
+            {
+                u.remote.extend(std::mem::take(records));
+            }
         }
+        // 3. Every process's queries, in order: answered from this process's pages, entered
+        // in the ledger.
+        let mut seqs = vec![0u32; messages.len()];
+        for (process, event) in &events {
+            let PartEvent::Query(query) = event else {
+                continue;
+            };
+            let place = Place {
+                round: number,
+                process: *process as u32,
+                seq: seqs[*process],
+            };
+            seqs[*process] += 1;
+            if *process != me {
+                let records = self.core.answer_query(query)?;
+                if !records.is_empty() {
+                    shard.push(Some(*process), &PartEvent::Answer { to: place, records });
+                }
+                shard.replayed += 1;
+            }
+            let pending: BTreeSet<Place> = shard
+                .ledger
+                .enter(place, query.clone())
+                .into_iter()
+                .collect();
+            if *process == me {
+                let Some(held) = mine.next() else {
+                    return Err(CrawlError::Shard(format!(
+                        "round {number} holds more queries of this process than it sent"
+                    )));
+                };
+                shard.undecided.insert(
+                    place,
+                    Undecided {
+                        held,
+                        keys: query.keys.clone(),
+                        pending,
+                        answers_in: number + 1,
+                        remote: Remote::default(),
+                    },
+                );
+            }
+        }
+        // 4. The links of this process's sites that the others met.
+        for (_, event) in &events {
+            if let PartEvent::Link(link) = event {
+                self.core.admit_forwarded(link, now)?;
+            }
+        }
+        self.after(None)?;
+        // 5. This process's pages whose answers are in and whose earlier pages are decided.
+        self.decide_ready(number, me)?;
+        self.collect_forwarded();
+        self.note_applied(number)?;
+        if number.is_multiple_of(DURABLE_EVERY)
+            && let Some(shard) = self.shard.as_mut()
+        {
+            shard.durable_due = true;
+        }
+        let messages = messages;
         if crate::shard::Message::any_stop(&messages) {
             return Ok(RoundEnd::Stop);
         }
-        if !crate::shard::Message::all_idle(&messages) {
+        if !messages.iter().all(|m| m.status.idle) {
             if let Some(shard) = self.shard.as_mut() {
                 shard.end_checked = false;
             }
@@ -292,6 +489,74 @@ impl Driver {
         Ok(RoundEnd::Continue)
     }
 
+    /// Decides, in the crawl's order, this process's pages that wait for nothing any more;
+    /// each verdict goes to every process, and an indexed page's record to the later pages
+    /// that waited for it.
+    fn decide_ready(&mut self, number: u64, me: usize) -> Result<(), CrawlError> {
+        loop {
+            let Some(shard) = self.shard.as_mut() else {
+                return Ok(());
+            };
+            let Some(place) = shard
+                .undecided
+                .iter()
+                .find(|(_, u)| u.answers_in <= number && u.pending.is_empty())
+                .map(|(p, _)| *p)
+            else {
+                return Ok(());
+            };
+            let Some(u) = shard.undecided.remove(&place) else {
+                return Ok(());
+            };
+            let Undecided {
+                held, keys, remote, ..
+            } = u;
+            let mut result = held.result;
+            let indexed = self.core.completed_with(
+                held.lease,
+                &mut result,
+                held.verifying,
+                remote,
+                Now::system(),
+            )?;
+            self.after(held.exchange)?;
+            let waiters: Vec<Place> = self
+                .shard
+                .as_ref()
+                .map(|s| s.ledger.waiters(place).to_vec())
+                .unwrap_or_default();
+            let mut answers = Vec::new();
+            if let Some(id) = indexed {
+                for waiter in waiters {
+                    if waiter.process as usize != me
+                        && let Some(record) = self.core.record_for(id, keys.clone())?
+                    {
+                        answers.push((waiter, record));
+                    }
+                }
+            }
+            let Some(shard) = self.shard.as_mut() else {
+                return Ok(());
+            };
+            for (waiter, record) in answers {
+                shard.push(
+                    Some(waiter.process as usize),
+                    &PartEvent::Answer {
+                        to: waiter,
+                        records: vec![record],
+                    },
+                );
+            }
+            shard.push(
+                None,
+                &PartEvent::Verdict {
+                    place,
+                    indexed: indexed.is_some(),
+                },
+            );
+        }
+    }
+
     /// Records round `number` as applied (on disk with the store's next flush, after the round's
     /// own writes: sled keeps a prefix of them).
     fn note_applied(&mut self, number: u64) -> Result<(), CrawlError> {
@@ -302,16 +567,6 @@ impl Driver {
         Ok(())
     }
 
-    /// Puts the rounds applied on disk, every [`DURABLE_EVERY`] rounds (every process at the same
-    /// rounds) and before its next message: a round completes only when every process has sent,
-    /// so when anyone receives round `n`, every process has the rounds up to `n - DURABLE_EVERY - 1`
-    /// on disk, and the last [`ROUND_LOG_WINDOW`] rounds received are in every log.
-    fn round_durable(&mut self) -> Result<(), CrawlError> {
-        self.save_decisions()?;
-        self.store.flush()?;
-        Ok(())
-    }
-
     /// Writes what the core holds in memory to the store: the frontier's queues and the rules'
     /// counts (a rule's record is written when it is learned or revoked).
     pub(super) fn save_decisions(&mut self) -> Result<(), CrawlError> {
@@ -319,9 +574,11 @@ impl Driver {
         Ok(())
     }
 
-    /// The first round of a session: every process says which round it applied last, and one that
-    /// is a round behind (killed before it applied it) applies it now, from the log of one that
-    /// received it. Every process then counts the rounds from the same number.
+    /// The first round of a session: every process says which round it applied last and the
+    /// messages it sent in its last rounds. One that is behind (killed before it applied them)
+    /// admits the links the others forwarded it in the rounds it lacks; the rest of those rounds
+    /// (queries, answers, verdicts) is of pages not decided then, which are fetched again. Every
+    /// process then counts the rounds from the same number.
     pub(super) async fn catch_up(&mut self) -> Result<(), CrawlError> {
         let applied = self
             .crawl_meta
@@ -344,11 +601,12 @@ impl Driver {
         let Some(shard) = self.shard.as_mut() else {
             return Ok(());
         };
+        let processes = shard.outgoing.len();
         let out = shard
             .out
             .as_ref()
             .ok_or_else(|| CrawlError::Shard(BROKEN.into()))?;
-        out.send(hello)
+        out.send(vec![hello; processes])
             .map_err(|_| CrawlError::Shard(BROKEN.into()))?;
         shard.waiting = true;
         let round = next_round(&mut self.shard)
@@ -371,50 +629,48 @@ impl Driver {
                 differ.join(", ")
             )));
         }
-        // Every process received the same rounds: any log that has a round has all of it.
-        let mut rounds: std::collections::BTreeMap<u64, &Vec<Vec<u8>>> = Default::default();
-        for hello in &hellos {
-            for (number, messages) in &hello.logged {
-                rounds.entry(*number).or_insert(messages);
-            }
-        }
         let me = self.core.shard_index();
-        let mut next = applied.map_or(0, |a| a + 1);
-        let last = rounds.keys().next_back().copied();
+        // The rounds sent since this process's last applied one: the links others sent it.
+        let next = applied.map_or(0, |a| a + 1);
+        let last = hellos
+            .iter()
+            .flat_map(|h| h.logged.iter().map(|(n, _)| *n))
+            .max();
         if let Some(last) = last
             && next <= last
         {
             tracing::warn!(
                 from = next,
                 to = last,
-                "this process stopped before it applied the last rounds: applying them now"
+                "this process stopped before it applied the last rounds: taking the links the others sent it then"
             );
-            for number in next..=last {
-                let Some(messages) = rounds.get(&number) else {
-                    return Err(CrawlError::Shard(format!(
-                        "round {number} is in no process's log: the stores are from different crawls, or a store was restored from an older copy; start the crawl again with new stores"
-                    )));
-                };
-                let messages = crate::shard::Message::decode_all(messages, "a logged round")?;
-                for (process, message) in messages.iter().enumerate() {
+            let now = Now::system();
+            for (process, hello) in hellos.iter().enumerate() {
+                if process == me {
+                    continue;
+                }
+                for (number, messages) in &hello.logged {
+                    if *number < next {
+                        continue;
+                    }
+                    let Some(bytes) = messages.get(me) else {
+                        continue;
+                    };
+                    let message = crate::shard::Message::decode(bytes)
+                        .map_err(|e| CrawlError::Shard(format!("a logged round: {e}")))?;
                     for event in &message.events {
-                        let origin = if process == me {
-                            EventOrigin::Own
-                        } else {
-                            EventOrigin::Peer
-                        };
-                        let event = self.core.event(event, origin)?;
-                        self.core.apply(event, Now::system())?;
-                        if origin == EventOrigin::Own {
-                            self.after(None)?;
+                        if let Ok(PartEvent::Link(link)) = PartEvent::decode(event) {
+                            self.core.admit_forwarded(&link, now)?;
                         }
                     }
                 }
-                self.note_applied(number)?;
             }
-            self.round_durable()?;
-            next = last + 1;
+            self.after(None)?;
         }
+        let next = last.map_or(next, |l| next.max(l + 1));
+        self.note_applied(next.saturating_sub(1))?;
+        self.save_decisions()?;
+        self.store.flush()?;
         if let Some(shard) = self.shard.as_mut() {
             shard.waiting = false;
             shard.next_round = next;

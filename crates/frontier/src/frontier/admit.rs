@@ -157,6 +157,17 @@ impl Frontier {
                     false
                 }
             };
+            if !seen && !matches!(via, Via::Seed) {
+                // Every process admits the seeds; any other URL is its owner's to queue.
+                self.forwarded.push(crate::Forwarded {
+                    owner: shard.owner(fetch.as_url()),
+                    url: text.to_owned(),
+                    depth,
+                    referrer: via.referrer().map(str::to_owned),
+                    kind: via.kind(),
+                    hint,
+                });
+            }
             return Ok(self.refuse(Admission::Elsewhere { key_hash, seen }));
         }
         if !seed

@@ -86,6 +86,9 @@ pub struct Frontier {
     session: u64,
     /// The store was not closed cleanly before this session: see [`crate::Lease::after_crash`].
     after_crash: bool,
+    /// URLs of other processes' sites met for the first time, for their owners
+    /// ([`Frontier::take_forwarded`]).
+    forwarded: Vec<crate::Forwarded>,
 }
 
 impl std::fmt::Debug for Frontier {
@@ -137,6 +140,7 @@ impl Frontier {
             clock: WallClock::now(),
             session: NEXT_SESSION.fetch_add(1, Ordering::Relaxed),
             after_crash: store.opened_after_unclean_stop(),
+            forwarded: Vec::new(),
             config,
         };
         if frontier.config.robots == RobotsPolicy::Ignore {
@@ -309,6 +313,12 @@ impl Frontier {
         self.count(Counter::AdmittedElsewhere);
         self.maybe_write()?;
         Ok(Admission::Elsewhere { key_hash, seen })
+    }
+
+    /// The URLs of other processes' sites admitted since the last call, each for the first
+    /// time (its key entered the seen set): a partitioned crawl sends them to their owners.
+    pub fn take_forwarded(&mut self) -> Vec<crate::Forwarded> {
+        std::mem::take(&mut self.forwarded)
     }
 
     /// The configuration in force.
