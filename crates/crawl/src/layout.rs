@@ -50,6 +50,9 @@ pub const SHARD_KEY: &str = "shard";
 /// The rounds of a sharded crawl received lately, each written before it is applied:
 /// `Tree<u64 (round number), Vec<u8> (its messages, as `shard::encode_round` wrote them)>`.
 pub const ROUND_LOG_TREE: &str = "round_log";
+/// A partitioned crawl's links held for a claim (`Tree<u128, Vec<u8>>`: the key's hash, the
+/// links' events): a crawl stopped before the answer admits them at its next start.
+pub const PENDING_CLAIMS_TREE: &str = "pending_claims";
 /// In [`CRAWL_META_TREE`], for a sharded crawl: the last round applied (big-endian `u64`).
 pub const ROUND_APPLIED_KEY: &str = "round_applied";
 /// In [`CRAWL_META_TREE`]: the near-duplicate threshold `k` of the crawl's last run (big-endian

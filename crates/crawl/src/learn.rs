@@ -167,6 +167,9 @@ pub struct Learner {
     groups: HashMap<u64, ParamSeen>,
     /// Rules already proposed (and not revoked), with their verification schedule.
     active: HashMap<Rule, Verification>,
+    /// Mirror rules in force at other processes of a partitioned crawl (each learns the rules
+    /// of its own hosts): a rule back the other way is never proposed here.
+    elsewhere: HashSet<MirrorRule>,
 }
 
 /// `host[:port]` as keys spell it (no default port).
@@ -317,6 +320,22 @@ impl Learner {
         None
     }
 
+    /// A mirror rule put in force (`active`) or revoked by another process of a partitioned
+    /// crawl. Returns this learner's rule back the other way, if one is in force: two processes
+    /// learned the two directions at once, and one must go (the caller decides which).
+    pub fn elsewhere(&mut self, rule: &MirrorRule, active: bool) -> Option<Rule> {
+        if !active {
+            self.elsewhere.remove(rule);
+            return None;
+        }
+        self.elsewhere.insert(rule.clone());
+        let back = Rule::Mirror(MirrorRule {
+            from: rule.to.clone(),
+            to: rule.from.clone(),
+        });
+        self.active.contains_key(&back).then_some(back)
+    }
+
     /// The page at `url` turned out to be a copy of the indexed page at `original`. Returns a mirror
     /// rule when this evidence completes one.
     pub fn observe_duplicate(&mut self, url: &Url, original: &Url) -> Option<Rule> {
@@ -356,11 +375,20 @@ impl Learner {
     /// through other mirrors.
     fn mirrors_into(&self, from: &str, to: &str) -> bool {
         let mut at = from;
-        for _ in 0..=self.active.len() {
-            let next = self.active.keys().find_map(|rule| match rule {
-                Rule::Mirror(m) if m.from == at => Some(m.to.as_str()),
-                _ => None,
-            });
+        for _ in 0..=self.active.len() + self.elsewhere.len() {
+            let next = self
+                .active
+                .keys()
+                .find_map(|rule| match rule {
+                    Rule::Mirror(m) if m.from == at => Some(m.to.as_str()),
+                    _ => None,
+                })
+                .or_else(|| {
+                    self.elsewhere
+                        .iter()
+                        .find(|m| m.from == at)
+                        .map(|m| m.to.as_str())
+                });
             match next {
                 Some(next) if next == to => return true,
                 Some(next) => at = next,

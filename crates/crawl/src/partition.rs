@@ -194,7 +194,7 @@ pub const REMOTE_BIT: u32 = 1 << 31;
 
 /// The id the decider gives page `id` of `process`, when it fits.
 pub fn remote_id(process: u32, id: u32) -> Option<u32> {
-    (process < 16 && id < (1 << 27)).then(|| REMOTE_BIT | (process << 27) | id)
+    (process < 16 && id < (1 << 27)).then_some(REMOTE_BIT | (process << 27) | id)
 }
 
 /// Another process's indexed page, as its owner sent it to a page that may copy it.
@@ -277,12 +277,48 @@ pub enum PartEvent {
     },
     /// To the owner of its site: a URL met here.
     Link(simcrawl_frontier::Forwarded),
+    /// To the owner of the site of key `key`: has it met the key? A learned rule gave the key to
+    /// a URL queued at the sender.
+    Claim {
+        /// The key's hash.
+        key: u128,
+    },
+    /// To every process: a mirror rule put in force (`active`) or revoked by the sender.
+    Rule {
+        /// The rule.
+        rule: crate::learn::Rule,
+        /// In force, or revoked.
+        active: bool,
+    },
+    /// The answer to a [`PartEvent::Claim`]: whether the key was met.
+    Claimed {
+        /// The key's hash.
+        key: u128,
+        /// It was met before.
+        seen: bool,
+    },
 }
 
 impl PartEvent {
+    /// Its kind, in a word.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            PartEvent::Query(_) => "query",
+            PartEvent::Answer { .. } => "answer",
+            PartEvent::Verdict { .. } => "verdict",
+            PartEvent::Link(_) => "link",
+            PartEvent::Claim { .. } => "claim",
+            PartEvent::Claimed { .. } => "claimed",
+            PartEvent::Rule { .. } => "rule",
+        }
+    }
+
     /// Whether it goes to every process.
     pub fn to_everyone(&self) -> bool {
-        matches!(self, PartEvent::Query(_) | PartEvent::Verdict { .. })
+        matches!(
+            self,
+            PartEvent::Query(_) | PartEvent::Verdict { .. } | PartEvent::Rule { .. }
+        )
     }
 
     /// Its bytes.
@@ -305,6 +341,23 @@ impl PartEvent {
                 out.push(3);
                 put_place(place, &mut out);
                 write_element(indexed, &mut out);
+            }
+            PartEvent::Rule { rule, active } => {
+                out.push(7);
+                write_element(active, &mut out);
+                write_element(&rule.code(), &mut out);
+                for field in rule.kind().fields() {
+                    write_element(&field.to_string(), &mut out);
+                }
+            }
+            PartEvent::Claim { key } => {
+                out.push(5);
+                write_element(key, &mut out);
+            }
+            PartEvent::Claimed { key, seen } => {
+                out.push(6);
+                write_element(key, &mut out);
+                write_element(seen, &mut out);
             }
             PartEvent::Link(l) => {
                 out.push(4);
@@ -365,6 +418,30 @@ impl PartEvent {
                     kind,
                     hint,
                 })
+            }
+            5 => PartEvent::Claim {
+                key: u128::decode(rest)?,
+            },
+            6 => {
+                let mut r = Reader::new::<PartEvent>(rest);
+                let key = r.element()?;
+                let seen = r.element()?;
+                r.finish()?;
+                PartEvent::Claimed { key, seen }
+            }
+            7 => {
+                let mut r = Reader::new::<PartEvent>(rest);
+                let active = r.element()?;
+                let code: u8 = r.element()?;
+                let count = crate::learn::Rule::field_count(code)
+                    .ok_or_else(|| CodecError::invalid::<PartEvent>(format!("rule kind {code}")))?;
+                let fields = (0..count)
+                    .map(|_| r.element::<String>())
+                    .collect::<Result<Vec<_>, _>>()?;
+                r.finish()?;
+                let rule = crate::learn::Rule::from_fields(code, fields)
+                    .ok_or_else(|| CodecError::invalid::<PartEvent>("a rule's fields"))?;
+                PartEvent::Rule { rule, active }
             }
             _ => {
                 return Err(CodecError::invalid::<PartEvent>(format!(
@@ -716,6 +793,18 @@ mod tests {
                 kind: simcrawl_frontier::ViaKind::Link,
                 hint: 12345,
             }),
+            PartEvent::Claim { key: 99 },
+            PartEvent::Rule {
+                rule: crate::learn::Rule::Mirror(crate::rules::MirrorRule {
+                    from: "127.0.0.1:2/mirror".into(),
+                    to: "127.0.0.1:3".into(),
+                }),
+                active: true,
+            },
+            PartEvent::Claimed {
+                key: 98,
+                seen: true,
+            },
         ];
         for event in events {
             assert_eq!(PartEvent::decode(&event.encode()).unwrap(), event);

@@ -125,10 +125,12 @@ pub struct ShardReport {
     pub processes: u32,
     /// Rounds this run.
     pub rounds: u64,
-    /// Bytes of this process's messages (each goes to every other process).
+    /// Bytes of this process's messages to the other processes (summed over them).
     pub bytes_sent: u64,
-    /// Pages and redirects of the other processes replayed here.
-    pub replayed: u64,
+    /// This process's pages queried (see [`crate::partition`]).
+    pub queried: u64,
+    /// The other processes' queries answered here.
+    pub answered: u64,
 }
 
 impl Report {

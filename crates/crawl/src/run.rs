@@ -387,6 +387,14 @@ impl Driver {
                     if waiting >= MAX_WAITING_PAGES {
                         break;
                     }
+                    // Leases that waited for another process's answer (see
+                    // `Core::skip_at_lease`) go first.
+                    if let Some(lease) = self.core.next_ready_lease() {
+                        in_flight += 1;
+                        pages_in_flight += 1;
+                        self.spawn_page(lease, tx.clone())?;
+                        continue;
+                    }
                     match self.core.frontier.next_ready(Instant::now())? {
                         Next::Fetch(lease) => {
                             if self.core.skip_at_lease(&lease, Now::system())? {
@@ -574,7 +582,8 @@ impl Driver {
                     processes: shard.count(),
                     rounds: state.rounds_done,
                     bytes_sent: state.bytes_sent,
-                    replayed: state.replayed,
+                    queried: state.queried,
+                    answered: state.answered,
                 }),
         })
     }

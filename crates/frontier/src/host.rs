@@ -118,11 +118,13 @@ impl HostState {
     /// every page fetched ahead of what the caller has processed is a page fetched before the
     /// evidence of the last (a mirror rule learned later).
     pub(crate) fn in_flight(&self, ahead: u32) -> u32 {
-        // A host's first pages are where its rules are learned: there, one held page at a time.
+        // A host's first pages are where its rules are learned: there, a held page still takes
+        // its slot, so that no page is fetched ahead of the verdicts of more than the one that
+        // answered (as one process decides them).
         let held = if self.session_handouts >= crate::RUN_AHEAD_AFTER {
             self.held.len()
         } else {
-            self.held.len().min(1)
+            0
         };
         let open = self.leased.len() - held - self.answered.len().min(ahead as usize);
         u32::try_from(open).unwrap_or(u32::MAX) + self.robots_in_flight

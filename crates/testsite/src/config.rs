@@ -172,6 +172,10 @@ pub struct TestWebConfig {
     /// a page on every request. A lazy web's manifest lists no URL variants of the origin's links
     /// (finding them takes rendering every page). Default false.
     pub lazy: bool,
+    /// The loopback address of the first host; each further host of the web takes the next
+    /// address, so that each is a host of its own (its own politeness), as sites are. Default
+    /// 127.0.0.1, where every host is a port of one address.
+    pub address: std::net::Ipv4Addr,
 }
 
 impl Default for TestWebConfig {
@@ -186,6 +190,7 @@ impl Default for TestWebConfig {
             hosts: HostSet::all(),
             noise: Noise::default(),
             lazy: false,
+            address: std::net::Ipv4Addr::LOCALHOST,
         }
     }
 }

@@ -83,8 +83,14 @@ impl TestWeb {
             return Err(TestSiteError::NoRuntime);
         }
         let mut listeners = Vec::new();
-        for kind in self.hosts().collect::<Vec<_>>() {
-            let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        let first = self.config().address;
+        for (i, kind) in self.hosts().collect::<Vec<_>>().into_iter().enumerate() {
+            let address = if first == Ipv4Addr::LOCALHOST || !first.is_loopback() {
+                Ipv4Addr::LOCALHOST
+            } else {
+                Ipv4Addr::from(u32::from(first).wrapping_add(i as u32))
+            };
+            let listener = TcpListener::bind((address, 0))
                 .await
                 .map_err(|source| TestSiteError::Bind { host: kind, source })?;
             let addr = listener

@@ -376,13 +376,14 @@ fn print_report(report: &Report, seeds_given: bool) {
     if let Some(shard) = &report.shard {
         let per_page = shard.bytes_sent as f64 / p.fetched.max(1) as f64;
         println!(
-            "  processes       this is {} of {}: {} rounds, {} of this process's pages and redirects sent to the others ({:.1} KB sent per page fetched here), {} of theirs replayed",
+            "  processes       this is {} of {}: {} rounds, {} of this process's pages queried, {} bytes sent to the others ({:.0} per page fetched here), {} queries of theirs answered",
             shard.process,
             shard.processes,
             shard.rounds,
-            p.fetched,
-            per_page / 1000.0,
-            shard.replayed
+            shard.queried,
+            shard.bytes_sent,
+            per_page,
+            shard.answered
         );
     }
     if let Some((pages, queued)) = report.unclean_resume {

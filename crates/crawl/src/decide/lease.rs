@@ -11,6 +11,9 @@ use simcrawl_frontier::{Completion, Lease, LeaseKind};
 
 impl Core {
     /// Whether `lease` is skipped by a learned rule; a skipped lease is logged and completed here.
+    /// In a partitioned crawl a lease a rule keys as another process's site's URL may also wait
+    /// for that process's answer ([`Core::next_ready_lease`]): `true` too, and the driver
+    /// neither fetches nor completes it.
     pub fn skip_at_lease(&mut self, lease: &Lease, now: Now) -> Result<bool, CrawlError> {
         if lease.kind != LeaseKind::Page
             || !self.book.any()
@@ -37,6 +40,23 @@ impl Core {
             }
         } else {
             if !self.seen.contains(key_hash) {
+                // Another process's site's key (a mirror's URL keyed as its original's): that
+                // process says whether it met it (see `Core::claim`), and the lease waits.
+                if self.claims_granted.contains(&key_hash) {
+                    return Ok(false);
+                }
+                if let Some(owner) = self.claim_owner(&candidate) {
+                    if !self.pending_leases.contains_key(&key_hash)
+                        && !self.pending_claims.contains_key(&key_hash)
+                    {
+                        self.claims_out.push((owner, key_hash));
+                    }
+                    self.pending_leases
+                        .entry(key_hash)
+                        .or_default()
+                        .push(lease.clone());
+                    return Ok(true);
+                }
                 return Ok(false);
             }
             (

@@ -219,6 +219,9 @@ impl Core {
         let hint = anchor
             .filter(|a| a.words() >= MIN_ANCHOR_WORDS)
             .map_or(0, AnchorWords::to_bits);
+        if self.claim_first(candidate, depth, referrer, hint)? {
+            return Ok(()); // admitted once its key's owner says whether it met the key
+        }
         let admission =
             self.frontier
                 .admit_hinted(candidate, depth, Via::Link { referrer }, hint)?;

@@ -169,6 +169,25 @@ pub struct Core {
     pub(crate) remote: crate::partition::Remote,
     /// The id of the last page indexed, for a partitioned crawl's verdicts.
     pub(crate) last_indexed: Option<u32>,
+    /// In a partitioned crawl, keys of another process's site that a rule gave URLs queued
+    /// here, to ask that process about ([`Core::take_claims`]), with the process.
+    pub(crate) claims_out: Vec<(u32, u128)>,
+    /// Links held until the owner of their key's site answers a claim, by key (see
+    /// [`Core::claim_first`]); also in the tree [`layout::PENDING_CLAIMS_TREE`].
+    pub(crate) pending_claims: HashMap<u128, Vec<simcrawl_frontier::Forwarded>>,
+    /// Leases waiting for a claim's answer, by key (see [`Core::skip_at_lease`]).
+    pub(crate) pending_leases: HashMap<u128, Vec<Lease>>,
+    /// Leases whose claim was answered and that are to be fetched.
+    pub(crate) ready_leases: Vec<Lease>,
+    /// Keys whose owner answered that it had not met them: this process queues them.
+    pub(crate) claims_granted: std::collections::HashSet<u128>,
+    pending_claims_tree: Tree<u128, Vec<u8>>,
+    /// In a partitioned crawl, the mirror rules this process put in force or revoked since the
+    /// last call of [`Core::take_rules`], for the others.
+    pub(crate) rules_out: Vec<(crate::learn::Rule, bool)>,
+    /// The place in the crawl's order (round, process) where each mirror rule in force here was
+    /// announced to the others.
+    pub(crate) announced: HashMap<crate::learn::Rule, (u64, u32)>,
 }
 
 /// Whose page or redirect the core decides.
@@ -210,6 +229,14 @@ impl Core {
             origin: EventOrigin::Own,
             remote: Default::default(),
             last_indexed: None,
+            claims_out: Vec::new(),
+            pending_claims: HashMap::new(),
+            pending_leases: HashMap::new(),
+            ready_leases: Vec::new(),
+            claims_granted: Default::default(),
+            pending_claims_tree: store.tree(layout::PENDING_CLAIMS_TREE)?,
+            rules_out: Vec::new(),
+            announced: HashMap::new(),
             config,
         })
     }

@@ -106,6 +106,165 @@ impl Core {
         Ok(self.last_indexed.take())
     }
 
+    /// A link of this process's site that a learned rule keyed as another process's site's URL
+    /// (a mirror's URL keyed as its original's): held, and that process asked whether it met the
+    /// key ([`Core::claim`]), as one process would look the key up in its seen set. Returns
+    /// whether the link was held (`false`: admit it now).
+    pub(crate) fn claim_first(
+        &mut self,
+        candidate: &simcrawl_url::Candidate,
+        depth: u32,
+        referrer: &str,
+        hint: u64,
+    ) -> Result<bool, CrawlError> {
+        let Some(owner) = self.claim_owner(candidate) else {
+            return Ok(false);
+        };
+        let key = candidate.key.hash128();
+        if self.claims_granted.contains(&key) || self.seen.contains(key) {
+            return Ok(false);
+        }
+        let link = Forwarded {
+            owner,
+            url: candidate.fetch.as_str().to_owned(),
+            depth,
+            referrer: Some(referrer.to_owned()),
+            kind: ViaKind::Link,
+            hint,
+        };
+        let held = self.pending_claims.entry(key).or_default();
+        if held.is_empty() {
+            self.claims_out.push((owner, key));
+        }
+        held.push(link);
+        let bytes: Vec<Vec<u8>> = held
+            .iter()
+            .map(|l| crate::partition::PartEvent::Link(l.clone()).encode())
+            .collect();
+        self.pending_claims_tree
+            .insert(&key, &crate::shard::encode_round(&bytes))?;
+        Ok(true)
+    }
+
+    /// The process to ask about `candidate`'s key: the owner of its key's site, when that is
+    /// not this process and the URL is this process's (`None` otherwise).
+    pub(crate) fn claim_owner(&self, candidate: &simcrawl_url::Candidate) -> Option<u32> {
+        let shard = self.config.frontier.shard?;
+        if candidate.key.host() == candidate.fetch.host_str()
+            && candidate.key.port() == candidate.fetch.as_url().port()
+        {
+            return None; // the usual case: its key is of its own site
+        }
+        let owner = shard.owner_of_key(&candidate.key);
+        (owner != shard.index() && shard.owns(candidate.fetch.as_url())).then_some(owner)
+    }
+
+    /// A lease whose claim was answered and that is to be fetched.
+    pub fn next_ready_lease(&mut self) -> Option<Lease> {
+        self.ready_leases.pop()
+    }
+
+    /// Leases waiting for a claim's answer.
+    pub fn leases_waiting(&self) -> usize {
+        self.pending_leases.values().map(Vec::len).sum()
+    }
+
+    /// The keys to ask other processes about, with the process, since the last call.
+    pub fn take_claims(&mut self) -> Vec<(u32, u128)> {
+        std::mem::take(&mut self.claims_out)
+    }
+
+    /// Another process asks whether this one met key `key` (of one of its sites): whether it
+    /// had. It has now: the URL of this process's site under the key, if it comes, is a variant
+    /// of the page the other process fetches, as one process would take it.
+    pub fn claim(&mut self, key: u128) -> bool {
+        !self.seen.insert_if_absent(key)
+    }
+
+    /// The answer to a claim of this process: the links held for `key` are admitted, as rule
+    /// skips if its owner met the key (`seen`), else queued here.
+    pub fn claimed(&mut self, key: u128, seen: bool, now: Now) -> Result<(), CrawlError> {
+        let links = self.pending_claims.remove(&key).unwrap_or_default();
+        self.pending_claims_tree.remove(&key)?;
+        if seen {
+            self.seen.insert_if_absent(key);
+        } else {
+            self.claims_granted.insert(key);
+        }
+        for link in &links {
+            self.admit_forwarded(link, now)?;
+        }
+        for lease in self.pending_leases.remove(&key).unwrap_or_default() {
+            if !self.skip_at_lease(&lease, now)? {
+                self.ready_leases.push(lease);
+            }
+        }
+        Ok(())
+    }
+
+    /// The links held for claims when the crawl last stopped: admitted (and queued) without
+    /// an answer. Returns how many.
+    pub fn release_pending_claims(&mut self, now: Now) -> Result<usize, CrawlError> {
+        let mut held = Vec::new();
+        for item in self.pending_claims_tree.iter() {
+            held.push(item?);
+        }
+        let mut released = 0;
+        for (key, bytes) in held {
+            self.claims_granted.insert(key);
+            let events = crate::shard::decode_round(&bytes)
+                .map_err(|e| CrawlError::Shard(format!("the store's held links: {e}")))?;
+            for event in events {
+                if let Ok(crate::partition::PartEvent::Link(link)) =
+                    crate::partition::PartEvent::decode(&event)
+                {
+                    self.admit_forwarded(&link, now)?;
+                    released += 1;
+                }
+            }
+            self.pending_claims_tree.remove(&key)?;
+        }
+        Ok(released)
+    }
+
+    /// The mirror rules put in force or revoked here since the last call, to announce to the
+    /// others in the message of round `round`.
+    pub fn take_rules(&mut self, round: u64) -> Vec<(crate::learn::Rule, bool)> {
+        let me = self.shard_index() as u32;
+        for (rule, active) in &self.rules_out {
+            if *active {
+                self.announced.insert(rule.clone(), (round, me));
+            } else {
+                self.announced.remove(rule);
+            }
+        }
+        std::mem::take(&mut self.rules_out)
+    }
+
+    /// A mirror rule another process put in force (`active`) or revoked, announced at `at`
+    /// (round, process). Two processes that learned the two directions of one mirror at once
+    /// would skip both hosts' pages: the direction announced later is revoked by its owner.
+    pub fn rule_elsewhere(
+        &mut self,
+        rule: &crate::learn::Rule,
+        active: bool,
+        at: (u64, u32),
+    ) -> Result<(), CrawlError> {
+        let crate::learn::Rule::Mirror(mirror) = rule else {
+            return Ok(());
+        };
+        let Some(back) = self.book.learner().elsewhere(mirror, active) else {
+            return Ok(());
+        };
+        let ours = self.announced.get(&back).copied();
+        if ours.is_none_or(|ours| ours > at) {
+            tracing::debug!("{back} revoked: {rule}, its other direction, was announced first");
+            self.revoke(&back)?;
+            self.announced.remove(&back);
+        }
+        Ok(())
+    }
+
     /// The links of other processes' sites met since the last call, for their owners.
     pub fn take_forwarded(&mut self) -> Vec<Forwarded> {
         self.frontier.take_forwarded()

@@ -28,7 +28,14 @@ impl Core {
         for moot in self.book.moot_for(&rule) {
             self.revoke(&moot)?;
         }
+        let announce = self.config.frontier.shard.is_some() && matches!(rule, Rule::Mirror(_));
+        let learned = announce.then(|| rule.clone());
         self.book.apply(rule, example, &self.pages, now.unix_ms)?;
+        if let Some(rule) = learned
+            && self.book.is_active(&rule)
+        {
+            self.rules_out.push((rule, true));
+        }
         Ok(())
     }
 
@@ -170,6 +177,9 @@ impl Core {
 
     /// Takes a rule out of force, and queues again what it skipped.
     pub(super) fn revoke(&mut self, rule: &Rule) -> Result<(), CrawlError> {
+        if self.config.frontier.shard.is_some() && matches!(rule, Rule::Mirror(_)) {
+            self.rules_out.push((rule.clone(), false));
+        }
         let revoked = self.book.revoke(rule)?;
         self.requeue(&revoked)
     }

@@ -123,8 +123,10 @@ pub(super) struct ShardState {
     /// Bytes sent in messages to the other processes, for the report.
     pub(super) bytes_sent: u64,
     pub(super) rounds_done: u64,
+    /// This process's pages queried.
+    pub(super) queried: u64,
     /// The other processes' queries answered.
-    pub(super) replayed: u64,
+    pub(super) answered: u64,
     /// The number of the next round, counted over the whole crawl (every session).
     pub(super) next_round: u64,
     /// The next message puts what was applied on disk first (see [`DURABLE_EVERY`]).
@@ -133,6 +135,8 @@ pub(super) struct ShardState {
     /// then had its young rules' skips checked (`Core::verify_unverified_rules`): another such
     /// round ends the crawl.
     pub(super) end_checked: bool,
+    /// Bytes of events queued for the others, by kind (logged at the end, at debug level).
+    bytes_by_kind: BTreeMap<&'static str, u64>,
 }
 
 /// One of this process's fetches, decided when the earlier pages it may copy are.
@@ -206,10 +210,12 @@ impl ShardState {
             stop: false,
             bytes_sent: 0,
             rounds_done: 0,
-            replayed: 0,
+            queried: 0,
+            answered: 0,
             next_round: 0,
             durable_due: false,
             end_checked: false,
+            bytes_by_kind: BTreeMap::new(),
         }
     }
 
@@ -221,6 +227,11 @@ impl ShardState {
     /// Queues `event` for the next message: to `to`, or to every process.
     fn push(&mut self, to: Option<usize>, event: &PartEvent) {
         let bytes = event.encode();
+        let n = match to {
+            Some(_) => 1,
+            None => self.outgoing.len().saturating_sub(1),
+        };
+        *self.bytes_by_kind.entry(event.kind()).or_default() += (bytes.len() * n) as u64;
         match to {
             Some(to) => {
                 if let Some(out) = self.outgoing.get_mut(to) {
@@ -237,19 +248,23 @@ impl ShardState {
 
     /// This process's messages for the next round (`idle`: nothing queued or in flight), the
     /// held pages' queries first. Also logs them (see [`Driver::send_round`]).
-    fn compose(&mut self, idle: bool, me: usize) -> Vec<Vec<u8>> {
+    fn compose(&mut self, idle: bool, me: usize, leases_waiting: usize) -> Vec<Vec<u8>> {
         let queries: Vec<Vec<u8>> = self
             .held
             .iter()
             .map(|(_, q)| PartEvent::Query(q.clone()).encode())
             .collect();
+        let others = self.outgoing.len().saturating_sub(1) as u64;
+        self.queried += queries.len() as u64;
+        *self.bytes_by_kind.entry("query").or_default() +=
+            queries.iter().map(|q| q.len() as u64).sum::<u64>() * others;
         self.sent = std::mem::take(&mut self.held)
             .into_iter()
             .map(|(h, _)| h)
             .collect();
         let silent = queries.is_empty() && self.outgoing.iter().all(Vec::is_empty);
         let status = crate::shard::Status {
-            idle: idle && silent && self.undecided.is_empty(),
+            idle: idle && silent && self.undecided.is_empty() && leases_waiting == 0,
             stop: self.stop,
         };
         let messages: Vec<Vec<u8>> = self
@@ -272,6 +287,7 @@ impl ShardState {
 
     /// Ends the rounds (every process ends after the same round) and waits for the pump.
     pub(super) fn finish(&mut self) -> Result<(), CrawlError> {
+        tracing::debug!(bytes = ?self.bytes_by_kind, "events sent to the other processes");
         self.out = None;
         match self.pump.take().map(|p| p.join()) {
             Some(Ok(result)) => result,
@@ -291,7 +307,7 @@ impl Driver {
         let Some(shard) = self.shard.as_mut() else {
             return Ok(());
         };
-        let messages = shard.compose(idle, me);
+        let messages = shard.compose(idle, me, self.core.leases_waiting());
         let number = shard.next_round;
         let durable = std::mem::take(&mut shard.durable_due);
         shard.waiting = true;
@@ -316,13 +332,23 @@ impl Driver {
             .map_err(|_| CrawlError::Shard("the rounds' thread stopped".into()))
     }
 
-    /// The links of other processes' sites met since the last call, queued for their owners.
+    /// The links of other processes' sites met since the last call, and the keys to ask them
+    /// about, queued for their owners.
     fn collect_forwarded(&mut self) {
         let forwarded = self.core.take_forwarded();
+        let claims = self.core.take_claims();
+        let round = self.shard.as_ref().map_or(0, |s| s.next_round);
+        let rules = self.core.take_rules(round);
         if let Some(shard) = self.shard.as_mut() {
+            for (rule, active) in rules {
+                shard.push(None, &PartEvent::Rule { rule, active });
+            }
             for link in forwarded {
                 let to = link.owner as usize;
                 shard.push(Some(to), &PartEvent::Link(link));
+            }
+            for (to, key) in claims {
+                shard.push(Some(to as usize), &PartEvent::Claim { key });
             }
         }
     }
@@ -343,6 +369,7 @@ impl Driver {
             // No request any more: the host's next page and the other hosts' go on while this
             // one waits for its verdict.
             let _ = self.core.frontier.hold(&lease);
+            tracing::trace!(url = %lease.url, "held for its verdict");
             shard.held.push((
                 Held {
                     lease,
@@ -425,7 +452,7 @@ impl Driver {
                 if !records.is_empty() {
                     shard.push(Some(*process), &PartEvent::Answer { to: place, records });
                 }
-                shard.replayed += 1;
+                shard.answered += 1;
             }
             let pending: BTreeSet<Place> = shard
                 .ledger
@@ -450,10 +477,23 @@ impl Driver {
                 );
             }
         }
-        // 4. The links of this process's sites that the others met.
-        for (_, event) in &events {
-            if let PartEvent::Link(link) = event {
-                self.core.admit_forwarded(link, now)?;
+        // 4. The links of this process's sites that the others met, and the keys they ask
+        // about.
+        for (process, event) in &events {
+            match event {
+                PartEvent::Link(link) => self.core.admit_forwarded(link, now)?,
+                PartEvent::Claim { key } => {
+                    let seen = self.core.claim(*key);
+                    if let Some(shard) = self.shard.as_mut() {
+                        shard.push(Some(*process), &PartEvent::Claimed { key: *key, seen });
+                    }
+                }
+                PartEvent::Claimed { key, seen } => self.core.claimed(*key, *seen, now)?,
+                PartEvent::Rule { rule, active } if *process != me => {
+                    self.core
+                        .rule_elsewhere(rule, *active, (number, *process as u32))?;
+                }
+                _ => {}
             }
         }
         self.after(None)?;
@@ -466,7 +506,6 @@ impl Driver {
         {
             shard.durable_due = true;
         }
-        let messages = messages;
         if crate::shard::Message::any_stop(&messages) {
             return Ok(RoundEnd::Stop);
         }
@@ -512,6 +551,7 @@ impl Driver {
                 held, keys, remote, ..
             } = u;
             let mut result = held.result;
+            tracing::trace!(url = %held.lease.url, ?place, "decided");
             let indexed = self.core.completed_with(
                 held.lease,
                 &mut result,
@@ -667,6 +707,9 @@ impl Driver {
             }
             self.after(None)?;
         }
+        // Links held for an answer when the crawl stopped are this process's to fetch.
+        self.core.release_pending_claims(Now::system())?;
+        self.after(None)?;
         let next = last.map_or(next, |l| next.max(l + 1));
         self.note_applied(next.saturating_sub(1))?;
         self.save_decisions()?;
