@@ -57,8 +57,8 @@ pub struct PageAnalysis {
     pub lines: Vec<crate::template::LineKey>,
     /// The normalised text of each of `lines`, in order, joined by `\n` (a normalised line has
     /// none): what a host's template keeps of a line it meets again, so that the coordinator need
-    /// not normalise the main text a second time. Empty when not known (a page replayed from
-    /// another process); the templates then make the lines again.
+    /// not normalise the main text a second time. Empty when not known; the templates then make
+    /// the lines again.
     pub line_texts: String,
     /// Every non-empty line of the main text normalised alone (as [`TemplateSet::strip`] makes
     /// them), joined by `\n`: with `text`, what the coordinator keeps of a page indexed while its

@@ -190,7 +190,8 @@ pub struct FrontierConfig {
     /// counts may lag by that many changes.
     pub write_every: u32,
     /// In a crawl split over several processes, this process's share: URLs of other processes'
-    /// sites are only added to the seen set ([`Admission::Elsewhere`](crate::Admission::Elsewhere)).
+    /// sites are not queued here ([`Admission::Elsewhere`](crate::Admission::Elsewhere)), and the
+    /// first time each is met it is kept for its owner ([`crate::Frontier::take_forwarded`]).
     /// Default `None`: every site is this process's.
     pub shard: Option<crate::Shard>,
 }

@@ -50,7 +50,7 @@ counters! {
     HostBudget => "frontier.admitted.host_budget", "URLs refused: their host's page budget is used up.";
     CrawlBudget => "frontier.admitted.crawl_budget", "URLs refused: the crawl's page budget is used up.";
     Invalid => "frontier.admitted.invalid", "Inputs refused: not a usable http(s) URL.";
-    AdmittedElsewhere => "frontier.admitted.elsewhere", "URLs of sites another process of a sharded crawl owns: added to the seen set only.";
+    AdmittedElsewhere => "frontier.admitted.elsewhere", "URLs of sites another process of a sharded crawl owns: sent to it, once each.";
     SeenMarked => "frontier.seen.marked", "Keys added to the seen set without queueing (redirect hops).";
     HandedOut => "frontier.handed_out", "Pages handed out for fetching (first attempts).";
     HandedOutRetry => "frontier.handed_out.retry", "Pages handed out again after a failed attempt or a restart.";

@@ -71,37 +71,6 @@ pub struct Lease {
     pub hint: u64,
     pub(crate) id: LeaseId,
 }
-impl Lease {
-    /// The lease another process of a sharded crawl handed out for a page of its site, so that
-    /// this process can replay the decisions about that page. It names no item of this frontier:
-    /// completing it is refused as a lease of another session.
-    pub fn replica(
-        url: url::Url,
-        depth: u32,
-        key_hash: u128,
-        referrer: Option<String>,
-        via: ViaKind,
-    ) -> Lease {
-        Lease {
-            host: url.host_str().unwrap_or_default().to_owned(),
-            url,
-            depth,
-            key_hash,
-            referrer,
-            via,
-            attempt: 0,
-            kind: LeaseKind::Page,
-            after_crash: false,
-            hint: 0,
-            id: LeaseId {
-                seq: 0,
-                session: u64::MAX,
-                due_before: None,
-                host_slot: u32::MAX,
-            },
-        }
-    }
-}
 
 /// Which queued item a lease stands for, and which frontier handed it out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! A fetch ended: it failed, it was redirected, or it brought a page. Each completes its lease in
 //! the frontier.
 
-use super::{Core, EventOrigin, Now, PageResult, redact};
+use super::{Core, Now, PageResult, redact};
 use crate::error::CrawlError;
 use crate::layout::counters;
 use crate::skiplog::{SkipReason, SkipRecord};
@@ -48,24 +48,6 @@ impl Core {
         };
         self.frontier.complete(lease, completion, now.at)?;
         Ok(())
-    }
-
-    /// Applies a page or redirect a round brought (see [`crate::shard`]): decided as a response
-    /// of this process's is, without a lease of this frontier to complete (the frontier hands
-    /// this process's own URL out again, and the page is then recognised as decided); another
-    /// process's ([`EventOrigin::Peer`]) changes the shared state only.
-    pub fn apply(&mut self, event: crate::shard::Event, now: Now) -> Result<(), CrawlError> {
-        let crate::shard::Event {
-            origin,
-            lease,
-            verifying,
-            mut result,
-        } = event;
-        let previous = std::mem::replace(&mut self.origin, origin);
-        self.end_redirect_chain(&lease, &result);
-        let applied = self.response(&lease, &mut result, verifying, now);
-        self.origin = previous;
-        applied
     }
 
     /// A chain of redirects through the frontier ends at a fetch that was not redirected.
@@ -238,7 +220,7 @@ impl Core {
                 Ok(true)
             }
             Admission::Seen { .. } | Admission::Elsewhere { seen: true, .. } => Ok(false),
-            // Another process's site: its owner queues it, replaying this redirect.
+            // Another process's site: the target goes to its owner, which queues it.
             Admission::Elsewhere { seen: false, .. } => Ok(true),
             other => {
                 self.count(counters::REDIRECTS_EXCLUDED, 1)?;
@@ -310,9 +292,6 @@ impl Core {
         };
         let before = gave_up(self);
         self.frontier.robots_fetched(request, outcome, now.at)?;
-        if self.origin == EventOrigin::Peer {
-            return Ok(());
-        }
         let will_retry = gave_up(self) == before;
         self.recorder.robots_failed(&crate::FailureRecord {
             time_ms: now.unix_ms,
@@ -335,9 +314,6 @@ impl Core {
         will_retry: bool,
         now: Now,
     ) -> Result<(), CrawlError> {
-        if self.origin == EventOrigin::Peer {
-            return Ok(());
-        }
         self.recorder.failed(&crate::FailureRecord {
             time_ms: now.unix_ms,
             url: lease.url.to_string(),
@@ -351,9 +327,6 @@ impl Core {
     }
 
     fn count_fetch(&mut self) -> Result<(), CrawlError> {
-        if self.origin == EventOrigin::Peer {
-            return Ok(());
-        }
         self.recorder.fetched();
         Ok(())
     }

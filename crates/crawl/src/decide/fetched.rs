@@ -86,19 +86,6 @@ pub struct FetchedPage {
     pub not_html: bool,
     /// The body was cut at the fetcher's size cap: the page is what its first bytes hold.
     pub truncated: bool,
-    /// For another process's page replayed here (a sharded crawl): its links in order, each one
-    /// of `links` (a link of this process's sites) or the key hash of a link of another process's
-    /// site, which only enters the seen set. Empty: `links` in order.
-    pub(crate) replayed_links: Vec<ReplayedLink>,
-}
-
-/// A link of a replayed page (see [`FetchedPage::replayed_links`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ReplayedLink {
-    /// `links[i]`.
-    Own(usize),
-    /// Another process's site: the link's key hash, as the page's owner made it.
-    Elsewhere(u128),
 }
 
 /// The CPU work of one fetched page: extraction, fingerprints (without the lines of its host's
@@ -178,7 +165,6 @@ impl FetchedPage {
             plain: None,
             not_html: false,
             truncated: false,
-            replayed_links: Vec::new(),
         }
     }
 
@@ -225,8 +211,8 @@ impl FetchedPage {
 
     /// Frees what the core never reads of the analysis (the whole page's text, the links as the
     /// extractor found them: the keyed links and the fingerprints stand for them), so that the
-    /// analysis thread frees it rather than the coordinator. A page replayed from another
-    /// process arrives without them too. The normalised main text and its lines stay: the core
+    /// analysis thread frees it rather than the coordinator. The normalised main text and its
+    /// lines stay: the core
     /// keeps them for a page indexed while its host's template is learned
     /// ([`crate::refingerprint`]).
     pub fn shed(&mut self) {

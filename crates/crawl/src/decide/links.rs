@@ -53,64 +53,24 @@ impl Core {
         keyed_with: &Arc<Canonicalizer>,
         now: Now,
     ) -> Result<(), CrawlError> {
-        self.as_own(|core| {
-            core.admit_links_inner(lease, links, plain_keys, anchors, keyed_with, now)
-        })
+        self.admit_links_inner(lease, links, plain_keys, anchors, keyed_with, now)
     }
 
-    /// Runs `admit` as this process's own work: the links of another process's page that fall
-    /// to this process are this process's links, logged and counted here (see `crate::shard`).
-    fn as_own(
-        &mut self,
-        admit: impl FnOnce(&mut Core) -> Result<(), CrawlError>,
-    ) -> Result<(), CrawlError> {
-        let origin = std::mem::replace(&mut self.origin, super::EventOrigin::Own);
-        let admitted = admit(self);
-        self.origin = origin;
-        admitted
-    }
-
-    /// Offers a replayed page's links ([`FetchedPage::replayed_links`](super::FetchedPage)):
-    /// this process's as [`admit_links`](Core::admit_links) does, the others' key hashes to the
-    /// seen set only.
-    pub(crate) fn admit_replayed_links(
+    /// Offers a fetched page's links, as [`admit_links`](Core::admit_links) does.
+    pub(crate) fn admit_page_links(
         &mut self,
         lease: &Lease,
         page: &super::FetchedPage,
         now: Now,
     ) -> Result<(), CrawlError> {
-        if page.replayed_links.is_empty() {
-            return self.admit_links(
-                lease,
-                &page.links,
-                &page.plain_keys,
-                &page.anchors,
-                &page.canon,
-                now,
-            );
-        }
-        self.as_own(|core| {
-            for link in &page.replayed_links {
-                match *link {
-                    super::fetched::ReplayedLink::Own(i) => {
-                        if let Some(candidate) = page.links.get(i) {
-                            core.admit_link_keyed(
-                                candidate,
-                                PlainKey::Unknown,
-                                page.anchors.get(i).copied(),
-                                lease.depth + 1,
-                                lease.url.as_str(),
-                                now,
-                            )?;
-                        }
-                    }
-                    super::fetched::ReplayedLink::Elsewhere(key_hash) => {
-                        core.frontier.elsewhere(key_hash)?;
-                    }
-                }
-            }
-            Ok(())
-        })
+        self.admit_links(
+            lease,
+            &page.links,
+            &page.plain_keys,
+            &page.anchors,
+            &page.canon,
+            now,
+        )
     }
 
     fn admit_links_inner(

@@ -160,10 +160,6 @@ pub struct Core {
     fingerprints: crate::page::Analyzer,
     /// The normalised main texts of pages indexed while their host's template is learned.
     normalised: crate::refingerprint::Normalised,
-    /// Whose event is being decided ([`Core::apply`]): another process's page is decided as it
-    /// is there, so that this process knows what that one knows, but nothing is logged, counted
-    /// or left for the driver here.
-    origin: EventOrigin,
     /// In a partitioned crawl, the other processes' pages the page being decided may copy
     /// (see [`crate::partition`]); empty otherwise.
     pub(crate) remote: crate::partition::Remote,
@@ -188,17 +184,6 @@ pub struct Core {
     /// The place in the crawl's order (round, process) where each mirror rule in force here was
     /// announced to the others.
     pub(crate) announced: HashMap<crate::learn::Rule, (u64, u32)>,
-}
-
-/// Whose page or redirect the core decides.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EventOrigin {
-    /// This process's: logged, counted, left for the driver.
-    Own,
-    /// Another process's of a sharded crawl (see [`crate::shard`]): it changes the shared state
-    /// (the page index, the rules, the templates, the seen set) as it did there, and is
-    /// logged and counted by that process.
-    Peer,
 }
 
 impl Core {
@@ -226,7 +211,6 @@ impl Core {
             templates: crate::template::HostTemplates::open(store)?,
             fingerprints: crate::page::Analyzer::default(),
             normalised: crate::refingerprint::Normalised::default(),
-            origin: EventOrigin::Own,
             remote: Default::default(),
             last_indexed: None,
             claims_out: Vec::new(),
@@ -383,12 +367,9 @@ impl Core {
         Ok(())
     }
 
-    /// Adds `n` to the counter `name` (not for another process's page), in memory until the next
-    /// commit.
+    /// Adds `n` to the counter `name`, in memory until the next commit.
     fn count(&mut self, name: &str, n: i64) -> Result<(), CrawlError> {
-        if self.origin == EventOrigin::Own {
-            self.recorder.count(name, n);
-        }
+        self.recorder.count(name, n);
         Ok(())
     }
 
@@ -402,20 +383,13 @@ impl Core {
         self.recorder.write_counters()
     }
 
-    /// Records a skip ([`Recorder::skip`]) and returns its id in the skip log. Another process's
-    /// skip is its own to record (`None`).
+    /// Records a skip ([`Recorder::skip`]) and returns its id in the skip log.
     fn skip(&mut self, record: SkipRecord) -> Result<Option<u64>, CrawlError> {
-        if self.origin == EventOrigin::Peer {
-            return Ok(None);
-        }
         self.recorder.skip(record).map(Some)
     }
 
-    /// Withdraws skip log entry `log_id` ([`Recorder::withdraw`]); another process withdraws its own.
+    /// Withdraws skip log entry `log_id` ([`Recorder::withdraw`]).
     fn withdraw(&mut self, log_id: u64) -> Result<(), CrawlError> {
-        if self.origin == EventOrigin::Peer {
-            return Ok(());
-        }
         self.recorder.withdraw(log_id)
     }
 

@@ -1,7 +1,7 @@
 //! A fetched page: its verdict against the index, indexing or a skip record, and the evidence it
 //! gives the learner (a copy for a mirror or parameter rule, a distinct page against one).
 
-use super::{Core, EventOrigin, FetchedPage, Now, redact};
+use super::{Core, FetchedPage, Now, redact};
 use crate::decider::learning::{self, RuleChange};
 use crate::decider::{self, Judgement, PageFacts, RuleCopy, Verification};
 use crate::error::CrawlError;
@@ -71,13 +71,13 @@ impl Core {
         {
             self.queued_as(&page.final_key)?;
         }
-        if let Some(delay) = page.retry_after.filter(|_| self.origin == EventOrigin::Own) {
+        if let Some(delay) = page.retry_after {
             // A server may ask for any delay (Retry-After: 10^23 s): over --max-crawl-delay the
             // host is parked for this run, and no deferral past it is stored.
             self.frontier
                 .server_asked_delay(&lease.host, delay, now.at)?;
         }
-        if page.truncated && self.origin == EventOrigin::Own {
+        if page.truncated {
             self.count(counters::TRUNCATED, 1)?;
             self.recorder.progress.truncated += 1;
             tracing::warn!(url = %page.final_url, "body cut at the size cap: the page is what its first bytes hold");
@@ -86,17 +86,15 @@ impl Core {
             self.count(counters::HTTP_ERRORS, 1)?;
             // A response, not a failure to get one; but the URL gave no page, and the user
             // reads why in `simcrawl failed` (the fetcher has retried a 429 or 5xx already).
-            if self.origin == EventOrigin::Own {
-                self.recorder.http_error(&crate::FailureRecord {
-                    time_ms: now.unix_ms,
-                    url: lease.url.to_string(),
-                    reason: format!("http-{}", page.status),
-                    message: format!("{} answered HTTP {}", redact(&page.final_url), page.status),
-                    will_retry: false,
-                    depth: lease.depth,
-                    referrer: lease.referrer.clone(),
-                })?;
-            }
+            self.recorder.http_error(&crate::FailureRecord {
+                time_ms: now.unix_ms,
+                url: lease.url.to_string(),
+                reason: format!("http-{}", page.status),
+                message: format!("{} answered HTTP {}", redact(&page.final_url), page.status),
+                will_retry: false,
+                depth: lease.depth,
+                referrer: lease.referrer.clone(),
+            })?;
             if matches!(page.status, 404 | 410) && self.config.dedup {
                 self.broken_link(&page.final_url, now)?;
             }
@@ -425,11 +423,6 @@ impl Core {
             self.count(counters::NOINDEX, 1)?;
         } else {
             let final_url = redact(&page.final_url);
-            if self.origin == EventOrigin::Peer {
-                // Marked before it is written: after a crash, a page of another process is never
-                // found in the store as this one's.
-                self.pages.mark_foreign(self.pages.len() as u32)?;
-            }
             let id = self.pages.insert(
                 &final_url,
                 page.final_key.key.hash128(),
@@ -452,9 +445,7 @@ impl Core {
             for key in [page.final_key.key.hash128(), lease.key_hash] {
                 self.deferred_verification(key)?;
             }
-            if self.origin == EventOrigin::Own {
-                self.recorder.indexed(id, final_url, lease.depth);
-            }
+            self.recorder.indexed(id, final_url, lease.depth);
             // A short page that failed the stricter test of a short text is no evidence against
             // a mirror: its copy may differ only in a few words of noise. Without dedup
             // (--no-dedup) nothing is learned.
@@ -479,7 +470,7 @@ impl Core {
             }
         }
         if follow {
-            self.admit_replayed_links(lease, page, now)?;
+            self.admit_page_links(lease, page, now)?;
         }
         Ok(())
     }
@@ -524,7 +515,7 @@ impl Core {
             // may have come before its links were offered. Offering them again is harmless (the
             // seen set refuses the known ones).
             if follow {
-                self.admit_replayed_links(lease, page, now)?;
+                self.admit_page_links(lease, page, now)?;
             }
             return Ok(());
         }
@@ -563,7 +554,7 @@ impl Core {
             reason,
             self.book.covers(&page.final_url),
         ) {
-            self.admit_replayed_links(lease, page, now)?;
+            self.admit_page_links(lease, page, now)?;
         }
         Ok(())
     }

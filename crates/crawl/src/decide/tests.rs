@@ -28,8 +28,6 @@ struct Sim {
     /// URLs fetched, in order.
     fetched: Vec<String>,
     effects: Vec<Effect>,
-    /// When recording, every page and redirect as a sharded crawl sends it to the others.
-    events: Option<Vec<Vec<u8>>>,
 }
 
 fn config(seeds: &[&str], learn: LearnConfig) -> CrawlConfig {
@@ -73,7 +71,6 @@ impl Sim {
             },
             fetched: Vec::new(),
             effects: Vec::new(),
-            events: None,
         }
     }
 
@@ -101,14 +98,6 @@ impl Sim {
             }
             let mut result = self.fetch(&lease);
             let verifying = self.core.book.take_verifying(lease.key_hash);
-            if let Some(events) = self.events.as_mut()
-                && let Some(event) =
-                    crate::shard::encode_event(&lease, &result, verifying.as_ref(), None, &|link| {
-                        self.core.frontier.refuses_link(link)
-                    })
-            {
-                events.push(event);
-            }
             self.core
                 .completed_verifying(lease, &mut result, verifying, self.now)
                 .expect("the page is decided");
@@ -1308,53 +1297,115 @@ fn stubs_that_share_their_hosts_boilerplate_are_distinct_once_the_template_is_le
     assert_each_url_decided_once(&sim);
 }
 
-#[test]
-fn a_process_that_replays_anothers_pages_holds_the_same_index_and_rules_and_logs_nothing() {
-    let learn = LearnConfig {
-        verify_every: 0,
-        ..LearnConfig::default()
-    };
-    let mut sim = Sim::new(
-        &["http://o.test/"],
-        learn.clone(),
-        origin_and_mirror(30, 30),
-    );
-    sim.events = Some(Vec::new());
-    crawl_origin_then(&mut sim, "http://m.test/");
-    assert_eq!(sim.rules(), ["mirror m.test -> o.test"]);
+/// One process of a partitioned crawl of two, for [`two_processes_judge_a_copy_fetched_at_once_as_one_does`].
+fn process_of_two(index: u32, web: &BTreeMap<String, Answer>, seeds: &[&str]) -> Sim {
+    Sim::with(seeds, LearnConfig::default(), web.clone(), |c| {
+        c.frontier.shard = simcrawl_frontier::Shard::new(index, 2);
+    })
+}
 
-    // Process 1 of 2, sent every page (the events name process 0 as every link's owner).
-    let store = Store::temporary().expect("a temporary store");
-    let mut replica_config = config(&["http://o.test/"], learn);
-    replica_config.frontier.shard = simcrawl_frontier::Shard::new(1, 2);
-    let mut replica = Core::open(&store, replica_config).expect("the core opens");
-    replica.admit_seeds().expect("the seeds are admitted");
-    for event in sim.events.take().unwrap_or_default() {
-        let event = replica
-            .event(&event, EventOrigin::Peer)
-            .expect("the event decodes");
-        replica.apply(event, sim.now).expect("applied");
-    }
-    let mut learned = replica.book.history().0.to_vec();
-    learned.sort();
-    assert_eq!(learned, sim.rules());
-    let mut ours: Vec<String> = replica
-        .pages
-        .records()
-        .map(|r| r.expect("a record").url)
+#[test]
+fn two_processes_judge_a_copy_fetched_at_once_as_one_does() {
+    use crate::partition::{Ledger, Place, Remote};
+    // Two hosts owned by the two processes, serving the same page.
+    let shard = |i| simcrawl_frontier::Shard::new(i, 2).expect("a shard");
+    let hosts: Vec<String> = (0..40).map(|i| format!("http://h{i}.test/")).collect();
+    let owner = |u: &str| shard(0).owner(&Url::parse(u).expect("a URL"));
+    let first = hosts
+        .iter()
+        .find(|h| owner(h) == 0)
+        .expect("a host of process 0");
+    let second = hosts
+        .iter()
+        .find(|h| owner(h) == 1)
+        .expect("a host of process 1");
+    let doc = page("A page", &article(7, 300), &[]);
+    let web: BTreeMap<String, Answer> = [(first.clone(), doc.clone()), (second.clone(), doc)]
+        .into_iter()
         .collect();
-    let mut theirs = sim.indexed();
-    ours.sort();
-    theirs.sort();
-    assert_eq!(ours, theirs);
-    // Every page is the other process's: none is this one's, and nothing is logged here.
-    assert_eq!(replica.own_pages(), 0);
-    assert!(replica.take_effects().is_empty());
-    assert_eq!(
-        replica.recorder.skips().last_id().expect("the skip log"),
-        None
+    let seeds = [first.as_str(), second.as_str()];
+    let mut sims = [
+        process_of_two(0, &web, &seeds),
+        process_of_two(1, &web, &seeds),
+    ];
+    // Each fetches its own host's page in the same round: queried, in process order.
+    let mut held = Vec::new();
+    for sim in &mut sims {
+        let Next::Fetch(lease) = sim.core.frontier.next_ready(sim.now.at).expect("next") else {
+            panic!("a page to fetch");
+        };
+        assert!(
+            !sim.core
+                .skip_at_lease(&lease, sim.now)
+                .expect("the lease check")
+        );
+        let result = sim.fetch(&lease);
+        let query = sim
+            .core
+            .query_of(&lease, &result)
+            .expect("a page to compare");
+        held.push((lease, result, query));
+    }
+    let places: Vec<Place> = (0..2)
+        .map(|p| Place {
+            round: 1,
+            process: p,
+            seq: 0,
+        })
+        .collect();
+    // Every process enters both queries in the same order and answers the other's.
+    let mut ledgers = [Ledger::new(3), Ledger::new(3)];
+    let mut waits = Vec::new();
+    for (p, ledger) in ledgers.iter_mut().enumerate() {
+        for (q, (_, _, query)) in held.iter().enumerate() {
+            if q != p {
+                assert!(
+                    sims[p]
+                        .core
+                        .answer_query(query)
+                        .expect("an answer")
+                        .is_empty()
+                );
+            }
+            let wait = ledger.enter(places[q], query.clone());
+            if q == p {
+                waits.push(wait);
+            }
+        }
+    }
+    // Process 0's page came first and waits for nothing; process 1's waits for it.
+    assert!(waits[0].is_empty());
+    assert_eq!(waits[1], vec![places[0]]);
+    let (lease, mut result, _) = held.remove(0);
+    let indexed = sims[0]
+        .core
+        .completed_with(lease, &mut result, None, Remote::default(), sims[0].now)
+        .expect("decided")
+        .expect("indexed: nothing before it");
+    // Its verdict resolves the ledger; its record goes to the page that waited.
+    for ledger in &mut ledgers {
+        assert_eq!(ledger.resolve(places[0]), vec![places[1]]);
+    }
+    let mut remote = Remote::default();
+    remote.extend(
+        sims[0]
+            .core
+            .record_for(indexed, held[0].2.keys.clone())
+            .expect("a record"),
     );
-    assert_eq!(replica.recorder.progress.indexed, 0);
+    let (lease, mut result, _) = held.remove(0);
+    let decided = sims[1]
+        .core
+        .completed_with(lease, &mut result, None, remote, sims[1].now)
+        .expect("decided");
+    assert_eq!(decided, None, "the copy is skipped");
+    let skips = sims[1].core.recorder.skips();
+    let last = skips.last_id().expect("the skip log").expect("a skip");
+    let skip = skips.get(last).expect("the skip log").expect("its record");
+    assert_eq!(skip.reason, SkipReason::ExactDuplicate);
+    assert_eq!(skip.original.as_deref(), Some(first.as_str()));
+    assert_eq!(sims[1].core.own_pages(), 0);
+    assert_eq!(sims[0].core.own_pages(), 1);
 }
 
 #[test]

@@ -57,7 +57,7 @@ pub fn check_shard_store(config: &CrawlConfig) -> Result<(), CrawlError> {
 }
 
 /// Records this process's share of a sharded crawl in its store, or refuses a store written as
-/// another share (its sites and its replayed pages would not be this share's).
+/// another share (its sites and its pages would not be this share's).
 pub(super) fn check_shard(store: &Store, config: &CrawlConfig) -> Result<(), CrawlError> {
     let meta: Tree<String, Vec<u8>> = store.tree(layout::CRAWL_META_TREE)?;
     let key = layout::SHARD_KEY.to_string();

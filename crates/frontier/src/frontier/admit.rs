@@ -86,21 +86,6 @@ impl Frontier {
         Ok(admission)
     }
 
-    /// Whether a link would be refused by the trap guards or the scope, the checks
-    /// [`admit`](Frontier::admit) makes before it looks at the seen set or a URL's site: what a
-    /// sharded crawl's process tells the others with a link of their sites, so that they add its
-    /// key to their seen sets exactly when the link's owner would.
-    pub fn refuses_link(&self, candidate: &Candidate) -> bool {
-        let fetch = &candidate.fetch;
-        let text = fetch.as_str();
-        traps::check(fetch.as_url(), text, &self.config.traps).is_some()
-            || self
-                .scope
-                .check_host(fetch.host_str())
-                .and_then(|()| self.scope.check_patterns(text))
-                .is_err()
-    }
-
     pub(super) fn admit_inner(
         &mut self,
         candidate: &Candidate,
@@ -142,11 +127,11 @@ impl Frontier {
         if let Some(shard) = self.config.shard
             && !shard.owns(fetch.as_url())
         {
-            // Every process sees every page's links in the same order, so each keeps the same
-            // seen set; only the owner queues. A key a learned rule took from another site (a
-            // mirror's URL keyed as its original's) is left to that site's process: were it
-            // seen here, this process would take its own URL with that key for queued elsewhere,
-            // the link's owner its link for queued here, and nobody would fetch either.
+            // Its owner queues it: the key enters the seen set here so that the link goes to the
+            // owner once (see `Frontier::take_forwarded`). A key a learned rule took from another
+            // site (a mirror's URL keyed as its original's) does not: were it seen here, this
+            // process would take its own URL with that key for queued elsewhere, the link's owner
+            // its link for queued here, and nobody would fetch either.
             let same_site = shard.owner_of_key(&candidate.key) == shard.owner(fetch.as_url());
             let seen = match self.seen.probe(key_hash) {
                 Probe::Member => true,

@@ -14,7 +14,6 @@ use simcrawl_store::{KeySet, Log, Queues, Store, Tree};
 use simcrawl_url::{Candidate, Canonicalizer};
 use tokio::time::Instant;
 
-use crate::admission::Admission;
 use crate::clock::WallClock;
 use crate::config::{FrontierConfig, RobotsPolicy};
 use crate::counters::{Counter, CounterSet, FrontierCounters};
@@ -303,16 +302,6 @@ impl Frontier {
         }
         self.maybe_write()?;
         Ok(new)
-    }
-
-    /// A link of a site another process of a sharded crawl owns, keyed by the process that found
-    /// it: its key enters the seen set, as [`admit`](Frontier::admit) does for such a URL
-    /// ([`Admission::Elsewhere`]), without parsing it again.
-    pub fn elsewhere(&mut self, key_hash: u128) -> Result<Admission, FrontierError> {
-        let seen = !self.seen.insert_if_absent(key_hash);
-        self.count(Counter::AdmittedElsewhere);
-        self.maybe_write()?;
-        Ok(Admission::Elsewhere { key_hash, seen })
     }
 
     /// The URLs of other processes' sites admitted since the last call, each for the first

@@ -31,7 +31,6 @@ fn scoped(
         },
         fetched: Vec::new(),
         effects: Vec::new(),
-        events: None,
     }
 }
 
