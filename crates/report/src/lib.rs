@@ -91,12 +91,14 @@ pub(crate) struct ReportData {
     /// The first skip log entries of each reason, and how many the log holds.
     pub(crate) samples: BTreeMap<SkipReason, (Vec<SkipRecord>, u64)>,
     pub(crate) failures: Vec<FailureRecord>,
+    /// Stores read (the processes of a sharded crawl): the clusters and the tune chart are the
+    /// first's.
+    pub(crate) stores: usize,
 }
 
 /// Reads what the report needs from a crawl's stores: one, or the stores of the processes of a
-/// sharded crawl (their counts, skips and failures add up; each holds the whole crawl's page
-/// index and rules, so the clusters and the k chart come from the first, and a rule's skips are
-/// the sum of every store's).
+/// sharded crawl (their counts, rules, skips and failures add up; each indexes its own sites'
+/// pages, and the clusters and the k chart are the first store's).
 fn gather(inspectors: &[Inspector], options: &ReportOptions) -> Result<ReportData, ReportError> {
     let Some((first, others)) = inspectors.split_first() else {
         return Err(ReportError::NoStore);
@@ -106,8 +108,8 @@ fn gather(inspectors: &[Inspector], options: &ReportOptions) -> Result<ReportDat
     for other in others {
         stats.merge(&other.stats()?);
         for theirs in other.rules()? {
-            // Every process of a sharded crawl learns the same rules in the same order: a rule's
-            // record has the same id in every store (a rule learned again is another record).
+            // A process of a sharded crawl learns the rules of its own hosts; stores side by side
+            // may hold the same rule under the same id, and its skips then add up.
             match rules
                 .iter_mut()
                 .find(|r| r.rule == theirs.rule && r.id == theirs.id)
@@ -117,6 +119,7 @@ fn gather(inspectors: &[Inspector], options: &ReportOptions) -> Result<ReportDat
             }
         }
     }
+    let stores = inspectors.len();
     let clusters = first.clusters(options.k, Some(options.clusters))?;
     let tune = first.tune(options.pairs_per_distance, 8)?;
     let mut hosts: HashMap<String, BTreeMap<SkipReason, u64>> = HashMap::new();
@@ -161,6 +164,7 @@ fn gather(inspectors: &[Inspector], options: &ReportOptions) -> Result<ReportDat
         hosts_total,
         samples,
         failures,
+        stores,
     })
 }
 
