@@ -275,8 +275,9 @@ pub enum PartEvent {
         /// It was indexed.
         indexed: bool,
     },
-    /// To the owner of its site: a URL met here.
-    Link(simcrawl_frontier::Forwarded),
+    /// To the owner of its site: a URL met here, and the address class its referrer answered from
+    /// (the owner's fetcher lets a private page's links reach private addresses, as here).
+    Link(simcrawl_frontier::Forwarded, simcrawl_fetch::AddressClass),
     /// To the owner of the site of key `key`: has it met the key? A learned rule gave the key to
     /// a URL queued at the sender.
     Claim {
@@ -306,7 +307,7 @@ impl PartEvent {
             PartEvent::Query(_) => "query",
             PartEvent::Answer { .. } => "answer",
             PartEvent::Verdict { .. } => "verdict",
-            PartEvent::Link(_) => "link",
+            PartEvent::Link(..) => "link",
             PartEvent::Claim { .. } => "claim",
             PartEvent::Claimed { .. } => "claimed",
             PartEvent::Rule { .. } => "rule",
@@ -359,8 +360,9 @@ impl PartEvent {
                 write_element(key, &mut out);
                 write_element(seen, &mut out);
             }
-            PartEvent::Link(l) => {
+            PartEvent::Link(l, class) => {
                 out.push(4);
+                write_element(&crate::decide::recorder::class_code(*class), &mut out);
                 write_element(&l.owner, &mut out);
                 write_element(&l.url, &mut out);
                 write_element(&l.depth, &mut out);
@@ -399,6 +401,7 @@ impl PartEvent {
             }
             4 => {
                 let mut r = Reader::new::<PartEvent>(rest);
+                let class = crate::decide::recorder::class_of_code(r.element()?);
                 let owner = r.element()?;
                 let url = r.element()?;
                 let depth = r.element()?;
@@ -410,14 +413,17 @@ impl PartEvent {
                     })?;
                 let hint = r.element()?;
                 r.finish()?;
-                PartEvent::Link(simcrawl_frontier::Forwarded {
-                    owner,
-                    url,
-                    depth,
-                    referrer: has_referrer.then_some(referrer),
-                    kind,
-                    hint,
-                })
+                PartEvent::Link(
+                    simcrawl_frontier::Forwarded {
+                        owner,
+                        url,
+                        depth,
+                        referrer: has_referrer.then_some(referrer),
+                        kind,
+                        hint,
+                    },
+                    class,
+                )
             }
             5 => PartEvent::Claim {
                 key: u128::decode(rest)?,
@@ -785,14 +791,17 @@ mod tests {
                 place: place(9, 2, 0),
                 indexed: true,
             },
-            PartEvent::Link(simcrawl_frontier::Forwarded {
-                owner: 1,
-                url: "http://127.0.0.1:9/b".into(),
-                depth: 3,
-                referrer: Some("http://127.0.0.1:1/a".into()),
-                kind: simcrawl_frontier::ViaKind::Link,
-                hint: 12345,
-            }),
+            PartEvent::Link(
+                simcrawl_frontier::Forwarded {
+                    owner: 1,
+                    url: "http://127.0.0.1:9/b".into(),
+                    depth: 3,
+                    referrer: Some("http://127.0.0.1:1/a".into()),
+                    kind: simcrawl_frontier::ViaKind::Link,
+                    hint: 12345,
+                },
+                simcrawl_fetch::AddressClass::Private,
+            ),
             PartEvent::Claim { key: 99 },
             PartEvent::Rule {
                 rule: crate::learn::Rule::Mirror(crate::rules::MirrorRule {

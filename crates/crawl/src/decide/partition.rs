@@ -139,7 +139,10 @@ impl Core {
         held.push(link);
         let bytes: Vec<Vec<u8>> = held
             .iter()
-            .map(|l| crate::partition::PartEvent::Link(l.clone()).encode())
+            .map(|l| {
+                crate::partition::PartEvent::Link(l.clone(), simcrawl_fetch::AddressClass::Private)
+                    .encode()
+            })
             .collect();
         self.pending_claims_tree
             .insert(&key, &crate::shard::encode_round(&bytes))?;
@@ -215,7 +218,7 @@ impl Core {
             let events = crate::shard::decode_round(&bytes)
                 .map_err(|e| CrawlError::Shard(format!("the store's held links: {e}")))?;
             for event in events {
-                if let Ok(crate::partition::PartEvent::Link(link)) =
+                if let Ok(crate::partition::PartEvent::Link(link, _)) =
                     crate::partition::PartEvent::decode(&event)
                 {
                     self.admit_forwarded(&link, now)?;
@@ -265,9 +268,34 @@ impl Core {
         Ok(())
     }
 
-    /// The links of other processes' sites met since the last call, for their owners.
-    pub fn take_forwarded(&mut self) -> Vec<Forwarded> {
-        self.frontier.take_forwarded()
+    /// The links of other processes' sites met since the last call, for their owners, each with
+    /// the address class its referrer answered from.
+    pub fn take_forwarded(&mut self) -> Vec<(Forwarded, simcrawl_fetch::AddressClass)> {
+        self.frontier
+            .take_forwarded()
+            .into_iter()
+            .map(|link| {
+                let class = self.class_of(link.referrer.as_deref());
+                (link, class)
+            })
+            .collect()
+    }
+
+    /// The address class `link`'s referrer answered from, as the process that met the link
+    /// knows it: remembered here, so that the link is fetched as a link of that page.
+    pub fn note_referrer_class(
+        &mut self,
+        link: &Forwarded,
+        class: simcrawl_fetch::AddressClass,
+    ) -> Result<(), CrawlError> {
+        let Some(referrer) = link
+            .referrer
+            .as_deref()
+            .and_then(|r| url::Url::parse(r).ok())
+        else {
+            return Ok(());
+        };
+        self.note_class(&crate::learn::authority(&referrer), class)
     }
 
     /// A URL of this process's site that another process met: offered to the frontier as a

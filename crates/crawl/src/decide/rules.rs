@@ -264,7 +264,7 @@ impl Core {
     /// Queued, its skip log entry `log_id` is withdrawn: its fetch decides it again.
     /// A link skipped when it was found has a key nobody queued; a URL skipped when it was
     /// handed out entered the seen set before: `requeue` takes both.
-    fn requeue_skipped(
+    pub(super) fn requeue_skipped(
         &mut self,
         url: &simcrawl_url::Candidate,
         depth: u32,
@@ -274,8 +274,14 @@ impl Core {
         if self.pages.by_key(url.key.hash128())?.is_some() {
             return Ok(false);
         }
-        let referrer = referrer.unwrap_or("");
-        let admission = self.frontier.requeue(url, depth, Via::Link { referrer })?;
+        // A skip with no referrer was a seed's (a copy host's start page): queued again as the
+        // seed it was, which may reach any address, not as a link of an unknown page, which the
+        // fetcher's address policy takes for a public page's.
+        let via = match referrer {
+            Some(referrer) => Via::Link { referrer },
+            None => Via::Seed,
+        };
+        let admission = self.frontier.requeue(url, depth, via)?;
         if admission.is_queued() {
             self.queued_as(url)?;
             if let Some(log_id) = log_id {

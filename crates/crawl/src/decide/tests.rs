@@ -677,6 +677,48 @@ fn a_mirror_rule_is_verified_and_a_distinct_page_revokes_it_and_queues_its_skips
 }
 
 #[test]
+fn a_skip_queued_again_without_a_referrer_is_fetched_as_the_seed_it_was() {
+    // A revoked rule queues its skips again; a copy host's start page (a seed: no referrer) must
+    // keep a seed's reach, or the fetcher takes it for a public page's link and refuses a private
+    // address (a sharded crawl's revoked mirror lost its hosts' start pages so).
+    let mut sim = Sim::new(&["http://o.test/"], LearnConfig::default(), BTreeMap::new());
+    let canon = Arc::clone(sim.core.book.canon());
+    let seedlike = canon.canonicalize("http://10.1.2.3/", None).expect("a URL");
+    let linked = canon.canonicalize("http://10.1.2.4/", None).expect("a URL");
+    assert!(
+        sim.core
+            .requeue_skipped(&seedlike, 0, None, None)
+            .expect("queued")
+    );
+    assert!(
+        sim.core
+            .requeue_skipped(&linked, 1, Some("http://public.test/page"), None)
+            .expect("queued")
+    );
+    let mut origins = BTreeMap::new();
+    while let Next::Fetch(lease) = sim.core.frontier.next_ready(sim.now.at).expect("next") {
+        let origin = sim
+            .core
+            .request_origin(lease.via, lease.referrer.as_deref());
+        origins.insert(lease.url.to_string(), origin);
+        sim.core
+            .frontier
+            .complete(lease, simcrawl_frontier::Completion::Skipped, sim.now.at)
+            .expect("completed");
+    }
+    assert_eq!(
+        origins.get("http://10.1.2.3/"),
+        Some(&simcrawl_fetch::Origin::Seed)
+    );
+    assert_eq!(
+        origins.get("http://10.1.2.4/"),
+        Some(&simcrawl_fetch::Origin::Link(
+            simcrawl_fetch::AddressClass::Public
+        ))
+    );
+}
+
+#[test]
 fn a_parameter_rule_is_learned_and_skips_later_spellings_until_a_verification_contradicts_it() {
     // `sid` never changes the content of the first pages; later ones it does change.
     let mut pages = vec![(

@@ -343,9 +343,9 @@ impl Driver {
             for (rule, active) in rules {
                 shard.push(None, &PartEvent::Rule { rule, active });
             }
-            for link in forwarded {
+            for (link, class) in forwarded {
                 let to = link.owner as usize;
-                shard.push(Some(to), &PartEvent::Link(link));
+                shard.push(Some(to), &PartEvent::Link(link, class));
             }
             for (to, key) in claims {
                 shard.push(Some(to as usize), &PartEvent::Claim { key });
@@ -481,7 +481,10 @@ impl Driver {
         // about.
         for (process, event) in &events {
             match event {
-                PartEvent::Link(link) => self.core.admit_forwarded(link, now)?,
+                PartEvent::Link(link, class) => {
+                    self.core.note_referrer_class(link, *class)?;
+                    self.core.admit_forwarded(link, now)?;
+                }
                 PartEvent::Claim { key } => {
                     let seen = self.core.claim(*key);
                     if let Some(shard) = self.shard.as_mut() {
@@ -699,7 +702,8 @@ impl Driver {
                     let message = crate::shard::Message::decode(bytes)
                         .map_err(|e| CrawlError::Shard(format!("a logged round: {e}")))?;
                     for event in &message.events {
-                        if let Ok(PartEvent::Link(link)) = PartEvent::decode(event) {
+                        if let Ok(PartEvent::Link(link, class)) = PartEvent::decode(event) {
+                            self.core.note_referrer_class(&link, class)?;
                             self.core.admit_forwarded(&link, now)?;
                         }
                     }
