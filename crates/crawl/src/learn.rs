@@ -269,6 +269,16 @@ fn segments(url: &Url) -> Vec<&str> {
     url.path().trim_start_matches('/').split('/').collect()
 }
 
+/// Whether prefix `a` (`host[:port][/path]`) is under prefix `b`: `b`, then a `/` and more.
+fn is_under(a: &str, b: &str) -> bool {
+    a.strip_prefix(b).is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// Whether two prefixes cover some URL in common: one is the other, or under it.
+fn overlaps(a: &str, b: &str) -> bool {
+    a == b || is_under(a, b) || is_under(b, a)
+}
+
 fn prefix(authority: &str, segments: &[&str]) -> String {
     if segments.is_empty() {
         authority.to_string()
@@ -321,19 +331,24 @@ impl Learner {
     }
 
     /// A mirror rule put in force (`active`) or revoked by another process of a partitioned
-    /// crawl. Returns this learner's rule back the other way, if one is in force: two processes
-    /// learned the two directions at once, and one must go (the caller decides which).
-    pub fn elsewhere(&mut self, rule: &MirrorRule, active: bool) -> Option<Rule> {
+    /// crawl. Returns this learner's rules back the other way (between overlapping prefixes), if
+    /// any is in force: two processes learned the two directions at once, and one must go (the
+    /// caller decides which).
+    pub fn elsewhere(&mut self, rule: &MirrorRule, active: bool) -> Vec<Rule> {
         if !active {
             self.elsewhere.remove(rule);
-            return None;
+            return Vec::new();
         }
         self.elsewhere.insert(rule.clone());
-        let back = Rule::Mirror(MirrorRule {
-            from: rule.to.clone(),
-            to: rule.from.clone(),
-        });
-        self.active.contains_key(&back).then_some(back)
+        // A rule here from (a prefix overlapping) its target to (one overlapping) its source.
+        self.active
+            .keys()
+            .filter(|r| match r {
+                Rule::Mirror(m) => overlaps(&m.from, &rule.to) && overlaps(&m.to, &rule.from),
+                _ => false,
+            })
+            .cloned()
+            .collect()
     }
 
     /// The page at `url` turned out to be a copy of the indexed page at `original`. Returns a mirror
@@ -371,26 +386,34 @@ impl Learner {
         self.propose(rule, evidence, true)
     }
 
-    /// Whether the active mirror rules lead from prefix `from` to prefix `to`, directly or
-    /// through other mirrors.
+    /// Whether the mirror rules in force, here or at another process, lead from prefix `from` to
+    /// a prefix that overlaps `to` (one is the other or under it), directly or through other
+    /// mirrors: a rule from `to` to `from` would then take pages both ways and skip both copies.
+    /// A rule covers the prefixes under its source (`a -> b` leads `a/docs` to `b/docs`), and a
+    /// rule on a narrower prefix than `at` leads part of it away.
     fn mirrors_into(&self, from: &str, to: &str) -> bool {
-        let mut at = from;
-        for _ in 0..=self.active.len() + self.elsewhere.len() {
-            let next = self
-                .active
-                .keys()
-                .find_map(|rule| match rule {
-                    Rule::Mirror(m) if m.from == at => Some(m.to.as_str()),
-                    _ => None,
-                })
-                .or_else(|| {
-                    self.elsewhere
-                        .iter()
-                        .find(|m| m.from == at)
-                        .map(|m| m.to.as_str())
-                });
+        let mirrors: Vec<&MirrorRule> = self
+            .active
+            .keys()
+            .filter_map(|rule| match rule {
+                Rule::Mirror(m) => Some(m),
+                _ => None,
+            })
+            .chain(self.elsewhere.iter())
+            .collect();
+        let mut at = from.to_owned();
+        for _ in 0..=mirrors.len() {
+            let next = mirrors.iter().find_map(|m| {
+                if m.from == at || is_under(&at, &m.from) {
+                    Some(format!("{}{}", m.to, &at[m.from.len()..]))
+                } else if is_under(&m.from, &at) {
+                    Some(m.to.clone())
+                } else {
+                    None
+                }
+            });
             match next {
-                Some(next) if next == to => return true,
+                Some(next) if overlaps(&next, to) => return true,
                 Some(next) => at = next,
                 None => return false,
             }
@@ -814,6 +837,52 @@ mod tests {
 
     fn u(s: &str) -> Url {
         Url::parse(s).unwrap()
+    }
+
+    #[test]
+    fn no_mirror_rule_back_between_overlapping_prefixes_here_or_elsewhere() {
+        // A rule between two hosts leads their subtrees too: `b.test/docs -> a.test/docs` is the
+        // way back of `a.test -> b.test` (both in force, a sharded crawl skipped both copies of
+        // an article and lost it).
+        let copies = |l: &mut Learner, from: &str, to: &str| {
+            (0..8)
+                .filter_map(|i| {
+                    l.observe_duplicate(
+                        &u(&format!("http://{from}/docs/{i}.html")),
+                        &u(&format!("http://{to}/p/docs/{i}.html")),
+                    )
+                })
+                .count()
+        };
+        let mut here = Learner::new(LearnConfig::default());
+        here.activate(
+            Rule::Mirror(MirrorRule {
+                from: "a.test".into(),
+                to: "b.test/p".into(),
+            }),
+            Evidence {
+                agree: 5,
+                disagree: 0,
+            },
+        );
+        assert_eq!(copies(&mut here, "b.test/p", "a.test"), 0);
+        // The same rule in force at another process of a partitioned crawl.
+        let mut there = Learner::new(LearnConfig::default());
+        let theirs = MirrorRule {
+            from: "a.test".into(),
+            to: "b.test/p".into(),
+        };
+        assert!(there.elsewhere(&theirs, true).is_empty());
+        assert_eq!(copies(&mut there, "b.test/p", "a.test"), 0);
+        // Learned at once both ways: the other process's announcement names this one's rule.
+        let mut both = Learner::new(LearnConfig::default());
+        let ours = Rule::Mirror(MirrorRule {
+            from: "b.test/p/docs".into(),
+            to: "a.test/docs".into(),
+        });
+        both.activate(ours.clone(), Evidence::default());
+        assert_eq!(both.elsewhere(&theirs, true), vec![ours]);
+        assert!(both.elsewhere(&theirs, false).is_empty());
     }
 
     #[test]

@@ -118,9 +118,9 @@ impl HostState {
     /// every page fetched ahead of what the caller has processed is a page fetched before the
     /// evidence of the last (a mirror rule learned later).
     pub(crate) fn in_flight(&self, ahead: u32) -> u32 {
-        // A host's first pages are where its rules are learned: there, a held page still takes
-        // its slot, so that no page is fetched ahead of the verdicts of more than the one that
-        // answered (as one process decides them).
+        // A host's first pages are where its rules are learned: there, a held page keeps its
+        // slot, so that no more of them are fetched ahead of their verdicts than one process
+        // fetches (a sharded crawl decides a page a round or two after its fetch).
         let held = if self.session_handouts >= crate::RUN_AHEAD_AFTER {
             self.held.len()
         } else {

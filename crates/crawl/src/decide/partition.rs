@@ -256,14 +256,13 @@ impl Core {
         let crate::learn::Rule::Mirror(mirror) = rule else {
             return Ok(());
         };
-        let Some(back) = self.book.learner().elsewhere(mirror, active) else {
-            return Ok(());
-        };
-        let ours = self.announced.get(&back).copied();
-        if ours.is_none_or(|ours| ours > at) {
-            tracing::debug!("{back} revoked: {rule}, its other direction, was announced first");
-            self.revoke(&back)?;
-            self.announced.remove(&back);
+        for back in self.book.learner().elsewhere(mirror, active) {
+            let ours = self.announced.get(&back).copied();
+            if ours.is_none_or(|ours| ours > at) {
+                tracing::debug!("{back} revoked: {rule}, its other direction, was announced first");
+                self.revoke(&back)?;
+                self.announced.remove(&back);
+            }
         }
         Ok(())
     }
