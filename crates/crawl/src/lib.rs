@@ -31,8 +31,9 @@
 //!   while crawling: [`template::HostTemplates`].
 //! - [`learn`]: mirror, alias, parameter, host-option and canonical path rules from duplicate
 //!   evidence, and when to verify them: [`learn::Learner`].
-//! - [`shard`]: a crawl split over several processes: the events they send each other and their
-//!   application as events of origin `Peer` ([`decide::Core::apply`]).
+//! - [`partition`]: a crawl split over several processes, its state partitioned: a page's query
+//!   to the others, their answers, the ledger of undecided pages, the index a decision reads
+//!   ([`partition::Merged`]); [`shard`]: the messages' frame and the session's hello.
 //! - [`error`]: the crawl errors, [`CrawlError`].
 //!
 //! # Example

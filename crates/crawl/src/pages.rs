@@ -178,9 +178,8 @@ pub struct PageIndex {
     simhash: SimHashIndex,
     jaccard: f64,
     next_id: u32,
-    /// In a sharded crawl's store, the pages indexed for the other processes (see
-    /// [`crate::shard`]): in the index, so that every process decides as the others, but their
-    /// own stores report them.
+    /// In the store of a sharded crawl from before its state was partitioned (2026-11-29), the
+    /// pages indexed for the other processes, which their own stores report.
     foreign: Tree<u32, ()>,
     foreign_ids: std::collections::HashSet<u32>,
     /// The record [`insert`](Self::insert) wrote last, until [`take_inserted`](Self::take_inserted)

@@ -17,7 +17,7 @@
 //! What stays with a site's owner: its frontier, politeness and robots.txt, its templates, its
 //! rules (a rule covers the URLs of one host, and all its evidence comes from that host's pages),
 //! its skip and failure logs. A link to another process's site is forwarded to that site's owner
-//! ([`ForwardedLink`]); nothing else of a page leaves its owner, except its record to a page
+//! ([`PartEvent::Link`]); nothing else of a page leaves its owner, except its record to a page
 //! that matched it.
 //!
 //! ```

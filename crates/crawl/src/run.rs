@@ -95,8 +95,8 @@ pub async fn run(
 }
 
 /// Runs this process's share of a crawl split over several processes
-/// ([`CrawlConfig::frontier`]'s `shard`), exchanging what it fetched with the others through
-/// `rounds` (see [`crate::shard`]). Every process stops after the same round: when all are idle,
+/// ([`CrawlConfig::frontier`]'s `shard`), asking the others about the pages it fetched through
+/// `rounds` (see [`crate::partition`]). Every process stops after the same round: when all are idle,
 /// or when one is asked to stop. A process that dies breaks the others' rounds: they stop with
 /// [`CrawlError::Shard`], and the same commands again resume every process.
 pub async fn run_sharded(

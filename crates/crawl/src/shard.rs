@@ -25,7 +25,7 @@ const WIRE_VERSION: u8 = 3;
 pub struct Message {
     /// Where it stands.
     pub status: Status,
-    /// Its pages and redirects since the last round, each as [`encode_event`] wrote it.
+    /// Its events for the receiver since the last round ([`crate::partition::PartEvent`]s).
     pub events: Vec<Vec<u8>>,
 }
 

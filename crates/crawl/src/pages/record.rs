@@ -48,8 +48,9 @@ pub struct PageRecord {
     /// Its MinHash sketch, as [`Sketch::to_bytes`](simcrawl_dedup::Sketch::to_bytes) writes it (`None` in records from before
     /// version 4, whose sketches are in the tree `sketches`).
     pub sketch: Option<Vec<u8>>,
-    /// Indexed for another process of a sharded crawl (see [`crate::shard`]); `false` in
-    /// records from before version 5, whose marks are only in the tree of foreign pages.
+    /// Indexed for another process of a sharded crawl from before its state was partitioned
+    /// (2026-11-29); `false` in records from before version 5, whose marks are only in the tree
+    /// of foreign pages.
     pub foreign: bool,
 }
 
