@@ -587,7 +587,12 @@ impl IndexView for Merged<'_> {
     }
 
     fn body_copy(&self, digest: u128) -> Result<Option<u32>, CrawlError> {
-        if let Some(id) = IndexView::body_copy(self.local, digest)? {
+        // The local map may compare part of a digest: a page of another process with the whole
+        // digest is not passed over for a local page without it.
+        if let Some(id) = IndexView::body_copy(self.local, digest)?
+            && (self.remote.is_empty()
+                || self.local.get(id)?.is_some_and(|r| r.body_digest == digest))
+        {
             return Ok(Some(id));
         }
         Ok(self.remote.first(|r| r.record.body_digest == digest))
@@ -601,7 +606,10 @@ impl IndexView for Merged<'_> {
     }
 
     fn text_copy(&self, digest: u128) -> Result<Option<u32>, CrawlError> {
-        if let Some(id) = IndexView::text_copy(self.local, digest)? {
+        if let Some(id) = IndexView::text_copy(self.local, digest)?
+            && (self.remote.is_empty()
+                || self.local.get(id)?.is_some_and(|r| r.text_digest == digest))
+        {
             return Ok(Some(id));
         }
         Ok(self.remote.first(|r| r.record.text_digest == digest))
