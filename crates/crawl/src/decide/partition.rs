@@ -53,6 +53,30 @@ impl Core {
         })
     }
 
+    /// Makes a fetched page's fingerprints again without its host's template as it is now, if
+    /// the template changed since they were made. Returns whether they changed: a page queried
+    /// with the old ones is asked about again (the others' pages it may copy are found by them).
+    pub fn refresh_fingerprints(&mut self, result: &mut PageResult) -> Result<bool, CrawlError> {
+        let PageResult::Done(page) = result else {
+            return Ok(false);
+        };
+        let Some(analysis) = page.analysis.as_mut() else {
+            return Ok(false);
+        };
+        if !self.config.dedup {
+            return Ok(false);
+        }
+        let host = crate::learn::authority(&page.final_url);
+        let template = self.templates.fingerprint_set(&host)?;
+        if analysis.template_version == template.as_ref().map_or(0, |t| t.version) {
+            return Ok(false);
+        }
+        let before = (analysis.simhash, analysis.text_digest);
+        self.fingerprints
+            .apply_template(analysis, template.as_deref());
+        Ok((analysis.simhash, analysis.text_digest) != before)
+    }
+
     /// This process's answer to another process's query: the records of its pages the query's
     /// page may copy ([`crate::partition::answer`]).
     pub fn answer_query(&mut self, query: &Query) -> Result<Vec<RemoteRecord>, CrawlError> {

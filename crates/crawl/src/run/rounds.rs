@@ -361,6 +361,8 @@ impl Driver {
         mut result: PageResult,
         now: Now,
     ) -> Result<(), CrawlError> {
+        // Fingerprinted without its host's template as it is now: the query finds by them.
+        self.core.refresh_fingerprints(&mut result)?;
         if let Some(query) = self.core.query_of(&lease, &result)
             && let Some(shard) = self.shard.as_mut()
         {
@@ -551,8 +553,27 @@ impl Driver {
                 return Ok(());
             };
             let Undecided {
-                held, keys, remote, ..
+                mut held,
+                keys,
+                remote,
+                ..
             } = u;
+            // Its host's template changed since its query: its fingerprints are made again, and
+            // it is asked about again under a new place (this one is withdrawn as a verdict).
+            if self.core.refresh_fingerprints(&mut held.result)?
+                && let Some(query) = self.core.query_of(&held.lease, &held.result)
+                && let Some(shard) = self.shard.as_mut()
+            {
+                shard.push(
+                    None,
+                    &PartEvent::Verdict {
+                        place,
+                        indexed: false,
+                    },
+                );
+                shard.held.push((held, query));
+                continue;
+            }
             let mut result = held.result;
             tracing::trace!(url = %held.lease.url, ?place, "decided");
             let indexed = self.core.completed_with(
