@@ -491,7 +491,7 @@ impl Driver {
                         {
                             // Committed and on disk: a kill now takes back at most these
                             // completions' successors, not the run's first second.
-                            self.core.commit()?;
+                            self.commit_core()?;
                             self.store.flush()?;
                             uncommitted = 0;
                             urgent = false;
@@ -500,7 +500,7 @@ impl Driver {
                     }
                 }
                 _ = tokio::time::sleep_until(tokio::time::Instant::from_std(last_flush + URGENT_FLUSH_GAP)), if urgent => {
-                    self.core.commit()?;
+                    self.commit_core()?;
                     self.store.flush()?;
                     uncommitted = 0;
                     urgent = false;
@@ -519,7 +519,7 @@ impl Driver {
                 _ = tick.tick() => {
                     // What a crash takes back is at most a second of the frontier's work: the
                     // pages whose acknowledgement is lost are fetched again.
-                    self.core.commit()?;
+                    self.commit_core()?;
                     uncommitted = 0;
                     self.core.recorder.progress.elapsed = start.elapsed();
                     self.core.recorder.progress.in_flight = in_flight;

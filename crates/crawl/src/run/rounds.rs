@@ -632,9 +632,51 @@ impl Driver {
     }
 
     /// Writes what the core holds in memory to the store: the frontier's queues and the rules'
-    /// counts (a rule's record is written when it is learned or revoked).
+    /// counts (a rule's record is written when it is learned or revoked), after the events not
+    /// sent yet (see [`Driver::log_unsent`]).
     pub(super) fn save_decisions(&mut self) -> Result<(), CrawlError> {
+        self.log_unsent()?;
         self.core.checkpoint()?;
+        Ok(())
+    }
+
+    /// The frontier's commit, after the events not sent yet are in the round log.
+    pub(super) fn commit_core(&mut self) -> Result<(), CrawlError> {
+        self.log_unsent()?;
+        self.core.commit()
+    }
+
+    /// Writes the events queued for the next message into the round log, under its round: a
+    /// commit may put a page's completion on disk before that message goes, and the links the
+    /// page forwards must be on disk first (sled keeps a prefix of its writes), for the others
+    /// to take from the log after a kill.
+    fn log_unsent(&mut self) -> Result<(), CrawlError> {
+        if self.shard.is_none() {
+            return Ok(());
+        }
+        self.collect_forwarded();
+        let Some(shard) = self.shard.as_ref() else {
+            return Ok(());
+        };
+        if shard.outgoing.iter().all(Vec::is_empty) {
+            return Ok(());
+        }
+        let messages: Vec<Vec<u8>> = shard
+            .outgoing
+            .iter()
+            .map(|events| {
+                crate::shard::Message {
+                    status: crate::shard::Status::default(),
+                    events: events.clone(),
+                }
+                .encode()
+            })
+            .collect();
+        // While a round is under way its message is logged under its number: these go in the
+        // next.
+        let round = shard.next_round + u64::from(shard.waiting);
+        self.round_log
+            .insert(&round, &crate::shard::encode_round(&messages))?;
         Ok(())
     }
 
