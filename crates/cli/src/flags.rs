@@ -268,8 +268,8 @@ pub struct CrawlArgs {
     pub crawl: CrawlFlags,
     #[command(flatten)]
     pub canon: CanonFlags,
-    /// Processes sharing the crawl, each with its own --store, the same seeds and flags, and the same --processes and --hostfile; each fetches the sites that fall to it, and all decide every page as one process would.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024), help_heading = "More than one machine")]
+    /// Processes sharing the crawl (at most 16), each with its own --store, the same seeds and flags, and the same --processes and --hostfile; each fetches and indexes the sites that fall to it, and asks the others about each page before it decides it, as one process would.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16), help_heading = "More than one machine")]
     pub processes: u32,
     /// This process's index, 0 to --processes - 1.
     #[arg(

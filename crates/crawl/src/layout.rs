@@ -53,6 +53,9 @@ pub const ROUND_LOG_TREE: &str = "round_log";
 /// A partitioned crawl's links held for a claim (`Tree<u128, Vec<u8>>`: the key's hash, the
 /// links' events): a crawl stopped before the answer admits them at its next start.
 pub const PENDING_CLAIMS_TREE: &str = "pending_claims";
+/// A partitioned crawl's keys given to another process by a claim (`Tree<u128, u32>`: the key's
+/// hash, the process): asked again by it, the answer is the same.
+pub const CLAIMS_GIVEN_TREE: &str = "claims_given";
 /// In [`CRAWL_META_TREE`], for a sharded crawl: the last round applied (big-endian `u64`).
 pub const ROUND_APPLIED_KEY: &str = "round_applied";
 /// In [`CRAWL_META_TREE`]: the near-duplicate threshold `k` of the crawl's last run (big-endian

@@ -73,7 +73,8 @@ pub struct Query {
 
 impl Query {
     /// Whether a page decided before this one, queried as `earlier`, can be what this one is
-    /// judged against: the same body or main text, SimHash within `k`, or a key this one reads.
+    /// judged against, or decides with this one's record: the same body or main text, SimHash
+    /// within `k`, or a key one of them is indexed under and the other has or reads.
     fn may_copy(&self, earlier: &Query, k: u32) -> bool {
         self.body == earlier.body
             || self.text == earlier.text
@@ -82,6 +83,7 @@ impl Query {
                 .keys
                 .iter()
                 .any(|key| self.keys.contains(key) || self.wanted.contains(key))
+            || self.keys.iter().any(|key| earlier.wanted.contains(key))
     }
 }
 
@@ -191,6 +193,10 @@ impl Ledger {
 /// Ids of other processes' pages, as the decider sees them: above this bit, the process (four
 /// bits) and its own id (27 bits); never one of this process's ids, which count from 0.
 pub const REMOTE_BIT: u32 = 1 << 31;
+
+/// The most processes a partitioned crawl takes: a remote page's id holds its process in four
+/// bits ([`remote_id`]).
+pub const MAX_PROCESSES: u32 = 16;
 
 /// The id the decider gives page `id` of `process`, when it fits.
 pub fn remote_id(process: u32, id: u32) -> Option<u32> {
@@ -312,14 +318,6 @@ impl PartEvent {
             PartEvent::Claimed { .. } => "claimed",
             PartEvent::Rule { .. } => "rule",
         }
-    }
-
-    /// Whether it goes to every process.
-    pub fn to_everyone(&self) -> bool {
-        matches!(
-            self,
-            PartEvent::Query(_) | PartEvent::Verdict { .. } | PartEvent::Rule { .. }
-        )
     }
 
     /// Its bytes.
@@ -558,18 +556,14 @@ impl Remote {
         self.records.iter().find(|r| r.id() == Some(id))
     }
 
-    /// The first page (in the crawl's order of their owners' ids) that `keep` accepts.
+    /// The page with the smallest id for the decider (by process, then by its id there) that
+    /// `keep` accepts.
     fn first(&self, keep: impl Fn(&RemoteRecord) -> bool) -> Option<u32> {
         self.records
             .iter()
             .filter(|r| keep(r))
             .filter_map(RemoteRecord::id)
             .min()
-    }
-
-    /// A remote page's URL, by its id for the decider.
-    pub fn url(&self, id: u32) -> Option<&str> {
-        self.by_id(id).map(|r| r.record.url.as_str())
     }
 }
 
@@ -744,7 +738,15 @@ mod tests {
         keyed.keys = vec![77];
         let mut ledger2 = Ledger::new(3);
         ledger2.enter(b, keyed);
-        assert_eq!(ledger2.enter(e, q), vec![b]);
+        assert_eq!(ledger2.enter(e, q.clone()), vec![b]);
+        // An earlier page that reads a key this one is indexed under: this one waits for it too.
+        let mut ledger3 = Ledger::new(3);
+        let mut reads = query(u64::MAX, 6, 6);
+        reads.wanted = vec![88];
+        ledger3.enter(b, reads);
+        let mut has = query(0, 7, 7);
+        has.keys = vec![88];
+        assert_eq!(ledger3.enter(e, has), vec![b]);
         assert_eq!(ledger.resolve(a), vec![c, d]);
         assert_eq!(ledger.len(), 2);
     }

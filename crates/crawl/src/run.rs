@@ -105,6 +105,15 @@ pub async fn run_sharded(
     shutdown: impl Future<Output = ()>,
     on_progress: impl FnMut(&Progress),
 ) -> Result<Report, CrawlError> {
+    if let Some(shard) = config.frontier.shard
+        && shard.count() > crate::partition::MAX_PROCESSES
+    {
+        return Err(CrawlError::Config(format!(
+            "a sharded crawl takes at most {} processes, not {}",
+            crate::partition::MAX_PROCESSES,
+            shard.count()
+        )));
+    }
     if config.frontier.shard.is_none() {
         return Err(CrawlError::Config(
             "a sharded crawl needs this process's shard".into(),

@@ -178,6 +178,8 @@ pub struct Core {
     /// Keys whose owner answered that it had not met them: this process queues them.
     pub(crate) claims_granted: std::collections::HashSet<u128>,
     pending_claims_tree: Tree<u128, Vec<u8>>,
+    /// Keys of this process's sites given to another process by a claim, with the process.
+    claims_given: Tree<u128, u32>,
     /// In a partitioned crawl, the mirror rules this process put in force or revoked since the
     /// last call of [`Core::take_rules`], for the others.
     pub(crate) rules_out: Vec<(crate::learn::Rule, bool)>,
@@ -219,6 +221,7 @@ impl Core {
             ready_leases: Vec::new(),
             claims_granted: Default::default(),
             pending_claims_tree: store.tree(layout::PENDING_CLAIMS_TREE)?,
+            claims_given: store.tree(layout::CLAIMS_GIVEN_TREE)?,
             rules_out: Vec::new(),
             announced: HashMap::new(),
             config,

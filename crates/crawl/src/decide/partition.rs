@@ -201,11 +201,29 @@ impl Core {
         std::mem::take(&mut self.claims_out)
     }
 
-    /// Another process asks whether this one met key `key` (of one of its sites): whether it
+    /// Process `from` asks whether this one met key `key` (of one of its sites): whether it
     /// had. It has now: the URL of this process's site under the key, if it comes, is a variant
-    /// of the page the other process fetches, as one process would take it.
-    pub fn claim(&mut self, key: u128) -> bool {
-        !self.seen.insert_if_absent(key)
+    /// of the page the other process fetches, as one process would take it. The key is given to
+    /// `from` (tree `claims_given`): asked again by it (after a restart, before its page was
+    /// decided), the answer is the same, or nobody would fetch the page.
+    pub fn claim(&mut self, key: u128, from: u32) -> Result<bool, CrawlError> {
+        if self.seen.insert_if_absent(key) {
+            self.claims_given.insert(&key, &from)?;
+            return Ok(false);
+        }
+        Ok(self.claims_given.get(&key)? != Some(from))
+    }
+
+    /// Puts every mirror rule in force here in the next message again, for the others'
+    /// learners (a session's start: they forgot them).
+    pub fn announce_rules_in_force(&mut self) {
+        let rules: Vec<crate::learn::Rule> = self
+            .book
+            .active_rules()
+            .into_iter()
+            .filter(|r| matches!(r, crate::learn::Rule::Mirror(_)))
+            .collect();
+        self.rules_out.extend(rules.into_iter().map(|r| (r, true)));
     }
 
     /// The answer to a claim of this process: the links held for `key` are admitted, as rule

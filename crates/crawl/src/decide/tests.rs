@@ -677,6 +677,17 @@ fn a_mirror_rule_is_verified_and_a_distinct_page_revokes_it_and_queues_its_skips
 }
 
 #[test]
+fn a_key_given_to_a_process_by_a_claim_is_given_to_it_again() {
+    // After a restart the claimant asks again for a key it was given and whose page it had not
+    // decided: "met" would make it skip the URL as a rule's copy of a page nobody holds.
+    let mut sim = process_of_two(0, &BTreeMap::new(), &["http://o.test/"]);
+    let key = 0x1234_u128;
+    assert!(!sim.core.claim(key, 1).expect("a claim"), "not met: process 1 fetches it");
+    assert!(!sim.core.claim(key, 1).expect("a claim"), "the same answer to process 1");
+    assert!(sim.core.claim(key, 2).expect("a claim"), "met, for anyone else");
+}
+
+#[test]
 fn a_skip_queued_again_without_a_referrer_is_fetched_as_the_seed_it_was() {
     // A revoked rule queues its skips again; a copy host's start page (a seed: no referrer) must
     // keep a seed's reach, or the fetcher takes it for a public page's link and refuses a private

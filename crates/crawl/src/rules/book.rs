@@ -160,6 +160,11 @@ impl RuleBook {
         &self.plain
     }
 
+    /// The rules in force.
+    pub fn active_rules(&self) -> Vec<Rule> {
+        self.learner.active().cloned().collect()
+    }
+
     /// `url`'s counterparts under the mirror pairs with evidence whose source covers it
     /// (`authority/path?query`), which the learner weighs a distinct page against.
     pub fn counterparts(&self, url: &url::Url) -> Vec<String> {

@@ -479,6 +479,11 @@ impl Driver {
                 );
             }
         }
+        if mine.next().is_some() {
+            return Err(CrawlError::Shard(format!(
+                "round {number} holds fewer queries of this process than it sent"
+            )));
+        }
         // 4. The links of this process's sites that the others met, and the keys they ask
         // about.
         for (process, event) in &events {
@@ -488,7 +493,7 @@ impl Driver {
                     self.core.admit_forwarded(link, now)?;
                 }
                 PartEvent::Claim { key } => {
-                    let seen = self.core.claim(*key);
+                    let seen = self.core.claim(*key, *process as u32)?;
                     if let Some(shard) = self.shard.as_mut() {
                         shard.push(Some(*process), &PartEvent::Claimed { key: *key, seen });
                     }
@@ -514,7 +519,7 @@ impl Driver {
         if crate::shard::Message::any_stop(&messages) {
             return Ok(RoundEnd::Stop);
         }
-        if !messages.iter().all(|m| m.status.idle) {
+        if !crate::shard::Message::all_idle(&messages) {
             if let Some(shard) = self.shard.as_mut() {
                 shard.end_checked = false;
             }
@@ -774,8 +779,10 @@ impl Driver {
             }
             self.after(None)?;
         }
-        // Links held for an answer when the crawl stopped are this process's to fetch.
+        // Links held for an answer when the crawl stopped are this process's to fetch, and the
+        // mirror rules in force here are announced again (the others forgot them).
         self.core.release_pending_claims(Now::system())?;
+        self.core.announce_rules_in_force();
         self.after(None)?;
         let next = last.map_or(next, |l| next.max(l + 1));
         self.note_applied(next.saturating_sub(1))?;
