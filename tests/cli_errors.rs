@@ -425,3 +425,36 @@ fn a_negative_threshold_is_out_of_range() {
         );
     }
 }
+
+#[test]
+fn a_sharded_crawl_without_its_process_index_is_refused_before_it_waits() {
+    let dir = Dir::new();
+    let hosts = dir.path("hosts.txt");
+    std::fs::write(&hosts, "127.0.0.1:9\n127.0.0.1:10\n").expect("write the hostfile");
+    let crawl = |extra: &[&str]| {
+        simcrawl()
+            .args(["crawl", "--store"])
+            .arg(dir.store())
+            .arg("--hostfile")
+            .arg(&hosts)
+            .args(extra)
+            .arg("http://127.0.0.1:9/")
+            .output()
+            .expect("simcrawl runs")
+    };
+    // Without --process, a second process 0 would take the first's port and its store's share.
+    let out = crawl(&["--processes", "2"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("needs --process I"),
+        "{}",
+        stderr(&out)
+    );
+    let out = crawl(&["--processes", "2", "--process", "2"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not one of 0 to 1"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -299,6 +299,11 @@ fn a_process_killed_stops_the_others_and_the_same_commands_resume_every_shard() 
     for out in &outputs {
         assert_success(out);
     }
+    // The killed process knows it was killed (its crash-suspect pages, its --out repair hang on
+    // it); the one stopped by the break does not.
+    let said = |i: usize| String::from_utf8_lossy(&outputs[i].stdout).contains("unclean stop");
+    assert!(said(1), "the killed process resumed as after a clean stop");
+    assert!(!said(0), "the survivor said it was killed");
     let stores: Vec<PathBuf> = (0..2).map(|i| dir.path(&format!("shard{i}"))).collect();
     let resumed = outcome(manifest, &stores);
     for (doc, times) in &resumed.docs {

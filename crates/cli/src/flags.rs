@@ -271,14 +271,9 @@ pub struct CrawlArgs {
     /// Processes sharing the crawl (at most 16), each with its own --store, the same seeds and flags, and the same --processes and --hostfile; each fetches and indexes the sites that fall to it, and asks the others about each page before it decides it, as one process would.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16), help_heading = "More than one machine")]
     pub processes: u32,
-    /// This process's index, 0 to --processes - 1.
-    #[arg(
-        long,
-        value_name = "I",
-        default_value_t = 0,
-        help_heading = "More than one machine"
-    )]
-    pub process: u32,
+    /// This process's index, 0 to --processes - 1 (needed with --processes).
+    #[arg(long, value_name = "I", help_heading = "More than one machine")]
+    pub process: Option<u32>,
     /// One host:port per line, in process order: where each process listens for the others.
     #[arg(long, value_name = "FILE", help_heading = "More than one machine")]
     pub hostfile: Option<PathBuf>,

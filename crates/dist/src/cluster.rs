@@ -66,8 +66,11 @@ impl ClusterSpec {
         }
         if addresses.len() < processes {
             return Err(bad(format!(
-                "{} addresses for {processes} processes",
-                addresses.len()
+                "{} for {processes} processes",
+                match addresses.len() {
+                    1 => "1 address".to_string(),
+                    n => format!("{n} addresses"),
+                }
             )));
         }
         if process >= processes {

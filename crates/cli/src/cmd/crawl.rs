@@ -376,7 +376,7 @@ fn print_report(report: &Report, seeds_given: bool) {
     if let Some(shard) = &report.shard {
         let per_page = shard.bytes_sent as f64 / p.fetched.max(1) as f64;
         println!(
-            "  processes       this is {} of {}: {} rounds, {} of this process's pages queried, {} bytes sent to the others ({:.0} per page fetched here), {} queries of theirs answered",
+            "  processes       this is {} of {}: {} rounds, {} of this process's pages queried, {} bytes sent to the others ({:.0} per page fetched here, answers to theirs included), {} queries of theirs answered",
             shard.process,
             shard.processes,
             shard.rounds,
@@ -492,10 +492,20 @@ fn sharding(
     args: &CrawlArgs,
     config: &mut CrawlConfig,
 ) -> Result<Option<Box<dyn simcrawl_crawl::Rounds>>> {
-    let (processes, process) = (args.processes, args.process);
-    if processes == 1 && process == 0 && args.hostfile.is_none() {
-        return Ok(None);
-    }
+    let processes = args.processes;
+    let process = match args.process {
+        None if processes == 1 && args.hostfile.is_none() => return Ok(None),
+        None if processes == 1 => 0,
+        None => bail!(
+            "--processes {processes} needs --process I, this process's index (0 to {}): each process of the crawl has its own",
+            processes - 1
+        ),
+        Some(p) if p >= processes => bail!(
+            "--process {p} is not one of 0 to {} (--processes {processes})",
+            processes - 1
+        ),
+        Some(p) => p,
+    };
     let Some(hostfile) = &args.hostfile else {
         bail!("--processes {processes} needs --hostfile FILE: one host:port per process");
     };

@@ -682,9 +682,18 @@ fn a_key_given_to_a_process_by_a_claim_is_given_to_it_again() {
     // decided: "met" would make it skip the URL as a rule's copy of a page nobody holds.
     let mut sim = process_of_two(0, &BTreeMap::new(), &["http://o.test/"]);
     let key = 0x1234_u128;
-    assert!(!sim.core.claim(key, 1).expect("a claim"), "not met: process 1 fetches it");
-    assert!(!sim.core.claim(key, 1).expect("a claim"), "the same answer to process 1");
-    assert!(sim.core.claim(key, 2).expect("a claim"), "met, for anyone else");
+    assert!(
+        !sim.core.claim(key, 1).expect("a claim"),
+        "not met: process 1 fetches it"
+    );
+    assert!(
+        !sim.core.claim(key, 1).expect("a claim"),
+        "the same answer to process 1"
+    );
+    assert!(
+        sim.core.claim(key, 2).expect("a claim"),
+        "met, for anyone else"
+    );
 }
 
 #[test]

@@ -50,6 +50,15 @@ const ROUND_LOG_WINDOW: u64 = 3 * DURABLE_EVERY;
 /// `shard`). A store of another share, or of a crawl of one process, is refused with what to do.
 pub fn check_shard_store(config: &CrawlConfig) -> Result<(), CrawlError> {
     config.frontier.validate()?;
+    // A store written before is read without writing: opened to write and closed, a store a
+    // kill left would no longer say so to the crawl that resumes it (its crash-suspect pages,
+    // its `--out` repair).
+    if let Ok(store) = Store::open_read_only(&config.store) {
+        let meta: Tree<String, Vec<u8>> = store.tree(layout::CRAWL_META_TREE)?;
+        if meta.get(&layout::SHARD_KEY.to_string())?.is_some() {
+            return check_shard(&store, config);
+        }
+    }
     let store = open_store(config)?;
     check_shard(&store, config)?;
     store.flush()?;
@@ -750,10 +759,10 @@ impl Driver {
         if let Some(last) = last
             && next <= last
         {
-            tracing::warn!(
+            tracing::debug!(
                 from = next,
                 to = last,
-                "this process stopped before it applied the last rounds: taking the links the others sent it then"
+                "rounds this process did not apply: the links the others sent it then"
             );
             let now = Now::system();
             for (process, hello) in hellos.iter().enumerate() {
