@@ -71,7 +71,7 @@ impl Core {
         let mut deferred = None;
         let (rule_text, rule_id, reason) = match rule {
             Some((rule, reason)) => {
-                let scheduled = self.book.should_verify(&rule);
+                let scheduled = self.book.should_verify_at(&rule, url);
                 // The link it was queued from names another page than the one the rule maps it
                 // onto: checked now (`crate::anchor`).
                 let anchor = crate::anchor::AnchorWords::from_bits(lease.hint);

@@ -207,7 +207,7 @@ impl Core {
         let mut deferred = None;
         let ruled = if let Some((rule, reason)) = self.book.rule_behind(&url, key_hash, &self.seen)
         {
-            let scheduled = self.book.should_verify(&rule);
+            let scheduled = self.book.should_verify_at(&rule, &url);
             // A link whose anchor names something else than the page the rule maps it onto:
             // that page may be rewritten on this host, and the rule is checked on it now.
             let suspicious = !scheduled

@@ -187,6 +187,7 @@ impl Core {
             match decider::verification(&self.book, rule, &judged, counterpart) {
                 Verification::Confirms => self.book.learner().confirm(rule),
                 Verification::Fails => {
+                    self.book.suspect_directory(rule, &lease.url);
                     if self.book.learner().verification_failed(rule) {
                         self.revoke(rule)?;
                     }
@@ -547,6 +548,9 @@ impl Core {
             .is_some_and(|o| {
                 crate::learn::authority(&o) != crate::learn::authority(&page.final_url)
             });
+        if cross_host {
+            self.book.directory_agrees(&page.final_url);
+        }
         if learning::follow_copy_links(
             !follow,
             self.config.follow_duplicate_links,

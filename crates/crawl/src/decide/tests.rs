@@ -739,6 +739,45 @@ fn a_skip_queued_again_without_a_referrer_is_fetched_as_the_seed_it_was() {
 }
 
 #[test]
+fn a_mirror_that_differs_in_one_directory_has_its_pages_there_fetched_and_indexed() {
+    // The copy has the origin's docs, and pages of its own under /api/ with the origin's titles
+    // and links: the mirror rule learned from the docs must not skip them unfetched.
+    let docs: Vec<String> = (0..12).map(|i| format!("/docs/{i}.html")).collect();
+    let api: Vec<String> = (0..6).map(|i| format!("/api/{i}.html")).collect();
+    let links: Vec<&str> = docs.iter().chain(&api).map(String::as_str).collect();
+    let mut web = BTreeMap::new();
+    for host in ["http://o.test", "http://m.test"] {
+        web.insert(format!("{host}/"), page("Home", &article(100, 200), &links));
+        for (i, d) in docs.iter().enumerate() {
+            let doc = page(&format!("Doc {i}"), &article(i as u64, 250), &[]);
+            web.insert(format!("{host}{d}"), doc);
+        }
+    }
+    for (i, a) in api.iter().enumerate() {
+        let ours = page(&format!("API {i}"), &article(200 + i as u64, 250), &[]);
+        let theirs = page(&format!("API {i}"), &article(300 + i as u64, 250), &[]);
+        web.insert(format!("http://o.test{a}"), ours);
+        web.insert(format!("http://m.test{a}"), theirs);
+    }
+    let learn = LearnConfig {
+        verify_every: 20,
+        ..LearnConfig::default()
+    };
+    let mut sim = Sim::new(&["http://o.test/"], learn, web);
+    crawl_origin_then(&mut sim, "http://m.test/");
+    let indexed = sim.indexed();
+    for a in &api {
+        let url = format!("http://m.test{a}");
+        assert!(
+            indexed.contains(&url),
+            "{url} was not indexed; skips {:?}",
+            sim.skips()
+        );
+    }
+    assert_each_url_decided_once(&sim);
+}
+
+#[test]
 fn a_parameter_rule_is_learned_and_skips_later_spellings_until_a_verification_contradicts_it() {
     // `sid` never changes the content of the first pages; later ones it does change.
     let mut pages = vec![(

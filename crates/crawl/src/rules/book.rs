@@ -86,7 +86,21 @@ pub struct RuleBook {
     next_id: u32,
     counters: Counters,
     learned: Vec<String>,
+    /// The directories (a host and a URL's path to its last `/`, hashed) in which a page was
+    /// found to copy another host's, or a mirror rule has had its first skip fetched as a
+    /// verification.
+    verified_dirs: std::collections::HashSet<u64>,
+    /// The directories in which a mirror rule's verification found a distinct page: every skip
+    /// of the rule there is fetched as a verification.
+    suspect_dirs: std::collections::HashSet<u64>,
     revoked: Vec<String>,
+}
+
+/// The hash of `url`'s host and its path up to its last `/`.
+fn directory_key(url: &Url) -> u64 {
+    let path = url.path();
+    let dir = &path[..path.rfind('/').map_or(0, |i| i + 1)];
+    xxhash_rust::xxh3::xxh3_64(format!("{}{dir}", crate::learn::authority(url)).as_bytes())
 }
 
 impl RuleBook {
@@ -145,6 +159,8 @@ impl RuleBook {
             next_id,
             counters: store.counters(),
             learned: Vec::new(),
+            verified_dirs: Default::default(),
+            suspect_dirs: Default::default(),
             revoked: Vec::new(),
         })
     }
@@ -264,6 +280,42 @@ impl RuleBook {
     /// Whether the next URL `rule` would skip should be fetched to verify it (counts the skip).
     pub fn should_verify(&mut self, rule: &Rule) -> bool {
         self.learner.should_verify(rule)
+    }
+
+    /// [`should_verify`](Self::should_verify) for a skip of `url`; besides, a mirror rule's
+    /// first skip in each directory of its source is fetched as a verification: a copy that
+    /// differs from its original in one part of the site (a section of its own, pages
+    /// rewritten under one path) is found there, not only if a sample falls into it.
+    pub fn should_verify_at(&mut self, rule: &Rule, url: &Url) -> bool {
+        let scheduled = self.learner.should_verify(rule);
+        if let Some(key) = self.directory_key(rule, url)
+            && (self.verified_dirs.insert(key) || self.suspect_dirs.contains(&key))
+        {
+            return true;
+        }
+        scheduled
+    }
+
+    /// `url`, a page of its host, was found to copy a page of another host: its directory needs
+    /// no verification of a mirror rule's first skip there.
+    pub fn directory_agrees(&mut self, url: &Url) {
+        self.verified_dirs.insert(directory_key(url));
+    }
+
+    /// A verification of mirror `rule` at `url` found a distinct page: the rest of its skips in
+    /// `url`'s directory are fetched as verifications too (its distinct pages are indexed, and
+    /// each counts against the rule).
+    pub fn suspect_directory(&mut self, rule: &Rule, url: &Url) {
+        if let Some(key) = self.directory_key(rule, url) {
+            self.suspect_dirs.insert(key);
+        }
+    }
+
+    /// [`directory_key`] of `url`, for a mirror `rule` (`None` for another kind of rule, or
+    /// without verifications).
+    fn directory_key(&self, rule: &Rule, url: &Url) -> Option<u64> {
+        (matches!(rule, Rule::Mirror(_)) && self.learner.config().verify_every > 0)
+            .then(|| directory_key(url))
     }
 
     /// Which active learned rule changed `url`'s key, and the skip reason it gives.
