@@ -760,3 +760,27 @@ fn stats_of_several_stores_add_up() {
         la.len() + 3
     );
 }
+
+#[test]
+fn a_filtered_skip_listing_does_not_give_the_whole_log_as_its_total() {
+    let web = crate::util::Web::small();
+    let dir = crate::util::Dir::new();
+    crate::util::assert_success(&crate::util::crawl(&dir.store(), &web.web.seeds(), &[]));
+    let listing = |extra: &[&str]| {
+        let out = crate::util::simcrawl()
+            .args(["skipped", "--store"])
+            .arg(dir.store())
+            .args(extra)
+            .output()
+            .expect("simcrawl skipped runs");
+        crate::util::assert_success(&out);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let all = listing(&["--limit", "2"]);
+    assert!(all.trim_end().ends_with("in the log)"), "{all}");
+    let some = listing(&["--reason", "mirror", "--limit", "2"]);
+    assert!(
+        some.trim_end().ends_with("of every reason and host)"),
+        "{some}"
+    );
+}

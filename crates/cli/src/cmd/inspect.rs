@@ -92,7 +92,16 @@ pub fn skipped(args: SkippedArgs) -> Result<ExitCode> {
                     writeln!(out, "{line}")?;
                 }
             }
-            writeln!(out, "{} skipped shown (of {in_log} in the log)", rows.len())?;
+            if args.reason.is_some() || args.host.is_some() {
+                // The log's count is of every reason and host: not the number that matched.
+                writeln!(
+                    out,
+                    "{} skipped shown (the log holds {in_log}, of every reason and host)",
+                    rows.len()
+                )?;
+            } else {
+                writeln!(out, "{} skipped shown (of {in_log} in the log)", rows.len())?;
+            }
         }
         Ok(())
     })
