@@ -161,11 +161,12 @@ impl Core {
             self.claims_out.push((owner, key));
         }
         held.push(link);
+        let held = held.clone();
         let bytes: Vec<Vec<u8>> = held
-            .iter()
+            .into_iter()
             .map(|l| {
-                crate::partition::PartEvent::Link(l.clone(), simcrawl_fetch::AddressClass::Private)
-                    .encode()
+                let class = self.class_of(l.referrer.as_deref());
+                crate::partition::PartEvent::Link(l, class).encode()
             })
             .collect();
         self.pending_claims_tree
