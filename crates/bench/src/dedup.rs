@@ -9,7 +9,7 @@ use crate::proc::{cpu_seconds, peak_rss_bytes};
 use crate::stats::{median, round3};
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
-use simcrawl_dist::{ClusterSpec, JobConfig, Part, run as run_job};
+use simcrawl_dist::{ClusterSpec, JobConfig, Layout, Part, run as run_job};
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -28,6 +28,10 @@ pub struct Args {
     /// Process counts to compare, each run in turn.
     #[arg(long, value_delimiter = ',', default_value = "1,2")]
     processes: Vec<usize>,
+    /// Layouts of the job to compare at each process count above one, each run in turn: auto, parts,
+    /// tables (`simcrawl_dist::Layout`).
+    #[arg(long, value_delimiter = ',', default_value = "auto")]
+    layouts: Vec<String>,
     /// Rounds (each runs every process count once).
     #[arg(long, default_value_t = 3)]
     runs: usize,
@@ -41,6 +45,17 @@ pub struct Args {
     of: usize,
     #[arg(long, hide = true)]
     hostfile: Option<std::path::PathBuf>,
+    #[arg(long, hide = true, default_value = "auto")]
+    layout: String,
+}
+
+fn layout(name: &str) -> Result<Layout> {
+    Ok(match name {
+        "auto" => Layout::Auto,
+        "parts" => Layout::Parts,
+        "tables" => Layout::Tables,
+        other => bail!("--layouts: {other:?} is not auto, parts or tables"),
+    })
 }
 
 /// A random-looking value for `x`, the same in every process: splitmix64's first output from seed x.
@@ -67,9 +82,25 @@ pub fn run(args: Args) -> Result<()> {
     }
     let exe = std::env::current_exe().context("this benchmark's own path")?;
     let temp = tempfile::tempdir().context("a temporary directory")?;
+    for name in &args.layouts {
+        layout(name)?;
+    }
+    // Each process count, with each layout when it has more than one process.
+    let configs: Vec<(usize, &str)> = args
+        .processes
+        .iter()
+        .flat_map(|&p| {
+            let names: Vec<&str> = if p == 1 {
+                vec!["auto"]
+            } else {
+                args.layouts.iter().map(String::as_str).collect()
+            };
+            names.into_iter().map(move |n| (p, n))
+        })
+        .collect();
     let mut results: Vec<(usize, f64, f64, Vec<Value>)> = Vec::new();
     for round in 0..args.runs {
-        for &processes in &args.processes {
+        for (config, &(processes, layout_name)) in configs.iter().enumerate() {
             let hostfile = temp.path().join(format!("hosts-{round}-{processes}"));
             crate::proc::write_hostfile(&hostfile, processes)?;
             let start = Instant::now();
@@ -80,6 +111,7 @@ pub fn run(args: Args) -> Result<()> {
                         .args(["--copy-every", &args.copy_every.to_string()])
                         .args(["--k", &args.k.to_string()])
                         .args(["--worker", &p.to_string(), "--of", &processes.to_string()])
+                        .args(["--layout", layout_name])
                         .arg("--hostfile")
                         .arg(&hostfile)
                         .stdout(Stdio::piped())
@@ -106,10 +138,10 @@ pub fn run(args: Args) -> Result<()> {
                 .filter_map(|l| l["job_s"].as_f64())
                 .fold(0.0, f64::max);
             eprintln!(
-                "round {round}: {processes} process(es): {wall:.2} s in all, job {job:.2} s, pairs {}",
-                lines[0]["pairs"]
+                "round {round}: {processes} process(es), layout {}: {wall:.2} s in all, job {job:.2} s, pairs {}",
+                lines[0]["layout"], lines[0]["pairs"]
             );
-            results.push((processes, wall, job, lines));
+            results.push((config, wall, job, lines));
         }
     }
     // Every run found the same pairs.
@@ -122,9 +154,9 @@ pub fn run(args: Args) -> Result<()> {
     }
     let planted = (args.fingerprints / args.copy_every.max(1)) as f64;
     let mut by_processes = Vec::new();
-    for &processes in &args.processes {
+    for (config, &(processes, _)) in configs.iter().enumerate() {
         let runs: Vec<&(usize, f64, f64, Vec<Value>)> =
-            results.iter().filter(|r| r.0 == processes).collect();
+            results.iter().filter(|r| r.0 == config).collect();
         let mut walls: Vec<f64> = runs.iter().map(|r| r.1).collect();
         let mut jobs: Vec<f64> = runs.iter().map(|r| r.2).collect();
         let field = |name: &str| -> f64 {
@@ -140,6 +172,8 @@ pub fn run(args: Args) -> Result<()> {
             .collect();
         by_processes.push(json!({
             "processes": processes,
+            "layout": runs.first().map(|r| r.3[0]["layout"].clone()),
+            "entries_sent_per_process": round3(field("entries_sent")),
             "wall_s": round3(median(&mut walls)),
             "job_s": round3(median(&mut jobs)),
             "sort_s": round3(field("sort_s")),
@@ -171,13 +205,14 @@ pub fn run(args: Args) -> Result<()> {
             args.fingerprints, planted, args.k, summary["pairs"], args.runs
         );
         println!(
-            "{:>9}  {:>8}  {:>8}  {:>8}  {:>8}  {:>14}",
-            "processes", "wall s", "job s", "sort s", "scan s", "RSS/process"
+            "{:>9}  {:>7}  {:>8}  {:>8}  {:>8}  {:>8}  {:>14}",
+            "processes", "layout", "wall s", "job s", "sort s", "scan s", "RSS/process"
         );
         for b in &by_processes {
             println!(
-                "{:>9}  {:>8}  {:>8}  {:>8}  {:>8}  {:>10} MiB",
+                "{:>9}  {:>7}  {:>8}  {:>8}  {:>8}  {:>8}  {:>10} MiB",
                 b["processes"],
+                b["layout"].as_str().unwrap_or("-"),
                 b["wall_s"],
                 b["job_s"],
                 b["sort_s"],
@@ -201,7 +236,12 @@ fn worker(args: &Args, process: usize) -> Result<()> {
     };
     let (n, every, k) = (args.fingerprints, args.copy_every, args.k);
     let made = Instant::now();
-    let outcomes = run_job(&spec, JobConfig { k, jaccard: 0.8 }, move |w, peers| {
+    let config = JobConfig {
+        k,
+        jaccard: 0.8,
+        layout: layout(&args.layout)?,
+    };
+    let outcomes = run_job(&spec, config, move |w, peers| {
         let fps: Vec<u64> = (w as u64..n)
             .step_by(peers)
             .map(|i| fingerprint(i, every, k))
@@ -212,6 +252,7 @@ fn worker(args: &Args, process: usize) -> Result<()> {
     let o = &outcomes[0];
     let line = json!({
         "process": process,
+        "layout": format!("{:?}", o.layout).to_lowercase(),
         "pages": o.pages,
         "total_s": round3(total_s),
         "job_s": round3(o.wall_time.as_secs_f64()),

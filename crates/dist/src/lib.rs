@@ -23,7 +23,8 @@
 //! // Three threads; each loads its share of the pages (here: every third of six).
 //! let fingerprints = [0x0f0f_0000_ffff_1234u64, 0x0f0f_0000_ffff_1235, 0xdead_beef_0000_0000,
 //!     0x1234_5678_9abc_def0, 0x0f0f_0000_ffff_1230, 0x1234_5678_9abc_def1];
-//! let outcomes = run(&ClusterSpec::local(3), JobConfig { k: 3, jaccard: 0.8 },
+//! let config = JobConfig { k: 3, jaccard: 0.8, ..JobConfig::default() };
+//! let outcomes = run(&ClusterSpec::local(3), config,
 //!     move |worker, peers| {
 //!         let mut part = Part::new();
 //!         for (i, &fp) in fingerprints.iter().enumerate().filter(|(i, _)| i % peers == worker) {
@@ -58,7 +59,7 @@ mod testutil;
 
 pub use cluster::ClusterSpec;
 pub use error::DistError;
-pub use job::{JobConfig, WorkerOutcome, run, run_worker};
+pub use job::{JobConfig, Layout, TABLES_MAX_FINGERPRINTS, WorkerOutcome, run, run_worker};
 pub use mesh::{Mesh, Round};
 pub use part::{PageIn, Part};
 pub use report::{

@@ -45,6 +45,7 @@ pub fn dedup(args: DedupArgs) -> Result<ExitCode> {
     let config = JobConfig {
         k: args.k,
         jaccard: args.jaccard,
+        ..JobConfig::default()
     };
     let first_worker = process * workers;
     let started = Instant::now();
