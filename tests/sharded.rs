@@ -148,6 +148,46 @@ fn rules_in_force(path: &Path) -> Vec<String> {
     rules
 }
 
+/// `explain` given every store of the crawl gives each content skip (text, near, canonical) and
+/// each rule's skip after its fetch the crawl's own verdict, though the page and its original were
+/// often crawled by two processes, each host's template in its own process's store.
+fn assert_explained(stores: &[PathBuf], skips: &[SkipRecord], n: usize) {
+    let mut checked = 0;
+    let mut wrong = Vec::new();
+    for skip in skips {
+        let reason = skip.reason.as_str();
+        let compared = match reason {
+            "text-duplicate" | "near-duplicate" | "canonical" => true,
+            "mirror" | "learned-rule" => skip.distance.is_some(),
+            _ => false,
+        };
+        let Some(original) = skip.original.as_deref().filter(|_| compared) else {
+            continue;
+        };
+        let mut explain = simcrawl();
+        explain.args(["explain", "--json", original, &skip.url]);
+        for store in stores {
+            explain.arg("--store").arg(store);
+        }
+        let out = explain.output().expect("simcrawl explain runs");
+        assert_success(&out);
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        checked += 1;
+        if json["verdict"].as_str() != Some(reason) {
+            wrong.push(format!(
+                "{} ({reason}, original {original}): explain says {} ({})",
+                skip.url, json["verdict"], json["reason"]
+            ));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{n} processes: explain disagrees with the crawl on {} of {checked} skips:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}
+
 #[test]
 fn two_and_three_processes_index_and_skip_what_one_does() {
     let web = Web::small();
@@ -189,6 +229,7 @@ fn two_and_three_processes_index_and_skip_what_one_does() {
             "{n} processes indexed other documents than one"
         );
         crate::crawl_web::assert_no_distinct_page_skipped(manifest, &many.skips);
+        assert_explained(&stores, &many.skips, n);
         // The reports read the stores together: the pages indexed add up to one crawl's.
         let mut stats = simcrawl();
         stats.args(["stats", "--json"]);

@@ -233,8 +233,10 @@ pub struct ExplainArgs {
     pub features: usize,
     /// A crawl's store: set aside each page's host template as that crawl learned it, so that
     /// the verdict is the one the crawl gave (A and B as URLs, or files with --url-a/--url-b).
+    /// Give every store of a sharded crawl (--store once per process): each host's template is
+    /// in the store of the process that crawled it.
     #[arg(long, value_name = "DIR")]
-    pub store: Option<PathBuf>,
+    pub store: Vec<PathBuf>,
     /// The URL page A was fetched from, when A is a file (its host names its template).
     #[arg(long, value_name = "URL")]
     pub url_a: Option<String>,

@@ -413,6 +413,22 @@ pub struct ClusterListing {
     pub clusters: Vec<Vec<PageSummary>>,
 }
 
+/// Of the stores of one crawl (a sharded crawl's, one per process), the one that learned `host`'s
+/// template: the one that counted most of its pages, the first of a tie (`None` for no stores).
+pub fn store_of_host<'a>(
+    stores: &'a [Inspector],
+    host: &str,
+) -> Result<Option<&'a Inspector>, CrawlError> {
+    let mut best: Option<(&Inspector, u32)> = None;
+    for store in stores {
+        let pages = store.template_pages(host)?;
+        if best.is_none_or(|(_, most)| pages > most) {
+            best = Some((store, pages));
+        }
+    }
+    Ok(best.map(|(store, _)| store))
+}
+
 /// Read access to a crawl's store for the reports.
 #[derive(Debug, Clone)]
 pub struct Inspector {
@@ -514,6 +530,12 @@ impl Inspector {
     /// fingerprints: what the crawl takes for the page's own text.
     pub fn without_template(&self, host: &str, text: &str) -> Result<String, CrawlError> {
         crate::template::HostTemplates::open(&self.store)?.without_template(host, text)
+    }
+
+    /// How many pages of `host` this store counted to learn its template: in a sharded crawl, only
+    /// the store of the process that owns the host counts any.
+    pub fn template_pages(&self, host: &str) -> Result<u32, CrawlError> {
+        crate::template::HostTemplates::open(&self.store)?.pages_seen(host)
     }
 
     /// `host`'s template as the fingerprints of its pages leave it out (`None`: no template).

@@ -344,6 +344,11 @@ impl HostTemplates {
         Ok(self.host(host)?.set())
     }
 
+    /// How many pages of `host` were counted to learn its template (0: none of this store's).
+    pub fn pages_seen(&mut self, host: &str) -> Result<u32, CrawlError> {
+        Ok(self.host(host)?.pages)
+    }
+
     /// Page `id` of `host` was indexed with fingerprints that left out template `version` (0:
     /// none). While the host's template may still change (it is learned, or the page's version
     /// is not the current one), the page is remembered, so that [`HostTemplates::stale`] names

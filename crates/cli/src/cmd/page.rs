@@ -206,22 +206,25 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode> {
     let mut b = load(&analyzer, &args.b, args.url_b.as_deref())?;
     // With a crawl's store, the pages as that crawl compared them: each host's template out of
     // its fingerprints and, for the words and a short text, out of its main text.
-    let inspector = match &args.store {
-        Some(dir) => Some(simcrawl_crawl::inspect::Inspector::open(dir)?),
-        None => None,
-    };
-    let template_free = match &inspector {
-        Some(inspector) => {
-            let mut texts = Vec::new();
-            for page in [&mut b, &mut a] {
-                let host = simcrawl_crawl::learn::authority(&page.url);
-                let set = inspector.fingerprint_template(&host)?;
-                analyzer.apply_template(&mut page.analysis, set.as_deref());
-                texts.push(inspector.without_template(&host, &page.analysis.document.main_text)?);
-            }
-            Some(texts)
+    // A sharded crawl's stores: each host's template is in its owner's.
+    let stores = args
+        .store
+        .iter()
+        .map(simcrawl_crawl::inspect::Inspector::open)
+        .collect::<Result<Vec<_>, _>>()?;
+    let template_free = if stores.is_empty() {
+        None
+    } else {
+        let mut texts = Vec::new();
+        for page in [&mut b, &mut a] {
+            let host = simcrawl_crawl::learn::authority(&page.url);
+            let inspector =
+                simcrawl_crawl::inspect::store_of_host(&stores, &host)?.expect("a store given");
+            let set = inspector.fingerprint_template(&host)?;
+            analyzer.apply_template(&mut page.analysis, set.as_deref());
+            texts.push(inspector.without_template(&host, &page.analysis.document.main_text)?);
         }
-        None => None,
+        Some(texts)
     };
     let (pa, pb) = (&a.analysis, &b.analysis);
     // The crawl's own decision, with B fetched after A on the pages' own hosts.
@@ -240,15 +243,18 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode> {
     // after its fetch: the rule's copy when it resembles its counterpart closely enough.
     // Either way round: B under the rule is A's page, or A (a copy on the rule's source host,
     // indexed first) is B's.
-    let ruled = match &inspector {
-        Some(inspector) => match inspector.rule_between(&b.url, &a.url)? {
+    let mut ruled = None;
+    for inspector in &stores {
+        ruled = match inspector.rule_between(&b.url, &a.url)? {
             Some((rule, id)) => Some((rule, id, false)),
             None => inspector
                 .rule_between(&a.url, &b.url)?
                 .map(|(rule, id)| (rule, id, true)),
-        },
-        None => None,
-    };
+        };
+        if ruled.is_some() {
+            break;
+        }
+    }
     let decided = match ruled {
         Some((rule, id, target)) => decided.under_rule(&rule, id, target, args.k, args.jaccard),
         None => decided,
