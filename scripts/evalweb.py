@@ -31,8 +31,11 @@ each URL:
                   of the set whose main texts are the same, Jaccard >= 0.8, count as one
                   document).
 
+With --explain, it also runs `simcrawl explain --store` on every skip made after comparing the page
+with its original, and counts those to which explain gives the crawl's own verdict.
+
 Usage:
-  python3 scripts/evalweb.py --bin target/release/simcrawl [--eval DIR] [--keep DIR] [--json]
+  python3 scripts/evalweb.py --bin target/release/simcrawl [--eval DIR] [--keep DIR] [--json] [--explain]
 
 Loopback only: every server binds 127.0.0.1, and the crawl is held to depth 1.
 """
@@ -162,6 +165,11 @@ def main():
     ap.add_argument("--k", type=int, help="--k for the crawl (default: the crawl's)")
     ap.add_argument("--stub-words", type=int, default=STUB_WORDS, help="words of main text per stub")
     ap.add_argument("--plain-stubs", action="store_true", help="stubs in tables and divs, no <main>, <nav> or <article>")
+    ap.add_argument(
+        "--explain",
+        action="store_true",
+        help="run `simcrawl explain --store` on every skip after a comparison and count those it gives the crawl's verdict",
+    )
     args = ap.parse_args()
 
     gold = {}
@@ -228,6 +236,34 @@ def main():
     stats = json.loads(
         subprocess.run([args.bin, "stats", "--json", "--store", store], capture_output=True, text=True, check=True).stdout
     )
+    explained = None
+    if args.explain:
+        # While the web still serves: `explain --store` on every skip after a comparison (text,
+        # near, canonical, and a rule's skip after its fetch) gives the crawl's own verdict.
+        same, checked, disagree = 0, 0, []
+        for line in skipped.splitlines():
+            s = json.loads(line)
+            compared = s["reason"] in ("text-duplicate", "near-duplicate", "canonical") or (
+                s["reason"] in ("mirror", "learned-rule") and s.get("distance") is not None
+            )
+            if not compared or not s.get("original"):
+                continue
+            run = subprocess.run(
+                [args.bin, "explain", "--json", "--store", store, s["original"], s["url"]],
+                capture_output=True,
+                text=True,
+            )
+            checked += 1
+            try:
+                verdict = json.loads(run.stdout).get("verdict")
+            except json.JSONDecodeError:
+                verdict = None
+            if verdict == s["reason"]:
+                same += 1
+            else:
+                disagree.append({"url": s["url"], "original": s["original"], "crawl": s["reason"],
+                                 "explain": verdict, "stderr": run.stderr[-300:]})
+        explained = {"same": same, "checked": checked, "disagree": disagree}
     for server, _ in servers.values():
         server.shutdown()
 
@@ -317,7 +353,11 @@ def main():
         "rules_learned": stats.get("rules_learned"),
         "skipped": stats.get("skipped"),
     }
+    if explained is not None:
+        out["explain_gives_the_crawls_verdict"] = f"{explained['same']} of {explained['checked']}"
     if args.json:
+        if explained is not None:
+            out["explain_disagrees"] = explained["disagree"]
         out["distinct"] = wrong
         out["changed"] = changed
         out["lost"] = lost
@@ -331,6 +371,10 @@ def main():
             print(f"\n{title}:")
             for r in rows:
                 print(f"  {r['reason']:<15} J(gold)={r['gold_jaccard']:<5} {r['url']}\n      of {r['original']}\n      {r['evidence']}")
+    if explained and explained["disagree"]:
+        print("\nexplain disagrees with the crawl:")
+        for r in explained["disagree"]:
+            print(f"  {r['crawl']:<15} explain: {r['explain']}  {r['url']}\n      of {r['original']}")
     if lost:
         print("\nlost (never indexed, no noindex):", " ".join(lost[:40]))
     if args.keep:

@@ -148,10 +148,10 @@ fn rules_in_force(path: &Path) -> Vec<String> {
     rules
 }
 
-/// `explain` given every store of the crawl gives each content skip (text, near, canonical) and
+/// `explain` given every store of the crawl (`n` processes) gives each content skip (text, near, canonical) and
 /// each rule's skip after its fetch the crawl's own verdict, though the page and its original were
 /// often crawled by two processes, each host's template in its own process's store.
-fn assert_explained(stores: &[PathBuf], skips: &[SkipRecord], n: usize) {
+pub(crate) fn assert_explained(stores: &[PathBuf], skips: &[SkipRecord], n: usize) {
     let mut checked = 0;
     let mut wrong = Vec::new();
     for skip in skips {
