@@ -391,12 +391,17 @@ fn processes_with_other_flags_are_refused_by_name() {
         &seeds,
         &["--delay", "0", "--concurrency", "8", "--k", "5"],
     );
-    for child in [a, b] {
+    for (i, child) in [a, b].into_iter().enumerate() {
         let out = child.wait_with_output().expect("simcrawl ends");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{stderr}");
         assert!(
             stderr.contains("every process of a crawl needs the same seeds and the same flags"),
+            "{stderr}"
+        );
+        // Each names the other and the one flag that differs.
+        assert!(
+            stderr.contains(&format!("process {} differs from this one in --k:", 1 - i)),
             "{stderr}"
         );
     }

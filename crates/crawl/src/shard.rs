@@ -104,6 +104,8 @@ pub struct Hello {
     /// A digest of what its decisions depend on ([`config_digest`]): processes that disagree
     /// would not decide alike.
     pub config: u64,
+    /// The same part by part ([`config_parts`]), to name what differs.
+    pub parts: Vec<u64>,
     /// The last round it applied.
     pub applied: Option<u64>,
     /// The last rounds it sent, with its messages to each process (in process order), in order.
@@ -122,6 +124,10 @@ impl Hello {
             write_element(round, &mut out);
             write_bytes_element(&encode_round(messages), &mut out);
         }
+        write_element(&(self.parts.len() as u64), &mut out);
+        for part in &self.parts {
+            write_element(part, &mut out);
+        }
         out
     }
 
@@ -139,39 +145,80 @@ impl Hello {
             let bytes: Vec<u8> = r.element()?;
             logged.push((round, decode_round(&bytes)?));
         }
+        let n: u64 = r.element()?;
+        let parts = (0..n)
+            .map(|_| r.element())
+            .collect::<Result<Vec<u64>, _>>()?;
         r.finish()?;
         Ok(Hello {
             config,
+            parts,
             applied: has_applied.then_some(applied),
             logged,
         })
     }
 }
 
-/// A digest of what a process's decisions depend on: the seeds, the near-duplicate threshold and
-/// MinHash check, the URL normalisation, the learning thresholds, which links are followed, the
-/// scope, the trap guards, the depth limit and the number of processes. Every process of a crawl
-/// must have the same.
-pub fn config_digest(config: &crate::CrawlConfig) -> u64 {
+/// What a process's decisions depend on, part by part, each with what names it to a user: the
+/// seeds, the near-duplicate threshold and MinHash check, the URL normalisation, the learning
+/// thresholds, which links are followed, the scope, the trap guards, the depth limit and the number
+/// of processes. Every process of a crawl must have the same; a process that differs is told which.
+pub fn config_parts(config: &crate::CrawlConfig) -> Vec<(&'static str, u64)> {
     let f = &config.frontier;
-    let what = format!(
-        "{:?}|{}|{}|{:?}|{:?}|{}|{}|{}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
-        config.seeds,
-        config.k,
-        config.jaccard,
-        config.canon,
-        config.learn,
-        config.follow_duplicate_links,
-        config.max_links_per_page,
-        config.dedup,
-        f.scope,
-        f.include,
-        f.exclude,
-        f.traps,
-        f.max_depth,
-        f.shard.map(|s| s.count()),
-    );
-    xxhash_rust::xxh3::xxh3_64(what.as_bytes())
+    let digest = |what: String| xxhash_rust::xxh3::xxh3_64(what.as_bytes());
+    vec![
+        ("the seeds", digest(format!("{:?}", config.seeds))),
+        ("--k", digest(config.k.to_string())),
+        ("--jaccard", digest(config.jaccard.to_string())),
+        (
+            "the URL normalisation flags",
+            digest(format!("{:?}", config.canon)),
+        ),
+        (
+            "the learning flags (--min-evidence, --min-agreement, --mirror-agreement, --verify-every, --verify-every-max)",
+            digest(format!("{:?}", config.learn)),
+        ),
+        (
+            "--follow-duplicate-links",
+            digest(config.follow_duplicate_links.to_string()),
+        ),
+        (
+            "--max-links-per-page",
+            digest(config.max_links_per_page.to_string()),
+        ),
+        ("--no-dedup", digest(config.dedup.to_string())),
+        ("--scope", digest(format!("{:?}", f.scope))),
+        ("--include", digest(format!("{:?}", f.include))),
+        ("--exclude", digest(format!("{:?}", f.exclude))),
+        ("the trap limits", digest(format!("{:?}", f.traps))),
+        ("--max-depth", digest(format!("{:?}", f.max_depth))),
+        (
+            "--processes",
+            digest(format!("{:?}", f.shard.map(|s| s.count()))),
+        ),
+    ]
+}
+
+/// One digest of [`config_parts`].
+pub fn config_digest(config: &crate::CrawlConfig) -> u64 {
+    let parts: Vec<u8> = config_parts(config)
+        .iter()
+        .flat_map(|(_, d)| d.to_le_bytes())
+        .collect();
+    xxhash_rust::xxh3::xxh3_64(&parts)
+}
+
+/// What of `theirs` (another process's [`config_parts`] digests, in order) differs from `ours`,
+/// by name; every part when the two do not even have as many.
+pub fn config_differences(ours: &[(&'static str, u64)], theirs: &[u64]) -> Vec<&'static str> {
+    if ours.len() != theirs.len() {
+        return ours.iter().map(|(name, _)| *name).collect();
+    }
+    ours.iter()
+        .zip(theirs)
+        .filter(|((_, a), b)| a != *b)
+        .map(|((name, _), _)| *name)
+        .collect()
 }
 
 /// A round's messages as one byte string (for the round log).
@@ -220,6 +267,7 @@ mod tests {
         assert_eq!(decode_round(&encode_round(&round)).unwrap(), round);
         let hello = Hello {
             config: 7,
+            parts: vec![1, 2, 3],
             applied: Some(41),
             logged: vec![(41, round.clone()), (42, round)],
         };
@@ -228,6 +276,25 @@ mod tests {
             Hello::decode(&Hello::default().encode()).unwrap(),
             Hello::default()
         );
+    }
+
+    #[test]
+    fn a_process_with_other_flags_is_told_which() {
+        let ours = crate::CrawlConfig::new("/s", vec!["http://a.test/".into()]);
+        let mut theirs = ours.clone();
+        theirs.k = 5;
+        theirs.frontier.max_depth = Some(2);
+        let parts = config_parts(&ours);
+        let their_parts: Vec<u64> = config_parts(&theirs).iter().map(|(_, d)| *d).collect();
+        assert_eq!(
+            config_differences(&parts, &their_parts),
+            vec!["--k", "--max-depth"]
+        );
+        assert_ne!(config_digest(&ours), config_digest(&theirs));
+        let same: Vec<u64> = parts.iter().map(|(_, d)| *d).collect();
+        assert!(config_differences(&parts, &same).is_empty());
+        // A hello without its parts (another build) differs in everything.
+        assert_eq!(config_differences(&parts, &[]).len(), parts.len());
     }
 
     #[test]

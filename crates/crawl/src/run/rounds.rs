@@ -712,8 +712,10 @@ impl Driver {
             logged.push((number, messages));
         }
         let config = crate::shard::config_digest(&self.core.config);
+        let parts = crate::shard::config_parts(&self.core.config);
         let hello = crate::shard::Hello {
             config,
+            parts: parts.iter().map(|(_, d)| *d).collect(),
             applied,
             logged,
         }
@@ -741,12 +743,17 @@ impl Driver {
             .iter()
             .enumerate()
             .filter(|(_, h)| h.config != config)
-            .map(|(i, _)| i.to_string())
+            .map(|(i, h)| {
+                format!(
+                    "process {i} differs from this one in {}",
+                    crate::shard::config_differences(&parts, &h.parts).join(", ")
+                )
+            })
             .collect();
         if !differ.is_empty() {
             return Err(CrawlError::Shard(format!(
-                "process {} run(s) with other seeds or flags than this one: every process of a crawl needs the same seeds and the same flags, all but --store and --process (a resumed crawl: all with its seeds, or all without)",
-                differ.join(", ")
+                "{}: every process of a crawl needs the same seeds and the same flags, all but --store and --process (a resumed crawl: all with its seeds, or all without)",
+                differ.join("; ")
             )));
         }
         let me = self.core.shard_index();
