@@ -331,20 +331,25 @@ impl Learner {
     }
 
     /// A mirror rule put in force (`active`) or revoked by another process of a partitioned
-    /// crawl. Returns this learner's rules back the other way (between overlapping prefixes), if
-    /// any is in force: two processes learned the two directions at once, and one must go (the
-    /// caller decides which).
+    /// crawl. Returns this learner's rules that now close a loop of mirrors: back the other way
+    /// (between overlapping prefixes), or round a chain through rules in force here and elsewhere
+    /// (`a -> b` here, `b -> c` and `c -> a` at two other processes, learned at once). A loop
+    /// would skip every copy of its pages; one of its rules must go (the caller decides which).
     pub fn elsewhere(&mut self, rule: &MirrorRule, active: bool) -> Vec<Rule> {
         if !active {
             self.elsewhere.remove(rule);
             return Vec::new();
         }
         self.elsewhere.insert(rule.clone());
-        // A rule here from (a prefix overlapping) its target to (one overlapping) its source.
         self.active
             .keys()
             .filter(|r| match r {
-                Rule::Mirror(m) => overlaps(&m.from, &rule.to) && overlaps(&m.to, &rule.from),
+                // A rule here from (a prefix overlapping) its target to (one overlapping) its
+                // source, or one whose target leads back to its source.
+                Rule::Mirror(m) => {
+                    (overlaps(&m.from, &rule.to) && overlaps(&m.to, &rule.from))
+                        || self.mirrors_into(&m.to, &m.from)
+                }
                 _ => false,
             })
             .cloned()
@@ -883,6 +888,38 @@ mod tests {
         both.activate(ours.clone(), Evidence::default());
         assert_eq!(both.elsewhere(&theirs, true), vec![ours]);
         assert!(both.elsewhere(&theirs, false).is_empty());
+    }
+
+    #[test]
+    fn three_mirror_rules_learned_at_once_round_a_loop_are_found_at_the_last_announcement() {
+        // Three processes learn a -> b, b -> c and c -> a at once: in force together they would
+        // skip every copy of a page on all three hosts. The process whose rule closes the loop
+        // is told, whichever of the others' announcements completes it.
+        let mirror = |from: &str, to: &str| MirrorRule {
+            from: from.into(),
+            to: to.into(),
+        };
+        for (first, second) in [
+            (mirror("b.test", "c.test"), mirror("c.test", "a.test")),
+            (mirror("c.test", "a.test"), mirror("b.test", "c.test")),
+        ] {
+            let mut l = Learner::new(LearnConfig::default());
+            let ours = Rule::Mirror(mirror("a.test", "b.test"));
+            l.activate(ours.clone(), Evidence::default());
+            assert!(l.elsewhere(&first, true).is_empty());
+            assert_eq!(l.elsewhere(&second, true), vec![ours.clone()]);
+            // Once one of the loop is revoked, nothing closes it.
+            assert!(l.elsewhere(&second, false).is_empty());
+            assert!(l.elsewhere(&first, true).is_empty());
+        }
+        // A chain that does not come back is no loop.
+        let mut l = Learner::new(LearnConfig::default());
+        l.activate(
+            Rule::Mirror(mirror("a.test", "b.test")),
+            Evidence::default(),
+        );
+        assert!(l.elsewhere(&mirror("b.test", "c.test"), true).is_empty());
+        assert!(l.elsewhere(&mirror("c.test", "d.test"), true).is_empty());
     }
 
     #[test]

@@ -289,7 +289,10 @@ impl Core {
 
     /// A mirror rule another process put in force (`active`) or revoked, announced at `at`
     /// (round, process). Two processes that learned the two directions of one mirror at once
-    /// would skip both hosts' pages: the direction announced later is revoked by its owner.
+    /// would skip both hosts' pages, and three round a loop all three's: a rule of this process
+    /// that the announcement closes a loop with is revoked if it was announced later. The loop's
+    /// last-announced rule always is (the announcement that closes the loop at its owner was
+    /// made before it); in some orders of three a second one is too, and its pages are fetched.
     pub fn rule_elsewhere(
         &mut self,
         rule: &crate::learn::Rule,
