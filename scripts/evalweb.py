@@ -248,8 +248,9 @@ def main():
             )
             if not compared or not s.get("original"):
                 continue
+            k_flag = ["--k", str(args.k)] if args.k is not None else []
             run = subprocess.run(
-                [args.bin, "explain", "--json", "--store", store, s["original"], s["url"]],
+                [args.bin, "explain", "--json", "--store", store, *k_flag, s["original"], s["url"]],
                 capture_output=True,
                 text=True,
             )

@@ -56,8 +56,8 @@ use crate::scan::{
 /// Entries per message of a sorted run.
 const CHUNK: usize = 1 << 16;
 
-/// Fingerprints per message when the workers share their parts: 32 KiB messages crossed loopback
-/// faster than 512 KiB ones (0.3–0.5 s against 0.6 s for 8 M fingerprints each way).
+/// Fingerprints per record when the workers share their parts (timely batches records into its
+/// messages): 4,096 took 0.3–0.5 s for 8 M fingerprints each way, 65,536 0.6 s.
 const SHARE_CHUNK: usize = 1 << 12;
 
 /// What the job is asked.
@@ -94,22 +94,33 @@ pub enum Layout {
     /// and no pair of parts to scan twice. At most as many busy workers as tables, and each holds
     /// 16 bytes per fingerprint of the whole job.
     Tables,
-    /// [`Layout::Tables`] when there are no more workers than tables and the whole job's entries take
-    /// at most [`TABLES_MAX_FINGERPRINTS`]; [`Layout::Parts`] otherwise.
+    /// [`Layout::Tables`] when there are no more workers than tables, each process has one worker
+    /// (threads of one process would each hold a copy) and the job has at most
+    /// [`TABLES_MAX_FINGERPRINTS`]; [`Layout::Parts`] otherwise.
     #[default]
     Auto,
 }
 
-/// The largest job [`Layout::Auto`] lays out by tables: 2^28 fingerprints, 4 GiB of entries at
-/// every worker.
-pub const TABLES_MAX_FINGERPRINTS: u64 = 1 << 28;
+/// The largest job [`Layout::Auto`] lays out by tables: 2^26 fingerprints. A worker then holds
+/// every entry, a run and the sort's scratch, 16 bytes each per fingerprint: 3 GiB at the most.
+pub const TABLES_MAX_FINGERPRINTS: u64 = 1 << 26;
 
 impl Layout {
-    /// The layout a job of `fingerprints` on `workers` with `tables` tables uses.
-    pub fn resolve(self, workers: usize, tables: usize, fingerprints: u64) -> Layout {
+    /// The layout a job of `fingerprints` on `workers` (`per_process` in each process) with
+    /// `tables` tables uses.
+    pub fn resolve(
+        self,
+        workers: usize,
+        per_process: usize,
+        tables: usize,
+        fingerprints: u64,
+    ) -> Layout {
         match self {
             Layout::Auto
-                if workers > 1 && workers <= tables && fingerprints <= TABLES_MAX_FINGERPRINTS =>
+                if workers > 1
+                    && per_process == 1
+                    && workers <= tables
+                    && fingerprints <= TABLES_MAX_FINGERPRINTS =>
             {
                 Layout::Tables
             }
@@ -160,7 +171,7 @@ struct RunChunk {
 }
 
 /// A piece of one worker's part, sent to every other worker when the job is laid out by tables:
-/// page `seq * CHUNK + j` of the sender's part has fingerprint `fingerprints[j]`.
+/// page `seq * SHARE_CHUNK + j` of the sender's part has fingerprint `fingerprints[j]`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct FingerprintChunk {
     from: u32,
@@ -201,6 +212,7 @@ pub fn run_worker(
     worker: &mut Worker,
     loaded: Result<Part, DistError>,
     config: JobConfig,
+    per_process: usize,
 ) -> Result<WorkerOutcome, DistError> {
     let start = Instant::now();
     let index = worker.index();
@@ -222,23 +234,38 @@ pub fn run_worker(
     let part = Rc::new(part);
 
     // 1. Counts and hosts (or a failure to load), from every worker to every worker.
-    let gathered = all_gather(worker, (part.len() as u64, part.host_counts(), failure));
-    if let Some((w, (_, _, Some(why)))) = gathered.iter().enumerate().find(|(_, g)| g.2.is_some()) {
+    // The layout asked and the threads per process go too: workers that laid the job out
+    // differently would wait for each other's messages for ever.
+    let asked = (config.layout as u8, per_process as u64);
+    let gathered = all_gather(
+        worker,
+        (part.len() as u64, part.host_counts(), failure, asked),
+    );
+    if let Some((w, (_, _, Some(why), _))) =
+        gathered.iter().enumerate().find(|(_, g)| g.2.is_some())
+    {
         return Err(DistError::Load(if w == index {
             why.clone()
         } else {
             format!("worker {w}: {why}")
         }));
     }
-    let total: u64 = gathered.iter().map(|(n, _, _)| n).sum();
+    if let Some(w) = gathered.iter().position(|g| g.3 != asked) {
+        return Err(DistError::Cluster(format!(
+            "worker {w} was started with another layout or another number of workers per process than worker {index}: start every process of a job alike"
+        )));
+    }
+    let total: u64 = gathered.iter().map(|(n, _, _, _)| n).sum();
     let mut host_pages: HashMap<String, u64> = HashMap::new();
-    for (_, hosts, _) in &gathered {
+    for (_, hosts, _, _) in &gathered {
         for (h, n) in hosts {
             *host_pages.entry(h.clone()).or_default() += n;
         }
     }
     let plan = Rc::new(batch_plan(config.k, total)?);
-    let layout = config.layout.resolve(peers, plan.tables().len(), total);
+    let layout = config
+        .layout
+        .resolve(peers, per_process, plan.tables().len(), total);
     // The workers have all met: the job's own time starts here.
     let waited = start.elapsed();
     let start = Instant::now();
@@ -531,8 +558,9 @@ pub fn run_worker(
     drop(found_input);
     drop(summary_input);
     drop(tables_run);
-    worker.step_or_park_while(None, || !probe.done() || !summary_probe.done());
+    drop(scratch);
     drop(parts_entries);
+    worker.step_or_park_while(None, || !probe.done() || !summary_probe.done());
 
     // Counters from every worker, for worker 0's report.
     let all_counters = all_gather(worker, counters.borrow().clone());
@@ -631,6 +659,7 @@ pub fn run<L>(spec: &ClusterSpec, job: JobConfig, load: L) -> Result<Vec<WorkerO
 where
     L: Fn(usize, usize) -> Result<Part, DistError> + Send + Sync + 'static,
 {
+    let per_process = spec.workers;
     let (builders, others) = spec.connect(CONNECT_TIMEOUT)?;
     // When another process dies, this one's connection threads panic, and so does a worker that
     // touches their queues. The worker's panic becomes an error here; the connection threads' guard,
@@ -647,7 +676,9 @@ where
         timely::WorkerConfig::default(),
         move |worker| {
             let part = load(worker.index(), worker.peers());
-            let outcome = catch_unwind(AssertUnwindSafe(|| run_worker(worker, part, job)));
+            let outcome = catch_unwind(AssertUnwindSafe(|| {
+                run_worker(worker, part, job, per_process)
+            }));
             outcome.unwrap_or_else(|payload| {
                 broken.store(true, Ordering::SeqCst);
                 // Nothing more can run: drop the dataflows so that timely does not step them again.
@@ -887,16 +918,18 @@ mod tests {
 
     #[test]
     fn a_job_is_laid_out_by_tables_only_when_every_worker_can_have_one_and_hold_every_entry() {
-        assert_eq!(Layout::Auto.resolve(1, 10, 1 << 24), Layout::Parts);
-        assert_eq!(Layout::Auto.resolve(2, 10, 1 << 24), Layout::Tables);
-        assert_eq!(Layout::Auto.resolve(10, 10, 1 << 24), Layout::Tables);
-        assert_eq!(Layout::Auto.resolve(11, 10, 1 << 24), Layout::Parts);
+        assert_eq!(Layout::Auto.resolve(1, 1, 10, 1 << 24), Layout::Parts);
+        assert_eq!(Layout::Auto.resolve(2, 1, 10, 1 << 24), Layout::Tables);
+        assert_eq!(Layout::Auto.resolve(10, 1, 10, 1 << 24), Layout::Tables);
+        assert_eq!(Layout::Auto.resolve(11, 1, 10, 1 << 24), Layout::Parts);
+        // Threads of one process would each hold every fingerprint.
+        assert_eq!(Layout::Auto.resolve(4, 2, 10, 1 << 24), Layout::Parts);
         assert_eq!(
-            Layout::Auto.resolve(2, 10, TABLES_MAX_FINGERPRINTS + 1),
+            Layout::Auto.resolve(2, 1, 10, TABLES_MAX_FINGERPRINTS + 1),
             Layout::Parts
         );
-        assert_eq!(Layout::Tables.resolve(11, 10, 1 << 40), Layout::Tables);
-        assert_eq!(Layout::Parts.resolve(2, 10, 1), Layout::Parts);
+        assert_eq!(Layout::Tables.resolve(11, 2, 10, 1 << 40), Layout::Tables);
+        assert_eq!(Layout::Parts.resolve(2, 1, 10, 1), Layout::Parts);
     }
 
     #[test]

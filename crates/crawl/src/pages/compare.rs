@@ -129,8 +129,12 @@ pub fn compare_pages(
         sketch: None,
         foreign: false,
     };
-    // B's rel=canonical, as the crawl reads it: another URL declared (B says it is a copy), and
-    // whether it is A's, both by their keys (`/a.html?` names the page `/a.html`).
+    // B's rel=canonical, as the crawl reads it: a URL declared whose key is not B's own (B says
+    // it is a copy), and whether that key is A's (`/a.html?` names the page `/a.html`). A URL
+    // without a key declares nothing. The keys are the default normalisation's: the learned
+    // rules a crawl keyed them with are those of the moment it decided, which a store does not
+    // keep (with the rules at the crawl's end, a print page decided before `collapse-slashes`
+    // was learned would name `/a//b.html` after the fact).
     let plain = simcrawl_url::Canonicalizer::new(
         simcrawl_url::CanonOptions::default(),
         simcrawl_url::LearnedRules::new(),
@@ -140,8 +144,8 @@ pub fn compare_pages(
         .document
         .canonical
         .as_ref()
-        .map(|c| c.url.as_str().to_owned())
-        .filter(|c| c.as_str() != b_url && (key(c).is_none() || key(c) != key(b_url)));
+        .and_then(|c| key(c.url.as_str()))
+        .filter(|k| Some(*k) != key(b_url));
     let mut e = evidence_of(
         b,
         &host_of(b_url),
@@ -149,9 +153,7 @@ pub fn compare_pages(
         Some(estimate),
         declared.is_some(),
     );
-    e.names_original = declared
-        .as_deref()
-        .is_some_and(|d| d == a_url || key(d).is_some_and(|k| Some(k) == key(a_url)));
+    e.names_original = declared.is_some_and(|d| Some(d) == key(a_url));
     if let Some((b_text, a_text)) = template_free {
         e.set_aside_templates(b_text, a_text);
     }

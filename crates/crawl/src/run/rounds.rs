@@ -744,10 +744,12 @@ impl Driver {
             .enumerate()
             .filter(|(_, h)| h.config != config)
             .map(|(i, h)| {
-                format!(
-                    "process {i} differs from this one in {}",
-                    crate::shard::config_differences(&parts, &h.parts).join(", ")
-                )
+                let named = crate::shard::config_differences(&parts, &h.parts);
+                if named.is_empty() {
+                    format!("process {i} runs another build of simcrawl, or other flags")
+                } else {
+                    format!("process {i} differs from this one in {}", named.join(", "))
+                }
             })
             .collect();
         if !differ.is_empty() {
