@@ -192,7 +192,10 @@ pub(crate) fn assert_explained(
             ));
         }
     }
-    assert!(checked > 0, "{n} processes: no skip to explain");
+    // One process's crawl of the test web always compares some pages (its print versions and
+    // the noisy copy's first pages); a sharded one may learn its rules from the noisy host's
+    // pages alone, and have no other skip after a comparison.
+    assert!(checked > 0 || n > 1, "no skip to explain");
     assert!(
         wrong.is_empty(),
         "{n} processes: explain disagrees with the crawl on {} of {checked} skips:\n{}",

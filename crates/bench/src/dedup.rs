@@ -246,7 +246,7 @@ fn worker(args: &Args, process: usize) -> Result<()> {
             .step_by(peers)
             .map(|i| fingerprint(i, every, k))
             .collect();
-        Ok(Part::synthetic(fps, 4096))
+        Ok(Part::synthetic(fps, 4096, w as u64, peers as u64))
     })?;
     let total_s = made.elapsed().as_secs_f64();
     let o = &outcomes[0];

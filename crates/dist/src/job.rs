@@ -993,7 +993,7 @@ mod tests {
             if worker == 1 {
                 Err(DistError::Load("store /x is locked".into()))
             } else {
-                Ok(Part::synthetic(vec![1, 2, 3], 1))
+                Ok(Part::synthetic(vec![1, 2, 3], 1, 0, 1))
             }
         });
         let err = outcomes.unwrap_err().to_string();

@@ -82,13 +82,15 @@ impl Part {
         Part::default()
     }
 
-    /// A part of `fps` with no names: page i is called `page-<global id>` on host `host-<i mod hosts>`,
-    /// without sketches. For benchmarks, where names would only cost memory.
-    pub fn synthetic(fps: Vec<u64>, hosts: u32) -> Part {
+    /// A part of `fps` with no names, without sketches, for benchmarks, where names would only
+    /// cost memory: page i is called `page-<global id>`, and is page `first + i * step` of the
+    /// whole job, on host `host-<that number mod hosts>` (so that the pages of a job split over
+    /// workers are on the hosts they are on in one part).
+    pub fn synthetic(fps: Vec<u64>, hosts: u32, first: u64, step: u64) -> Part {
         let hosts = hosts.max(1);
         let mut part = Part {
-            hosts: (0..fps.len())
-                .map(|i| (i as u64 % u64::from(hosts)) as u32)
+            hosts: (0..fps.len() as u64)
+                .map(|i| ((first + i * step) % u64::from(hosts)) as u32)
                 .collect(),
             fps,
             ..Part::default()
@@ -347,5 +349,21 @@ mod tests {
         assert_eq!(part.sketch(1), Some(&sketch));
         assert_eq!(part.sketch(2), None);
         assert_eq!(part.host_counts(), vec![("h".to_string(), 3)]);
+    }
+
+    #[test]
+    fn a_synthetic_job_split_over_workers_keeps_each_page_on_its_host() {
+        let whole = Part::synthetic(vec![0; 10], 3, 0, 1);
+        let halves = [
+            Part::synthetic(vec![0; 5], 3, 0, 2),
+            Part::synthetic(vec![0; 5], 3, 1, 2),
+        ];
+        for page in 0..10 {
+            assert_eq!(
+                halves[page % 2].host(page / 2),
+                whole.host(page),
+                "page {page}"
+            );
+        }
     }
 }
