@@ -303,6 +303,24 @@ fn two_and_three_processes_index_and_skip_what_one_does() {
             "{n} processes hold {held:?}, one process {one_rules:?}"
         );
         assert_success(&report.output().expect("simcrawl report runs"));
+        // The clusters of near-copies among the indexed pages, over the stores together.
+        let mut clusters = simcrawl();
+        clusters.args(["clusters", "--json", "--k", "8"]);
+        for store in &stores {
+            clusters.arg("--store").arg(store);
+        }
+        let out = clusters.output().expect("simcrawl clusters runs");
+        assert_success(&out);
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let cluster: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+            for page in cluster["pages"].as_array().expect("pages") {
+                let store = page["store"].as_str().expect("a store");
+                assert!(
+                    stores.iter().any(|s| s.to_str() == Some(store)),
+                    "{store} is not one of {stores:?}"
+                );
+            }
+        }
         // Which copy of a page is the original, and when a mirror rule is learned, is the order of
         // the fetches, and each process crawls its sites at its own pace: a mirror's pages may come
         // before the origin's (the mirror's copy is then the original, the origin's a copy, and the

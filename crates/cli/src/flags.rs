@@ -555,8 +555,9 @@ pub struct TemplateArgs {
 
 #[derive(Debug, Args)]
 pub struct ClustersArgs {
-    #[command(flatten)]
-    pub store: StoreArgs,
+    /// The crawl's store directory; repeat for the stores of a sharded crawl, whose copies of a page are often in two of them.
+    #[arg(long = "store", value_name = "DIR", default_value = "./simcrawl-data")]
+    pub stores: Vec<PathBuf>,
     /// Distance threshold for joining two pages: two indexed pages are joined when the crawl's rule of evidence at this k calls one a copy of the other (distance, Jaccard, titles, sizes, short texts), as `simcrawl explain` judges them.
     #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(0..=8))]
     pub k: u32,

@@ -375,6 +375,8 @@ pub struct TuneView {
 pub struct PageSummary {
     /// The page's id.
     pub id: u32,
+    /// The store it is in, of those listed together (0 for one store).
+    pub store: usize,
     /// The URL it was fetched from.
     pub url: String,
     /// Its title, if any.
@@ -391,6 +393,7 @@ impl From<PageRecord> for PageSummary {
     fn from(p: PageRecord) -> Self {
         PageSummary {
             id: p.id,
+            store: 0,
             url: p.url,
             title: p.title,
             depth: p.depth,
@@ -427,6 +430,41 @@ pub fn store_of_host<'a>(
         }
     }
     Ok(best.map(|(store, _)| store))
+}
+
+/// [`Inspector::clusters`] over several stores together (a sharded crawl's: two copies of a page
+/// are often in two stores). Each page is listed with its store's number in `stores`.
+pub fn clusters_of(
+    stores: &[Inspector],
+    k: u32,
+    limit: Option<usize>,
+) -> Result<ClusterListing, CrawlError> {
+    let indexes = stores
+        .iter()
+        .map(Inspector::pages)
+        .collect::<Result<Vec<_>, _>>()?;
+    let groups = tune::clusters_across(&indexes, k)?;
+    let total = groups.len();
+    let clustered_pages = groups.iter().map(Vec::len).sum();
+    let mut clusters = Vec::new();
+    for group in groups.into_iter().take(limit.unwrap_or(usize::MAX)) {
+        let mut pages = Vec::with_capacity(group.len());
+        for (store, id) in group {
+            if let Some(record) = indexes[store].get(id)? {
+                pages.push(PageSummary {
+                    store,
+                    ..PageSummary::from(record)
+                });
+            }
+        }
+        clusters.push(pages);
+    }
+    Ok(ClusterListing {
+        k,
+        total,
+        clustered_pages,
+        clusters,
+    })
 }
 
 /// Read access to a crawl's store for the reports.

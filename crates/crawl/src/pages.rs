@@ -495,19 +495,26 @@ impl PageIndex {
         let (Some(ra), Some(rb)) = (self.pages.get(a)?, self.pages.get(b)?) else {
             return Ok(None);
         };
-        if rb.words == 0 {
-            return Ok(None); // an empty page resembles nothing but its exact copies
-        }
-        let e = record_evidence(&rb, &ra, self.jaccard_of(&rb, &ra)?);
-        Ok(min_k(&e, self.jaccard))
+        self.copy_threshold_across(&ra, self, &rb)
     }
 
-    /// The Jaccard estimate of two indexed pages' sketches, when both are stored.
-    fn jaccard_of(&self, a: &PageRecord, b: &PageRecord) -> Result<Option<f64>, CrawlError> {
-        match (self.sketch_of(a)?, self.sketch_of(b)?) {
-            (Some(sa), Some(sb)) => Ok(Some(sa.jaccard(&sb)?)),
-            _ => Ok(None),
+    /// [`PageIndex::copy_threshold`] of page `b` of index `b_index` against page `a` of this one
+    /// (two stores of a sharded crawl), with this index's Jaccard threshold.
+    pub fn copy_threshold_across(
+        &self,
+        a: &PageRecord,
+        b_index: &PageIndex,
+        b: &PageRecord,
+    ) -> Result<Option<u32>, CrawlError> {
+        if b.words == 0 {
+            return Ok(None); // an empty page resembles nothing but its exact copies
         }
+        let jaccard = match (b_index.sketch_of(b)?, self.sketch_of(a)?) {
+            (Some(sb), Some(sa)) => Some(sb.jaccard(&sa)?),
+            _ => None,
+        };
+        let e = record_evidence(b, a, jaccard);
+        Ok(min_k(&e, self.jaccard))
     }
 
     /// Indexes a unique page fetched from `url` (canonical-key hash `key_hash`) and returns its id.

@@ -92,6 +92,55 @@ pub fn clusters(index: &PageIndex, k: u32) -> Result<Vec<Vec<u32>>, CrawlError> 
     Ok(uf.clusters(2))
 }
 
+/// [`clusters`] over several indexes at once (the stores of a sharded crawl, each holding the
+/// pages of its process's sites): groups of two or more (index number, page id), largest first.
+/// Of two pages of one index the earlier is the one with the smaller id, as [`clusters`] has it;
+/// of two indexes, the one fetched first.
+pub fn clusters_across(
+    indexes: &[PageIndex],
+    k: u32,
+) -> Result<Vec<Vec<(usize, u32)>>, CrawlError> {
+    let mut pages: Vec<(usize, u32)> = Vec::new();
+    let mut fps: Vec<(SimHash, u32)> = Vec::new();
+    for (n, index) in indexes.iter().enumerate() {
+        for (id, fp) in index.fingerprints()? {
+            fps.push((fp, pages.len() as u32));
+            pages.push((n, id));
+        }
+    }
+    let replay = SimHashIndex::build(k.min(MAX_K), fps.clone())?;
+    let mut uf = UnionFind::new(pages.len());
+    for &(fp, g) in &fps {
+        for m in replay.query(fp) {
+            if m.id >= g {
+                continue; // each pair once
+            }
+            let ((na, a), (nb, b)) = (pages[m.id as usize], pages[g as usize]);
+            let (Some(ra), Some(rb)) = (indexes[na].get(a)?, indexes[nb].get(b)?) else {
+                continue;
+            };
+            let a_first = if na == nb {
+                a < b
+            } else {
+                (ra.time_ms, na) <= (rb.time_ms, nb)
+            };
+            let threshold = if a_first {
+                indexes[na].copy_threshold_across(&ra, &indexes[nb], &rb)?
+            } else {
+                indexes[nb].copy_threshold_across(&rb, &indexes[na], &ra)?
+            };
+            if threshold.is_some_and(|t| t <= k) {
+                uf.union(m.id, g);
+            }
+        }
+    }
+    Ok(uf
+        .clusters(2)
+        .into_iter()
+        .map(|group| group.into_iter().map(|g| pages[g as usize]).collect())
+        .collect())
+}
+
 /// Replays the index for every k from 0 to 8, with up to `samples_per_distance` sample pairs at each
 /// distance.
 pub fn tune(index: &PageIndex, samples_per_distance: usize) -> Result<TuneReport, CrawlError> {
@@ -280,6 +329,85 @@ mod tests {
         for s in &report.samples {
             assert!(!s.diff.is_empty());
             assert!(s.a.id < s.b.id);
+        }
+    }
+
+    #[test]
+    fn clusters_over_the_stores_of_a_split_crawl_are_one_crawls() {
+        // Pages with copies, edited copies and unrelated pages, indexed in one store, and the
+        // same pages dealt out to two stores in turn (as two processes would index them).
+        let analyzer = Analyzer::default();
+        let url = Url::parse("http://127.0.0.1/").unwrap();
+        let mut texts = Vec::new();
+        for doc in 0..4u64 {
+            let base = words(doc + 20, 300);
+            for edit in 0..3 {
+                let mut copy = base.clone();
+                for e in 0..edit {
+                    copy[5 + e * 11] = format!("changed{e}");
+                }
+                texts.push(copy.join(" "));
+            }
+        }
+        let one_store = Store::temporary().unwrap();
+        let mut one = PageIndex::open(&one_store, 0, 0.0).unwrap();
+        let split_stores = [Store::temporary().unwrap(), Store::temporary().unwrap()];
+        let mut split: Vec<PageIndex> = split_stores
+            .iter()
+            .map(|s| PageIndex::open(s, 0, 0.0).unwrap())
+            .collect();
+        let mut place = Vec::new();
+        for (i, text) in texts.iter().enumerate() {
+            let html = format!("<html><body><article><p>{text}</p></article></body></html>");
+            let page = analyzer.analyze_html(html.as_bytes(), &html, &url, None);
+            let u = format!("http://127.0.0.1/{i}");
+            one.insert(&u, i as u128, 0, i as u64, &page).unwrap();
+            let id = split[i % 2]
+                .insert(&u, i as u128, 0, i as u64, &page)
+                .unwrap();
+            place.push((i % 2, id));
+        }
+        for k in [0, 3, 8] {
+            let by_url = |groups: Vec<Vec<(usize, u32)>>, indexes: &[PageIndex]| {
+                let mut urls: Vec<Vec<String>> = groups
+                    .into_iter()
+                    .map(|g| {
+                        let mut g: Vec<String> = g
+                            .into_iter()
+                            .map(|(n, id)| indexes[n].get(id).unwrap().unwrap().url)
+                            .collect();
+                        g.sort();
+                        g
+                    })
+                    .collect();
+                urls.sort();
+                urls
+            };
+            let whole = by_url(
+                clusters(&one, k)
+                    .unwrap()
+                    .into_iter()
+                    .map(|g| g.into_iter().map(|id| (0, id)).collect())
+                    .collect(),
+                std::slice::from_ref(&one),
+            );
+            assert_eq!(
+                by_url(
+                    clusters_across(std::slice::from_ref(&one), k).unwrap(),
+                    std::slice::from_ref(&one)
+                ),
+                whole,
+                "k = {k}, one store"
+            );
+            assert_eq!(
+                by_url(clusters_across(&split, k).unwrap(), &split),
+                whole,
+                "k = {k}, two stores"
+            );
+            if k == 8 {
+                // The four documents, each with its two edited copies.
+                assert_eq!(whole.len(), 4, "{whole:?}");
+            }
         }
     }
 }

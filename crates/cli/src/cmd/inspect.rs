@@ -199,8 +199,21 @@ pub fn tune(args: TuneArgs) -> Result<ExitCode> {
 }
 
 pub fn clusters(args: ClustersArgs) -> Result<ExitCode> {
-    let inspector = open_store(&args.store.store)?;
-    let listing = inspector.clusters(args.k, args.limit)?;
+    let stores = args
+        .stores
+        .iter()
+        .map(|s| open_store(s))
+        .collect::<Result<Vec<_>>>()?;
+    let several = stores.len() > 1;
+    let listing = simcrawl_crawl::inspect::clusters_of(&stores, args.k, args.limit)?;
+    // With several stores a page is named by its store's number and its id there.
+    let name = |p: &simcrawl_crawl::inspect::PageSummary| {
+        if several {
+            format!("{}#{}", p.store, p.id)
+        } else {
+            format!("#{}", p.id)
+        }
+    };
     to_stdout(|out| {
         if args.json {
             for (i, cluster) in listing.clusters.iter().enumerate() {
@@ -210,6 +223,7 @@ pub fn clusters(args: ClustersArgs) -> Result<ExitCode> {
                     "size": cluster.len(),
                     "pages": cluster.iter().map(|p| json!({
                         "id": p.id,
+                        "store": args.stores[p.store],
                         "url": p.url,
                         "title": p.title,
                     })).collect::<Vec<_>>(),
@@ -229,7 +243,7 @@ pub fn clusters(args: ClustersArgs) -> Result<ExitCode> {
                 .iter()
                 .map(|p| {
                     vec![
-                        format!("#{}", p.id),
+                        name(p),
                         clip_middle(&p.url, 70),
                         cell(p.title.as_deref().unwrap_or("(no title)"), 50),
                     ]
