@@ -303,6 +303,16 @@ fn two_and_three_processes_index_and_skip_what_one_does() {
             "{n} processes hold {held:?}, one process {one_rules:?}"
         );
         assert_success(&report.output().expect("simcrawl report runs"));
+        // The replay for every k reads every store's indexed pages.
+        let mut tune = simcrawl();
+        tune.args(["tune", "--json"]);
+        for store in &stores {
+            tune.arg("--store").arg(store);
+        }
+        let out = tune.output().expect("simcrawl tune runs");
+        assert_success(&out);
+        let replay: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        assert_eq!(replay["pages"], json["indexed_pages"], "{replay}");
         // The clusters of near-copies among the indexed pages, over the stores together.
         let mut clusters = simcrawl();
         clusters.args(["clusters", "--json", "--k", "8"]);

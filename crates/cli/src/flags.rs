@@ -531,8 +531,9 @@ pub enum Format {
 
 #[derive(Debug, Args)]
 pub struct TuneArgs {
-    #[command(flatten)]
-    pub store: StoreArgs,
+    /// The crawl's store directory; repeat for the stores of a sharded crawl, replayed together.
+    #[arg(long = "store", value_name = "DIR", default_value = "./simcrawl-data")]
+    pub stores: Vec<PathBuf>,
     /// Show sample pairs up to this distance (the summary always covers 0..8).
     #[arg(long, default_value_t = 8, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(0..=8))]
     pub k: u32,

@@ -432,6 +432,53 @@ pub fn store_of_host<'a>(
     Ok(best.map(|(store, _)| store))
 }
 
+/// [`Inspector::tune`] over several stores together (a sharded crawl's): one replay of every
+/// store's indexed pages, and the skips of every store's log.
+pub fn tune_of(
+    stores: &[Inspector],
+    samples: usize,
+    max_sample_distance: u32,
+) -> Result<TuneView, CrawlError> {
+    let indexes = stores
+        .iter()
+        .map(Inspector::pages)
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut replay = tune::tune_across(&indexes, samples)?;
+    replay.samples.retain(|s| s.distance <= max_sample_distance);
+    let mut would_index = vec![0u64; MAX_K as usize + 1];
+    let mut near_skips = 0;
+    let mut canonical_skips = 0;
+    for store in stores {
+        for entry in store.skips(&SkipQuery::default())? {
+            let (_, record) = entry?;
+            if !matches!(
+                record.reason,
+                SkipReason::NearDuplicate | SkipReason::Canonical
+            ) {
+                continue;
+            }
+            let Some(distance) = record.distance else {
+                continue;
+            };
+            near_skips += 1;
+            if record.reason == SkipReason::Canonical {
+                canonical_skips += 1;
+            }
+            for (k, n) in would_index.iter_mut().enumerate() {
+                if distance as usize > k {
+                    *n += 1;
+                }
+            }
+        }
+    }
+    Ok(TuneView {
+        replay,
+        near_skips,
+        canonical_skips,
+        would_index,
+    })
+}
+
 /// [`Inspector::clusters`] over several stores together (a sharded crawl's: two copies of a page
 /// are often in two stores). Each page is listed with its store's number in `stores`.
 pub fn clusters_of(
@@ -774,64 +821,13 @@ impl Inspector {
     /// `samples` pairs at each distance up to `max_sample_distance`, and counts the near-duplicate
     /// skips each k would have indexed.
     pub fn tune(&self, samples: usize, max_sample_distance: u32) -> Result<TuneView, CrawlError> {
-        let index = self.pages()?;
-        let mut replay = tune::tune(&index, samples)?;
-        replay.samples.retain(|s| s.distance <= max_sample_distance);
-        let mut would_index = vec![0u64; MAX_K as usize + 1];
-        let mut near_skips = 0;
-        let mut canonical_skips = 0;
-        for entry in self.skips(&SkipQuery::default())? {
-            let (_, record) = entry?;
-            if !matches!(
-                record.reason,
-                SkipReason::NearDuplicate | SkipReason::Canonical
-            ) {
-                continue;
-            }
-            let Some(distance) = record.distance else {
-                continue;
-            };
-            near_skips += 1;
-            if record.reason == SkipReason::Canonical {
-                canonical_skips += 1;
-            }
-            for (k, n) in would_index.iter_mut().enumerate() {
-                if distance as usize > k {
-                    *n += 1;
-                }
-            }
-        }
-        Ok(TuneView {
-            replay,
-            near_skips,
-            canonical_skips,
-            would_index,
-        })
+        tune_of(std::slice::from_ref(self), samples, max_sample_distance)
     }
 
     /// The single-link clusters of indexed pages at distance `k`, largest first, at most `limit` of
     /// them.
     pub fn clusters(&self, k: u32, limit: Option<usize>) -> Result<ClusterListing, CrawlError> {
-        let index = self.pages()?;
-        let groups = tune::clusters(&index, k)?;
-        let total = groups.len();
-        let clustered_pages = groups.iter().map(Vec::len).sum();
-        let mut clusters = Vec::new();
-        for group in groups.into_iter().take(limit.unwrap_or(usize::MAX)) {
-            let mut pages = Vec::with_capacity(group.len());
-            for id in group {
-                if let Some(record) = index.get(id)? {
-                    pages.push(PageSummary::from(record));
-                }
-            }
-            clusters.push(pages);
-        }
-        Ok(ClusterListing {
-            k,
-            total,
-            clustered_pages,
-            clusters,
-        })
+        clusters_of(std::slice::from_ref(self), k, limit)
     }
 }
 

@@ -92,14 +92,15 @@ pub fn clusters(index: &PageIndex, k: u32) -> Result<Vec<Vec<u32>>, CrawlError> 
     Ok(uf.clusters(2))
 }
 
-/// [`clusters`] over several indexes at once (the stores of a sharded crawl, each holding the
-/// pages of its process's sites): groups of two or more (index number, page id), largest first.
-/// Of two pages of one index the earlier is the one with the smaller id, as [`clusters`] has it;
-/// of two indexes, the one fetched first.
-pub fn clusters_across(
-    indexes: &[PageIndex],
-    k: u32,
-) -> Result<Vec<Vec<(usize, u32)>>, CrawlError> {
+/// The pages of several indexes as (index number, page id), and their pairs as (earlier, later,
+/// distance, threshold) in numbers of that list.
+type Replayed = (Vec<(usize, u32)>, Vec<(u32, u32, u32, Option<u32>)>);
+
+/// The pairs of pages within `max_k` over several indexes at once (the stores of a sharded crawl,
+/// each holding its process's sites' pages), each once, with the smallest k at which the crawl's
+/// verdict calls the later a copy of the earlier, sorted. Of two pages of one index the earlier
+/// has the smaller id, as [`copy_pairs`] has it; of two indexes, the one fetched first.
+fn replay_across(indexes: &[PageIndex], max_k: u32) -> Result<Replayed, CrawlError> {
     let mut pages: Vec<(usize, u32)> = Vec::new();
     let mut fps: Vec<(SimHash, u32)> = Vec::new();
     for (n, index) in indexes.iter().enumerate() {
@@ -108,8 +109,8 @@ pub fn clusters_across(
             pages.push((n, id));
         }
     }
-    let replay = SimHashIndex::build(k.min(MAX_K), fps.clone())?;
-    let mut uf = UnionFind::new(pages.len());
+    let replay = SimHashIndex::build(max_k.min(MAX_K), fps.clone())?;
+    let mut pairs = Vec::new();
     for &(fp, g) in &fps {
         for m in replay.query(fp) {
             if m.id >= g {
@@ -124,14 +125,30 @@ pub fn clusters_across(
             } else {
                 (ra.time_ms, na) <= (rb.time_ms, nb)
             };
-            let threshold = if a_first {
-                indexes[na].copy_threshold_across(&ra, &indexes[nb], &rb)?
+            pairs.push(if a_first {
+                let t = indexes[na].copy_threshold_across(&ra, &indexes[nb], &rb)?;
+                (m.id, g, m.distance, t)
             } else {
-                indexes[nb].copy_threshold_across(&rb, &indexes[na], &ra)?
-            };
-            if threshold.is_some_and(|t| t <= k) {
-                uf.union(m.id, g);
-            }
+                let t = indexes[nb].copy_threshold_across(&rb, &indexes[na], &ra)?;
+                (g, m.id, m.distance, t)
+            });
+        }
+    }
+    pairs.sort_unstable();
+    Ok((pages, pairs))
+}
+
+/// [`clusters`] over several indexes at once (the stores of a sharded crawl): groups of two or
+/// more (index number, page id), largest first.
+pub fn clusters_across(
+    indexes: &[PageIndex],
+    k: u32,
+) -> Result<Vec<Vec<(usize, u32)>>, CrawlError> {
+    let (pages, pairs) = replay_across(indexes, k)?;
+    let mut uf = UnionFind::new(pages.len());
+    for (a, b, _, threshold) in pairs {
+        if threshold.is_some_and(|t| t <= k) {
+            uf.union(a, b);
         }
     }
     Ok(uf
@@ -139,6 +156,64 @@ pub fn clusters_across(
         .into_iter()
         .map(|group| group.into_iter().map(|g| pages[g as usize]).collect())
         .collect())
+}
+
+/// [`tune`] over several indexes at once (the stores of a sharded crawl).
+pub fn tune_across(
+    indexes: &[PageIndex],
+    samples_per_distance: usize,
+) -> Result<TuneReport, CrawlError> {
+    let (pages, pairs) = replay_across(indexes, MAX_K)?;
+    let mut by_k = Vec::new();
+    for k in 0..=MAX_K {
+        let mut later = std::collections::HashSet::new();
+        let mut uf = UnionFind::new(pages.len());
+        for &(a, b, _, threshold) in &pairs {
+            if threshold.is_some_and(|t| t <= k) {
+                later.insert(b);
+                uf.union(a, b);
+            }
+        }
+        let groups = uf.clusters(2);
+        by_k.push(KSummary {
+            k,
+            would_skip: later.len(),
+            clusters: groups.len(),
+            clustered_pages: groups.iter().map(Vec::len).sum(),
+        });
+    }
+    let record = |g: u32| -> Result<Option<PageRecord>, CrawlError> {
+        let (n, id) = pages[g as usize];
+        indexes[n].get(id)
+    };
+    let mut samples = Vec::new();
+    for d in 0..=MAX_K {
+        for &(a, b, _, _) in pairs.iter().filter(|p| p.2 == d).take(samples_per_distance) {
+            if let (Some(a), Some(b)) = (record(a)?, record(b)?) {
+                let diff = sample_diff(&a, &b);
+                samples.push(SamplePair {
+                    distance: d,
+                    a,
+                    b,
+                    diff,
+                });
+            }
+        }
+    }
+    Ok(TuneReport {
+        pages: pages.len(),
+        by_k,
+        samples,
+    })
+}
+
+/// What the fingerprints saw differ between two pages: their normalised texts (no dates,
+/// counters, case), as a short word diff.
+fn sample_diff(a: &PageRecord, b: &PageRecord) -> Vec<String> {
+    let norm = |t: &str| {
+        simcrawl_extract::normalize_text(t, simcrawl_extract::NormalizeOptions::FINGERPRINT)
+    };
+    word_diff(&norm(&a.text), &norm(&b.text), 6)
 }
 
 /// Replays the index for every k from 0 to 8, with up to `samples_per_distance` sample pairs at each
@@ -168,14 +243,7 @@ pub fn tune(index: &PageIndex, samples_per_distance: usize) -> Result<TuneReport
     for d in 0..=MAX_K {
         for &(a, b, _) in pairs.iter().filter(|p| p.2 == d).take(samples_per_distance) {
             if let (Some(a), Some(b)) = (index.get(a)?, index.get(b)?) {
-                // Diff what the fingerprints saw: the normalised texts (no dates, counters, case).
-                let norm = |t: &str| {
-                    simcrawl_extract::normalize_text(
-                        t,
-                        simcrawl_extract::NormalizeOptions::FINGERPRINT,
-                    )
-                };
-                let diff = word_diff(&norm(&a.text), &norm(&b.text), 6);
+                let diff = sample_diff(&a, &b);
                 samples.push(SamplePair {
                     distance: d,
                     a,
@@ -409,5 +477,21 @@ mod tests {
                 assert_eq!(whole.len(), 4, "{whole:?}");
             }
         }
+        // The replay for every k: the same counts, and the same sample pairs by URL.
+        let summary = |r: &TuneReport| {
+            let mut pairs: Vec<(u32, String, String)> = r
+                .samples
+                .iter()
+                .map(|s| (s.distance, s.a.url.clone(), s.b.url.clone()))
+                .collect();
+            pairs.sort();
+            (r.pages, r.by_k.clone(), pairs)
+        };
+        let alone = summary(&tune(&one, 100).unwrap());
+        assert_eq!(
+            summary(&tune_across(std::slice::from_ref(&one), 100).unwrap()),
+            alone
+        );
+        assert_eq!(summary(&tune_across(&split, 100).unwrap()), alone);
     }
 }

@@ -247,7 +247,6 @@ fn clusters(out: &mut String, d: &ReportData) {
          page existed.</p>",
         c.k, c.k, c.total, c.clustered_pages
     );
-    out.push_str(&first_store_only(d));
     for (i, cluster) in c.clusters.iter().enumerate() {
         let _ = write!(
             out,
@@ -281,18 +280,6 @@ fn clusters(out: &mut String, d: &ReportData) {
     out.push_str("</section>");
 }
 
-/// A note under a section read from the first store alone, when several were given.
-fn first_store_only(d: &ReportData) -> String {
-    if d.stores <= 1 {
-        return String::new();
-    }
-    format!(
-        "<p class=\"muted\">From the first of the {} stores: each process of a sharded crawl \
-         indexes its own sites' pages.</p>",
-        d.stores
-    )
-}
-
 /// The `tune` table as a grouped bar chart: for each k, the indexed pages that k would have
 /// skipped, and the skipped pages it would have indexed.
 fn tune(out: &mut String, d: &ReportData) {
@@ -305,7 +292,6 @@ fn tune(out: &mut String, d: &ReportData) {
          near-duplicates. Orange: pages this crawl skipped that it would have indexed.</p>",
         t.replay.pages, t.near_skips
     );
-    out.push_str(&first_store_only(d));
     let skip: Vec<u64> = t.replay.by_k.iter().map(|s| s.would_skip as u64).collect();
     let index: Vec<u64> = t.would_index.clone();
     // Three grid steps of a whole number each.

@@ -91,14 +91,11 @@ pub(crate) struct ReportData {
     /// The first skip log entries of each reason, and how many the log holds.
     pub(crate) samples: BTreeMap<SkipReason, (Vec<SkipRecord>, u64)>,
     pub(crate) failures: Vec<FailureRecord>,
-    /// Stores read (the processes of a sharded crawl): the clusters and the tune chart are the
-    /// first's.
-    pub(crate) stores: usize,
 }
 
 /// Reads what the report needs from a crawl's stores: one, or the stores of the processes of a
 /// sharded crawl (their counts, rules, skips and failures add up; each indexes its own sites'
-/// pages, and the clusters and the k chart are the first store's).
+/// pages, and the clusters and the k chart replay every store's pages together).
 fn gather(inspectors: &[Inspector], options: &ReportOptions) -> Result<ReportData, ReportError> {
     let Some((first, others)) = inspectors.split_first() else {
         return Err(ReportError::NoStore);
@@ -119,9 +116,9 @@ fn gather(inspectors: &[Inspector], options: &ReportOptions) -> Result<ReportDat
             }
         }
     }
-    let stores = inspectors.len();
-    let clusters = first.clusters(options.k, Some(options.clusters))?;
-    let tune = first.tune(options.pairs_per_distance, 8)?;
+    let clusters =
+        simcrawl_crawl::inspect::clusters_of(inspectors, options.k, Some(options.clusters))?;
+    let tune = simcrawl_crawl::inspect::tune_of(inspectors, options.pairs_per_distance, 8)?;
     let mut hosts: HashMap<String, BTreeMap<SkipReason, u64>> = HashMap::new();
     let mut samples: BTreeMap<SkipReason, (Vec<SkipRecord>, u64)> = BTreeMap::new();
     for inspector in inspectors {
@@ -164,7 +161,6 @@ fn gather(inspectors: &[Inspector], options: &ReportOptions) -> Result<ReportDat
         hosts_total,
         samples,
         failures,
-        stores,
     })
 }
 

@@ -108,8 +108,12 @@ pub fn skipped(args: SkippedArgs) -> Result<ExitCode> {
 }
 
 pub fn tune(args: TuneArgs) -> Result<ExitCode> {
-    let inspector = open_store(&args.store.store)?;
-    let view = inspector.tune(args.samples, args.k)?;
+    let stores = args
+        .stores
+        .iter()
+        .map(|s| open_store(s))
+        .collect::<Result<Vec<_>>>()?;
+    let view = simcrawl_crawl::inspect::tune_of(&stores, args.samples, args.k)?;
     let by_k: Vec<_> = view.replay.by_k.iter().zip(&view.would_index).collect();
     if args.json {
         let obj = json!({
