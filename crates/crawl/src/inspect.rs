@@ -416,15 +416,31 @@ pub struct ClusterListing {
     pub clusters: Vec<Vec<PageSummary>>,
 }
 
-/// Of the stores of one crawl (a sharded crawl's, one per process), the one that learned `host`'s
-/// template: the one that counted most of its pages, the first of a tie (`None` for no stores).
+/// Of the stores of one crawl (a sharded crawl's, one per process), the one that learned the
+/// template of `url`'s host: the store of the process that owns its site, when the stores say
+/// which process each is ([`Inspector::shard`]); else the one that counted most of the host's
+/// pages, the first of a tie (`None` for no stores).
 pub fn store_of_host<'a>(
     stores: &'a [Inspector],
-    host: &str,
+    url: &url::Url,
 ) -> Result<Option<&'a Inspector>, CrawlError> {
+    let shards = stores
+        .iter()
+        .map(Inspector::shard)
+        .collect::<Result<Vec<_>, _>>()?;
+    if let Some(Some(first)) = shards.first() {
+        let owner = first.owner(url);
+        if let Some(i) = shards
+            .iter()
+            .position(|s| s.is_some_and(|s| s.count() == first.count() && s.index() == owner))
+        {
+            return Ok(Some(&stores[i]));
+        }
+    }
+    let host = crate::learn::authority(url);
     let mut best: Option<(&Inspector, u32)> = None;
     for store in stores {
-        let pages = store.template_pages(host)?;
+        let pages = store.template_pages(&host)?;
         if best.is_none_or(|(_, most)| pages > most) {
             best = Some((store, pages));
         }
@@ -615,6 +631,20 @@ impl Inspector {
     /// fingerprints: what the crawl takes for the page's own text.
     pub fn without_template(&self, host: &str, text: &str) -> Result<String, CrawlError> {
         crate::template::HostTemplates::open(&self.store)?.without_template(host, text)
+    }
+
+    /// This store's share of a sharded crawl (`None`: a crawl of one process).
+    pub fn shard(&self) -> Result<Option<simcrawl_frontier::Shard>, CrawlError> {
+        let meta: simcrawl_store::Tree<String, Vec<u8>> =
+            self.store.tree(crate::layout::CRAWL_META_TREE)?;
+        let Some(bytes) = meta.get(&crate::layout::SHARD_KEY.to_string())? else {
+            return Ok(None);
+        };
+        let number = |b: Option<&[u8]>| b.and_then(|b| b.try_into().ok()).map(u32::from_be_bytes);
+        Ok(match (number(bytes.get(..4)), number(bytes.get(4..8))) {
+            (Some(index), Some(count)) => simcrawl_frontier::Shard::new(index, count),
+            _ => None,
+        })
     }
 
     /// How many pages of `host` this store counted to learn its template: in a sharded crawl, only
@@ -1234,5 +1264,46 @@ mod tests {
         assert_eq!(listing.clusters[0][1].title.as_deref(), Some("Page 1"));
         let none = inspector.clusters(8, Some(0)).unwrap();
         assert_eq!((none.total, none.clusters.len()), (1, 0));
+    }
+
+    #[test]
+    fn the_store_of_a_host_is_its_owners_in_a_sharded_crawl() {
+        let stores: Vec<Inspector> = (0..3u32)
+            .map(|i| {
+                let store = Store::temporary().unwrap();
+                let meta: simcrawl_store::Tree<String, Vec<u8>> =
+                    store.tree(crate::layout::CRAWL_META_TREE).unwrap();
+                meta.insert(
+                    &crate::layout::SHARD_KEY.to_string(),
+                    &[i.to_be_bytes(), 3u32.to_be_bytes()].concat(),
+                )
+                .unwrap();
+                Inspector::new(store)
+            })
+            .collect();
+        let shard = simcrawl_frontier::Shard::new(0, 3).unwrap();
+        let mut owners = std::collections::BTreeSet::new();
+        for i in 0..40 {
+            let url = Url::parse(&format!("http://site{i}.test/page.html")).unwrap();
+            let owner = shard.owner(&url);
+            owners.insert(owner);
+            let found = store_of_host(&stores, &url).unwrap().unwrap();
+            assert_eq!(
+                found.shard().unwrap().map(|s| s.index()),
+                Some(owner),
+                "{url}"
+            );
+        }
+        assert_eq!(owners.len(), 3, "forty sites fall to every process");
+        // Stores that do not say whose they are: the first.
+        let plain = [
+            Inspector::new(Store::temporary().unwrap()),
+            Inspector::new(Store::temporary().unwrap()),
+        ];
+        let url = Url::parse("http://a.test/").unwrap();
+        assert!(std::ptr::eq(
+            store_of_host(&plain, &url).unwrap().unwrap(),
+            &plain[0]
+        ));
     }
 }

@@ -219,7 +219,7 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode> {
         for page in [&mut b, &mut a] {
             let host = simcrawl_crawl::learn::authority(&page.url);
             let inspector =
-                simcrawl_crawl::inspect::store_of_host(&stores, &host)?.expect("a store given");
+                simcrawl_crawl::inspect::store_of_host(&stores, &page.url)?.expect("a store given");
             let set = inspector.fingerprint_template(&host)?;
             analyzer.apply_template(&mut page.analysis, set.as_deref());
             texts.push(inspector.without_template(&host, &page.analysis.document.main_text)?);
