@@ -169,8 +169,10 @@ pub(crate) fn assert_no_distinct_page_skipped(manifest: &Manifest, skipped: &[Sk
 
 /// The learned rules keep the fetches close to one per distinct document: print versions are
 /// skipped by a canonical rule learned from their first few, mirrors and the session-id trap by their
-/// rules, and verification fetches thin out as the rules hold. (About 1.14 on this web of 400
-/// articles, where the evidence the rules need weighs more than on the benchmark's 2000.)
+/// rules, and verification fetches thin out as the rules hold. (About 1.19 on this web of 400
+/// articles, where the evidence the rules need weighs more than on the benchmark's 2000: 1.14
+/// before a mirror's first skip in each directory was fetched as a verification, and 1.203 once
+/// under a whole suite's load.)
 #[test]
 fn fetches_per_distinct_document_are_bounded() {
     let web = Web::start(TestWebConfig {
@@ -197,7 +199,7 @@ fn fetches_per_distinct_document_are_bounded() {
     let robots = web.web.hosts().len() as u64;
     let per_document = (log.total() - robots) as f64 / distinct.len() as f64;
     assert!(
-        per_document <= 1.2,
+        per_document <= 1.25,
         "{} page requests for {} distinct documents: {per_document:.3} per document",
         log.total() - robots,
         distinct.len()
