@@ -48,48 +48,13 @@ pub struct TuneReport {
     pub samples: Vec<SamplePair>,
 }
 
-/// All pairs of indexed pages within `max_k`, as (earlier id, later id, distance), each pair once.
-pub fn near_pairs(index: &PageIndex, max_k: u32) -> Result<Vec<(u32, u32, u32)>, CrawlError> {
-    let max_k = max_k.min(MAX_K);
-    let mut fps: Vec<(SimHash, u32)> = Vec::with_capacity(index.len());
-    for (id, fp) in index.fingerprints()? {
-        fps.push((fp, id));
-    }
-    let replay = SimHashIndex::build(max_k, fps.clone())?;
-    let mut pairs = Vec::new();
-    for (fp, id) in fps {
-        for m in replay.query(fp) {
-            if m.id < id {
-                pairs.push((m.id, id, m.distance));
-            }
-        }
-    }
-    pairs.sort_unstable();
-    Ok(pairs)
-}
-
-/// The pairs of [`near_pairs`] within `max_k` that the crawl's verdict would call copies, as
-/// (earlier id, later id, distance, the smallest k at which it would).
-pub fn copy_pairs(index: &PageIndex, max_k: u32) -> Result<Vec<(u32, u32, u32, u32)>, CrawlError> {
-    let mut pairs = Vec::new();
-    for (a, b, d) in near_pairs(index, max_k)? {
-        if let Some(k) = index.copy_threshold(a, b)?
-            && k <= max_k
-        {
-            pairs.push((a, b, d, k));
-        }
-    }
-    Ok(pairs)
-}
-
 /// The single-link clusters of indexed pages that the crawl's verdict at `k` calls copies of one
 /// another: groups of two or more page ids, largest first.
 pub fn clusters(index: &PageIndex, k: u32) -> Result<Vec<Vec<u32>>, CrawlError> {
-    let mut uf = UnionFind::new(index.len());
-    for (a, b, _, _) in copy_pairs(index, k)? {
-        uf.union(a, b);
-    }
-    Ok(uf.clusters(2))
+    Ok(clusters_across(std::slice::from_ref(index), k)?
+        .into_iter()
+        .map(|group| group.into_iter().map(|(_, id)| id).collect())
+        .collect())
 }
 
 /// The pages of several indexes as (index number, page id), and their pairs as (earlier, later,
@@ -99,7 +64,7 @@ type Replayed = (Vec<(usize, u32)>, Vec<(u32, u32, u32, Option<u32>)>);
 /// The pairs of pages within `max_k` over several indexes at once (the stores of a sharded crawl,
 /// each holding its process's sites' pages), each once, with the smallest k at which the crawl's
 /// verdict calls the later a copy of the earlier, sorted. Of two pages of one index the earlier
-/// has the smaller id, as [`copy_pairs`] has it; of two indexes, the one fetched first.
+/// has the smaller id (indexed first); of two indexes, the one fetched first.
 fn replay_across(indexes: &[PageIndex], max_k: u32) -> Result<Replayed, CrawlError> {
     let mut pages: Vec<(usize, u32)> = Vec::new();
     let mut fps: Vec<(SimHash, u32)> = Vec::new();
@@ -219,45 +184,7 @@ fn sample_diff(a: &PageRecord, b: &PageRecord) -> Vec<String> {
 /// Replays the index for every k from 0 to 8, with up to `samples_per_distance` sample pairs at each
 /// distance.
 pub fn tune(index: &PageIndex, samples_per_distance: usize) -> Result<TuneReport, CrawlError> {
-    let pairs = near_pairs(index, MAX_K)?;
-    let copies = copy_pairs(index, MAX_K)?;
-    let mut by_k = Vec::new();
-    for k in 0..=MAX_K {
-        let mut later = std::collections::HashSet::new();
-        let mut uf = UnionFind::new(index.len());
-        for &(a, b, _, at) in &copies {
-            if at <= k {
-                later.insert(b);
-                uf.union(a, b);
-            }
-        }
-        let groups = uf.clusters(2);
-        by_k.push(KSummary {
-            k,
-            would_skip: later.len(),
-            clusters: groups.len(),
-            clustered_pages: groups.iter().map(Vec::len).sum(),
-        });
-    }
-    let mut samples = Vec::new();
-    for d in 0..=MAX_K {
-        for &(a, b, _) in pairs.iter().filter(|p| p.2 == d).take(samples_per_distance) {
-            if let (Some(a), Some(b)) = (index.get(a)?, index.get(b)?) {
-                let diff = sample_diff(&a, &b);
-                samples.push(SamplePair {
-                    distance: d,
-                    a,
-                    b,
-                    diff,
-                });
-            }
-        }
-    }
-    Ok(TuneReport {
-        pages: index.len(),
-        by_k,
-        samples,
-    })
+    tune_across(std::slice::from_ref(index), samples_per_distance)
 }
 
 /// One step of a word alignment ([`align_words`]).
