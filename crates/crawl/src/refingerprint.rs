@@ -5,9 +5,12 @@
 //! coordinator: from the stored main text, that is normalising every line of it again before
 //! hashing (16% of the CPU of a crawl of Git's 218-page manual). [`Normalised`] keeps what the
 //! analysis normalised already (the whole text and each line alone), so that making them again
-//! is only the hashing. It holds at most [`BUDGET`] bytes, the oldest pages leaving first, and
-//! forgets a host's pages once its template is learned; a page it does not hold is made from
-//! its stored text, with the same result.
+//! is only the hashing. It also remembers which of a page's lines its fingerprints left out: a
+//! change of the template that adds or drops none of the page's lines leaves its fingerprints as
+//! they are, and they are not made again at all (on Git's manual, most changes of its template
+//! touch lines that half its pages have). It holds at most [`BUDGET`] bytes, the oldest pages
+//! leaving first, and forgets a host's pages once its template is learned; a page it does not
+//! hold is made from its stored text, with the same result.
 
 use crate::page::Analyzer;
 use crate::template::TemplateSet;
@@ -17,26 +20,85 @@ use std::collections::{HashMap, VecDeque};
 /// The bytes of text kept at most.
 pub const BUDGET: usize = 8 << 20;
 
-/// Page id → its normalised main text and its non-empty lines normalised alone (joined by `\n`).
+/// Page id → its normalised main text and its non-empty lines normalised alone (joined by `\n`),
+/// with what its fingerprints left out.
 #[derive(Debug, Default)]
 pub struct Normalised {
-    texts: HashMap<u32, (Box<str>, Box<str>)>,
+    texts: HashMap<u32, Kept>,
     order: VecDeque<u32>,
     bytes: usize,
 }
 
+#[derive(Debug)]
+struct Kept {
+    text: Box<str>,
+    lines: Box<str>,
+    /// The hash of each line of `lines`, as a template names it.
+    hashes: Box<[u64]>,
+    /// The numbers of the lines the page's fingerprints leave out (the template's); `None`: not
+    /// known (they were made with a template other than the one it was kept with).
+    stripped: Option<Box<[u32]>>,
+}
+
+impl Kept {
+    fn bytes(&self) -> usize {
+        self.text.len()
+            + self.lines.len()
+            + 8 * self.hashes.len()
+            + 4 * self.stripped.as_ref().map_or(0, |s| s.len())
+    }
+}
+
+/// The numbers of the lines (by their hashes) that `template` leaves out.
+fn stripped_by(hashes: &[u64], template: Option<&TemplateSet>) -> Box<[u32]> {
+    let Some(template) = template else {
+        return Box::default();
+    };
+    (0u32..)
+        .zip(hashes)
+        .filter(|(_, hash)| template.lines.contains(hash))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// Page fingerprints after a change of its host's template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refingerprinted {
+    /// The change adds and drops none of the page's lines: its fingerprints stay as they are.
+    Unchanged,
+    /// Made again: the SimHash and sketch without the template's lines.
+    Made(SimHash, Sketch),
+}
+
 impl Normalised {
     /// Keeps page `id`'s normalised main text and lines ([`PageAnalysis::text`] and
-    /// [`PageAnalysis::norm_lines`](crate::page::PageAnalysis::norm_lines)); nothing when they
+    /// [`PageAnalysis::norm_lines`](crate::page::PageAnalysis::norm_lines)), whose fingerprints
+    /// leave out `template` (`Some(None)`: no template; `None`: not known); nothing when they
     /// are not known (a page replayed from another process).
     ///
     /// [`PageAnalysis::text`]: crate::page::PageAnalysis::text
-    pub fn keep(&mut self, id: u32, text: &str, lines: &str) {
+    pub fn keep(
+        &mut self,
+        id: u32,
+        text: &str,
+        lines: &str,
+        template: Option<Option<&TemplateSet>>,
+    ) {
         if text.is_empty() || lines.is_empty() || self.texts.contains_key(&id) {
             return;
         }
-        self.bytes += text.len() + lines.len();
-        self.texts.insert(id, (text.into(), lines.into()));
+        let hashes: Box<[u64]> = lines
+            .split('\n')
+            .map(|line| xxhash_rust::xxh3::xxh3_64(line.as_bytes()))
+            .collect();
+        let kept = Kept {
+            text: text.into(),
+            lines: lines.into(),
+            stripped: template.map(|t| stripped_by(&hashes, t)),
+            hashes,
+        };
+        self.bytes += kept.bytes();
+        self.texts.insert(id, kept);
         self.order.push_back(id);
         if self.order.len() > 2 * self.texts.len() + 64 {
             // Pages forgotten before their turn.
@@ -53,8 +115,8 @@ impl Normalised {
 
     /// Drops page `id`'s texts.
     pub fn forget(&mut self, id: u32) {
-        if let Some((text, lines)) = self.texts.remove(&id) {
-            self.bytes -= text.len() + lines.len();
+        if let Some(kept) = self.texts.remove(&id) {
+            self.bytes -= kept.bytes();
         }
         if self.texts.is_empty() {
             self.order.clear();
@@ -62,44 +124,46 @@ impl Normalised {
     }
 
     /// Page `id`'s SimHash and sketch without `template`'s lines, as
-    /// [`Analyzer::main_fingerprints`] makes them from its main text, if its texts are kept.
+    /// [`Analyzer::main_fingerprints`] makes them from its main text, if its texts are kept:
+    /// [`Refingerprinted::Unchanged`] when `template` leaves out the same lines of it as the
+    /// template its fingerprints were made without (they are then the same).
     pub fn fingerprints(
-        &self,
+        &mut self,
         id: u32,
         template: Option<&TemplateSet>,
         analyzer: &Analyzer,
-    ) -> Option<(SimHash, Sketch)> {
-        let (text, lines) = self.texts.get(&id)?;
-        Some(analyzer.normalised_fingerprints(&strip(text, lines, template)))
+    ) -> Option<Refingerprinted> {
+        let kept = self.texts.get_mut(&id)?;
+        let stripped = stripped_by(&kept.hashes, template);
+        if kept.stripped.as_ref() == Some(&stripped) {
+            return Some(Refingerprinted::Unchanged);
+        }
+        let (simhash, sketch) = analyzer.normalised_fingerprints(&strip(kept, &stripped));
+        self.bytes -= kept.bytes();
+        kept.stripped = Some(stripped);
+        self.bytes += kept.bytes();
+        Some(Refingerprinted::Made(simhash, sketch))
     }
 }
 
-/// `TemplateSet::strip` of a main text from its lines normalised already: the lines not in the
-/// template joined by spaces, or the whole normalised text when no line is the template's.
-fn strip<'a>(
-    text: &'a str,
-    lines: &str,
-    template: Option<&TemplateSet>,
-) -> std::borrow::Cow<'a, str> {
-    let Some(template) = template else {
-        return text.into();
-    };
-    let mut kept = String::with_capacity(text.len());
-    let mut stripped = false;
-    for line in lines.split('\n') {
-        if template
-            .lines
-            .contains(&xxhash_rust::xxh3::xxh3_64(line.as_bytes()))
-        {
-            stripped = true;
+/// `TemplateSet::strip` of a main text from its lines normalised already: the lines not left out
+/// (numbered in `stripped`) joined by spaces, or the whole normalised text when none is.
+fn strip<'a>(kept: &'a Kept, stripped: &[u32]) -> std::borrow::Cow<'a, str> {
+    if stripped.is_empty() {
+        return (&*kept.text).into();
+    }
+    let mut out = String::with_capacity(kept.text.len());
+    let mut left_out = stripped.iter().peekable();
+    for (i, line) in (0u32..).zip(kept.lines.split('\n')) {
+        if left_out.next_if_eq(&&i).is_some() {
             continue;
         }
-        if !kept.is_empty() {
-            kept.push(' ');
+        if !out.is_empty() {
+            out.push(' ');
         }
-        kept.push_str(line);
+        out.push_str(line);
     }
-    if stripped { kept.into() } else { text.into() }
+    out.into()
 }
 
 #[cfg(test)]
@@ -123,24 +187,49 @@ mod tests {
         let line = page.norm_lines.split('\n').nth(1).unwrap().to_string();
         let hash = |l: &str| xxhash_rust::xxh3::xxh3_64(l.as_bytes());
         let mut kept = Normalised::default();
-        kept.keep(3, &page.text, &page.norm_lines);
-        let sets = [
-            TemplateSet {
-                version: 7,
-                lines: [hash(&line)].into_iter().collect(),
-            },
-            TemplateSet {
-                version: 8,
-                lines: [hash("no such line")].into_iter().collect(),
-            },
-        ];
-        for template in sets.iter().map(Some).chain([None]) {
+        // Indexed with fingerprints of the whole main text (no template yet).
+        kept.keep(3, &page.text, &page.norm_lines, Some(None));
+        let with_line = TemplateSet {
+            version: 7,
+            lines: [hash(&line)].into_iter().collect(),
+        };
+        let without = TemplateSet {
+            version: 8,
+            lines: [hash("no such line")].into_iter().collect(),
+        };
+        let mut current = analyzer.main_fingerprints(&page.document.main_text, None);
+        let mut made = Vec::new();
+        for template in [
+            Some(&with_line),
+            Some(&with_line),
+            Some(&without),
+            None,
+            Some(&with_line),
+        ] {
             let from_text = analyzer.main_fingerprints(&page.document.main_text, template);
-            let from_kept = kept.fingerprints(3, template, &analyzer).unwrap();
-            assert_eq!(from_kept.0, from_text.0);
-            assert_eq!(from_kept.1, from_text.1);
+            match kept.fingerprints(3, template, &analyzer).unwrap() {
+                Refingerprinted::Unchanged => assert_eq!(current, from_text),
+                Refingerprinted::Made(simhash, sketch) => {
+                    assert_eq!((simhash, sketch.clone()), from_text);
+                    current = (simhash, sketch);
+                }
+            }
+            made.push(current != analyzer.main_fingerprints(&page.document.main_text, None));
         }
+        // Made again only when the template left out another set of the page's lines.
+        assert_eq!(made, [true, true, false, false, true]);
         assert!(kept.fingerprints(4, None, &analyzer).is_none());
+        // Kept without knowing what its fingerprints left out: made again at the first change.
+        kept.forget(3);
+        kept.keep(3, &page.text, &page.norm_lines, None);
+        assert!(matches!(
+            kept.fingerprints(3, None, &analyzer),
+            Some(Refingerprinted::Made(..))
+        ));
+        assert_eq!(
+            kept.fingerprints(3, None, &analyzer),
+            Some(Refingerprinted::Unchanged)
+        );
         kept.forget(3);
         assert!(kept.fingerprints(3, None, &analyzer).is_none());
         assert_eq!(kept.bytes, 0);
@@ -151,7 +240,7 @@ mod tests {
         let mut kept = Normalised::default();
         let text = "w".repeat(BUDGET / 4);
         for id in 0..4 {
-            kept.keep(id, &text, "x");
+            kept.keep(id, &text, "x", Some(None));
         }
         assert!(kept.bytes <= BUDGET);
         assert!(!kept.texts.contains_key(&0));

@@ -9,6 +9,7 @@ use crate::evidence::Evidence;
 use crate::layout::counters;
 use crate::learn::Rule;
 use crate::pages::Verdict;
+use crate::refingerprint::Refingerprinted;
 use crate::skiplog::{SkipReason, SkipRecord};
 use simcrawl_frontier::Lease;
 use simcrawl_url::Candidate;
@@ -385,18 +386,20 @@ impl Core {
         let learned = !self.templates.learning(host)?;
         let mut made = 0;
         for id in stale {
-            if let Some(record) = self.pages.get(id)? {
-                // From the main text normalised when the page was analysed, when kept.
-                let (simhash, sketch) =
-                    match self
-                        .normalised
-                        .fingerprints(id, template.as_deref(), &self.fingerprints)
-                    {
-                        Some(made) => made,
-                        None => self
-                            .fingerprints
-                            .main_fingerprints(&record.text, template.as_deref()),
-                    };
+            // From the main text normalised when the page was analysed, when kept; not at all
+            // when the change adds and drops none of its lines.
+            let kept = self
+                .normalised
+                .fingerprints(id, template.as_deref(), &self.fingerprints);
+            if kept != Some(Refingerprinted::Unchanged)
+                && let Some(record) = self.pages.get(id)?
+            {
+                let (simhash, sketch) = match kept {
+                    Some(Refingerprinted::Made(simhash, sketch)) => (simhash, sketch),
+                    _ => self
+                        .fingerprints
+                        .main_fingerprints(&record.text, template.as_deref()),
+                };
                 self.pages.refingerprint(record, simhash, &sketch)?;
                 made += 1;
             }
@@ -438,8 +441,16 @@ impl Core {
                 self.templates
                     .note_indexed(&host, id, analysis.template_version)?;
                 if self.templates.learning(&host)? {
-                    self.normalised
-                        .keep(id, &analysis.text, &analysis.norm_lines);
+                    // What its fingerprints left out is known when they were made with the
+                    // template as it is now (this page may have changed it).
+                    let template = self.templates.fingerprint_set(&host)?;
+                    let current = template.as_ref().map_or(0, |t| t.version);
+                    self.normalised.keep(
+                        id,
+                        &analysis.text,
+                        &analysis.norm_lines,
+                        (analysis.template_version == current).then_some(template.as_deref()),
+                    );
                 }
             }
             self.book.indexed(&page.final_url, id, &final_url);
