@@ -65,6 +65,10 @@ pub struct PageAnalysis {
     /// host's template is learned, to make its fingerprints again without normalising its text
     /// ([`crate::refingerprint`]). Empty when not known.
     pub norm_lines: String,
+    /// The numbers of the lines of `norm_lines` that `simhash` and `sketch` leave out (their
+    /// template's): a change of the template that adds and drops none of them leaves the
+    /// fingerprints as they are ([`Analyzer::apply_template`]).
+    pub template_lines: Vec<u32>,
 }
 
 /// Turns pages into [`PageAnalysis`] values. Cheap to clone and share between threads.
@@ -189,11 +193,24 @@ impl Analyzer {
     }
 
     /// Makes `page`'s SimHash and sketch again without the lines of its host's template (`None`:
-    /// with the whole main text), unless they were made with this template already. A block the
-    /// host repeats on its pages then weighs nothing in a near-duplicate verdict.
+    /// with the whole main text), unless they were made with this template already or it
+    /// leaves out the same lines of the page. A block the host repeats on its pages then weighs
+    /// nothing in a near-duplicate verdict.
     pub fn apply_template(&self, page: &mut PageAnalysis, template: Option<&TemplateSet>) {
         let version = template.map_or(0, |t| t.version);
         if page.template_version == version {
+            return;
+        }
+        if !page.norm_lines.is_empty() {
+            // From the lines normalised already, and only if the lines left out changed.
+            let hashes: Vec<u64> = crate::refingerprint::line_hashes(&page.norm_lines).collect();
+            let stripped = crate::refingerprint::stripped_by(&hashes, template);
+            if *stripped != *page.template_lines {
+                let text = crate::refingerprint::strip(&page.text, &page.norm_lines, &stripped);
+                (page.simhash, page.sketch) = self.normalised_fingerprints(&text);
+                page.template_lines = stripped.into();
+            }
+            page.template_version = version;
             return;
         }
         let (simhash, sketch) = self.main_fingerprints(&page.document.main_text, template);
@@ -227,8 +244,9 @@ impl Analyzer {
         template: Option<&TemplateSet>,
     ) -> PageAnalysis {
         // The main text without the template's lines, as `TemplateSet::strip` makes it
-        // (None: no line of it is the template's).
+        // (None: no line of it is the template's), and the numbers of those lines.
         let mut stripped: Option<String> = None;
+        let mut template_lines = Vec::new();
         // The text and its lines in one pass, when the lines' normalisation is the text's
         // (`TemplateSet::strip` normalises each line so).
         let (text, lines, line_texts, norm_lines) =
@@ -239,12 +257,14 @@ impl Analyzer {
                 let mut kept = String::new();
                 let mut any_stripped = false;
                 let mut norm_lines = String::new();
+                let mut line_number = 0u32;
                 let text = normalize_lines(&document.main_text, self.normalize, |line| {
                     if !line.is_empty() {
                         if !norm_lines.is_empty() {
                             norm_lines.push('\n');
                         }
                         norm_lines.push_str(line);
+                        line_number += 1;
                     }
                     if let Some(template) = template
                         && !line.is_empty()
@@ -254,6 +274,7 @@ impl Analyzer {
                             .contains(&xxhash_rust::xxh3::xxh3_64(line.as_bytes()))
                         {
                             any_stripped = true;
+                            template_lines.push(line_number - 1);
                         } else {
                             if !kept.is_empty() {
                                 kept.push(' ');
@@ -340,6 +361,7 @@ impl Analyzer {
             lines,
             line_texts,
             norm_lines,
+            template_lines,
             document,
         }
     }
@@ -467,15 +489,26 @@ mod tests {
                 version: 9,
                 lines: [hash("nothing on this page")].into_iter().collect(),
             },
+            // Another template that leaves out the same line of this page.
+            TemplateSet {
+                version: 11,
+                lines: [hash(&lines[1]), hash("nothing on this page")]
+                    .into_iter()
+                    .collect(),
+            },
         ];
-        for template in sets.iter().map(Some).chain([None]) {
-            let mut after = plain.clone();
+        let templates = || sets.iter().map(Some).chain([None]);
+        for (template, before) in templates().flat_map(|t| templates().map(move |b| (t, b))) {
+            // Analysed with one template, then given another.
+            let mut after =
+                analyzer.analyze_html_with_template(html.as_bytes(), html, &url, None, before);
             analyzer.apply_template(&mut after, template);
             let once =
                 analyzer.analyze_html_with_template(html.as_bytes(), html, &url, None, template);
             assert_eq!(once.simhash, after.simhash);
             assert_eq!(once.sketch, after.sketch);
             assert_eq!(once.template_version, after.template_version);
+            assert_eq!(once.template_lines, after.template_lines);
             assert_eq!(once.full_simhash, after.full_simhash);
             assert_eq!(once.text_digest, after.text_digest);
             assert_eq!(

@@ -27,6 +27,7 @@ pub struct Normalised {
     texts: HashMap<u32, Kept>,
     order: VecDeque<u32>,
     bytes: usize,
+    made: u64,
 }
 
 #[derive(Debug)]
@@ -35,9 +36,26 @@ struct Kept {
     lines: Box<str>,
     /// The hash of each line of `lines`, as a template names it.
     hashes: Box<[u64]>,
-    /// The numbers of the lines the page's fingerprints leave out (the template's); `None`: not
-    /// known (they were made with a template other than the one it was kept with).
-    stripped: Option<Box<[u32]>>,
+    /// The fingerprints the page has now, with the lines they leave out; `None`: not known
+    /// (made with a template other than the one it was kept with).
+    current: Option<Variant>,
+    /// The fingerprints it had before, for a template that changes back (a line on about half
+    /// of the host's pages goes in and out of the template as they are counted).
+    previous: Option<Variant>,
+}
+
+#[derive(Debug)]
+struct Variant {
+    /// The numbers of the lines the fingerprints leave out (the template's).
+    stripped: Box<[u32]>,
+    simhash: SimHash,
+    sketch: Sketch,
+}
+
+impl Variant {
+    fn bytes(&self) -> usize {
+        4 * self.stripped.len() + 4 * self.sketch.values().len() + 32
+    }
 }
 
 impl Kept {
@@ -45,12 +63,23 @@ impl Kept {
         self.text.len()
             + self.lines.len()
             + 8 * self.hashes.len()
-            + 4 * self.stripped.as_ref().map_or(0, |s| s.len())
+            + [&self.current, &self.previous]
+                .into_iter()
+                .flatten()
+                .map(Variant::bytes)
+                .sum::<usize>()
     }
 }
 
+/// The hashes of normalised lines joined by `\n`, as a template names them.
+pub(crate) fn line_hashes(lines: &str) -> impl Iterator<Item = u64> + '_ {
+    lines
+        .split('\n')
+        .map(|line| xxhash_rust::xxh3::xxh3_64(line.as_bytes()))
+}
+
 /// The numbers of the lines (by their hashes) that `template` leaves out.
-fn stripped_by(hashes: &[u64], template: Option<&TemplateSet>) -> Box<[u32]> {
+pub(crate) fn stripped_by(hashes: &[u64], template: Option<&TemplateSet>) -> Box<[u32]> {
     let Some(template) = template else {
         return Box::default();
     };
@@ -72,9 +101,9 @@ pub enum Refingerprinted {
 
 impl Normalised {
     /// Keeps page `id`'s normalised main text and lines ([`PageAnalysis::text`] and
-    /// [`PageAnalysis::norm_lines`](crate::page::PageAnalysis::norm_lines)), whose fingerprints
-    /// leave out `template` (`Some(None)`: no template; `None`: not known); nothing when they
-    /// are not known (a page replayed from another process).
+    /// [`PageAnalysis::norm_lines`](crate::page::PageAnalysis::norm_lines)) and, when known, its
+    /// fingerprints with the template they leave out (`None` in it: no template); nothing when
+    /// its texts are not known (a page replayed from another process).
     ///
     /// [`PageAnalysis::text`]: crate::page::PageAnalysis::text
     pub fn keep(
@@ -82,19 +111,21 @@ impl Normalised {
         id: u32,
         text: &str,
         lines: &str,
-        template: Option<Option<&TemplateSet>>,
+        made: Option<(Option<&TemplateSet>, SimHash, &Sketch)>,
     ) {
         if text.is_empty() || lines.is_empty() || self.texts.contains_key(&id) {
             return;
         }
-        let hashes: Box<[u64]> = lines
-            .split('\n')
-            .map(|line| xxhash_rust::xxh3::xxh3_64(line.as_bytes()))
-            .collect();
+        let hashes: Box<[u64]> = line_hashes(lines).collect();
         let kept = Kept {
             text: text.into(),
             lines: lines.into(),
-            stripped: template.map(|t| stripped_by(&hashes, t)),
+            current: made.map(|(template, simhash, sketch)| Variant {
+                stripped: stripped_by(&hashes, template),
+                simhash,
+                sketch: sketch.clone(),
+            }),
+            previous: None,
             hashes,
         };
         self.bytes += kept.bytes();
@@ -126,7 +157,8 @@ impl Normalised {
     /// Page `id`'s SimHash and sketch without `template`'s lines, as
     /// [`Analyzer::main_fingerprints`] makes them from its main text, if its texts are kept:
     /// [`Refingerprinted::Unchanged`] when `template` leaves out the same lines of it as the
-    /// template its fingerprints were made without (they are then the same).
+    /// template its fingerprints were made without (they are then the same), and those it had
+    /// before when it leaves out the same lines as the template before.
     pub fn fingerprints(
         &mut self,
         id: u32,
@@ -135,26 +167,54 @@ impl Normalised {
     ) -> Option<Refingerprinted> {
         let kept = self.texts.get_mut(&id)?;
         let stripped = stripped_by(&kept.hashes, template);
-        if kept.stripped.as_ref() == Some(&stripped) {
+        if kept
+            .current
+            .as_ref()
+            .is_some_and(|c| c.stripped == stripped)
+        {
             return Some(Refingerprinted::Unchanged);
         }
-        let (simhash, sketch) = analyzer.normalised_fingerprints(&strip(kept, &stripped));
         self.bytes -= kept.bytes();
-        kept.stripped = Some(stripped);
+        if kept
+            .previous
+            .as_ref()
+            .is_some_and(|p| p.stripped == stripped)
+        {
+            std::mem::swap(&mut kept.current, &mut kept.previous);
+        } else {
+            let (simhash, sketch) =
+                analyzer.normalised_fingerprints(&strip(&kept.text, &kept.lines, &stripped));
+            self.made += 1;
+            kept.previous = kept.current.replace(Variant {
+                stripped,
+                simhash,
+                sketch,
+            });
+        }
         self.bytes += kept.bytes();
-        Some(Refingerprinted::Made(simhash, sketch))
+        let current = kept.current.as_ref().expect("set above");
+        Some(Refingerprinted::Made(
+            current.simhash,
+            current.sketch.clone(),
+        ))
+    }
+
+    /// Fingerprints made from kept texts (not taken from a page's earlier ones).
+    pub fn made(&self) -> u64 {
+        self.made
     }
 }
 
-/// `TemplateSet::strip` of a main text from its lines normalised already: the lines not left out
-/// (numbered in `stripped`) joined by spaces, or the whole normalised text when none is.
-fn strip<'a>(kept: &'a Kept, stripped: &[u32]) -> std::borrow::Cow<'a, str> {
+/// `TemplateSet::strip` of a main text (`text`, normalised) from its lines normalised already
+/// (`lines`, joined by `\n`): the lines not left out (numbered in `stripped`) joined by spaces,
+/// or the whole normalised text when none is.
+pub(crate) fn strip<'a>(text: &'a str, lines: &str, stripped: &[u32]) -> std::borrow::Cow<'a, str> {
     if stripped.is_empty() {
-        return (&*kept.text).into();
+        return text.into();
     }
-    let mut out = String::with_capacity(kept.text.len());
+    let mut out = String::with_capacity(text.len());
     let mut left_out = stripped.iter().peekable();
-    for (i, line) in (0u32..).zip(kept.lines.split('\n')) {
+    for (i, line) in (0u32..).zip(lines.split('\n')) {
         if left_out.next_if_eq(&&i).is_some() {
             continue;
         }
@@ -188,7 +248,13 @@ mod tests {
         let hash = |l: &str| xxhash_rust::xxh3::xxh3_64(l.as_bytes());
         let mut kept = Normalised::default();
         // Indexed with fingerprints of the whole main text (no template yet).
-        kept.keep(3, &page.text, &page.norm_lines, Some(None));
+        let whole = analyzer.main_fingerprints(&page.document.main_text, None);
+        kept.keep(
+            3,
+            &page.text,
+            &page.norm_lines,
+            Some((None, whole.0, &whole.1)),
+        );
         let with_line = TemplateSet {
             version: 7,
             lines: [hash(&line)].into_iter().collect(),
@@ -197,14 +263,15 @@ mod tests {
             version: 8,
             lines: [hash("no such line")].into_iter().collect(),
         };
-        let mut current = analyzer.main_fingerprints(&page.document.main_text, None);
-        let mut made = Vec::new();
+        let mut current = whole.clone();
+        let mut changed = Vec::new();
         for template in [
             Some(&with_line),
             Some(&with_line),
             Some(&without),
             None,
             Some(&with_line),
+            None,
         ] {
             let from_text = analyzer.main_fingerprints(&page.document.main_text, template);
             match kept.fingerprints(3, template, &analyzer).unwrap() {
@@ -214,18 +281,22 @@ mod tests {
                     current = (simhash, sketch);
                 }
             }
-            made.push(current != analyzer.main_fingerprints(&page.document.main_text, None));
+            changed.push(current != whole);
         }
-        // Made again only when the template left out another set of the page's lines.
-        assert_eq!(made, [true, true, false, false, true]);
+        // Changed only when the template left out another set of the page's lines, and made
+        // once for each set: the whole text's fingerprints were known, and those without the
+        // line are taken again when the line comes back.
+        assert_eq!(changed, [true, true, false, false, true, false]);
+        assert_eq!(kept.made(), 1);
         assert!(kept.fingerprints(4, None, &analyzer).is_none());
-        // Kept without knowing what its fingerprints left out: made again at the first change.
+        // Kept without its fingerprints: made at the first change, whatever it is.
         kept.forget(3);
         kept.keep(3, &page.text, &page.norm_lines, None);
         assert!(matches!(
             kept.fingerprints(3, None, &analyzer),
             Some(Refingerprinted::Made(..))
         ));
+        assert_eq!(kept.made(), 2);
         assert_eq!(
             kept.fingerprints(3, None, &analyzer),
             Some(Refingerprinted::Unchanged)
@@ -240,7 +311,7 @@ mod tests {
         let mut kept = Normalised::default();
         let text = "w".repeat(BUDGET / 4);
         for id in 0..4 {
-            kept.keep(id, &text, "x", Some(None));
+            kept.keep(id, &text, "x", None);
         }
         assert!(kept.bytes <= BUDGET);
         assert!(!kept.texts.contains_key(&0));

@@ -449,7 +449,11 @@ impl Core {
                         id,
                         &analysis.text,
                         &analysis.norm_lines,
-                        (analysis.template_version == current).then_some(template.as_deref()),
+                        (analysis.template_version == current).then_some((
+                            template.as_deref(),
+                            analysis.simhash,
+                            &analysis.sketch,
+                        )),
                     );
                 }
             }
