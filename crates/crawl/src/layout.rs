@@ -116,7 +116,8 @@ pub mod counters {
     pub const CONTRADICTED: &str = "crawl/contradicted";
     /// Text and near-duplicate skips queued again when their host's template formed.
     pub const REQUEUED_BY_TEMPLATE: &str = "crawl/requeued_by_template";
-    /// Indexed pages whose fingerprints were made again when their host's template changed.
+    /// Indexed pages whose fingerprints were made again, or taken back from before, when their
+    /// host's template changed.
     pub const REFINGERPRINTED_BY_TEMPLATE: &str = "crawl/refingerprinted_by_template";
     /// Redirects whose new target was queued through the frontier.
     pub const REDIRECTS_QUEUED: &str = "crawl/redirects_queued";

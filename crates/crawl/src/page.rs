@@ -66,8 +66,8 @@ pub struct PageAnalysis {
     /// ([`crate::refingerprint`]). Empty when not known.
     pub norm_lines: String,
     /// The numbers of the lines of `norm_lines` that `simhash` and `sketch` leave out (their
-    /// template's): a change of the template that adds and drops none of them leaves the
-    /// fingerprints as they are ([`Analyzer::apply_template`]).
+    /// template's), when `norm_lines` is known: a change of the template that adds and drops
+    /// none of them leaves the fingerprints as they are ([`Analyzer::apply_template`]).
     pub template_lines: Vec<u32>,
 }
 
@@ -469,6 +469,7 @@ mod tests {
              <p>A tide table lists the times and heights of high and low water for one place, usually \
              a harbour, for every day of the year. Heights are measured from chart datum.</p>\
              <p>Between the listed times the water rises and falls roughly along a sine curve.</p>\
+             <p>* * *</p><p>Part of the harbour guide, updated 12 March 2024</p>\
              </article><footer>Rendered at 10:31</footer></body></html>";
         let plain = analyzer.analyze_html(html.as_bytes(), html, &url, None);
         let lines: Vec<String> = plain
@@ -509,6 +510,9 @@ mod tests {
             assert_eq!(once.sketch, after.sketch);
             assert_eq!(once.template_version, after.template_version);
             assert_eq!(once.template_lines, after.template_lines);
+            // As the fingerprints were made before `template_lines`, from the main text.
+            let from_text = analyzer.main_fingerprints(&plain.document.main_text, template);
+            assert_eq!((after.simhash, &after.sketch), (from_text.0, &from_text.1));
             assert_eq!(once.full_simhash, after.full_simhash);
             assert_eq!(once.text_digest, after.text_digest);
             assert_eq!(

@@ -136,6 +136,11 @@ impl Normalised {
             let texts = &self.texts;
             self.order.retain(|id| texts.contains_key(id));
         }
+        self.shrink();
+    }
+
+    /// Forgets the oldest pages until the kept bytes are within [`BUDGET`].
+    fn shrink(&mut self) {
         while self.bytes > BUDGET {
             let Some(old) = self.order.pop_front() else {
                 break;
@@ -193,10 +198,10 @@ impl Normalised {
         }
         self.bytes += kept.bytes();
         let current = kept.current.as_ref().expect("set above");
-        Some(Refingerprinted::Made(
-            current.simhash,
-            current.sketch.clone(),
-        ))
+        let made = Refingerprinted::Made(current.simhash, current.sketch.clone());
+        // An earlier variant kept may take the texts over the budget.
+        self.shrink();
+        Some(made)
     }
 
     /// Fingerprints made from kept texts (not taken from a page's earlier ones).
@@ -300,6 +305,23 @@ mod tests {
         assert_eq!(
             kept.fingerprints(3, None, &analyzer),
             Some(Refingerprinted::Unchanged)
+        );
+        // Kept with fingerprints that leave a line out, as most pages are once a template formed.
+        kept.forget(3);
+        let without_line = analyzer.main_fingerprints(&page.document.main_text, Some(&with_line));
+        kept.keep(
+            3,
+            &page.text,
+            &page.norm_lines,
+            Some((Some(&with_line), without_line.0, &without_line.1)),
+        );
+        assert_eq!(
+            kept.fingerprints(3, Some(&with_line), &analyzer),
+            Some(Refingerprinted::Unchanged)
+        );
+        assert_eq!(
+            kept.fingerprints(3, None, &analyzer),
+            Some(Refingerprinted::Made(whole.0, whole.1.clone()))
         );
         kept.forget(3);
         assert!(kept.fingerprints(3, None, &analyzer).is_none());

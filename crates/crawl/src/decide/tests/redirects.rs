@@ -31,6 +31,7 @@ fn scoped(
         },
         fetched: Vec::new(),
         effects: Vec::new(),
+        analyze_without_template: false,
     }
 }
 
