@@ -370,6 +370,17 @@ fn a_process_killed_stops_the_others_and_the_same_commands_resume_every_shard() 
     let before = web.web.request_log().total();
     let mut survivor = start(&dir, &hosts, 2, 0, &seeds, &slow);
     let mut victim = start(&dir, &hosts, 2, 1, &seeds, &slow);
+    // Killed once it holds its store (its pid in the lock file): the survivor may fetch before
+    // the victim has opened it, and a victim killed then would resume as after a clean stop.
+    let lock = dir.path("shard1").join("simcrawl.lock");
+    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while std::fs::read_to_string(&lock).map_or(true, |pid| pid.trim() != victim.id().to_string()) {
+        assert!(
+            std::time::Instant::now() < give_up,
+            "the victim never opened its store"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
     crate::util::wait_for_requests(&web, before, 40);
     assert!(
         victim.try_wait().expect("its state").is_none(),

@@ -124,7 +124,7 @@ pub use counters::{Counter, FrontierCounters};
 pub use error::FrontierError;
 pub use frontier::admit::SitemapAdmission;
 pub use frontier::answers::{SitemapOutcome, SitemapReport};
-pub use frontier::{Frontier, RUN_AHEAD_AFTER};
+pub use frontier::{Frontier, RUN_AHEAD_AFTER, WARMUP_ANSWERED_AHEAD};
 pub use lease::{Completion, Lease, LeaseKind, Next};
 pub use records::{Excluded, ExclusionReason};
 pub use robots::{

@@ -38,6 +38,12 @@ pub(crate) type QueueKey = (String, u32);
 /// from its first pages, five agreeing copies at a time.
 pub const RUN_AHEAD_AFTER: u32 = 64;
 
+/// Answered pages of a host alone at work that free its request slot during its first
+/// [`RUN_AHEAD_AFTER`] pages (at most [`FrontierConfig::max_answered_ahead`]): two, so that a page
+/// is fetched while the two before it are still analysed (no core waits for a fetch), and none is
+/// fetched more than two pages ahead of the evidence of the last one completed.
+pub const WARMUP_ANSWERED_AHEAD: u32 = 2;
+
 /// The crawl frontier: the seen set, one durable FIFO queue per host and depth, the politeness
 /// clock, the robots.txt cache, sitemaps, scope, budgets and trap guards, all persisted in a
 /// [`Store`].
@@ -334,20 +340,22 @@ impl Frontier {
         Ok(id)
     }
 
-    /// How many of host `id`'s answered pages free its request slot: up to
-    /// [`FrontierConfig::max_answered_ahead`] while it is the only host with work, with one origin
-    /// (scheme and port) met, and past its first [`RUN_AHEAD_AFTER`] pages of the session (its pages are then all the work there is,
-    /// and the cores would wait), one otherwise: other hosts keep the cores busy, and a host's
-    /// first pages are where its rules are learned (a page fetched ahead is fetched before the
-    /// evidence of the last).
+    /// How many of host `id`'s answered pages free its request slot: while it is the only host
+    /// with work, with one origin (scheme and port) met (its pages are then all the work there
+    /// is, and the cores would wait), up to [`FrontierConfig::max_answered_ahead`] past its first
+    /// [`RUN_AHEAD_AFTER`] pages of the session and [`WARMUP_ANSWERED_AHEAD`] during them (a
+    /// host's first pages are where its rules are learned: a page fetched ahead is fetched before
+    /// the evidence of the last); one otherwise: other hosts keep the cores busy.
     fn answered_ahead(&self, id: u32) -> u32 {
         let host = self.hosts.get(id);
         // A host name serving several origins (ports, schemes) is crawled like several sites.
-        if self.hosts.active() <= 1
-            && host.session_handouts >= RUN_AHEAD_AFTER
-            && host.origins.len() <= 1
-        {
-            self.config.max_answered_ahead.max(1)
+        if self.hosts.active() <= 1 && host.origins.len() <= 1 {
+            let most = self.config.max_answered_ahead.max(1);
+            if host.session_handouts >= RUN_AHEAD_AFTER {
+                most
+            } else {
+                most.min(WARMUP_ANSWERED_AHEAD)
+            }
         } else {
             1
         }
@@ -355,10 +363,15 @@ impl Frontier {
 
     /// How many leases host `id` may have in flight: [`FrontierConfig::max_in_flight_per_host`],
     /// and [`FrontierConfig::max_waiting_per_host`] more that wait for its answers while it runs
-    /// ahead (`ahead` above one) without a delay.
+    /// ahead (`ahead` above one) without a delay, past its first [`RUN_AHEAD_AFTER`] pages.
     fn lease_limit(&self, id: u32, ahead: u32) -> u32 {
         let limit = self.config.max_in_flight_per_host;
-        if ahead > 1 && self.delay_of(id).is_zero() && self.hosts.get(id).robots_in_flight == 0 {
+        let host = self.hosts.get(id);
+        if ahead > 1
+            && self.delay_of(id).is_zero()
+            && host.robots_in_flight == 0
+            && host.session_handouts >= RUN_AHEAD_AFTER
+        {
             limit.saturating_add(self.config.max_waiting_per_host)
         } else {
             limit

@@ -447,6 +447,48 @@ async fn a_host_runs_at_most_max_answered_ahead_pages_ahead() {
     }
 }
 
+/// During its first pages a host alone at work runs at most `WARMUP_ANSWERED_AHEAD` answered pages
+/// ahead of what the caller completed (fewer if `max_answered_ahead` says so), one request at a time.
+#[tokio::test(start_paused = true)]
+async fn a_hosts_first_pages_run_at_most_two_answered_pages_ahead() {
+    let warmup = simcrawl_frontier::WARMUP_ANSWERED_AHEAD;
+    for most in [1u32, 4] {
+        let store = store();
+        let mut f = open(
+            &store,
+            FrontierConfig {
+                delay: Duration::ZERO,
+                max_answered_ahead: most,
+                ..config()
+            },
+        );
+        admit_pages(&mut f, "a.test", 10);
+        let t0 = Instant::now();
+        let ahead = most.min(warmup) as usize;
+        let mut held = Vec::new();
+        for _ in 0..=ahead {
+            let lease = expect_fetch(&mut f, t0);
+            assert!(
+                !matches!(f.next_ready(t0).must("next"), Next::Fetch(_)),
+                "one request at a time (most {most})"
+            );
+            f.answered(&lease, t0).must("answered");
+            held.push(lease);
+        }
+        assert!(
+            !matches!(f.next_ready(t0).must("next"), Next::Fetch(_)),
+            "{ahead} answered pages ahead at most (most {most})"
+        );
+        let mut held = held.into_iter();
+        f.complete(held.next().unwrap(), Completion::Fetched, t0)
+            .must("complete");
+        let next = expect_fetch(&mut f, t0);
+        for lease in held.chain([next]) {
+            f.complete(lease, Completion::Fetched, t0).must("complete");
+        }
+    }
+}
+
 /// With `max_waiting_per_host`, a host alone at work and without a delay, past its first pages,
 /// has its next lease handed out while its request is open (the caller holds it until the answer
 /// comes): one such lease, never during the first pages, never with a delay, and never more pages
