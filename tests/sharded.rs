@@ -7,7 +7,7 @@ use simcrawl_crawl::layout::SKIP_LOG;
 use simcrawl_crawl::{PageIndex, SkipRecord};
 use simcrawl_store::{Log, Store};
 use simcrawl_testsite::{DocId, Manifest};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Output, Stdio};
 
@@ -313,6 +313,48 @@ fn two_and_three_processes_index_and_skip_what_one_does() {
         assert_success(&out);
         let replay: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
         assert_eq!(replay["pages"], json["indexed_pages"], "{replay}");
+        // The pages of every store in one export, each with its store, and one id per page in
+        // the bulk file for Elasticsearch; the rules store by store.
+        let read = |args: &[&str]| {
+            let mut command = simcrawl();
+            command.args(args);
+            for store in &stores {
+                command.arg("--store").arg(store);
+            }
+            let out = command.output().expect("simcrawl runs");
+            assert_success(&out);
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        let exported = read(&["export"]);
+        let mut urls = BTreeSet::new();
+        for line in exported.lines() {
+            let page: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+            let store = page["store"].as_str().expect("a store");
+            assert!(stores.iter().any(|s| s.to_str() == Some(store)), "{store}");
+            assert!(urls.insert(page["url"].to_string()), "{page} twice");
+        }
+        assert_eq!(
+            Some(urls.len() as u64),
+            json["indexed_pages"].as_u64(),
+            "{n} processes: the export over the stores"
+        );
+        let bulk = read(&["export", "--format", "es-bulk"]);
+        let ids: BTreeSet<String> = bulk
+            .lines()
+            .step_by(2)
+            .map(|l| {
+                let action: serde_json::Value = serde_json::from_str(l).expect("an action line");
+                action["index"]["_id"].as_str().expect("an id").to_owned()
+            })
+            .collect();
+        assert_eq!(ids.len(), urls.len(), "{n} processes: one bulk id per page");
+        let rules = read(&["mirrors"]);
+        for store in &stores {
+            assert!(
+                rules.contains(&format!("== {}", store.display())),
+                "{n} processes: {rules}"
+            );
+        }
         // The clusters of near-copies among the indexed pages, over the stores together.
         let mut clusters = simcrawl();
         clusters.args(["clusters", "--json", "--k", "8"]);

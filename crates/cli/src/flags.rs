@@ -51,8 +51,10 @@ pub enum Command {
     )]
     Dedup(DedupArgs),
     /// Print the learned rules (mirrors, aliases, parameters, host options, canonical paths) with their evidence.
-    #[command(after_help = "Examples:\n  simcrawl mirrors --store ./simcrawl-data")]
-    Mirrors(StoreArgs),
+    #[command(
+        after_help = "Examples:\n  simcrawl mirrors --store ./simcrawl-data\n  simcrawl mirrors --store shard0 --store shard1   # a sharded crawl's rules, store by store"
+    )]
+    Mirrors(StoresArgs),
     /// Print each host's template: the lines of main text many of its pages share, which are never a page's evidence.
     #[command(
         after_help = "Examples:\n  simcrawl template --store ./simcrawl-data\n  simcrawl template --host docs.example.org --store ./simcrawl-data"
@@ -65,7 +67,7 @@ pub enum Command {
     Stats(StatsArgs),
     /// Print the indexed pages (JSON lines), or a CDXJ index of the crawl's WARC files.
     #[command(
-        after_help = "Examples:\n  simcrawl export > pages.jsonl\n  simcrawl export --format cdxj > index.cdxj      # after crawl --warc DIR; pywb reads it"
+        after_help = "Examples:\n  simcrawl export > pages.jsonl\n  simcrawl export --format cdxj > index.cdxj      # after crawl --warc DIR; pywb reads it\n  simcrawl export --store shard0 --store shard1 > pages.jsonl   # a sharded crawl's pages, each line with its store"
     )]
     Export(ExportArgs),
     /// Search the pages the crawl kept (BM25), each hit with a snippet and the copies skipped against it.
@@ -611,10 +613,21 @@ pub struct StatsArgs {
     pub json: bool,
 }
 
+/// Several stores, read together.
+#[derive(Debug, Args)]
+pub struct StoresArgs {
+    /// The crawl's store directory; repeat for the stores of a sharded crawl's processes.
+    #[arg(long = "store", value_name = "DIR", default_value = "./simcrawl-data")]
+    pub stores: Vec<PathBuf>,
+}
+
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    #[command(flatten)]
-    pub store: StoreArgs,
+    /// The crawl's store directory; repeat for the stores of a sharded crawl's processes: their
+    /// pages one after the other, each JSON line with its `store` (and each es-bulk `_id` the
+    /// store's number and the page's id), the CDXJ lines of all their WARC files sorted together.
+    #[arg(long = "store", value_name = "DIR", default_value = "./simcrawl-data")]
+    pub stores: Vec<PathBuf>,
     /// Output format: the indexed pages as JSON lines, or a CDXJ index of the crawl's WARC files (for pywb).
     #[arg(long, value_enum, default_value_t = ExportFormat::Jsonl)]
     pub format: ExportFormat,

@@ -7,7 +7,7 @@
 
 use crate::flags::{
     ClustersArgs, ExportArgs, ExportFormat, FailedArgs, Format, ReportArgs, SkippedArgs, StatsArgs,
-    StoreArgs, TemplateArgs, TuneArgs,
+    StoresArgs, TemplateArgs, TuneArgs,
 };
 use crate::output::clip;
 use anyhow::{Result, anyhow};
@@ -323,53 +323,73 @@ pub fn template(args: TemplateArgs) -> Result<ExitCode> {
     })
 }
 
-pub fn mirrors(args: StoreArgs) -> Result<ExitCode> {
-    let inspector = open_store(&args.store)?;
+pub fn mirrors(args: StoresArgs) -> Result<ExitCode> {
+    let several = args.stores.len() > 1;
+    let inspectors = args
+        .stores
+        .iter()
+        .map(|s| open_store(s))
+        .collect::<Result<Vec<_>>>()?;
+    to_stdout(|out| {
+        for (n, (path, inspector)) in args.stores.iter().zip(&inspectors).enumerate() {
+            if several {
+                // A sharded crawl's rules live with the process that owns their host.
+                if n > 0 {
+                    writeln!(out)?;
+                }
+                writeln!(out, "== {}", path.display())?;
+            }
+            write_rules(out, inspector)?;
+        }
+        Ok(())
+    })
+}
+
+/// One store's learned rules with their evidence, as `simcrawl mirrors` prints them.
+fn write_rules(out: &mut dyn Write, inspector: &Inspector) -> Result<()> {
     let rules = inspector.rules()?;
     let stats = inspector.stats()?;
     let (learned, revoked) = (stats.rules_learned, stats.rules_revoked);
-    to_stdout(|out| {
-        if rules.is_empty() {
-            writeln!(out, "no rules learned")?;
-            return Ok(());
-        }
-        let rows: Vec<Vec<String>> = rules.iter().map(rule_row).collect();
-        let lines = table(
-            &["ID", "KIND", "RULE", "EVIDENCE", "STATE", "SKIPPED"],
-            &rows,
-            &[true, false, false, false, false, true],
-        );
-        writeln!(out, "{}", lines[0])?;
-        for (line, record) in lines[1..].iter().zip(&rules) {
-            writeln!(out, "{line}")?;
-            if let Some((copy, original)) = &record.example {
-                writeln!(
-                    out,
-                    "    e.g. {} copies {}",
-                    clip_middle(copy, 70),
-                    clip_middle(original, 70)
-                )?;
-            }
-        }
-        let active = rules.iter().filter(|r| r.active).count();
-        write!(
-            out,
-            "{}: {active} active, {} revoked",
-            plural(rules.len() as u64, "rule", "rules"),
-            rules.len() - active
-        )?;
-        // `stats` counts the store's own events: in a sharded crawl process 0 counts the
-        // learnings and revocations, and a store from before rule ids kept one row per rule.
-        // Say so when the two differ.
-        if learned != rules.len() as u64 || revoked != (rules.len() - active) as u64 {
-            write!(
+    if rules.is_empty() {
+        writeln!(out, "no rules learned")?;
+        return Ok(());
+    }
+    let rows: Vec<Vec<String>> = rules.iter().map(rule_row).collect();
+    let lines = table(
+        &["ID", "KIND", "RULE", "EVIDENCE", "STATE", "SKIPPED"],
+        &rows,
+        &[true, false, false, false, false, true],
+    );
+    writeln!(out, "{}", lines[0])?;
+    for (line, record) in lines[1..].iter().zip(&rules) {
+        writeln!(out, "{line}")?;
+        if let Some((copy, original)) = &record.example {
+            writeln!(
                 out,
-                " (this store counted {learned} learnings and {revoked} revocations)"
+                "    e.g. {} copies {}",
+                clip_middle(copy, 70),
+                clip_middle(original, 70)
             )?;
         }
-        writeln!(out)?;
-        Ok(())
-    })
+    }
+    let active = rules.iter().filter(|r| r.active).count();
+    write!(
+        out,
+        "{}: {active} active, {} revoked",
+        plural(rules.len() as u64, "rule", "rules"),
+        rules.len() - active
+    )?;
+    // `stats` counts the store's own events: in a sharded crawl process 0 counts the
+    // learnings and revocations, and a store from before rule ids kept one row per rule.
+    // Say so when the two differ.
+    if learned != rules.len() as u64 || revoked != (rules.len() - active) as u64 {
+        write!(
+            out,
+            " (this store counted {learned} learnings and {revoked} revocations)"
+        )?;
+    }
+    writeln!(out)?;
+    Ok(())
 }
 
 /// The counts of the store at `path`; while a crawl runs in it (the store locked), the figures the
@@ -498,45 +518,73 @@ pub fn stats(args: StatsArgs) -> Result<ExitCode> {
 }
 
 pub fn export(args: ExportArgs) -> Result<ExitCode> {
-    let inspector = open_store(&args.store.store)?;
+    let several = args.stores.len() > 1;
+    let inspectors = args
+        .stores
+        .iter()
+        .map(|s| open_store(s))
+        .collect::<Result<Vec<_>>>()?;
+    let stores = || args.stores.iter().zip(&inspectors).enumerate();
     match args.format {
-        ExportFormat::Jsonl => {
-            let index = inspector.pages()?;
-            to_stdout(|out| {
+        ExportFormat::Jsonl => to_stdout(|out| {
+            for (_, (path, inspector)) in stores() {
+                let index = inspector.pages()?;
                 for record in index.own_records() {
                     let record = record?;
                     // With the MinHash sketch, for `simcrawl dedup --input` to confirm pairs with.
                     let sketch = index.sketch_of(&record)?.map(|s| s.to_bytes());
-                    let line = page_json(&record, sketch.as_deref());
+                    let mut line = page_json(&record, sketch.as_deref());
+                    if several {
+                        // Ids count from 0 in each store.
+                        line["store"] = json!(path.display().to_string());
+                    }
                     writeln!(out, "{line}")?;
                 }
-                Ok(())
-            })
-        }
-        ExportFormat::EsBulk => {
-            let index = inspector.pages()?;
-            let action =
-                |id: u32| json!({"index": {"_index": args.es_index, "_id": id.to_string()}});
-            to_stdout(|out| {
+            }
+            Ok(())
+        }),
+        ExportFormat::EsBulk => to_stdout(|out| {
+            for (n, (_, inspector)) in stores() {
+                let index = inspector.pages()?;
                 for record in index.own_records() {
                     let record = record?;
-                    writeln!(out, "{}", action(record.id))?;
+                    // Unique over the stores: a store's ids count from 0.
+                    let id = if several {
+                        format!("{n}-{}", record.id)
+                    } else {
+                        record.id.to_string()
+                    };
+                    writeln!(
+                        out,
+                        "{}",
+                        json!({"index": {"_index": args.es_index, "_id": id}})
+                    )?;
                     writeln!(out, "{}", page_json(&record, None))?;
                 }
-                Ok(())
-            })
-        }
+            }
+            Ok(())
+        }),
         ExportFormat::Cdxj => {
-            let dir = match args.warc.clone().or(inspector.warc_dir()?) {
-                Some(dir) => dir,
-                None => {
-                    return Err(anyhow!(
-                        "the crawl in {} wrote no WARC files (crawl with --warc DIR), and no --warc DIR was given",
-                        args.store.store.display()
-                    ));
+            let mut dirs = Vec::new();
+            for (_, (path, inspector)) in stores() {
+                let dir = match args.warc.clone().or(inspector.warc_dir()?) {
+                    Some(dir) => dir,
+                    None => {
+                        return Err(anyhow!(
+                            "the crawl in {} wrote no WARC files (crawl with --warc DIR), and no --warc DIR was given",
+                            path.display()
+                        ));
+                    }
+                };
+                if !dirs.contains(&dir) {
+                    dirs.push(dir);
                 }
-            };
-            let files = simcrawl_warc::files(&dir)?;
+            }
+            let mut files = Vec::new();
+            for dir in &dirs {
+                files.extend(simcrawl_warc::files(dir)?);
+            }
+            // Sorted together: one index of the whole crawl.
             let lines = simcrawl_warc::index_files(&files)?;
             to_stdout(|out| {
                 for line in &lines {
