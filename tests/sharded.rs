@@ -348,6 +348,15 @@ fn two_and_three_processes_index_and_skip_what_one_does() {
             })
             .collect();
         assert_eq!(ids.len(), urls.len(), "{n} processes: one bulk id per page");
+        // Every indexed page is found in the search indexes of the stores together.
+        let found = read(&["search", "*", "--format", "jsonl", "--limit", "1000000"]);
+        let mut hits = BTreeSet::new();
+        for line in found.lines() {
+            let hit: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+            assert!(hit["store"].is_string(), "{hit}");
+            hits.insert(hit["url"].to_string());
+        }
+        assert_eq!(hits, urls, "{n} processes: search over the stores");
         let rules = read(&["mirrors"]);
         for store in &stores {
             assert!(

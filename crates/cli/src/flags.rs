@@ -643,8 +643,10 @@ pub struct ExportArgs {
 pub struct SearchArgs {
     /// The query.
     pub query: String,
-    #[command(flatten)]
-    pub store: StoreArgs,
+    /// The crawl's store directory; repeat for the stores of a sharded crawl's processes: their
+    /// hits merged by score, each with its store.
+    #[arg(long = "store", value_name = "DIR", default_value = "./simcrawl-data")]
+    pub stores: Vec<PathBuf>,
     /// Hits shown.
     #[arg(long, default_value_t = 10)]
     pub limit: usize,

@@ -743,6 +743,33 @@ impl tantivy::Directory for ReadOnly {
     }
 }
 
+/// The best `limit` pages for `query` over several indexes (the stores of a sharded crawl's
+/// processes, whose pages are apart), best first, each with the number of its index; and how many
+/// pages match in all. Each index scores with its own statistics (BM25's document frequencies):
+/// indexes of one crawl's shares have alike ones, and their scores are merged as they are.
+pub fn search_across(
+    indexes: &[SearchIndex],
+    query: &str,
+    limit: usize,
+) -> Result<(Vec<(usize, Hit)>, usize), SearchError> {
+    let mut hits = Vec::new();
+    let mut total = 0;
+    for (n, index) in indexes.iter().enumerate() {
+        let (found, matched) = index.search_counted(query, limit)?;
+        total += matched;
+        hits.extend(found.into_iter().map(|hit| (n, hit)));
+    }
+    // Best first; a tie by index and id, so that the order is the same run after run.
+    hits.sort_by(|(na, a), (nb, b)| {
+        b.score
+            .total_cmp(&a.score)
+            .then(na.cmp(nb))
+            .then(a.id.cmp(&b.id))
+    });
+    hits.truncate(limit);
+    Ok((hits, total))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -806,6 +833,56 @@ mod tests {
         }
         let reader = SearchIndex::open_read_only(dir.path()).expect("read-only");
         assert_eq!(reader.search("beta", 10).expect("search").len(), 1);
+    }
+
+    #[test]
+    fn a_search_across_indexes_merges_their_hits_best_first() {
+        let dirs = [
+            tempfile::tempdir().expect("tempdir"),
+            tempfile::tempdir().expect("tempdir"),
+        ];
+        for (n, dir) in dirs.iter().enumerate() {
+            let mut index = SearchIndex::open(dir.path()).expect("open");
+            // The same ids in both: a store's ids count from 0.
+            index
+                .put(&page(
+                    0,
+                    &format!("http://h{n}/a"),
+                    "harbour tide tide tide",
+                ))
+                .expect("put");
+            index
+                .put(&page(
+                    1,
+                    &format!("http://h{n}/b"),
+                    "harbour charts and buoys",
+                ))
+                .expect("put");
+            index
+                .put(&page(2, &format!("http://h{n}/c"), "nothing of the kind"))
+                .expect("put");
+            index.commit(3).expect("commit");
+        }
+        let indexes: Vec<SearchIndex> = dirs
+            .iter()
+            .map(|d| SearchIndex::open_read_only(d.path()).expect("read-only"))
+            .collect();
+        let (hits, total) = search_across(&indexes, "tide harbour", 3).expect("search");
+        assert_eq!(total, 4, "two pages match in each");
+        assert_eq!(hits.len(), 3);
+        assert!(hits.windows(2).all(|w| w[0].1.score >= w[1].1.score));
+        // The tide pages first, one of each index.
+        let first: Vec<(usize, &str)> = hits[..2]
+            .iter()
+            .map(|(n, h)| (*n, h.url.as_str()))
+            .collect();
+        assert_eq!(first, [(0, "http://h0/a"), (1, "http://h1/a")]);
+        let one = search_across(&indexes[..1], "tide harbour", 10).expect("search");
+        assert_eq!(one.0.len(), 2);
+        assert_eq!(
+            one.0.iter().map(|(_, h)| h.clone()).collect::<Vec<_>>(),
+            indexes[0].search("tide harbour", 10).expect("search")
+        );
     }
 
     #[test]

@@ -8,20 +8,25 @@ use std::process::ExitCode;
 
 /// `simcrawl search QUERY`: ranked hits with a snippet and the copies skipped against each.
 pub fn search(args: SearchArgs) -> Result<ExitCode> {
-    let dir = simcrawl_search::index_dir(&args.store.store);
-    if !args.store.store.exists() {
-        anyhow::bail!(
-            "no crawl store at {}; run `simcrawl crawl` first, or pass --store",
-            args.store.store.display()
-        );
+    let mut indexes = Vec::with_capacity(args.stores.len());
+    for store in &args.stores {
+        if !store.exists() {
+            anyhow::bail!(
+                "no crawl store at {}; run `simcrawl crawl` first, or pass --store",
+                store.display()
+            );
+        }
+        let dir = simcrawl_search::index_dir(store);
+        indexes.push(simcrawl_search::SearchIndex::open_read_only(&dir)?);
     }
-    let index = simcrawl_search::SearchIndex::open_read_only(&dir)?;
-    let (hits, total) = index.search_counted(&args.query, args.limit)?;
+    let several = indexes.len() > 1;
+    let (hits, total) = simcrawl_search::search_across(&indexes, &args.query, args.limit)?;
+    let pages: u64 = indexes.iter().map(|i| i.len()).sum();
     super::inspect::to_stdout(|out| {
         match args.format {
             SearchFormat::Jsonl => {
-                for hit in &hits {
-                    let line = json!({
+                for (n, hit) in &hits {
+                    let mut line = json!({
                         "score": (f64::from(hit.score) * 1000.0).round() / 1000.0,
                         "id": hit.id,
                         "url": hit.url,
@@ -32,11 +37,15 @@ pub fn search(args: SearchArgs) -> Result<ExitCode> {
                         "copies_skipped": hit.copies_total,
                         "copies": hit.copies,
                     });
+                    if several {
+                        // Ids count from 0 in each store.
+                        line["store"] = json!(args.stores[*n].display().to_string());
+                    }
                     writeln!(out, "{line}")?;
                 }
             }
             SearchFormat::Table => {
-                for (rank, hit) in hits.iter().enumerate() {
+                for (rank, (_, hit)) in hits.iter().enumerate() {
                     let title = if hit.title.is_empty() {
                         "(no title)"
                     } else {
@@ -86,7 +95,7 @@ pub fn search(args: SearchArgs) -> Result<ExitCode> {
                         (_, 1) => "1 hit".to_owned(),
                         (_, n) => format!("{n} hits"),
                     },
-                    index.len()
+                    pages
                 )?;
             }
         }
