@@ -357,6 +357,31 @@ fn two_and_three_processes_index_and_skip_what_one_does() {
             hits.insert(hit["url"].to_string());
         }
         assert_eq!(hits, urls, "{n} processes: search over the stores");
+        // Each store's hosts with a template, and its failures, in the listings over the stores.
+        let templates = read(&["template"]);
+        let failed = read(&["failed", "--format", "jsonl"]);
+        let mut failures = 0;
+        for store in &stores {
+            let alone = |args: &[&str]| {
+                let out = simcrawl()
+                    .args(args)
+                    .arg("--store")
+                    .arg(store)
+                    .output()
+                    .expect("simcrawl runs");
+                assert_success(&out);
+                String::from_utf8_lossy(&out.stdout).into_owned()
+            };
+            for line in alone(&["template"]).lines().skip(1) {
+                let host = line.split_whitespace().next().unwrap_or_default();
+                assert!(
+                    templates.contains(host),
+                    "{n} processes: {host} in {templates}"
+                );
+            }
+            failures += alone(&["failed", "--format", "jsonl"]).lines().count();
+        }
+        assert_eq!(failed.lines().count(), failures, "{n} processes: {failed}");
         let rules = read(&["mirrors"]);
         for store in &stores {
             assert!(

@@ -507,8 +507,10 @@ pub struct SkippedArgs {
 
 #[derive(Debug, Args)]
 pub struct FailedArgs {
-    #[command(flatten)]
-    pub store: StoreArgs,
+    /// The crawl's store directory; repeat for the stores of a sharded crawl's processes: their
+    /// failures one store after the other.
+    #[arg(long = "store", value_name = "DIR", default_value = "./simcrawl-data")]
+    pub stores: Vec<PathBuf>,
     /// Only this reason (timeout, connect, dns, tls, refused-by-policy, too-many-redirects, redirect-loop, body, invalid-url, http, analysis, out-of-scope, trap, or an HTTP error status: http-404, http-500...).
     #[arg(long)]
     pub reason: Option<String>,
@@ -549,8 +551,10 @@ pub struct TuneArgs {
 
 #[derive(Debug, Args)]
 pub struct TemplateArgs {
-    #[command(flatten)]
-    pub store: StoreArgs,
+    /// The crawl's store directory; repeat for the stores of a sharded crawl's processes (a
+    /// host's template is in the store of the process that crawled it).
+    #[arg(long = "store", value_name = "DIR", default_value = "./simcrawl-data")]
+    pub stores: Vec<PathBuf>,
     /// The host (`host[:port]`) whose template to print; without it, every host that has one.
     #[arg(long)]
     pub host: Option<String>,

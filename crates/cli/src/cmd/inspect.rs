@@ -279,9 +279,17 @@ pub fn clusters(args: ClustersArgs) -> Result<ExitCode> {
 }
 
 pub fn template(args: TemplateArgs) -> Result<ExitCode> {
-    let inspector = open_store(&args.store.store)?;
+    let inspectors = args
+        .stores
+        .iter()
+        .map(|s| open_store(s))
+        .collect::<Result<Vec<_>>>()?;
     let Some(host) = args.host else {
-        let hosts = inspector.templates()?;
+        // A sharded crawl's hosts are each in one store: their rows one store after the other.
+        let mut hosts = Vec::new();
+        for inspector in &inspectors {
+            hosts.extend(inspector.templates()?);
+        }
         return to_stdout(|out| {
             let rows: Vec<Vec<String>> = hosts
                 .iter()
@@ -308,7 +316,14 @@ pub fn template(args: TemplateArgs) -> Result<ExitCode> {
             Ok(())
         });
     };
-    let template = inspector.template(&host)?;
+    // The store that counted the host's pages: the process that crawled it.
+    let mut template = inspectors[0].template(&host)?;
+    for inspector in &inspectors[1..] {
+        let other = inspector.template(&host)?;
+        if other.pages > template.pages {
+            template = other;
+        }
+    }
     to_stdout(|out| {
         writeln!(
             out,
@@ -674,9 +689,12 @@ pub fn failed(args: FailedArgs) -> Result<ExitCode> {
             names.join(", ")
         ));
     }
-    let inspector = open_store(&args.store.store)?;
-    let records: Vec<_> = inspector
-        .failures(None)?
+    let mut records = Vec::new();
+    for store in &args.stores {
+        // One store after the other, as `skipped` lists several stores' skips.
+        records.extend(open_store(store)?.failures(None)?);
+    }
+    let records: Vec<_> = records
         .into_iter()
         .filter(|f| args.reason.as_ref().is_none_or(|r| *r == f.reason))
         .take(args.limit.unwrap_or(usize::MAX))
