@@ -348,6 +348,14 @@ fn two_and_three_processes_index_and_skip_what_one_does() {
             })
             .collect();
         assert_eq!(ids.len(), urls.len(), "{n} processes: one bulk id per page");
+        // Named by the process whose store holds the page, whichever stores are exported.
+        assert!(
+            ids.iter().all(|id| id
+                .split_once('-')
+                .and_then(|(p, _)| p.parse::<usize>().ok())
+                .is_some_and(|p| p < n)),
+            "{n} processes: {ids:?}"
+        );
         // Every indexed page is found in the search indexes of the stores together.
         let found = read(&["search", "*", "--format", "jsonl", "--limit", "1000000"]);
         let mut hits = BTreeSet::new();
@@ -357,9 +365,25 @@ fn two_and_three_processes_index_and_skip_what_one_does() {
             hits.insert(hit["url"].to_string());
         }
         assert_eq!(hits, urls, "{n} processes: search over the stores");
-        // Each store's hosts with a template, and its failures, in the listings over the stores.
+        // Each store's hosts with a template, and its failures, in the listings over the stores;
+        // a host's template from the store of the process that crawled it.
         let templates = read(&["template"]);
         let failed = read(&["failed", "--format", "jsonl"]);
+        let host = urls
+            .iter()
+            .next()
+            .and_then(|u| u.trim_matches('"').split('/').nth(2))
+            .expect("a page's host")
+            .to_owned();
+        let counted = |listing: &str| -> u64 {
+            listing
+                .split_whitespace()
+                .nth(1)
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0)
+        };
+        let of_host = read(&["template", "--host", &host]);
+        let mut most = String::new();
         let mut failures = 0;
         for store in &stores {
             let alone = |args: &[&str]| {
@@ -380,7 +404,16 @@ fn two_and_three_processes_index_and_skip_what_one_does() {
                 );
             }
             failures += alone(&["failed", "--format", "jsonl"]).lines().count();
+            let alone_of_host = alone(&["template", "--host", &host]);
+            if counted(&alone_of_host) > counted(&most) {
+                most = alone_of_host;
+            }
         }
+        assert!(
+            counted(&most) > 0,
+            "{n} processes: no store counted {host}'s pages"
+        );
+        assert_eq!(of_host, most, "{n} processes: {host}'s template");
         assert_eq!(failed.lines().count(), failures, "{n} processes: {failed}");
         let rules = read(&["mirrors"]);
         for store in &stores {

@@ -635,7 +635,7 @@ pub struct ExportArgs {
     /// Output format: the indexed pages as JSON lines, or a CDXJ index of the crawl's WARC files (for pywb).
     #[arg(long, value_enum, default_value_t = ExportFormat::Jsonl)]
     pub format: ExportFormat,
-    /// The WARC directory to index for --format cdxj (default: the one the crawl wrote with --warc).
+    /// The WARC directory to index for --format cdxj (default: the one each store's crawl wrote with --warc; given, it is the only one indexed).
     #[arg(long, value_name = "DIR")]
     pub warc: Option<PathBuf>,
     /// The index name in --format es-bulk action lines.

@@ -448,6 +448,39 @@ pub fn store_of_host<'a>(
     Ok(best.map(|(store, _)| store))
 }
 
+/// [`store_of_host`] of a host named as `simcrawl template --host` names it (`host[:port]`);
+/// `None` for a name that is no host.
+pub fn store_of_host_name<'a>(
+    stores: &'a [Inspector],
+    host: &str,
+) -> Result<Option<&'a Inspector>, CrawlError> {
+    match url::Url::parse(&format!("http://{host}/")) {
+        Ok(url) if url.host_str().is_some() => store_of_host(stores, &url),
+        _ => Ok(None),
+    }
+}
+
+/// For each of `stores` (read together), what names its pages apart from the other stores'
+/// pages, whose ids count from 0 in each store too: the number of its process when it is a
+/// sharded crawl's store ([`Inspector::shard`]), its place among `stores` when there are several
+/// and it is not, nothing for one store of one process. See [`page_key`].
+pub fn store_prefixes(stores: &[Inspector]) -> Result<Vec<Option<u32>>, CrawlError> {
+    let several = stores.len() > 1;
+    (0u32..)
+        .zip(stores)
+        .map(|(n, store)| Ok(store.shard()?.map(|s| s.index()).or(several.then_some(n))))
+        .collect()
+}
+
+/// Page `id`'s name unique over the stores read together: `17`, or `1-17` under prefix 1
+/// ([`store_prefixes`]).
+pub fn page_key(prefix: Option<u32>, id: u32) -> String {
+    match prefix {
+        Some(p) => format!("{p}-{id}"),
+        None => id.to_string(),
+    }
+}
+
 /// [`Inspector::tune`] over several stores together (a sharded crawl's): one replay of every
 /// store's indexed pages, and the skips of every store's log.
 pub fn tune_of(
@@ -1305,5 +1338,21 @@ mod tests {
             store_of_host(&plain, &url).unwrap().unwrap(),
             &plain[0]
         ));
+        // By the name `template --host` takes.
+        let by_name = store_of_host_name(&stores, "site7.test").unwrap().unwrap();
+        let owner = shard.owner(&Url::parse("http://site7.test/").unwrap());
+        assert_eq!(by_name.shard().unwrap().map(|s| s.index()), Some(owner));
+        assert!(
+            store_of_host_name(&stores, "no host/at all")
+                .unwrap()
+                .is_none()
+        );
+        // Pages named apart over the stores: by process in a sharded crawl's stores, whichever
+        // are read together; by place among several stores of crawls of one process.
+        assert_eq!(store_prefixes(&stores[1..]).unwrap(), [Some(1), Some(2)]);
+        assert_eq!(store_prefixes(&plain).unwrap(), [Some(0), Some(1)]);
+        assert_eq!(store_prefixes(&plain[..1]).unwrap(), [None]);
+        assert_eq!(page_key(Some(2), 17), "2-17");
+        assert_eq!(page_key(None, 17), "17");
     }
 }

@@ -759,14 +759,10 @@ pub fn search_across(
         total += matched;
         hits.extend(found.into_iter().map(|hit| (n, hit)));
     }
-    // Best first; a tie by index and id, so that the order is the same run after run.
-    hits.sort_by(|(na, a), (nb, b)| {
-        b.score
-            .total_cmp(&a.score)
-            .then(na.cmp(nb))
-            .then(a.id.cmp(&b.id))
-    });
-    hits.truncate(limit);
+    // Best first (a stable sort: ties in each index's order, the indexes in turn), and at least
+    // one, as one index's search gives.
+    hits.sort_by(|(_, a), (_, b)| b.score.total_cmp(&a.score));
+    hits.truncate(limit.max(1));
     Ok((hits, total))
 }
 
@@ -877,6 +873,9 @@ mod tests {
             .map(|(n, h)| (*n, h.url.as_str()))
             .collect();
         assert_eq!(first, [(0, "http://h0/a"), (1, "http://h1/a")]);
+        // At least one, as one index's search gives.
+        let (first_only, _) = search_across(&indexes, "tide harbour", 0).expect("search");
+        assert_eq!(first_only.len(), 1);
         let one = search_across(&indexes[..1], "tide harbour", 10).expect("search");
         assert_eq!(one.0.len(), 2);
         assert_eq!(

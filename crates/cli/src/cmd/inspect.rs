@@ -316,14 +316,9 @@ pub fn template(args: TemplateArgs) -> Result<ExitCode> {
             Ok(())
         });
     };
-    // The store that counted the host's pages: the process that crawled it.
-    let mut template = inspectors[0].template(&host)?;
-    for inspector in &inspectors[1..] {
-        let other = inspector.template(&host)?;
-        if other.pages > template.pages {
-            template = other;
-        }
-    }
+    // The store of the process that crawled the host.
+    let store = simcrawl_crawl::inspect::store_of_host_name(&inspectors, &host)?;
+    let template = store.unwrap_or(&inspectors[0]).template(&host)?;
     to_stdout(|out| {
         writeln!(
             out,
@@ -559,16 +554,14 @@ pub fn export(args: ExportArgs) -> Result<ExitCode> {
             Ok(())
         }),
         ExportFormat::EsBulk => to_stdout(|out| {
+            // Unique over the stores (a store's ids count from 0): a sharded crawl's page is
+            // named by its process, whichever stores are exported together.
+            let prefixes = simcrawl_crawl::inspect::store_prefixes(&inspectors)?;
             for (n, (_, inspector)) in stores() {
                 let index = inspector.pages()?;
                 for record in index.own_records() {
                     let record = record?;
-                    // Unique over the stores: a store's ids count from 0.
-                    let id = if several {
-                        format!("{n}-{}", record.id)
-                    } else {
-                        record.id.to_string()
-                    };
+                    let id = simcrawl_crawl::inspect::page_key(prefixes[n], record.id);
                     writeln!(
                         out,
                         "{}",
