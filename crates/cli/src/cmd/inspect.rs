@@ -31,6 +31,11 @@ const SKIP_COLUMNS: [&str; 12] = [
 
 /// Opens a crawl's store to read it; a store that could only be read through a temporary copy
 /// (it cannot be written) is said so on standard error.
+/// [`open_store`] of each of `paths` (the stores of a sharded crawl's processes, read together).
+pub fn open_stores(paths: &[std::path::PathBuf]) -> Result<Vec<Inspector>> {
+    paths.iter().map(|p| open_store(p)).collect()
+}
+
 pub fn open_store(path: &std::path::Path) -> Result<Inspector> {
     let inspector = Inspector::open(path)?;
     if let Some(original) = inspector.store().snapshot_of() {
@@ -108,11 +113,7 @@ pub fn skipped(args: SkippedArgs) -> Result<ExitCode> {
 }
 
 pub fn tune(args: TuneArgs) -> Result<ExitCode> {
-    let stores = args
-        .stores
-        .iter()
-        .map(|s| open_store(s))
-        .collect::<Result<Vec<_>>>()?;
+    let stores = open_stores(&args.stores)?;
     let view = simcrawl_crawl::inspect::tune_of(&stores, args.samples, args.k)?;
     let by_k: Vec<_> = view.replay.by_k.iter().zip(&view.would_index).collect();
     if args.json {
@@ -203,11 +204,7 @@ pub fn tune(args: TuneArgs) -> Result<ExitCode> {
 }
 
 pub fn clusters(args: ClustersArgs) -> Result<ExitCode> {
-    let stores = args
-        .stores
-        .iter()
-        .map(|s| open_store(s))
-        .collect::<Result<Vec<_>>>()?;
+    let stores = open_stores(&args.stores)?;
     let several = stores.len() > 1;
     let listing = simcrawl_crawl::inspect::clusters_of(&stores, args.k, args.limit)?;
     // With several stores a page is named by its store's number and its id there.
@@ -279,11 +276,7 @@ pub fn clusters(args: ClustersArgs) -> Result<ExitCode> {
 }
 
 pub fn template(args: TemplateArgs) -> Result<ExitCode> {
-    let inspectors = args
-        .stores
-        .iter()
-        .map(|s| open_store(s))
-        .collect::<Result<Vec<_>>>()?;
+    let inspectors = open_stores(&args.stores)?;
     let Some(host) = args.host else {
         // A sharded crawl's hosts are each in one store: their rows one store after the other.
         let mut hosts = Vec::new();
@@ -335,11 +328,7 @@ pub fn template(args: TemplateArgs) -> Result<ExitCode> {
 
 pub fn mirrors(args: StoresArgs) -> Result<ExitCode> {
     let several = args.stores.len() > 1;
-    let inspectors = args
-        .stores
-        .iter()
-        .map(|s| open_store(s))
-        .collect::<Result<Vec<_>>>()?;
+    let inspectors = open_stores(&args.stores)?;
     to_stdout(|out| {
         for (n, (path, inspector)) in args.stores.iter().zip(&inspectors).enumerate() {
             if several {
@@ -529,11 +518,7 @@ pub fn stats(args: StatsArgs) -> Result<ExitCode> {
 
 pub fn export(args: ExportArgs) -> Result<ExitCode> {
     let several = args.stores.len() > 1;
-    let inspectors = args
-        .stores
-        .iter()
-        .map(|s| open_store(s))
-        .collect::<Result<Vec<_>>>()?;
+    let inspectors = open_stores(&args.stores)?;
     let stores = || args.stores.iter().zip(&inspectors).enumerate();
     match args.format {
         ExportFormat::Jsonl => to_stdout(|out| {
@@ -606,11 +591,7 @@ pub fn export(args: ExportArgs) -> Result<ExitCode> {
 
 /// `simcrawl report`: the crawl's HTML report.
 pub fn report(args: ReportArgs) -> Result<ExitCode> {
-    let inspectors = args
-        .stores
-        .iter()
-        .map(|s| open_store(s))
-        .collect::<Result<Vec<_>>>()?;
+    let inspectors = open_stores(&args.stores)?;
     let names: Vec<String> = args
         .stores
         .iter()
