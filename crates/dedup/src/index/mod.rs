@@ -8,8 +8,10 @@
 //! - runs are merged whenever the newest is at least a quarter of the size of the one before it, so there
 //!   are at most log4(n / delta_cap) runs and each pair is copied O(log n) times.
 //!
-//! Every table stores each entry's id next to it (4 bytes), so a match found in any table is reported
-//! without another lookup: `10 * tables` bytes per fingerprint plus directories.
+//! Each table stores 6 bytes per entry; the ids (4 bytes) are kept once, in each run's identity
+//! table, so a fingerprint costs `6 * tables + 4` bytes plus directories. A match found in another
+//! table is unpermuted and its ids looked up in the identity table of its run, one more bucket
+//! search; matches are rare next to the probes every query makes.
 //!
 //! A match is reported by the first table whose key blocks agree with the query, so each stored pair is
 //! reported exactly once.
@@ -252,14 +254,24 @@ impl SimHashIndex {
                     }
                 };
                 let table = &run.tables[t];
+                // Equal keys lie side by side: in a table without ids, the first of them reports
+                // every id the identity table keeps for the fingerprint.
+                let mut last: Option<u64> = None;
                 table.scan(&bucket, pq, k, |i, x, distance| {
                     let stored = layout.unpermute(x);
-                    if self.plan.first_agreeing_table(stored ^ q) == Some(t) {
-                        out.push(Match {
-                            id: table.ids[i],
-                            fp: SimHash(stored),
-                            distance,
-                        });
+                    if self.plan.first_agreeing_table(stored ^ q) != Some(t) {
+                        return;
+                    }
+                    let matched = |id| Match {
+                        id,
+                        fp: SimHash(stored),
+                        distance,
+                    };
+                    if t == 0 {
+                        out.push(matched(table.ids[i]));
+                    } else if last != Some(x) {
+                        last = Some(x);
+                        out.extend(run.ids_of(stored).iter().map(|&id| matched(id)));
                     }
                 });
             }

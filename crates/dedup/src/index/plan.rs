@@ -222,11 +222,11 @@ fn estimate(k: u32, b: u32, n: u64) -> PlanEstimate {
     let per_table = n_f / 2f64.powi(min_key_bits.min(64) as i32);
     let candidates = tables as f64 * per_table;
     let query_ns = tables as f64 * PROBE_NS + candidates * CANDIDATE_NS;
-    // Each table keeps 6 bytes of key and a 4-byte id per entry, and a directory of about half a byte
-    // per entry (or 2^key entries, whichever is smaller).
+    // Each table keeps 6 bytes of key per entry and a directory of about half a byte per entry (or
+    // 2^key entries, whichever is smaller); the identity table also a 4-byte id.
     let dir_bits = directory_bits(n, min_key_bits) as i32;
     let dir_bytes_per_fp = 4.0 * 2f64.powi(dir_bits) / n_f;
-    let bytes_per_fp = tables as f64 * (10.0 + dir_bytes_per_fp);
+    let bytes_per_fp = 4.0 + tables as f64 * (6.0 + dir_bytes_per_fp);
     PlanEstimate {
         tables,
         min_key_bits,

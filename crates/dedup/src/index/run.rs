@@ -13,13 +13,16 @@ use super::sort::radix_sort_by_key;
 ///
 /// When the directory has at least 16 bits, the top 16 bits `p[48..64]` of every entry of a bucket are
 /// the bucket number's, so they are not stored: 6 bytes per entry. Smaller runs keep them in `high`.
+///
+/// Only a run's first table, the identity permutation, keeps the entries' ids (4 bytes each); an entry
+/// found in another table is unpermuted and its ids looked up there (see [`Table::equal_range`]).
 #[derive(Debug, Clone)]
 pub(crate) struct Table {
     /// `p[48..64]` by entry index, only when `dir_bits < 16`.
     high: Vec<u16>,
     /// Per bucket: the mids, then the lows, little-endian.
     data: Vec<u8>,
-    /// The id stored with each entry, by entry index.
+    /// The id stored with each entry, by entry index: in the identity table only, empty in the others.
     pub(crate) ids: Vec<u32>,
     /// `dir[b]` is the first index whose top `dir_bits` bits are `>= b`; `dir[2^dir_bits] = len`.
     dir: Vec<u32>,
@@ -40,10 +43,10 @@ pub(crate) struct Bucket {
 }
 
 impl Table {
-    /// A table over (permuted key, id) pairs sorted by key.
-    fn new(entries: &[(u64, u32)], key_bits: u32) -> Table {
-        let keys: Vec<u64> = entries.iter().map(|e| e.0).collect();
-        let keys = &keys[..];
+    /// A table over permuted keys sorted in ascending order, with their `ids` (the identity table) or
+    /// none (`ids` empty: every other table).
+    fn new(keys: &[u64], ids: Vec<u32>, key_bits: u32) -> Table {
+        debug_assert!(ids.is_empty() || ids.len() == keys.len());
         let dir_bits = directory_bits(keys.len() as u64, key_bits);
         let buckets = 1usize << dir_bits;
         let mut dir = directory_vec(buckets + 1, keys.len());
@@ -70,9 +73,6 @@ impl Table {
                 data.extend_from_slice(&(k as u16).to_le_bytes());
             }
         }
-        let mut ids = Vec::with_capacity(entries.len());
-        advise_huge_pages(&ids);
-        ids.extend(entries.iter().map(|e| e.1));
         Table {
             high,
             data,
@@ -118,12 +118,17 @@ impl Table {
         high | (u64::from(self.mid(bucket, j)) << 16) | u64::from(self.low(bucket, j))
     }
 
-    /// All (key, id) pairs in ascending key order.
-    pub(crate) fn entries(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
+    /// All keys in ascending order.
+    pub(crate) fn keys(&self) -> impl Iterator<Item = u64> + '_ {
         (0..self.dir.len() - 1).flat_map(move |b| {
             let bucket = self.bucket_at(b);
-            (0..bucket.len).map(move |j| (self.key(&bucket, j), self.ids[bucket.start + j]))
+            (0..bucket.len).map(move |j| self.key(&bucket, j))
         })
+    }
+
+    /// The number of entries.
+    pub(crate) fn len(&self) -> usize {
+        self.dir.last().map_or(0, |&n| n as usize)
     }
 
     /// The bucket of a permuted query. Hints the CPU to start loading its mids, so that the probes of
@@ -186,7 +191,9 @@ impl Table {
         if !self.high.is_empty() {
             self.high.remove(i);
         }
-        self.ids.remove(i);
+        if !self.ids.is_empty() {
+            self.ids.remove(i);
+        }
         for start in &mut self.dir[b + 1..] {
             *start -= 1;
         }
@@ -325,7 +332,8 @@ fn bucket_of(key: u64, dir_bits: u32) -> usize {
     }
 }
 
-/// All tables over one batch: the same (fingerprint, id) pairs, permuted and sorted once per table.
+/// All tables over one batch: the same fingerprints, permuted and sorted once per table; the ids in
+/// the first (identity) table only.
 #[derive(Debug, Clone)]
 pub(crate) struct Run {
     pub(crate) tables: Vec<Table>,
@@ -333,53 +341,76 @@ pub(crate) struct Run {
 
 impl Run {
     /// Builds a run from (fingerprint, id) pairs.
-    pub(crate) fn build(plan: &Plan, entries: Vec<(u64, u32)>) -> Run {
-        let mut tables = Vec::with_capacity(plan.tables().len());
-        for layout in plan.tables() {
-            let mut pairs: Vec<(u64, u32)> = entries
-                .iter()
-                .map(|&(x, id)| (layout.permute(x), id))
-                .collect();
-            radix_sort_by_key(&mut pairs, |e| e.0);
-            tables.push(Table::new(&pairs, layout.key_bits));
+    pub(crate) fn build(plan: &Plan, mut entries: Vec<(u64, u32)>) -> Run {
+        let layouts = plan.tables();
+        let mut tables = Vec::with_capacity(layouts.len());
+        // The identity table: the pairs themselves, sorted.
+        radix_sort_by_key(&mut entries, |e| e.0);
+        let keys: Vec<u64> = entries.iter().map(|e| e.0).collect();
+        tables.push(Table::new(
+            &keys,
+            ids_of(entries.iter().map(|e| e.1), entries.len()),
+            layouts[0].key_bits,
+        ));
+        for layout in &layouts[1..] {
+            let mut permuted: Vec<u64> = keys.iter().map(|&x| layout.permute(x)).collect();
+            radix_sort_by_key(&mut permuted, |&x| x);
+            tables.push(Table::new(&permuted, Vec::new(), layout.key_bits));
         }
         Run { tables }
     }
 
     /// Merges two runs into one.
     pub(crate) fn merge(plan: &Plan, a: Run, b: Run) -> Run {
-        let tables = plan
-            .tables()
-            .iter()
-            .zip(a.tables.iter().zip(&b.tables))
-            .map(|(layout, (ta, tb))| {
-                Table::new(&merge_pairs(ta.entries(), tb.entries()), layout.key_bits)
-            })
-            .collect();
+        let layouts = plan.tables();
+        let mut tables = Vec::with_capacity(layouts.len());
+        let pairs = merge_sorted(a.entries(), b.entries(), |e| e.0);
+        let keys: Vec<u64> = pairs.iter().map(|e| e.0).collect();
+        tables.push(Table::new(
+            &keys,
+            ids_of(pairs.iter().map(|e| e.1), pairs.len()),
+            layouts[0].key_bits,
+        ));
+        drop(pairs);
+        for (t, layout) in layouts.iter().enumerate().skip(1) {
+            let keys = merge_sorted(a.tables[t].keys(), b.tables[t].keys(), |&x| x);
+            tables.push(Table::new(&keys, Vec::new(), layout.key_bits));
+        }
         Run { tables }
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.tables[0].ids.len()
+        self.tables[0].len()
     }
 
-    /// Every (fingerprint, id) of the run, from the identity table.
+    /// Every (fingerprint, id) of the run, from the identity table, in ascending order.
     pub(crate) fn entries(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
-        self.tables[0].entries()
+        let identity = &self.tables[0];
+        identity.keys().zip(identity.ids.iter().copied())
+    }
+
+    /// The ids stored with fingerprint `fp` (the identity table's entries equal to it).
+    pub(crate) fn ids_of(&self, fp: u64) -> &[u32] {
+        let identity = &self.tables[0];
+        &identity.ids[identity.equal_range(fp)]
     }
 
     /// Removes one entry (fp, id). Returns false when it is not in this run.
     pub(crate) fn remove(&mut self, layouts: &[TableLayout], fp: u64, id: u32) -> bool {
-        let range = self.tables[0].equal_range(fp);
-        if !range.clone().any(|i| self.tables[0].ids[i] == id) {
+        let identity = &mut self.tables[0];
+        let range = identity.equal_range(fp);
+        let Some(pos) = range.clone().find(|&i| identity.ids[i] == id) else {
             return false;
-        }
-        for (table, layout) in self.tables.iter_mut().zip(layouts) {
+        };
+        identity.remove_at(pos);
+        // The other tables keep no ids: any one of the entries equal to the fingerprint goes.
+        for (table, layout) in self.tables.iter_mut().zip(layouts).skip(1) {
             let range = table.equal_range(layout.permute(fp));
-            if let Some(pos) = range.clone().find(|&i| table.ids[i] == id) {
-                table.remove_at(pos);
+            if !range.is_empty() {
+                table.remove_at(range.start);
             }
         }
+        debug_assert!(self.tables.iter().all(|t| t.len() == self.len()));
         true
     }
 
@@ -388,15 +419,25 @@ impl Run {
     }
 }
 
-fn merge_pairs(
-    a: impl Iterator<Item = (u64, u32)>,
-    b: impl Iterator<Item = (u64, u32)>,
-) -> Vec<(u64, u32)> {
+/// The identity table's ids in a vector of their own, on huge pages when large.
+fn ids_of(ids: impl Iterator<Item = u32>, len: usize) -> Vec<u32> {
+    let mut out = Vec::with_capacity(len);
+    advise_huge_pages(&out);
+    out.extend(ids);
+    out
+}
+
+/// Merges two ascending sequences by `key`.
+fn merge_sorted<T: Copy>(
+    a: impl Iterator<Item = T>,
+    b: impl Iterator<Item = T>,
+    key: impl Fn(&T) -> u64,
+) -> Vec<T> {
     let mut out = Vec::with_capacity(a.size_hint().0 + b.size_hint().0);
     let (mut a, mut b) = (a.peekable(), b.peekable());
     loop {
         let take_a = match (a.peek(), b.peek()) {
-            (Some(x), Some(y)) => x.0 <= y.0,
+            (Some(x), Some(y)) => key(x) <= key(y),
             (Some(_), None) => true,
             (None, Some(_)) => false,
             (None, None) => break,
