@@ -604,10 +604,19 @@ fn cut_related(page: &Page<'_>, filter: &Filter, ranges: Ranges) -> Ranges {
                 continue;
             };
             let run = &runs[label];
-            let words: Vec<&str> = run.text.split_whitespace().collect();
-            if run.link || words.is_empty() || words.len() > RELATED_HEADING_WORDS {
+            // The label's words end with a colon: look at nothing else of a block that does
+            // not (most of a page's paragraphs).
+            if run.link
+                || !run.text.trim_end().ends_with(':')
+                || run
+                    .text
+                    .split_whitespace()
+                    .nth(RELATED_HEADING_WORDS)
+                    .is_some()
+            {
                 continue;
             }
+            let words: Vec<&str> = run.text.split_whitespace().collect();
             let text = words.join(" ").to_lowercase();
             let label_end = block.start + label as u32 + 1;
             if text.ends_with(':')
@@ -689,16 +698,25 @@ fn nav_lines(page: &Page<'_>, filter: &Filter, ranges: &Ranges) -> Vec<(u32, u32
                     links += 1;
                 }
                 in_link = run.link;
-                words += run.text.split_whitespace().count();
-                let trimmed = run.text.trim();
-                if !trimmed.is_empty() {
-                    first_char = first_char.or_else(|| trimmed.chars().next());
-                    last_char = trimmed.chars().last();
-                }
                 if !run.link {
                     other_text |= run.text.chars().any(|c| {
                         !c.is_whitespace() && !NAV_ARROWS.contains(&c) && !"|·•/-–—:".contains(c)
                     });
+                }
+                // Counted up to the most a line may have: a block past it, or with other text,
+                // is no such line whatever follows (a paragraph stops at its first word).
+                words += run
+                    .text
+                    .split_whitespace()
+                    .take(NAV_LINE_WORDS + 1 - words.min(NAV_LINE_WORDS))
+                    .count();
+                if other_text || words > NAV_LINE_WORDS {
+                    break;
+                }
+                let trimmed = run.text.trim();
+                if !trimmed.is_empty() {
+                    first_char = first_char.or_else(|| trimmed.chars().next());
+                    last_char = trimmed.chars().last();
                 }
             }
             // The arrows point out of the line: "« Older | ... | Newer »", not "old → new".
