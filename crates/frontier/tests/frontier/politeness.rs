@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use simcrawl_frontier::{
-    Completion, Counter, FrontierConfig, Instant, Next, RobotsPolicy, Scope, Via,
+    Completion, Counter, Frontier, FrontierConfig, Instant, Next, RobotsPolicy, Scope, Via,
 };
 
 use crate::util::{Must, Request, candidate, counter, crawl, expect_fetch, no_robots, open, store};
@@ -422,27 +422,7 @@ async fn a_host_runs_at_most_max_answered_ahead_pages_ahead() {
             f.answered(&lease, t0).must("answered");
             f.complete(lease, Completion::Fetched, t0).must("complete");
         }
-        let mut held = Vec::new();
-        for _ in 0..=ahead {
-            let lease = expect_fetch(&mut f, t0);
-            assert!(
-                !matches!(f.next_ready(t0).must("next"), Next::Fetch(_)),
-                "one request at a time (ahead {ahead})"
-            );
-            f.answered(&lease, t0).must("answered");
-            held.push(lease);
-        }
-        assert!(
-            !matches!(f.next_ready(t0).must("next"), Next::Fetch(_)),
-            "the next page waits for the first to be completed (ahead {ahead})"
-        );
-        let mut held = held.into_iter();
-        f.complete(held.next().unwrap(), Completion::Fetched, t0)
-            .must("complete");
-        let last = expect_fetch(&mut f, t0);
-        for lease in held.chain([last]) {
-            f.complete(lease, Completion::Fetched, t0).must("complete");
-        }
+        run_answered_ahead(&mut f, t0, ahead as usize, &format!("ahead {ahead}"));
         assert!(matches!(f.next_ready(t0).must("next"), Next::Done));
     }
 }
@@ -464,28 +444,39 @@ async fn a_hosts_first_pages_run_at_most_two_answered_pages_ahead() {
         );
         admit_pages(&mut f, "a.test", 10);
         let t0 = Instant::now();
-        let ahead = most.min(warmup) as usize;
-        let mut held = Vec::new();
-        for _ in 0..=ahead {
-            let lease = expect_fetch(&mut f, t0);
-            assert!(
-                !matches!(f.next_ready(t0).must("next"), Next::Fetch(_)),
-                "one request at a time (most {most})"
-            );
-            f.answered(&lease, t0).must("answered");
-            held.push(lease);
-        }
+        run_answered_ahead(
+            &mut f,
+            t0,
+            most.min(warmup) as usize,
+            &format!("most {most}"),
+        );
+    }
+}
+
+/// Fetches and answers `ahead + 1` pages of a host alone at work, one request at a time, checks
+/// that no page more is handed out until the first is completed, then completes them all and the
+/// page the first one's completion lets out.
+fn run_answered_ahead(f: &mut Frontier, t0: Instant, ahead: usize, what: &str) {
+    let mut held = Vec::new();
+    for _ in 0..=ahead {
+        let lease = expect_fetch(f, t0);
         assert!(
             !matches!(f.next_ready(t0).must("next"), Next::Fetch(_)),
-            "{ahead} answered pages ahead at most (most {most})"
+            "one request at a time ({what})"
         );
-        let mut held = held.into_iter();
-        f.complete(held.next().unwrap(), Completion::Fetched, t0)
-            .must("complete");
-        let next = expect_fetch(&mut f, t0);
-        for lease in held.chain([next]) {
-            f.complete(lease, Completion::Fetched, t0).must("complete");
-        }
+        f.answered(&lease, t0).must("answered");
+        held.push(lease);
+    }
+    assert!(
+        !matches!(f.next_ready(t0).must("next"), Next::Fetch(_)),
+        "{ahead} answered pages ahead at most: the next waits for the first to be completed ({what})"
+    );
+    let mut held = held.into_iter();
+    f.complete(held.next().unwrap(), Completion::Fetched, t0)
+        .must("complete");
+    let next = expect_fetch(f, t0);
+    for lease in held.chain([next]) {
+        f.complete(lease, Completion::Fetched, t0).must("complete");
     }
 }
 
