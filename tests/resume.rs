@@ -103,7 +103,8 @@ fn a_resume_says_what_changed_and_a_finished_crawl_that_nothing_is_left() {
     let after_crash = String::from_utf8_lossy(&after_crash.stdout);
     assert!(after_crash.starts_with("nothing to do"), "{after_crash}");
     assert!(
-        after_crash.contains("not closed cleanly (a crash or kill)"),
+        after_crash.contains("resumed after an unclean stop")
+            && after_crash.contains("not closed cleanly (a crash or kill)"),
         "{after_crash}"
     );
 }

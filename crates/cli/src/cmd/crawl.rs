@@ -248,7 +248,7 @@ fn print_report(report: &Report, seeds_given: bool) {
         }
         if let Some((pages, _)) = report.unclean_resume {
             println!(
-                "  it was not closed cleanly (a crash or kill): what its last commit held is kept, {pages} indexed pages"
+                "  resumed after an unclean stop: the store was not closed cleanly (a crash or kill); what its last commit held is kept, {pages} indexed pages"
             );
         }
         return;
