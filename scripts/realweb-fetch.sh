@@ -20,6 +20,12 @@
 #   MkDocs    mkdocs-doc
 #   gi-docgen libpango1.0-doc (Pango's API: one page per method, virtual method, function)
 #   DocBook   postgresql-doc-15 (PostgreSQL's manual, its DocBook XSL HTML)
+#   vim2html  vim-doc (Vim's help files as HTML: long pages of preformatted text)
+#   texi2html zsh-doc (the Zsh manual, one node per page)
+#   Node.js's doctool  nodejs-doc (Node's API reference, one long page per module)
+#   QDoc      qtbase5-doc-html (Qt Network's reference: a class and its members per page)
+#   YARD      asciidoctor-doc (Asciidoctor's Ruby API: one page per class or module)
+#   libxml2's own XSLT site  libxml2-doc (the xmlsoft.org pages and the API by module)
 # RealWebConfig::debian in crates/testsite/src/real.rs says which manual sits behind which hosts.
 set -euo pipefail
 CACHE=${1:-${SIMCRAWL_REALWEB_CACHE:-$HOME/.cache/simcrawl/realweb}}
@@ -27,9 +33,10 @@ PACKAGES=(python-django-doc clang-15-doc clang-16-doc sqlite3-doc
     cmake-doc libstdc++-12-doc openjdk-17-doc rust-doc git-doc libglib2.0-doc ruby-rubymail-doc
     libboost1.74-doc libboost1.81-doc octave-doc libsdl2-doc mkdocs-doc
     libpango1.0-doc postgresql-doc-15
-    # Only for their copyright files: cmake-doc's and libstdc++-12-doc's documentation
+    vim-doc zsh-doc nodejs-doc qtbase5-doc-html asciidoctor-doc libxml2-doc
+    # Only for their copyright files: cmake-doc's, libstdc++-12-doc's and zsh-doc's documentation
     # directories are symlinks to these packages', which hold the copyright.
-    cmake-data gcc-12-base)
+    cmake-data gcc-12-base zsh-common)
 mkdir -p "$CACHE"
 missing=()
 for p in "${PACKAGES[@]}"; do

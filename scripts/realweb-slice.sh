@@ -16,7 +16,8 @@ OUT=tests/realweb
 rm -rf "$OUT"/django "$OUT"/clang15 "$OUT"/clang16 "$OUT"/sqlite "$OUT"/cmake "$OUT"/libstdcxx \
     "$OUT"/openjdk "$OUT"/rust "$OUT"/git "$OUT"/glib "$OUT"/rdoc "$OUT"/boost174 "$OUT"/boost181 \
     "$OUT"/octave "$OUT"/sdl2 "$OUT"/mkdocs "$OUT"/pango \
-    "$OUT"/postgresql
+    "$OUT"/postgresql "$OUT"/vim "$OUT"/zsh "$OUT"/nodejs "$OUT"/qtnetwork "$OUT"/asciidoctor \
+    "$OUT"/libxml2
 copy() { # manual root copyright pages...
     local manual=$1 root=$2 copyright=$3
     shift 3
@@ -135,4 +136,33 @@ PQ=$CACHE/postgresql-doc-15/usr/share/doc/postgresql-doc-15
 copy postgresql "$PQ/html" "$PQ/copyright" \
     index.html sql-commands.html sql-dropgroup.html sql-dropuser.html sql-droprole.html \
     sql-creategroup.html sql-createuser.html sql-deallocate.html
+# vim2html: the help files of ports Vim dropped, each a few lines on one template that say the
+# same sentence of another system ("The BeOS support was removed in patch ...").
+VI=$CACHE/vim-doc/usr/share/doc
+copy vim "$VI/vim/html" "$VI/vim-doc/copyright" \
+    index.html os_beos.html os_mint.html os_os2.html os_risc.html os_msdos.html
+# texi2html: the Zsh manual's table of contents and its smallest chapters.
+ZS=$CACHE/zsh-doc/usr/share/doc/zsh-common/html
+copy zsh "$ZS" "$CACHE/zsh-common/usr/share/doc/zsh-common/copyright" \
+    index.html zsh_toc.html zsh_abt.html The-Z-Shell-Manual.html Command-Execution.html Roadmap.html
+# Node.js's doctool: the index and the shortest module pages (the same sidebar of 60 modules on
+# each, the page a few hundred words).
+NJ=$CACHE/nodejs-doc/usr/share/doc
+copy nodejs "$NJ/nodejs/api" "$NJ/nodejs-doc/copyright" \
+    index.html synopsis.html documentation.html string_decoder.html corepack.html embedding.html
+# QDoc: three DNS record classes of Qt Network and their lists of members (a table of a
+# dozen names on each, on one template).
+QT=$CACHE/qtbase5-doc-html/usr/share
+copy qtnetwork "$QT/qt5/doc/qtnetwork" "$QT/doc/qtbase5-doc-html/copyright" \
+    qtnetwork-index.html qtnetwork-module.html qdnsdomainnamerecord.html \
+    qdnsdomainnamerecord-members.html qdnshostaddressrecord.html qdnshostaddressrecord-members.html \
+    qdnstextrecord.html qdnstextrecord-members.html
+# YARD: the core classes Asciidoctor extends, each a page of a name and a method or two.
+AD=$CACHE/asciidoctor-doc/usr/share/doc/asciidoctor-doc
+copy asciidoctor "$AD/html" "$AD/copyright" \
+    index.html Asciidoctor.html Array.html Hash.html String.html Numeric.html Regexp.html
+# libxml2's own site: short pages on one navigation template.
+LX=$CACHE/libxml2-doc/usr/share/doc
+copy libxml2 "$LX/libxml2/html" "$LX/libxml2-doc/copyright" \
+    index.html intro.html help.html XSLT.html XMLinfo.html docs.html
 du -sh "$OUT"

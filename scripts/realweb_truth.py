@@ -119,7 +119,10 @@ class Manual:
 
     def resolve(self, relpath, href):
         """The relpath an href in file `relpath` points to, if it is a file of this manual."""
-        parts = urlsplit(href)
+        try:
+            parts = urlsplit(href)
+        except ValueError:  # an href no URL parser takes (`http://[user@host]`): no file
+            return None
         if parts.scheme or parts.netloc or not parts.path:
             return None
         path = unquote(parts.path)

@@ -1,6 +1,7 @@
 //! Crawling the checked-in slice of real pages (`tests/realweb/`: a few pages of each manual of
 //! `simcrawl_testsite::CORPUS`, Django, Clang 15 and 16, SQLite, CMake, libstdc++, OpenJDK, Rust,
-//! Git, GLib, RubyMail, Boost 1.74 and 1.81, GNU Octave, SDL2, MkDocs, Pango and PostgreSQL, from Debian's packages) through the copy roles,
+//! Git, GLib, RubyMail, Boost 1.74 and 1.81, GNU Octave, SDL2, MkDocs, Pango, PostgreSQL, Vim, Zsh,
+//! Node.js, Qt Network, Asciidoctor's API and libxml2, from Debian's packages) through the copy roles,
 //! from one seed page, with the defaults a new user types. Each test names the defect class of real pages it guards
 //! against; the expected outcomes come from the files (same file, same document), not from
 //! simcrawl.
@@ -281,6 +282,95 @@ fn small_pages_of_other_generators_are_all_indexed() {
             "dev-guide/index.html",
         ],
     );
+}
+
+/// Six generators added to the corpus on 2026-11-30, none of which the verdicts were made on,
+/// behind copy roles of their own (a noisy copy, a notice copy, an exact mirror, a prefix mirror,
+/// tracking parameters, an alias): Vim's help pages of dropped ports (vim2html: a few lines each
+/// that say the same sentence of another system), the Zsh manual's smallest chapters
+/// (texi2html), Node.js's shortest module pages (its doctool: a sidebar of 60 modules on each),
+/// Qt Network's DNS record classes and their lists of members (QDoc: a table of a dozen names on
+/// one template), the core classes Asciidoctor extends (YARD: a name and a method or two) and
+/// libxml2's site pages. Each file is its own document, indexed on one host or another (a short
+/// page may be indexed on its noisy or notice copy too, when the copy is fetched before its
+/// mirror rule is learned: the open class of `a_noisy_or_notice_copy_indexes_no_file_twice`).
+#[test]
+fn small_pages_of_six_more_generators_are_all_indexed() {
+    let c = crawled();
+    let manuals: [(&str, &[&str]); 6] = [
+        (
+            "vim",
+            &[
+                "index.html",
+                "os_beos.html",
+                "os_mint.html",
+                "os_os2.html",
+                "os_risc.html",
+                "os_msdos.html",
+            ],
+        ),
+        (
+            "zsh",
+            &[
+                "index.html",
+                "zsh_toc.html",
+                "zsh_abt.html",
+                "The-Z-Shell-Manual.html",
+                "Command-Execution.html",
+                "Roadmap.html",
+            ],
+        ),
+        (
+            "nodejs",
+            &[
+                "index.html",
+                "synopsis.html",
+                "documentation.html",
+                "string_decoder.html",
+                "corepack.html",
+                "embedding.html",
+            ],
+        ),
+        (
+            "qtnetwork",
+            &[
+                "qtnetwork-index.html",
+                "qtnetwork-module.html",
+                "qdnsdomainnamerecord.html",
+                "qdnsdomainnamerecord-members.html",
+                "qdnshostaddressrecord.html",
+                "qdnshostaddressrecord-members.html",
+                "qdnstextrecord.html",
+                "qdnstextrecord-members.html",
+            ],
+        ),
+        (
+            "asciidoctor",
+            &[
+                "index.html",
+                "Asciidoctor.html",
+                "Array.html",
+                "Hash.html",
+                "String.html",
+                "Numeric.html",
+                "Regexp.html",
+            ],
+        ),
+        (
+            "libxml2",
+            &[
+                "index.html",
+                "intro.html",
+                "help.html",
+                "XSLT.html",
+                "XMLinfo.html",
+                "docs.html",
+            ],
+        ),
+    ];
+    for (manual, files) in manuals {
+        c.assert_indexed_anywhere(manual, files);
+    }
 }
 
 /// A generator's sibling pages on one host: Pango's method and virtual method of one name (gi-docgen)

@@ -2,11 +2,13 @@
 //! checked in under `tests/realweb/`) served on loopback through the same host roles as the
 //! generated web, so that every verdict can be measured on pages nobody here wrote.
 //!
-//! [`CORPUS`] lists the manuals and the hosts in front of each: eighteen manuals from fourteen
+//! [`CORPUS`] lists the manuals and the hosts in front of each: twenty-four manuals from twenty
 //! page generators (Sphinx: Django, CMake, Clang 15 and 16; Doxygen and DocBook: libstdc++;
 //! Doxygen: SDL2; DocBook XSL: PostgreSQL 15; javadoc: OpenJDK 17; rustdoc and mdBook: Rust;
 //! asciidoc: Git; gtk-doc: GLib; RDoc: RubyMail; BoostBook: Boost 1.74 and 1.81; SQLite's own;
-//! Texinfo: GNU Octave; MkDocs; gi-docgen: Pango). The copy roles sit over several of them:
+//! Texinfo: GNU Octave; MkDocs; gi-docgen: Pango; vim2html: Vim's help; texi2html: Zsh; Node.js's
+//! doctool: its API; QDoc: Qt Network; YARD: Asciidoctor's API; libxml2's own XSLT site). The
+//! copy roles sit over several of them:
 //! Django behind an **origin**, an **exact mirror**, a **prefix mirror** (the same files under
 //! [`REAL_MIRROR_PREFIX`]), a **noisy** copy that injects ads, timestamps and session ids into
 //! every response, a **tracking** copy whose every link carries `utm_*` parameters, a **session**
@@ -15,7 +17,9 @@
 //! copy and a **notice** copy (one sentence, [`MIRROR_NOTICE`], right after the body's start tag
 //! of every page); OpenJDK behind a prefix mirror; Rust behind an alias and a tracking copy; Git
 //! behind a notice copy and a session copy; GLib behind an exact mirror; RubyMail behind a notice
-//! copy. Clang 15 and 16 and Boost 1.74 and 1.81 are two versions of one manual each, on a host
+//! copy; Vim and libxml2 behind a noisy copy; Zsh behind a notice copy and an exact mirror; Node.js
+//! behind an alias; Qt Network behind a prefix mirror and a tracking copy; Asciidoctor's API
+//! behind a notice copy. Clang 15 and 16 and Boost 1.74 and 1.81 are two versions of one manual each, on a host
 //! per version; SQLite's manual has one host. A **hub** host serves one seed page that links to
 //! the start page of every other host.
 //!
@@ -490,6 +494,77 @@ pub const CORPUS: &[CorpusManual] = &[
         start: "index.html",
         sample: None,
         hosts: &[("postgresql", RealRole::Unrelated)],
+    },
+    CorpusManual {
+        name: "vim",
+        generator: "vim2html",
+        package: "vim-doc",
+        dir: "usr/share/doc/vim/html",
+        start: "index.html",
+        sample: None,
+        hosts: &[("vim", RealRole::Origin), ("vim-noisy", RealRole::Noisy)],
+    },
+    CorpusManual {
+        name: "zsh",
+        generator: "texi2html",
+        package: "zsh-doc",
+        dir: "usr/share/doc/zsh-common/html",
+        start: "index.html",
+        sample: None,
+        hosts: &[
+            ("zsh", RealRole::Origin),
+            ("zsh-notice", RealRole::Notice),
+            ("zsh-exact", RealRole::ExactMirror),
+        ],
+    },
+    CorpusManual {
+        name: "nodejs",
+        generator: "Node.js doctool",
+        package: "nodejs-doc",
+        dir: "usr/share/doc/nodejs/api",
+        start: "index.html",
+        sample: None,
+        hosts: &[
+            ("nodejs", RealRole::Origin),
+            ("nodejs-alias", RealRole::Alias),
+        ],
+    },
+    CorpusManual {
+        name: "qtnetwork",
+        generator: "QDoc",
+        package: "qtbase5-doc-html",
+        dir: "usr/share/qt5/doc/qtnetwork",
+        start: "qtnetwork-index.html",
+        sample: None,
+        hosts: &[
+            ("qtnetwork", RealRole::Origin),
+            ("qtnetwork-prefix", RealRole::PrefixMirror),
+            ("qtnetwork-tracking", RealRole::Tracking),
+        ],
+    },
+    CorpusManual {
+        name: "asciidoctor",
+        generator: "YARD",
+        package: "asciidoctor-doc",
+        dir: "usr/share/doc/asciidoctor-doc/html",
+        start: "index.html",
+        sample: None,
+        hosts: &[
+            ("asciidoctor", RealRole::Origin),
+            ("asciidoctor-notice", RealRole::Notice),
+        ],
+    },
+    CorpusManual {
+        name: "libxml2",
+        generator: "libxml2's XSLT site",
+        package: "libxml2-doc",
+        dir: "usr/share/doc/libxml2/html",
+        start: "index.html",
+        sample: None,
+        hosts: &[
+            ("libxml2", RealRole::Origin),
+            ("libxml2-noisy", RealRole::Noisy),
+        ],
     },
 ];
 
