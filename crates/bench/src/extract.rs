@@ -178,7 +178,7 @@ pub fn run(args: Args) -> Result<()> {
             let a = analyzer.analyze_html(html.as_bytes(), html, url, None);
             writeln!(
                 out,
-                "{url} {:?} {:?} {} {:?} {:?} {} {:?} {} {} {:?} {:?} {:?}",
+                "{url} {:?} {:?} {} {:?} {:?} {} {:?} {} {} {:?} {:?} {:?} {:?} {:?} {:?}",
                 a.body_digest,
                 a.text_digest,
                 a.body_sha256,
@@ -191,6 +191,9 @@ pub fn run(args: Args) -> Result<()> {
                 a.title_key,
                 a.lines,
                 a.text,
+                a.whole_windows,
+                a.norm_lines,
+                a.line_texts,
             )?;
         }
         out.flush()?;

@@ -6,8 +6,8 @@ use simcrawl_dedup::{
     Digest128, FeatureOptions, MinHasher, SimHash, SimHasher, Sketch, sha256_hex,
 };
 use simcrawl_extract::{
-    Document, ExtractOptions, Extractor, NormalizeOptions, normalize_lines, normalize_text,
-    normalized_words,
+    Document, ExtractOptions, Extractor, NormalizeOptions, normalize_lines, normalize_lines_within,
+    normalize_text, normalized_words,
 };
 use url::Url;
 
@@ -249,7 +249,10 @@ impl Analyzer {
         let mut template_lines = Vec::new();
         // The text and its lines in one pass, when the lines' normalisation is the text's
         // (`TemplateSet::strip` normalises each line so).
-        let (text, lines, line_texts, norm_lines) =
+        // The whole text's lines feed its windows; the whole text and the main text are
+        // normalised in one scan when the main text is a run of the whole text's lines.
+        let mut windows = Windows::default();
+        let (text, full, lines, line_texts, norm_lines) =
             if self.normalize == NormalizeOptions::FINGERPRINT {
                 let mut lines = Vec::new();
                 let mut line_texts = String::new();
@@ -258,7 +261,7 @@ impl Analyzer {
                 let mut any_stripped = false;
                 let mut norm_lines = String::new();
                 let mut line_number = 0u32;
-                let text = normalize_lines(&document.main_text, self.normalize, |line| {
+                let mut main_line = |line: &str| {
                     if !line.is_empty() {
                         if !norm_lines.is_empty() {
                             norm_lines.push('\n');
@@ -291,15 +294,33 @@ impl Analyzer {
                         line_texts.push_str(line);
                         lines.push(key);
                     }
-                });
+                };
+                let (text, full) = match normalize_lines_within(
+                    &document.full_text,
+                    &document.main_text,
+                    self.normalize,
+                    &mut main_line,
+                    |line| windows.line(line),
+                ) {
+                    Some(both) => both,
+                    None => (
+                        normalize_lines(&document.main_text, self.normalize, &mut main_line),
+                        normalize_lines(&document.full_text, self.normalize, |line| {
+                            windows.line(line)
+                        }),
+                    ),
+                };
                 if any_stripped {
                     stripped = Some(kept);
                 }
-                (text, lines, line_texts, norm_lines)
+                (text, full, lines, line_texts, norm_lines)
             } else {
                 stripped = template.and_then(|t| t.strip(&document.main_text));
                 (
                     normalize_text(&document.main_text, self.normalize),
+                    normalize_lines(&document.full_text, self.normalize, |line| {
+                        windows.line(line)
+                    }),
                     crate::template::line_keys(&document.main_text),
                     String::new(),
                     String::new(),
@@ -321,11 +342,6 @@ impl Analyzer {
         // A page without main content (a fallback) has its whole text as its main text: it is
         // normalised and fingerprinted once.
         let text_digest = Digest128::of_text(&text);
-        // The whole text and its lines in one pass: its fingerprint and its windows.
-        let mut windows = Windows::default();
-        let full = normalize_lines(&document.full_text, self.normalize, |line| {
-            windows.line(line)
-        });
         let whole_windows = windows.digests();
         let (full_simhash, full_words) = if document.full_text == document.main_text {
             match &stripped {

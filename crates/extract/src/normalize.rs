@@ -159,51 +159,156 @@ pub fn normalize_lines(
     options: NormalizeOptions,
     mut line: impl FnMut(&str),
 ) -> String {
-    /// One token: its normalised content in `contents`, its line, and whether the whole text's
-    /// rule and its line's rule drop it.
-    struct Token {
-        content: std::ops::Range<usize>,
-        line: usize,
-        month: bool,
-        date_part: bool,
-        drop_whole: bool,
-        drop_line: bool,
+    let mut scan = Scan::new(text, options);
+    month_rule(&mut scan.tokens);
+    emit(&scan.contents, &scan.tokens, 0..scan.line_count, &mut line)
+}
+
+/// [`normalize_lines`] of `full` and of `main`, with one scan of `full`, when `main` is a run of
+/// `full`'s lines (as a page's main text usually is of its whole text): returns `(main's
+/// normalisation, full's)`, and calls `main_line` with each of `main`'s lines and `full_line`
+/// with each of `full`'s, exactly as `normalize_lines` of each alone would. `None` when `main` is
+/// empty or not a run of `full`'s lines (then nothing was called).
+///
+/// The month rule looks across lines, so `main`'s lines are not judged within `full`: a date
+/// part of the run's first line after a month on the line before it stays in `main`'s text and
+/// goes from `full`'s, as each alone would have it.
+///
+/// ```
+/// use simcrawl_extract::{normalize_lines, normalize_lines_within, NormalizeOptions};
+///
+/// let full = "Menu\nReleased 12\nMarch 2024, at 10:32.\nIt's DONE!\nFooter";
+/// let main = "March 2024, at 10:32.\nIt's DONE!";
+/// let (mut a, mut b) = (Vec::new(), Vec::new());
+/// let (m, f) = normalize_lines_within(full, main, NormalizeOptions::FINGERPRINT,
+///     |l| a.push(l.to_owned()), |l| b.push(l.to_owned())).unwrap();
+/// let (mut a2, mut b2) = (Vec::new(), Vec::new());
+/// assert_eq!(m, normalize_lines(main, NormalizeOptions::FINGERPRINT, |l| a2.push(l.to_owned())));
+/// assert_eq!(f, normalize_lines(full, NormalizeOptions::FINGERPRINT, |l| b2.push(l.to_owned())));
+/// assert_eq!((a, b), (a2, b2));
+/// assert!(normalize_lines_within(full, "Released 12\nIt's DONE!", NormalizeOptions::FINGERPRINT,
+///     |_| {}, |_| {}).is_none());
+/// ```
+pub fn normalize_lines_within(
+    full: &str,
+    main: &str,
+    options: NormalizeOptions,
+    mut main_line: impl FnMut(&str),
+    mut full_line: impl FnMut(&str),
+) -> Option<(String, String)> {
+    let (first, count) = line_run(full, main)?;
+    let mut scan = Scan::new(full, options);
+    month_rule(&mut scan.tokens);
+    let full_text = emit(
+        &scan.contents,
+        &scan.tokens,
+        0..scan.line_count,
+        &mut full_line,
+    );
+    let lines = first..first + count;
+    let from = scan.tokens.partition_point(|t| t.line < lines.start);
+    let to = scan.tokens.partition_point(|t| t.line < lines.end);
+    let run = &mut scan.tokens[from..to];
+    month_rule(run);
+    let main_text = emit(&scan.contents, run, lines, &mut main_line);
+    Some((main_text, full_text))
+}
+
+/// Where `main`'s lines ([`str::lines`]) are a run of `full`'s: the index of the first and their
+/// number. Only matches that start a line are tried, at most a few.
+fn line_run(full: &str, main: &str) -> Option<(usize, usize)> {
+    if main.is_empty() {
+        return None;
     }
-    let mut contents = String::with_capacity(text.len());
-    // About one token per seven bytes of prose: most texts never grow the vector.
-    let mut tokens: Vec<Token> = Vec::with_capacity(text.len() / 7 + 1);
-    let mut line_count = 0;
-    for (index, text_line) in text.lines().enumerate() {
-        line_count = index + 1;
-        for token in Tokens(text_line) {
-            let mut start = contents.len();
-            let mut gap = true;
-            normalize_scanned(token, options, &mut contents, &mut gap);
-            // The space that separates it from the token before is not part of its content.
-            if contents.as_bytes().get(start) == Some(&b' ') {
-                start += 1;
-            }
-            let noise = options.strip_noise_numbers && token.digit && is_noise_number(token.text);
-            let (month, date_part) = if options.strip_noise_numbers {
-                (
-                    is_month(token.text),
-                    token.digit && is_date_part(token.text),
-                )
-            } else {
-                (false, false)
-            };
-            tokens.push(Token {
-                content: start..contents.len(),
-                line: index,
-                month,
-                date_part,
-                drop_whole: noise,
-                drop_line: noise,
-            });
+    let count = main.lines().count();
+    for (offset, _) in full.match_indices(main).take(4) {
+        if offset > 0 && full.as_bytes()[offset - 1] != b'\n' {
+            continue;
+        }
+        let first = full.as_bytes()[..offset]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        let mut theirs = full.lines().skip(first);
+        if main.lines().all(|l| theirs.next() == Some(l)) {
+            return Some((first, count));
         }
     }
-    // The month rule: a date part just before a month, or one or two after it, is dropped; in
-    // the whole text across lines, in a line only within it.
+    None
+}
+
+/// One token: its normalised content in `contents`, its line, and whether the whole text's
+/// rule and its line's rule drop it.
+struct Token {
+    content: std::ops::Range<usize>,
+    line: usize,
+    month: bool,
+    date_part: bool,
+    /// A noise number: dropped by both rules, whatever is around it.
+    noise: bool,
+    drop_whole: bool,
+    drop_line: bool,
+}
+
+/// A text's tokens, normalised, in order, with the line each is on.
+struct Scan {
+    contents: String,
+    tokens: Vec<Token>,
+    line_count: usize,
+}
+
+impl Scan {
+    fn new(text: &str, options: NormalizeOptions) -> Scan {
+        let mut contents = String::with_capacity(text.len());
+        // About one token per seven bytes of prose: most texts never grow the vector.
+        let mut tokens: Vec<Token> = Vec::with_capacity(text.len() / 7 + 1);
+        let mut line_count = 0;
+        for (index, text_line) in text.lines().enumerate() {
+            line_count = index + 1;
+            for token in Tokens(text_line) {
+                let mut start = contents.len();
+                let mut gap = true;
+                normalize_scanned(token, options, &mut contents, &mut gap);
+                // The space that separates it from the token before is not part of its content.
+                if contents.as_bytes().get(start) == Some(&b' ') {
+                    start += 1;
+                }
+                let noise =
+                    options.strip_noise_numbers && token.digit && is_noise_number(token.text);
+                let (month, date_part) = if options.strip_noise_numbers {
+                    (
+                        is_month(token.text),
+                        token.digit && is_date_part(token.text),
+                    )
+                } else {
+                    (false, false)
+                };
+                tokens.push(Token {
+                    content: start..contents.len(),
+                    line: index,
+                    month,
+                    date_part,
+                    noise,
+                    drop_whole: noise,
+                    drop_line: noise,
+                });
+            }
+        }
+        Scan {
+            contents,
+            tokens,
+            line_count,
+        }
+    }
+}
+
+/// The month rule over `tokens` (and none around them): a date part just before a month, or one
+/// or two after it, is dropped; in the whole text across lines, in a line only within it.
+fn month_rule(tokens: &mut [Token]) {
+    for t in tokens.iter_mut() {
+        t.drop_whole = t.noise;
+        t.drop_line = t.noise;
+    }
     for i in 0..tokens.len() {
         if !tokens[i].month {
             continue;
@@ -218,10 +323,20 @@ pub fn normalize_lines(
             }
         }
     }
+}
+
+/// The whole text of `lines` (each line's tokens in `tokens`, in order), and each line's own
+/// normalisation to `line`.
+fn emit(
+    contents: &str,
+    tokens: &[Token],
+    lines: std::ops::Range<usize>,
+    line: &mut impl FnMut(&str),
+) -> String {
     let mut whole = String::with_capacity(contents.len());
     let mut scratch = String::new();
     let mut next = 0;
-    for index in 0..line_count {
+    for index in lines {
         let first = next;
         while next < tokens.len() && tokens[next].line == index {
             next += 1;
@@ -1001,6 +1116,39 @@ mod tests {
             prop_assert_eq!(whole, normalize_text(&text, options));
             let want: Vec<String> = text.lines().map(|l| normalize_text(l, options)).collect();
             prop_assert_eq!(got, want);
+        }
+
+        #[test]
+        fn a_run_of_lines_within_a_text_is_normalised_as_each_alone(
+            lines in prop::collection::vec(tricky_text(), 1..8),
+            from in 0usize..8,
+            len in 0usize..8,
+            crlf: bool,
+            strip_noise_numbers: bool,
+        ) {
+            let options = NormalizeOptions { strip_noise_numbers, ..NormalizeOptions::FINGERPRINT };
+            let sep = if crlf { "\r\n" } else { "\n" };
+            let full = lines.join(sep);
+            let from = from.min(lines.len() - 1);
+            let main = lines[from..(from + len).min(lines.len())].join(sep);
+            let (mut main_lines, mut full_lines) = (Vec::new(), Vec::new());
+            let both = normalize_lines_within(&full, &main, options,
+                |l| main_lines.push(l.to_owned()), |l| full_lines.push(l.to_owned()));
+            let (mut main_alone, mut full_alone) = (Vec::new(), Vec::new());
+            let want = (
+                normalize_lines(&main, options, |l| main_alone.push(l.to_owned())),
+                normalize_lines(&full, options, |l| full_alone.push(l.to_owned())),
+            );
+            match both {
+                Some(got) => {
+                    prop_assert_eq!(got, want);
+                    prop_assert_eq!(main_lines, main_alone);
+                    prop_assert_eq!(full_lines, full_alone);
+                }
+                // The run is empty, or not a run of lines as `str::lines` splits them (a piece
+                // ends in a carriage return that joins it to the separator): nothing called.
+                None => prop_assert!(main_lines.is_empty() && full_lines.is_empty()),
+            }
         }
 
         #[test]
