@@ -6,8 +6,8 @@ use simcrawl_dedup::{
     Digest128, FeatureOptions, MinHasher, SimHash, SimHasher, Sketch, sha256_hex,
 };
 use simcrawl_extract::{
-    Document, ExtractOptions, Extractor, NormalizeOptions, normalize_lines, normalize_lines_within,
-    normalize_text, normalized_words,
+    Document, ExtractOptions, Extractor, NormalizeOptions, normalize_lines,
+    normalize_lines_spanned, normalize_text, normalized_words,
 };
 use url::Url;
 
@@ -252,6 +252,8 @@ impl Analyzer {
         // The whole text's lines feed its windows; the whole text and the main text are
         // normalised in one scan when the main text is a run of the whole text's lines.
         let mut windows = Windows::default();
+        // Where the main text's words are in the whole text's, when they are the same words.
+        let mut span = None;
         let (text, full, lines, line_texts, norm_lines) =
             if self.normalize == NormalizeOptions::FINGERPRINT {
                 let mut lines = Vec::new();
@@ -295,14 +297,17 @@ impl Analyzer {
                         lines.push(key);
                     }
                 };
-                let (text, full) = match normalize_lines_within(
+                let (text, full) = match normalize_lines_spanned(
                     &document.full_text,
                     &document.main_text,
                     self.normalize,
                     &mut main_line,
                     |line| windows.line(line),
                 ) {
-                    Some(both) => both,
+                    Some(within) => {
+                        span = within.span;
+                        (within.main, within.full)
+                    }
                     None => (
                         normalize_lines(&document.main_text, self.normalize, &mut main_line),
                         normalize_lines(&document.full_text, self.normalize, |line| {
@@ -335,9 +340,9 @@ impl Analyzer {
                 document.extraction,
                 simcrawl_extract::Extraction::Main { relaxed: true, .. }
             );
-        let (simhash, sketch) = self
+        let (simhash, sketch, counts) = self
             .simhash
-            .fingerprint_and_sketch(&self.minhash, stripped.as_deref().unwrap_or(&text));
+            .fingerprint_sketch_and_counts(&self.minhash, stripped.as_deref().unwrap_or(&text));
         let template_version = template.map_or(0, |t| t.version);
         // A page without main content (a fallback) has its whole text as its main text: it is
         // normalised and fingerprinted once.
@@ -350,7 +355,18 @@ impl Analyzer {
                 None => (simhash, words),
             }
         } else {
-            (self.simhash.fingerprint(&full), normalized_words(&full))
+            let full_simhash = match span {
+                // The main text's words counted already (not without the template's lines):
+                // only the words around them are counted again.
+                Some(span) if stripped.is_none() && self.simhash.counts_add_up() => {
+                    let mut all = self.simhash.counts(&full[..span.start]);
+                    all.add(&counts);
+                    all.add(&self.simhash.counts(&full[span.end..]));
+                    all.fingerprint()
+                }
+                _ => self.simhash.fingerprint(&full),
+            };
+            (full_simhash, normalized_words(&full))
         };
         PageAnalysis {
             full_simhash,

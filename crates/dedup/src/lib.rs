@@ -65,4 +65,4 @@ pub use features::{FeatureOptions, Features};
 pub use index::{IndexConfig, Match, Plan, SimHashIndex, brute_force};
 pub use lsh::LshIndex;
 pub use minhash::{MinHasher, Sketch};
-pub use simhash::{SimHash, SimHasher};
+pub use simhash::{SimCounts, SimHash, SimHasher};

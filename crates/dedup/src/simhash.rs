@@ -146,8 +146,52 @@ impl BitCounter {
         self.pending = 0;
     }
 
-    fn finish(mut self) -> SimHash {
+    fn finish(self) -> SimHash {
+        self.counts().fingerprint()
+    }
+
+    fn counts(mut self) -> SimCounts {
         self.spill();
+        SimCounts {
+            ones: self.ones,
+            total: self.total,
+        }
+    }
+}
+
+/// What a SimHash is made from: for each bit, how many of the text's features have it set, and
+/// how many features there are. With single words as features ([`SimHasher::counts_add_up`]),
+/// the counts of two texts add up to those of the two texts one after the other.
+///
+/// ```
+/// use simcrawl_dedup::SimHasher;
+///
+/// let simhasher = SimHasher::default();
+/// let mut counts = simhasher.counts("a tide table lists the times");
+/// counts.add(&simhasher.counts("and heights of high and low water"));
+/// assert!(simhasher.counts_add_up());
+/// assert_eq!(
+///     counts.fingerprint(),
+///     simhasher.fingerprint("a tide table lists the times and heights of high and low water")
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimCounts {
+    ones: [u32; 64],
+    total: u64,
+}
+
+impl SimCounts {
+    /// Adds `other`'s counts.
+    pub fn add(&mut self, other: &SimCounts) {
+        for (mine, theirs) in self.ones.iter_mut().zip(&other.ones) {
+            *mine += theirs;
+        }
+        self.total += other.total;
+    }
+
+    /// The fingerprint of these counts.
+    pub fn fingerprint(&self) -> SimHash {
         let mut fp = 0u64;
         for (i, ones) in self.ones.iter().enumerate() {
             // Sum of +1/-1 over features is 2*ones - total; the bit is set when it is positive.
@@ -198,12 +242,37 @@ impl SimHasher {
         minhasher: &crate::MinHasher,
         text: &str,
     ) -> (SimHash, crate::Sketch) {
+        let (simhash, sketch, _) = self.fingerprint_sketch_and_counts(minhasher, text);
+        (simhash, sketch)
+    }
+
+    /// The counts the fingerprint of a text is made from.
+    pub fn counts(&self, text: &str) -> SimCounts {
+        let mut counter = BitCounter::default();
+        self.features.for_each(text, |h| counter.add(h));
+        counter.counts()
+    }
+
+    /// Whether the [`SimCounts`] of texts add up to those of the texts joined by a space: the
+    /// features are single words.
+    pub fn counts_add_up(&self) -> bool {
+        let options = self.features.options();
+        options.word_ngram == 1 && options.char_shingle.is_none()
+    }
+
+    /// [`SimHasher::fingerprint_and_sketch`], and the counts of the fingerprint.
+    pub fn fingerprint_sketch_and_counts(
+        &self,
+        minhasher: &crate::MinHasher,
+        text: &str,
+    ) -> (SimHash, crate::Sketch, SimCounts) {
         let words = minhasher.features();
         let one_pass = self.features.options().word_ngram == 1
             && !words.options().stop_words
             && self.features.splits_like(words);
         if !one_pass {
-            return (self.fingerprint(text), minhasher.sketch(text));
+            let counts = self.counts(text);
+            return (counts.fingerprint(), minhasher.sketch(text), counts);
         }
         let mut counter = BitCounter::default();
         let mut folded = Vec::with_capacity(text.len() / 6);
@@ -216,7 +285,12 @@ impl SimHasher {
                 }
             },
         );
-        (counter.finish(), minhasher.sketch_folded(&folded))
+        let counts = counter.counts();
+        (
+            counts.fingerprint(),
+            minhasher.sketch_folded(&folded),
+            counts,
+        )
     }
 
     /// The fingerprint of a text together with its feature count.

@@ -196,22 +196,67 @@ pub fn normalize_lines_within(
     mut main_line: impl FnMut(&str),
     mut full_line: impl FnMut(&str),
 ) -> Option<(String, String)> {
+    let within = normalize_lines_spanned(full, main, options, &mut main_line, &mut full_line)?;
+    Some((within.main, within.full))
+}
+
+/// What [`normalize_lines_spanned`] gives: the two normalised texts and where the main text's
+/// words are in the whole text's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Within {
+    /// The main text normalised, as [`normalize_lines`] of it alone.
+    pub main: String,
+    /// The whole text normalised, as [`normalize_lines`] of it alone.
+    pub full: String,
+    /// The bytes of `full` that hold the main text's words, when they are the main text's words
+    /// (the month rule decided their numbers alike in both): `full[span]` is `main`, after a
+    /// space when words come before it, so that `full` is `full[..span.start]`, `full[span]` and
+    /// `full[span.end..]` one after the other, cut between words.
+    pub span: Option<std::ops::Range<usize>>,
+}
+
+/// [`normalize_lines_within`], with where the main text's words are in the whole text's.
+///
+/// ```
+/// use simcrawl_extract::{normalize_lines_spanned, NormalizeOptions};
+///
+/// let w = normalize_lines_spanned("Menu\nThe tide\nturns.\nFooter", "The tide\nturns.",
+///     NormalizeOptions::FINGERPRINT, |_| {}, |_| {}).unwrap();
+/// assert_eq!(w.full, "menu the tide turns footer");
+/// let span = w.span.unwrap();
+/// assert_eq!(w.full[span].trim_start(), w.main);
+/// ```
+pub fn normalize_lines_spanned(
+    full: &str,
+    main: &str,
+    options: NormalizeOptions,
+    mut main_line: impl FnMut(&str),
+    mut full_line: impl FnMut(&str),
+) -> Option<Within> {
     let (first, count) = line_run(full, main)?;
     let mut scan = Scan::new(full, options);
     month_rule(&mut scan.tokens);
-    let full_text = emit(
+    let lines = first..first + count;
+    let mut span = 0..0;
+    let full_text = emit_marked(
         &scan.contents,
         &scan.tokens,
         0..scan.line_count,
         &mut full_line,
+        Some((lines.clone(), &mut span)),
     );
-    let lines = first..first + count;
     let from = scan.tokens.partition_point(|t| t.line < lines.start);
     let to = scan.tokens.partition_point(|t| t.line < lines.end);
     let run = &mut scan.tokens[from..to];
+    let as_in_full: Vec<bool> = run.iter().map(|t| t.drop_whole).collect();
     month_rule(run);
+    let alike = run.iter().zip(&as_in_full).all(|(t, &d)| t.drop_whole == d);
     let main_text = emit(&scan.contents, run, lines, &mut main_line);
-    Some((main_text, full_text))
+    Some(Within {
+        main: main_text,
+        full: full_text,
+        span: alike.then_some(span),
+    })
 }
 
 /// Where `main`'s lines ([`str::lines`]) are a run of `full`'s: the index of the first and their
@@ -333,10 +378,31 @@ fn emit(
     lines: std::ops::Range<usize>,
     line: &mut impl FnMut(&str),
 ) -> String {
+    emit_marked(contents, tokens, lines, line, None)
+}
+
+/// [`emit`], and where the words of the lines of `mark` begin and end in the whole text (the
+/// start before the space that separates them from the words before).
+fn emit_marked(
+    contents: &str,
+    tokens: &[Token],
+    lines: std::ops::Range<usize>,
+    line: &mut impl FnMut(&str),
+    mut mark: Option<(std::ops::Range<usize>, &mut std::ops::Range<usize>)>,
+) -> String {
+    let end_line = lines.end;
     let mut whole = String::with_capacity(contents.len());
     let mut scratch = String::new();
     let mut next = 0;
     for index in lines {
+        if let Some((marked, span)) = &mut mark {
+            if index == marked.start {
+                span.start = whole.len();
+            }
+            if index == marked.end {
+                span.end = whole.len();
+            }
+        }
         let first = next;
         while next < tokens.len() && tokens[next].line == index {
             next += 1;
@@ -363,6 +429,12 @@ fn emit(
             }
             line(&scratch);
         }
+    }
+    if let Some((marked, span)) = mark
+        && marked.end >= end_line
+    {
+        // The marked lines run to the text's end.
+        span.end = whole.len();
     }
     whole
 }
@@ -1139,6 +1211,14 @@ mod tests {
                 normalize_lines(&main, options, |l| main_alone.push(l.to_owned())),
                 normalize_lines(&full, options, |l| full_alone.push(l.to_owned())),
             );
+            if let Some(within) = normalize_lines_spanned(&full, &main, options, |_| {}, |_| {})
+                && let Some(span) = within.span.clone()
+            {
+                // The main text's words, cut between words, when the month rule took them alike.
+                prop_assert_eq!(within.full[span.clone()].trim_start(), within.main.as_str());
+                prop_assert!(span.start == 0 || span.is_empty() || within.full[span.start..].starts_with(' '));
+                prop_assert!(span.end == 0 || span.end == within.full.len() || within.full[span.end..].starts_with(' '));
+            }
             match both {
                 Some(got) => {
                     prop_assert_eq!(got, want);
