@@ -210,8 +210,8 @@ pub struct Within {
     pub full: String,
     /// The bytes of `full` that hold the main text's words, when they are the main text's words
     /// (the month rule decided their numbers alike in both): `full[span]` is `main`, after a
-    /// space when words come before it, so that `full` is `full[..span.start]`, `full[span]` and
-    /// `full[span.end..]` one after the other, cut between words.
+    /// space when it has words and words come before it, so that `full` is `full[..span.start]`,
+    /// `full[span]` and `full[span.end..]` one after the other, cut between words.
     pub span: Option<std::ops::Range<usize>>,
 }
 
@@ -266,7 +266,14 @@ fn line_run(full: &str, main: &str) -> Option<(usize, usize)> {
         return None;
     }
     let count = main.lines().count();
-    for (offset, _) in full.match_indices(main).take(4) {
+    // Overlapping matches too ("a\na" in "ba\na\na" starts a line only at its second match).
+    let mut from = 0;
+    for _ in 0..4 {
+        let Some(found) = full.get(from..).and_then(|rest| rest.find(main)) else {
+            break;
+        };
+        let offset = from + found;
+        from = offset + main.chars().next().map_or(1, char::len_utf8);
         if offset > 0 && full.as_bytes()[offset - 1] != b'\n' {
             continue;
         }
@@ -1141,6 +1148,24 @@ mod tests {
             "\u{3000}",
         ]);
         prop::collection::vec(piece, 0..40).prop_map(|pieces| pieces.concat())
+    }
+
+    /// The run is found where it starts a line, past an earlier match that starts none and
+    /// overlaps it: "a\na" in "ba\na\na" is lines 1 and 2.
+    #[test]
+    fn a_run_is_found_after_a_match_that_starts_no_line() {
+        let options = NormalizeOptions::FINGERPRINT;
+        assert_eq!(line_run("ba\na\na", "a\na"), Some((1, 2)));
+        assert_eq!(line_run("ba\nxa\na", "a\na"), None);
+        let within = normalize_lines_spanned("ba\na\na", "a\na", options, |_| {}, |_| {});
+        assert_eq!(
+            within,
+            Some(Within {
+                main: "a a".into(),
+                full: "ba a a".into(),
+                span: Some(2..6),
+            })
+        );
     }
 
     proptest! {
