@@ -146,10 +146,6 @@ impl BitCounter {
         self.pending = 0;
     }
 
-    fn finish(self) -> SimHash {
-        self.counts().fingerprint()
-    }
-
     fn counts(mut self) -> SimCounts {
         self.spill();
         SimCounts {
@@ -219,9 +215,7 @@ impl SimHasher {
     /// The fingerprint of a text. A text without features (empty, or only stop words and digits) gets
     /// fingerprint 0.
     pub fn fingerprint(&self, text: &str) -> SimHash {
-        let mut counter = BitCounter::default();
-        self.features.for_each(text, |h| counter.add(h));
-        counter.finish()
+        self.counts(text).fingerprint()
     }
 
     /// `(self.fingerprint(text), minhasher.sketch(text))`, in one pass over the text's words when
@@ -295,11 +289,8 @@ impl SimHasher {
 
     /// The fingerprint of a text together with its feature count.
     pub fn fingerprint_counted(&self, text: &str) -> (SimHash, u64) {
-        let mut counter = BitCounter::default();
-        self.features.for_each(text, |h| counter.add(h));
-        counter.spill();
-        let total = counter.total;
-        (counter.finish(), total)
+        let counts = self.counts(text);
+        (counts.fingerprint(), counts.total)
     }
 }
 
@@ -329,7 +320,7 @@ mod tests {
         for h in &hashes {
             counter.add(*h);
         }
-        let fast = counter.finish();
+        let fast = counter.counts().fingerprint();
         let slow = SimHash::from_weighted(hashes.iter().map(|h| (*h, 1.0)));
         assert_eq!(fast, slow);
     }

@@ -168,7 +168,7 @@ pub use meta::{MetaRefresh, MetaRobots};
 pub use nesting::{MAX_NESTING, MAX_OPEN_FORMATTING};
 pub use normalize::{
     NormalizeOptions, Within, is_ideograph, is_noise_number, normalize_lines,
-    normalize_lines_spanned, normalize_lines_within, normalize_text, normalized_words, text_words,
+    normalize_lines_spanned, normalize_text, normalized_words, text_words,
 };
 
 use crate::dom::LinkText;

@@ -164,42 +164,6 @@ pub fn normalize_lines(
     emit(&scan.contents, &scan.tokens, 0..scan.line_count, &mut line)
 }
 
-/// [`normalize_lines`] of `full` and of `main`, with one scan of `full`, when `main` is a run of
-/// `full`'s lines (as a page's main text usually is of its whole text): returns `(main's
-/// normalisation, full's)`, and calls `main_line` with each of `main`'s lines and `full_line`
-/// with each of `full`'s, exactly as `normalize_lines` of each alone would. `None` when `main` is
-/// empty or not a run of `full`'s lines (then nothing was called).
-///
-/// The month rule looks across lines, so `main`'s lines are not judged within `full`: a date
-/// part of the run's first line after a month on the line before it stays in `main`'s text and
-/// goes from `full`'s, as each alone would have it.
-///
-/// ```
-/// use simcrawl_extract::{normalize_lines, normalize_lines_within, NormalizeOptions};
-///
-/// let full = "Menu\nReleased 12\nMarch 2024, at 10:32.\nIt's DONE!\nFooter";
-/// let main = "March 2024, at 10:32.\nIt's DONE!";
-/// let (mut a, mut b) = (Vec::new(), Vec::new());
-/// let (m, f) = normalize_lines_within(full, main, NormalizeOptions::FINGERPRINT,
-///     |l| a.push(l.to_owned()), |l| b.push(l.to_owned())).unwrap();
-/// let (mut a2, mut b2) = (Vec::new(), Vec::new());
-/// assert_eq!(m, normalize_lines(main, NormalizeOptions::FINGERPRINT, |l| a2.push(l.to_owned())));
-/// assert_eq!(f, normalize_lines(full, NormalizeOptions::FINGERPRINT, |l| b2.push(l.to_owned())));
-/// assert_eq!((a, b), (a2, b2));
-/// assert!(normalize_lines_within(full, "Released 12\nIt's DONE!", NormalizeOptions::FINGERPRINT,
-///     |_| {}, |_| {}).is_none());
-/// ```
-pub fn normalize_lines_within(
-    full: &str,
-    main: &str,
-    options: NormalizeOptions,
-    mut main_line: impl FnMut(&str),
-    mut full_line: impl FnMut(&str),
-) -> Option<(String, String)> {
-    let within = normalize_lines_spanned(full, main, options, &mut main_line, &mut full_line)?;
-    Some((within.main, within.full))
-}
-
 /// What [`normalize_lines_spanned`] gives: the two normalised texts and where the main text's
 /// words are in the whole text's.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -215,10 +179,31 @@ pub struct Within {
     pub span: Option<std::ops::Range<usize>>,
 }
 
-/// [`normalize_lines_within`], with where the main text's words are in the whole text's.
+/// [`normalize_lines`] of `full` and of `main`, with one scan of `full`, when `main` is a run of
+/// `full`'s lines (as a page's main text usually is of its whole text): both normalisations, and
+/// where `main`'s words are in `full`'s ([`Within`]); `main_line` is called with each of
+/// `main`'s lines and `full_line` with each of `full`'s, exactly as `normalize_lines` of each
+/// alone would. `None` when `main` is empty or not a run of `full`'s lines (then nothing was
+/// called).
+///
+/// The month rule looks across lines, so `main`'s lines are not judged within `full`: a date
+/// part of the run's first line after a month on the line before it stays in `main`'s text and
+/// goes from `full`'s, as each alone would have it.
 ///
 /// ```
-/// use simcrawl_extract::{normalize_lines_spanned, NormalizeOptions};
+/// use simcrawl_extract::{normalize_lines, normalize_lines_spanned, NormalizeOptions};
+///
+/// let full = "Menu\nReleased 12\nMarch 2024, at 10:32.\nIt's DONE!\nFooter";
+/// let main = "March 2024, at 10:32.\nIt's DONE!";
+/// let (mut a, mut b) = (Vec::new(), Vec::new());
+/// let w = normalize_lines_spanned(full, main, NormalizeOptions::FINGERPRINT,
+///     |l| a.push(l.to_owned()), |l| b.push(l.to_owned())).unwrap();
+/// let (mut a2, mut b2) = (Vec::new(), Vec::new());
+/// assert_eq!(w.main, normalize_lines(main, NormalizeOptions::FINGERPRINT, |l| a2.push(l.to_owned())));
+/// assert_eq!(w.full, normalize_lines(full, NormalizeOptions::FINGERPRINT, |l| b2.push(l.to_owned())));
+/// assert_eq!((a, b), (a2, b2));
+/// assert!(normalize_lines_spanned(full, "Released 12\nIt's DONE!", NormalizeOptions::FINGERPRINT,
+///     |_| {}, |_| {}).is_none());
 ///
 /// let w = normalize_lines_spanned("Menu\nThe tide\nturns.\nFooter", "The tide\nturns.",
 ///     NormalizeOptions::FINGERPRINT, |_| {}, |_| {}).unwrap();
@@ -1229,14 +1214,14 @@ mod tests {
             let from = from.min(lines.len() - 1);
             let main = lines[from..(from + len).min(lines.len())].join(sep);
             let (mut main_lines, mut full_lines) = (Vec::new(), Vec::new());
-            let both = normalize_lines_within(&full, &main, options,
+            let within = normalize_lines_spanned(&full, &main, options,
                 |l| main_lines.push(l.to_owned()), |l| full_lines.push(l.to_owned()));
             let (mut main_alone, mut full_alone) = (Vec::new(), Vec::new());
             let want = (
                 normalize_lines(&main, options, |l| main_alone.push(l.to_owned())),
                 normalize_lines(&full, options, |l| full_alone.push(l.to_owned())),
             );
-            if let Some(within) = normalize_lines_spanned(&full, &main, options, |_| {}, |_| {})
+            if let Some(within) = &within
                 && let Some(span) = within.span.clone()
             {
                 // The main text's words, cut between words, when the month rule took them alike.
@@ -1244,9 +1229,9 @@ mod tests {
                 prop_assert!(span.start == 0 || span.is_empty() || within.full[span.start..].starts_with(' '));
                 prop_assert!(span.end == 0 || span.end == within.full.len() || within.full[span.end..].starts_with(' '));
             }
-            match both {
-                Some(got) => {
-                    prop_assert_eq!(got, want);
+            match within {
+                Some(within) => {
+                    prop_assert_eq!((within.main, within.full), want);
                     prop_assert_eq!(main_lines, main_alone);
                     prop_assert_eq!(full_lines, full_alone);
                 }
