@@ -7,6 +7,7 @@ use crate::output::{clip, wrap};
 use anyhow::Result;
 use serde_json::json;
 use simcrawl_crawl::{Analyzer, Extraction};
+use simcrawl_url::Url;
 use std::collections::HashMap;
 use std::process::ExitCode;
 
@@ -200,6 +201,31 @@ fn feature_counts(analyzer: &Analyzer, text: &str) -> HashMap<u64, (String, i64)
     counts
 }
 
+/// Whether B declared a URL canonical and whether it was A's, as a crawl's skip log recorded it
+/// when it skipped B against A (`None`: no such skip, or one without the comparison's evidence).
+fn recorded_declaration(
+    stores: &[simcrawl_crawl::inspect::Inspector],
+    a: &Url,
+    b: &Url,
+) -> Result<Option<(bool, bool)>> {
+    let query = simcrawl_crawl::inspect::SkipQuery {
+        host: b.host_str().map(str::to_owned),
+        ..Default::default()
+    };
+    for inspector in stores {
+        for skip in inspector.skips(&query)? {
+            let (_, record) = skip?;
+            if record.url == b.as_str()
+                && record.original.as_deref() == Some(a.as_str())
+                && let Some(e) = record.evidence
+            {
+                return Ok(Some((e.declares_copy, e.names_original)));
+            }
+        }
+    }
+    Ok(None)
+}
+
 pub fn explain(args: ExplainArgs) -> Result<ExitCode> {
     let analyzer = Analyzer::default();
     let mut a = load(&analyzer, &args.a, args.url_a.as_deref())?;
@@ -239,6 +265,12 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode> {
             .as_ref()
             .map(|t| (t[0].as_str(), t[1].as_str())),
     )?;
+    // B's rel=canonical as the crawl read it when it skipped B against A: the URL keys of that
+    // moment (a mirror rule then in force) are not those of the default normalisation.
+    let decided = match recorded_declaration(&stores, &a.url, &b.url)? {
+        Some((declares, names)) => decided.as_declared(declares, names, args.k, args.jaccard),
+        None => decided,
+    };
     // A page a learned rule of the crawl maps onto the other is judged as the crawl judges it
     // after its fetch: the rule's copy when it resembles its counterpart closely enough.
     // Either way round: B under the rule is A's page, or A (a copy on the rule's source host,

@@ -18,9 +18,52 @@ pub struct PairVerdict {
     pub distance: u32,
     /// MinHash Jaccard estimate of the two main texts.
     pub jaccard: f64,
+    /// B has no main text to compare: it is not a copy, whatever the rest says.
+    no_text: bool,
+}
+
+/// [`judge`], but a page without main text is not a copy (the crawl indexes it).
+fn judged(
+    e: &TextEvidence,
+    policy: &Policy,
+    no_text: bool,
+) -> Result<SkipReason, crate::evidence::NotACopy> {
+    if no_text {
+        Err(crate::evidence::NotACopy::NoText)
+    } else {
+        judge(e, policy)
+    }
 }
 
 impl PairVerdict {
+    /// The verdict with B's rel=canonical read as the crawl read it when it decided: whether B
+    /// declared another URL canonical and whether that URL was A's, as its skip log recorded
+    /// them ([`TextEvidence::declares_copy`], [`TextEvidence::names_original`]). The URL keys
+    /// of that moment came from the learned rules then in force, which a store does not keep;
+    /// [`compare_pages`] keys with the default normalisation, and a URL a mirror rule mapped
+    /// onto A's at the crawl's decision can name another key without it.
+    pub fn as_declared(
+        mut self,
+        declares_copy: bool,
+        names_original: bool,
+        k: u32,
+        jaccard: f64,
+    ) -> Self {
+        let Some(e) = self.evidence.as_mut() else {
+            return self;
+        };
+        if (e.declares_copy, e.names_original) == (declares_copy, names_original) {
+            return self;
+        }
+        e.declares_copy = declares_copy;
+        e.names_original = names_original;
+        let policy = Policy { k, jaccard };
+        let verdict = judged(e, &policy, self.no_text);
+        self.why = crate::evidence::verdict_in_words(&verdict, e, &policy);
+        self.reason = verdict.ok();
+        self
+    }
+
     /// The verdict when a learned rule in force (`rule`, its record `id`) maps `b` onto `a`: a
     /// page the tables call distinct is the rule's copy after its fetch when the comparison
     /// supports it ([`crate::decider::supports_rule_copy`]: the same title, and the same main
@@ -107,6 +150,7 @@ pub fn compare_pages(
             evidence: None,
             distance,
             jaccard: estimate,
+            no_text: false,
         });
     }
     let record = PageRecord {
@@ -157,11 +201,8 @@ pub fn compare_pages(
     if let Some((b_text, a_text)) = template_free {
         e.set_aside_templates(b_text, a_text);
     }
-    let verdict = if b.words == 0 {
-        Err(crate::evidence::NotACopy::NoText)
-    } else {
-        judge(&e, &policy)
-    };
+    let no_text = b.words == 0;
+    let verdict = judged(&e, &policy, no_text);
     let why = crate::evidence::verdict_in_words(&verdict, &e, &policy);
     let reason = verdict.ok();
     Ok(PairVerdict {
@@ -170,6 +211,7 @@ pub fn compare_pages(
         evidence: Some(e),
         distance,
         jaccard: estimate,
+        no_text,
     })
 }
 
@@ -239,6 +281,61 @@ mod tests {
         )
         .expect("compare");
         assert_ne!(v.reason, Some(SkipReason::Canonical), "{}", v.why);
+    }
+
+    #[test]
+    fn a_canonical_the_crawl_keyed_onto_the_original_under_a_rule_is_judged_as_the_crawl_read_it() {
+        // A sharded crawl skipped a print page as `canonical`: its link named the original's URL
+        // on a host a mirror rule then mapped onto the original's. Keyed by the default
+        // normalisation, the link names another page, and `explain` said "text-duplicate".
+        let text = crate::testutil::words(7, 300).join(" ");
+        let a = analyse(&format!(
+            "<html><head><title>Eleven</title></head><body><main><p>{text}</p></main></body></html>"
+        ));
+        let b = analyse(&format!(
+            "<html><head><title>Eleven</title><link rel=canonical href=\"http://mirror.test/11.html\">\
+             </head><body><main><p>{text}</p></main></body></html>"
+        ));
+        let plain = compare_pages(
+            &a,
+            "http://h.test/11.html",
+            &b,
+            "http://h.test/11/print",
+            3,
+            0.8,
+            None,
+        )
+        .expect("compare");
+        assert_eq!(
+            plain.reason,
+            Some(SkipReason::TextDuplicate),
+            "{}",
+            plain.why
+        );
+        let e = plain.evidence.as_ref().expect("the comparison");
+        assert!(e.declares_copy && !e.names_original);
+        // As the skip log recorded it: the link named the original.
+        let read = plain.clone().as_declared(true, true, 3, 0.8);
+        assert_eq!(read.reason, Some(SkipReason::Canonical), "{}", read.why);
+        assert!(read.evidence.as_ref().is_some_and(|e| e.names_original));
+        // The same flags change nothing; a page without main text stays distinct.
+        assert_eq!(plain.clone().as_declared(true, false, 3, 0.8), plain);
+        let empty = analyse(
+            "<html><head><title>Eleven</title><link rel=canonical href=\"http://h.test/11.html\">\
+             </head><body><img src=a.png></body></html>",
+        );
+        let none = compare_pages(
+            &a,
+            "http://h.test/11.html",
+            &empty,
+            "http://h.test/p",
+            3,
+            0.8,
+            None,
+        )
+        .expect("compare")
+        .as_declared(false, false, 3, 0.8);
+        assert_eq!(none.reason, None, "{}", none.why);
     }
 
     #[test]
