@@ -253,7 +253,7 @@ impl Analyzer {
         // normalised in one scan when the main text is a run of the whole text's lines.
         let mut windows = Windows::default();
         // Where the main text's words are in the whole text's, when they are the same words.
-        let mut span = None;
+        let mut spans = None;
         let (text, full, lines, line_texts, norm_lines) =
             if self.normalize == NormalizeOptions::FINGERPRINT {
                 let mut lines = Vec::new();
@@ -305,7 +305,7 @@ impl Analyzer {
                     |line| windows.line(line),
                 ) {
                     Some(within) => {
-                        span = within.span;
+                        spans = within.spans;
                         (within.main, within.full)
                     }
                     None => (
@@ -355,13 +355,21 @@ impl Analyzer {
                 None => (simhash, words),
             }
         } else {
-            let full_simhash = match span {
+            let full_simhash = match spans {
                 // The main text's words counted already (not without the template's lines):
-                // only the words around them are counted again.
-                Some(span) if stripped.is_none() && self.simhash.counts_add_up() => {
-                    let mut all = self.simhash.counts(&full[..span.start]);
-                    all.add(&counts);
-                    all.add(&self.simhash.counts(&full[span.end..]));
+                // only the words around and between them are counted again.
+                Some(spans) if stripped.is_none() && self.simhash.counts_add_up() => {
+                    let mut all = counts;
+                    let mut from = 0;
+                    for span in spans
+                        .iter()
+                        .chain(std::iter::once(&(full.len()..full.len())))
+                    {
+                        if span.start > from {
+                            all.add(&self.simhash.counts(&full[from..span.start]));
+                        }
+                        from = span.end;
+                    }
                     all.fingerprint()
                 }
                 _ => self.simhash.fingerprint(&full),

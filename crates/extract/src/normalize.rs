@@ -172,23 +172,26 @@ pub struct Within {
     pub main: String,
     /// The whole text normalised, as [`normalize_lines`] of it alone.
     pub full: String,
-    /// The bytes of `full` that hold the main text's words, when they are the main text's words
-    /// (the month rule decided their numbers alike in both): `full[span]` is `main`, after a
-    /// space when it has words and words come before it, so that `full` is `full[..span.start]`,
-    /// `full[span]` and `full[span.end..]` one after the other, cut between words.
-    pub span: Option<std::ops::Range<usize>>,
+    /// The stretches of `full` that hold the main text's words, in order, when they are the main
+    /// text's words (the month rule decided their numbers alike in both): the words of
+    /// `full[spans[0]]`, `full[spans[1]]`, ... are `main`'s. Each is cut between words, after a
+    /// space when words come before it, so that `full` is the pieces around and between them and
+    /// the spans, one after the other. One span when `main` is a run of `full`'s lines; none when
+    /// `main` has no words.
+    pub spans: Option<Vec<std::ops::Range<usize>>>,
 }
 
-/// [`normalize_lines`] of `full` and of `main`, with one scan of `full`, when `main` is a run of
-/// `full`'s lines (as a page's main text usually is of its whole text): both normalisations, and
-/// where `main`'s words are in `full`'s ([`Within`]); `main_line` is called with each of
-/// `main`'s lines and `full_line` with each of `full`'s, exactly as `normalize_lines` of each
-/// alone would. `None` when `main` is empty or not a run of `full`'s lines (then nothing was
-/// called).
+/// [`normalize_lines`] of `full` and of `main`, with one scan of `full`, when `main`'s lines are
+/// some of `full`'s, in order (a page's main text is its whole text's lines less the menus and
+/// footers around them and, often, a few blocks between them): both normalisations, and where
+/// `main`'s words are in `full`'s ([`Within`]); `main_line` is called with each of `main`'s lines
+/// and `full_line` with each of `full`'s, exactly as `normalize_lines` of each alone would.
+/// `None` when `main` is empty or a line of it is not one of `full`'s after the one before
+/// (then nothing was called).
 ///
 /// The month rule looks across lines, so `main`'s lines are not judged within `full`: a date
-/// part of the run's first line after a month on the line before it stays in `main`'s text and
-/// goes from `full`'s, as each alone would have it.
+/// part of a line after a month on the line before it in `full` but not in `main` stays in
+/// `main`'s text and goes from `full`'s, as each alone would have it.
 ///
 /// ```
 /// use simcrawl_extract::{normalize_lines, normalize_lines_spanned, NormalizeOptions};
@@ -202,14 +205,16 @@ pub struct Within {
 /// assert_eq!(w.main, normalize_lines(main, NormalizeOptions::FINGERPRINT, |l| a2.push(l.to_owned())));
 /// assert_eq!(w.full, normalize_lines(full, NormalizeOptions::FINGERPRINT, |l| b2.push(l.to_owned())));
 /// assert_eq!((a, b), (a2, b2));
-/// assert!(normalize_lines_spanned(full, "Released 12\nIt's DONE!", NormalizeOptions::FINGERPRINT,
+/// assert!(normalize_lines_spanned(full, "It's DONE!\nMenu", NormalizeOptions::FINGERPRINT,
 ///     |_| {}, |_| {}).is_none());
 ///
-/// let w = normalize_lines_spanned("Menu\nThe tide\nturns.\nFooter", "The tide\nturns.",
+/// // Lines left out between the main text's: two spans.
+/// let w = normalize_lines_spanned("Menu\nThe tide\nAd\nturns.\nFooter", "The tide\nturns.",
 ///     NormalizeOptions::FINGERPRINT, |_| {}, |_| {}).unwrap();
-/// assert_eq!(w.full, "menu the tide turns footer");
-/// let span = w.span.unwrap();
-/// assert_eq!(w.full[span].trim_start(), w.main);
+/// assert_eq!(w.full, "menu the tide ad turns footer");
+/// let spans = w.spans.unwrap();
+/// let words: Vec<&str> = spans.iter().map(|s| w.full[s.clone()].trim_start()).collect();
+/// assert_eq!(words.join(" "), w.main);
 /// ```
 pub fn normalize_lines_spanned(
     full: &str,
@@ -218,30 +223,52 @@ pub fn normalize_lines_spanned(
     mut main_line: impl FnMut(&str),
     mut full_line: impl FnMut(&str),
 ) -> Option<Within> {
-    let (first, count) = line_run(full, main)?;
+    let lines = line_match(full, main)?;
     let mut scan = Scan::new(full, options);
     month_rule(&mut scan.tokens);
-    let lines = first..first + count;
-    let mut span = 0..0;
+    let mut spans = Vec::new();
     let full_text = emit_marked(
         &scan.contents,
         &scan.tokens,
         0..scan.line_count,
         &mut full_line,
-        Some((lines.clone(), &mut span)),
+        Some((&lines, &mut spans)),
     );
-    let from = scan.tokens.partition_point(|t| t.line < lines.start);
-    let to = scan.tokens.partition_point(|t| t.line < lines.end);
-    let run = &mut scan.tokens[from..to];
+    // The main text's tokens, each on its line of the main text.
+    let mut run: Vec<Token> = Vec::new();
+    for (index, &line) in lines.iter().enumerate() {
+        let from = scan.tokens.partition_point(|t| t.line < line);
+        let to = from + scan.tokens[from..].partition_point(|t| t.line == line);
+        run.extend(scan.tokens[from..to].iter().map(|t| Token {
+            line: index,
+            ..t.clone()
+        }));
+    }
     let as_in_full: Vec<bool> = run.iter().map(|t| t.drop_whole).collect();
-    month_rule(run);
+    month_rule(&mut run);
     let alike = run.iter().zip(&as_in_full).all(|(t, &d)| t.drop_whole == d);
-    let main_text = emit(&scan.contents, run, lines, &mut main_line);
+    let main_text = emit(&scan.contents, &run, 0..lines.len(), &mut main_line);
     Some(Within {
         main: main_text,
         full: full_text,
-        span: alike.then_some(span),
+        spans: alike.then_some(spans),
     })
+}
+
+/// Which of `full`'s lines ([`str::lines`]) `main`'s lines are, in order: the run they make when
+/// they are one, else for each the first of `full`'s lines after the one before that is the
+/// same. `None` when `main` is empty or a line of it is not found so.
+fn line_match(full: &str, main: &str) -> Option<Vec<usize>> {
+    if let Some((first, count)) = line_run(full, main) {
+        return Some((first..first + count).collect());
+    }
+    if main.is_empty() {
+        return None;
+    }
+    let mut theirs = full.lines().enumerate();
+    main.lines()
+        .map(|line| theirs.find(|(_, l)| *l == line).map(|(index, _)| index))
+        .collect()
 }
 
 /// Where `main`'s lines ([`str::lines`]) are a run of `full`'s: the index of the first and their
@@ -276,6 +303,7 @@ fn line_run(full: &str, main: &str) -> Option<(usize, usize)> {
 
 /// One token: its normalised content in `contents`, its line, and whether the whole text's
 /// rule and its line's rule drop it.
+#[derive(Clone)]
 struct Token {
     content: std::ops::Range<usize>,
     line: usize,
@@ -373,33 +401,26 @@ fn emit(
     emit_marked(contents, tokens, lines, line, None)
 }
 
-/// [`emit`], and where the words of the lines of `mark` begin and end in the whole text (the
-/// start before the space that separates them from the words before).
+/// [`emit`], and the stretches of the whole text that hold the words of the lines of `mark`
+/// (their indices, ascending), each from before the space that separates it from the words
+/// before; lines of `mark` next to each other (or with only wordless lines between) make one.
 fn emit_marked(
     contents: &str,
     tokens: &[Token],
     lines: std::ops::Range<usize>,
     line: &mut impl FnMut(&str),
-    mut mark: Option<(std::ops::Range<usize>, &mut std::ops::Range<usize>)>,
+    mut mark: Option<(&[usize], &mut Vec<std::ops::Range<usize>>)>,
 ) -> String {
-    let end_line = lines.end;
     let mut whole = String::with_capacity(contents.len());
     let mut scratch = String::new();
     let mut next = 0;
     for index in lines {
-        if let Some((marked, span)) = &mut mark {
-            if index == marked.start {
-                span.start = whole.len();
-            }
-            if index == marked.end {
-                span.end = whole.len();
-            }
-        }
         let first = next;
         while next < tokens.len() && tokens[next].line == index {
             next += 1;
         }
         let line_tokens = &tokens[first..next];
+        let before = whole.len();
         let line_start = whole.len() + usize::from(!whole.is_empty());
         let mut line_end = line_start;
         for token in line_tokens
@@ -408,6 +429,18 @@ fn emit_marked(
         {
             push_word(&mut whole, &contents[token.content.clone()]);
             line_end = whole.len();
+        }
+        if let Some((marked, spans)) = &mut mark
+            && let Some((&head, rest)) = marked.split_first()
+            && head == index
+        {
+            *marked = rest;
+            if whole.len() > before {
+                match spans.last_mut() {
+                    Some(last) if last.end == before => last.end = whole.len(),
+                    _ => spans.push(before..whole.len()),
+                }
+            }
         }
         if line_tokens.iter().all(|t| t.drop_whole == t.drop_line) {
             line(whole.get(line_start..line_end).unwrap_or(""));
@@ -421,12 +454,6 @@ fn emit_marked(
             }
             line(&scratch);
         }
-    }
-    if let Some((marked, span)) = mark
-        && marked.end >= end_line
-    {
-        // The marked lines run to the text's end.
-        span.end = whole.len();
     }
     whole
 }
@@ -1148,7 +1175,7 @@ mod tests {
             Some(Within {
                 main: "a a".into(),
                 full: "ba a a".into(),
-                span: Some(2..6),
+                spans: Some(vec![2..6]),
             })
         );
     }
@@ -1201,10 +1228,11 @@ mod tests {
         }
 
         #[test]
-        fn a_run_of_lines_within_a_text_is_normalised_as_each_alone(
+        fn some_lines_of_a_text_are_normalised_as_each_alone(
             lines in prop::collection::vec(tricky_text(), 1..8),
             from in 0usize..8,
             len in 0usize..8,
+            left_out in prop::collection::vec(any::<bool>(), 8),
             crlf: bool,
             strip_noise_numbers: bool,
         ) {
@@ -1212,7 +1240,14 @@ mod tests {
             let sep = if crlf { "\r\n" } else { "\n" };
             let full = lines.join(sep);
             let from = from.min(lines.len() - 1);
-            let main = lines[from..(from + len).min(lines.len())].join(sep);
+            // A run of the lines, less some of them.
+            let chosen: Vec<&String> = lines[from..(from + len).min(lines.len())]
+                .iter()
+                .zip(&left_out)
+                .filter(|(_, out)| !**out)
+                .map(|(l, _)| l)
+                .collect();
+            let main = chosen.iter().map(|l| l.as_str()).collect::<Vec<_>>().join(sep);
             let (mut main_lines, mut full_lines) = (Vec::new(), Vec::new());
             let within = normalize_lines_spanned(&full, &main, options,
                 |l| main_lines.push(l.to_owned()), |l| full_lines.push(l.to_owned()));
@@ -1222,12 +1257,18 @@ mod tests {
                 normalize_lines(&full, options, |l| full_alone.push(l.to_owned())),
             );
             if let Some(within) = &within
-                && let Some(span) = within.span.clone()
+                && let Some(spans) = within.spans.clone()
             {
                 // The main text's words, cut between words, when the month rule took them alike.
-                prop_assert_eq!(within.full[span.clone()].trim_start(), within.main.as_str());
-                prop_assert!(span.start == 0 || span.is_empty() || within.full[span.start..].starts_with(' '));
-                prop_assert!(span.end == 0 || span.end == within.full.len() || within.full[span.end..].starts_with(' '));
+                let words: Vec<&str> = spans.iter().map(|s| within.full[s.clone()].trim_start()).collect();
+                prop_assert_eq!(words.join(" "), within.main.clone());
+                let mut end = 0;
+                for span in &spans {
+                    prop_assert!(!span.is_empty() && span.start >= end);
+                    prop_assert!(span.start == 0 || within.full[span.start..].starts_with(' '));
+                    prop_assert!(span.end == within.full.len() || within.full[span.end..].starts_with(' '));
+                    end = span.end;
+                }
             }
             match within {
                 Some(within) => {
@@ -1235,8 +1276,8 @@ mod tests {
                     prop_assert_eq!(main_lines, main_alone);
                     prop_assert_eq!(full_lines, full_alone);
                 }
-                // The run is empty, or not a run of lines as `str::lines` splits them (a piece
-                // ends in a carriage return that joins it to the separator): nothing called.
+                // The lines are none, or not lines as `str::lines` splits them (a piece ends in
+                // a carriage return that joins it to the separator): nothing called.
                 None => prop_assert!(main_lines.is_empty() && full_lines.is_empty()),
             }
         }
