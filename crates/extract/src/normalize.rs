@@ -1175,7 +1175,7 @@ mod tests {
             Some(Within {
                 main: "a a".into(),
                 full: "ba a a".into(),
-                spans: Some(vec![2..6]),
+                spans: Some([2..6].to_vec()),
             })
         );
     }
