@@ -1175,7 +1175,7 @@ mod tests {
             Some(Within {
                 main: "a a".into(),
                 full: "ba a a".into(),
-                spans: Some([2..6].to_vec()),
+                spans: Some(std::iter::once(2..6).collect()),
             })
         );
     }
