@@ -255,13 +255,11 @@ pub fn normalize_lines_spanned(
     })
 }
 
-/// Which of `full`'s lines ([`str::lines`]) `main`'s lines are, in order: the run they make when
-/// they are one, else for each the first of `full`'s lines after the one before that is the
-/// same. `None` when `main` is empty or a line of it is not found so.
+/// Which of `full`'s lines ([`str::lines`]) `main`'s lines are, in order: for each, the first of
+/// `full`'s lines after the one before that is the same (the earliest such lines, which a run of
+/// `full`'s lines is unless a line of it comes earlier too; any lines that are the same serve
+/// alike). `None` when `main` is empty or a line of it is not found so.
 fn line_match(full: &str, main: &str) -> Option<Vec<usize>> {
-    if let Some((first, count)) = line_run(full, main) {
-        return Some((first..first + count).collect());
-    }
     if main.is_empty() {
         return None;
     }
@@ -269,36 +267,6 @@ fn line_match(full: &str, main: &str) -> Option<Vec<usize>> {
     main.lines()
         .map(|line| theirs.find(|(_, l)| *l == line).map(|(index, _)| index))
         .collect()
-}
-
-/// Where `main`'s lines ([`str::lines`]) are a run of `full`'s: the index of the first and their
-/// number. Only matches that start a line are tried, at most a few.
-fn line_run(full: &str, main: &str) -> Option<(usize, usize)> {
-    if main.is_empty() {
-        return None;
-    }
-    let count = main.lines().count();
-    // Overlapping matches too ("a\na" in "ba\na\na" starts a line only at its second match).
-    let mut from = 0;
-    for _ in 0..4 {
-        let Some(found) = full.get(from..).and_then(|rest| rest.find(main)) else {
-            break;
-        };
-        let offset = from + found;
-        from = offset + main.chars().next().map_or(1, char::len_utf8);
-        if offset > 0 && full.as_bytes()[offset - 1] != b'\n' {
-            continue;
-        }
-        let first = full.as_bytes()[..offset]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count();
-        let mut theirs = full.lines().skip(first);
-        if main.lines().all(|l| theirs.next() == Some(l)) {
-            return Some((first, count));
-        }
-    }
-    None
 }
 
 /// One token: its normalised content in `contents`, its line, and whether the whole text's
@@ -1162,13 +1130,13 @@ mod tests {
         prop::collection::vec(piece, 0..40).prop_map(|pieces| pieces.concat())
     }
 
-    /// The run is found where it starts a line, past an earlier match that starts none and
-    /// overlaps it: "a\na" in "ba\na\na" is lines 1 and 2.
+    /// Lines are matched as lines, not as text: "a\na" in "ba\na\na" is lines 1 and 2.
     #[test]
-    fn a_run_is_found_after_a_match_that_starts_no_line() {
+    fn lines_are_found_as_lines_not_as_text() {
         let options = NormalizeOptions::FINGERPRINT;
-        assert_eq!(line_run("ba\na\na", "a\na"), Some((1, 2)));
-        assert_eq!(line_run("ba\nxa\na", "a\na"), None);
+        assert_eq!(line_match("ba\na\na", "a\na"), Some(vec![1, 2]));
+        assert_eq!(line_match("ba\nxa\na", "a\na"), None);
+        assert_eq!(line_match("a\nb\na\nc", "a\nc"), Some(vec![0, 3]));
         let within = normalize_lines_spanned("ba\na\na", "a\na", options, |_| {}, |_| {});
         assert_eq!(
             within,
