@@ -26,6 +26,8 @@
 #   QDoc      qtbase5-doc-html (Qt Network's reference: a class and its members per page)
 #   YARD      asciidoctor-doc (Asciidoctor's Ruby API: one page per class or module)
 #   libxml2's own XSLT site  libxml2-doc (the xmlsoft.org pages and the API by module)
+#   erl_docgen  erlang-doc (Erlang/OTP's guides and its applications' module references)
+#   Scribble  racket-doc (Racket's manuals: many small pages on a heavy table-of-contents template)
 # RealWebConfig::debian in crates/testsite/src/real.rs says which manual sits behind which hosts.
 set -euo pipefail
 CACHE=${1:-${SIMCRAWL_REALWEB_CACHE:-$HOME/.cache/simcrawl/realweb}}
@@ -33,7 +35,7 @@ PACKAGES=(python-django-doc clang-15-doc clang-16-doc sqlite3-doc
     cmake-doc libstdc++-12-doc openjdk-17-doc rust-doc git-doc libglib2.0-doc ruby-rubymail-doc
     libboost1.74-doc libboost1.81-doc octave-doc libsdl2-doc mkdocs-doc
     libpango1.0-doc postgresql-doc-15
-    vim-doc zsh-doc nodejs-doc qtbase5-doc-html asciidoctor-doc libxml2-doc
+    vim-doc zsh-doc nodejs-doc qtbase5-doc-html asciidoctor-doc libxml2-doc erlang-doc racket-doc
     # Only for their copyright files: cmake-doc's, libstdc++-12-doc's and zsh-doc's documentation
     # directories are symlinks to these packages', which hold the copyright.
     cmake-data gcc-12-base zsh-common)

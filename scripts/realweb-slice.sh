@@ -17,7 +17,7 @@ rm -rf "$OUT"/django "$OUT"/clang15 "$OUT"/clang16 "$OUT"/sqlite "$OUT"/cmake "$
     "$OUT"/openjdk "$OUT"/rust "$OUT"/git "$OUT"/glib "$OUT"/rdoc "$OUT"/boost174 "$OUT"/boost181 \
     "$OUT"/octave "$OUT"/sdl2 "$OUT"/mkdocs "$OUT"/pango \
     "$OUT"/postgresql "$OUT"/vim "$OUT"/zsh "$OUT"/nodejs "$OUT"/qtnetwork "$OUT"/asciidoctor \
-    "$OUT"/libxml2
+    "$OUT"/libxml2 "$OUT"/erlang "$OUT"/racket
 copy() { # manual root copyright pages...
     local manual=$1 root=$2 copyright=$3
     shift 3
@@ -165,4 +165,18 @@ copy asciidoctor "$AD/html" "$AD/copyright" \
 LX=$CACHE/libxml2-doc/usr/share/doc
 copy libxml2 "$LX/libxml2/html" "$LX/libxml2-doc/copyright" \
     index.html intro.html help.html XSLT.html XMLinfo.html docs.html
+# erl_docgen: STDLIB's smallest module pages, a few dozen words each beside a 1,800-word
+# sidebar that lists every module, and its short guide pages.
+ER=$CACHE/erlang-doc/usr/share/doc/erlang-doc
+copy erlang "$ER" "$ER/copyright" \
+    doc/index.html lib/stdlib-4.2/doc/html/index.html lib/stdlib-4.2/doc/html/users_guide.html \
+    lib/stdlib-4.2/doc/html/erl_expand_records.html lib/stdlib-4.2/doc/html/math.html \
+    lib/stdlib-4.2/doc/html/log_mf_h.html lib/stdlib-4.2/doc/html/shell_default.html
+# Scribble: mzlib's deprecated libraries, each a page of two lines ("use racket/date instead")
+# on one navigation template, that differ in a word or two.
+RK=$CACHE/racket-doc/usr/share/doc
+copy racket "$RK/racket" "$RK/racket-doc/copyright" \
+    index.html mzlib/index.html mzlib/mzlib_date.html mzlib/mzlib_md5.html \
+    mzlib/mzlib_deflate.html mzlib/mzlib_inflate.html mzlib/mzlib_pretty.html \
+    mzlib/mzlib_control.html
 du -sh "$OUT"

@@ -49,6 +49,10 @@ TAG = re.compile(r"</?([a-zA-Z][\w-]*)(?:[\s/][^<>]*)?>")
 BLOCK_SET, KEEP_SET = set(BLOCK_TAGS), SKIP_TAGS | {"a", "area", "body"}
 
 
+META = re.compile(r"<meta\b[^>]*>", re.I)
+ROBOTS_NAME = re.compile(r"""\bname\s*=\s*["']?robots\b""", re.I)
+
+
 def simplify(html):
     """The page with comments dropped, block tags as line breaks and inline tags cut out."""
     def tag(m):
@@ -100,7 +104,7 @@ def norm_line(line):
 
 class Page:
     """One HTML file: normalised visible lines, links, and (after templates) words/shingles."""
-    __slots__ = ("lines", "links", "raw", "words", "shingles", "key")
+    __slots__ = ("lines", "links", "raw", "words", "shingles", "key", "noindex")
 
 
 class Manual:
@@ -155,6 +159,9 @@ class Manual:
             p.lines = [l for l in map(norm_line, "".join(v.parts).split("\n")) if l]
             p.raw = "\n".join(p.lines)
             p.links = [t for t in (self.resolve(relpath, h) for h in v.hrefs) if t]
+            # <meta name=robots content="noindex,follow">: a page no crawler may index.
+            p.noindex = any(ROBOTS_NAME.search(t) and "noindex" in t.lower()
+                            for t in META.findall(text))
             p.words = None
         if p.words is None and self.template is not None:
             p.words = WORD.findall(" ".join(l for l in p.lines if l not in self.template))
@@ -340,7 +347,10 @@ def main():
     skips = read_jsonl(args.skips, ["url", "reason"])
     pages = read_jsonl(args.pages, ["url"])
     reach, parents, group, mgroup = compute_truth(web)
-    groups = set(group.values())
+    # A document every file of which says `noindex` is one no crawler may index: not expected.
+    noindex_groups = {g for g in group.values()} - {
+        g for d, g in group.items() if not web.page(d).noindex}
+    groups = set(group.values()) - noindex_groups
     documents = len(set(mgroup.values()))
     rules = read_rules(args.rules, web) if args.rules else None
     manual_of_host = {h["name"]: h.get("manual") for h in web.hosts}
@@ -379,8 +389,8 @@ def main():
     found = {group[d] for d in map(web.doc, (p["url"] for p in pages)) if d in group}
     per_manual = {}
     for n, rels in reach.items():
-        gs = {group[(n, r)] for r in rels}
-        missing = sorted(r for r in rels if group[(n, r)] not in found)
+        gs = {group[(n, r)] for r in rels} - noindex_groups
+        missing = sorted(r for r in rels if group[(n, r)] not in found | noindex_groups)
         per_manual[n] = {"reachable": len(rels), "distinct": len(gs), "found": len(gs & found),
                          "missing": [{"relpath": r, "linked_from": parents[(n, r)]}
                                      for r in missing[:args.detail]]}
@@ -543,6 +553,7 @@ def main():
               "requests": len(counted), "broken_link_fetches": len(set(broken)),
               "broken_link_repeats": broken_repeats,
               "distinct_documents": total, "documents": documents, "file_documents": files,
+              "noindex_documents": len(noindex_groups),
               "found_or_near": len(found) + len(near_found - found),
               "found_or_near_percent": round(near_pct, 2),
               "fetches_per_distinct_document": round(fpd, 4), "found": len(found),

@@ -373,6 +373,41 @@ fn small_pages_of_six_more_generators_are_all_indexed() {
     }
 }
 
+/// Two generators nothing was tuned on: Erlang/OTP's erl_docgen, whose STDLIB module pages hold a
+/// few dozen words of their own beside a sidebar of 1,800 that lists every module, and Racket's
+/// Scribble, whose mzlib pages are two lines each ("use racket/date instead") on one navigation
+/// template, one or two words apart, with a notice copy of the manual beside it. Each file is its own
+/// document, indexed on one host or the other.
+#[test]
+fn small_pages_of_erlang_and_racket_are_all_indexed() {
+    let c = crawled();
+    c.assert_indexed_anywhere(
+        "erlang",
+        &[
+            "doc/index.html",
+            "lib/stdlib-4.2/doc/html/index.html",
+            "lib/stdlib-4.2/doc/html/users_guide.html",
+            "lib/stdlib-4.2/doc/html/erl_expand_records.html",
+            "lib/stdlib-4.2/doc/html/math.html",
+            "lib/stdlib-4.2/doc/html/log_mf_h.html",
+            "lib/stdlib-4.2/doc/html/shell_default.html",
+        ],
+    );
+    c.assert_indexed_anywhere(
+        "racket",
+        &[
+            "index.html",
+            "mzlib/index.html",
+            "mzlib/mzlib_date.html",
+            "mzlib/mzlib_md5.html",
+            "mzlib/mzlib_deflate.html",
+            "mzlib/mzlib_inflate.html",
+            "mzlib/mzlib_pretty.html",
+            "mzlib/mzlib_control.html",
+        ],
+    );
+}
+
 /// A generator's sibling pages on one host: Pango's method and virtual method of one name (gi-docgen)
 /// have the same title and size and share their sentences; the declaration and a word or two
 /// differ. Each is its own document.

@@ -2,13 +2,13 @@
 //! checked in under `tests/realweb/`) served on loopback through the same host roles as the
 //! generated web, so that every verdict can be measured on pages nobody here wrote.
 //!
-//! [`CORPUS`] lists the manuals and the hosts in front of each: twenty-four manuals from twenty
+//! [`CORPUS`] lists the manuals and the hosts in front of each: twenty-six manuals from twenty-two
 //! page generators (Sphinx: Django, CMake, Clang 15 and 16; Doxygen and DocBook: libstdc++;
 //! Doxygen: SDL2; DocBook XSL: PostgreSQL 15; javadoc: OpenJDK 17; rustdoc and mdBook: Rust;
 //! asciidoc: Git; gtk-doc: GLib; RDoc: RubyMail; BoostBook: Boost 1.74 and 1.81; SQLite's own;
 //! Texinfo: GNU Octave; MkDocs; gi-docgen: Pango; vim2html: Vim's help; texi2html: Zsh; Node.js's
-//! doctool: its API; QDoc: Qt Network; YARD: Asciidoctor's API; libxml2's own XSLT site). The
-//! copy roles sit over several of them:
+//! doctool: its API; QDoc: Qt Network; YARD: Asciidoctor's API; libxml2's own XSLT site;
+//! erl_docgen: Erlang/OTP; Scribble: Racket). The copy roles sit over several of them:
 //! Django behind an **origin**, an **exact mirror**, a **prefix mirror** (the same files under
 //! [`REAL_MIRROR_PREFIX`]), a **noisy** copy that injects ads, timestamps and session ids into
 //! every response, a **tracking** copy whose every link carries `utm_*` parameters, a **session**
@@ -19,7 +19,7 @@
 //! behind a notice copy and a session copy; GLib behind an exact mirror; RubyMail behind a notice
 //! copy; Vim and libxml2 behind a noisy copy; Zsh behind a notice copy and an exact mirror; Node.js
 //! behind an alias; Qt Network behind a prefix mirror and a tracking copy; Asciidoctor's API
-//! behind a notice copy. Clang 15 and 16 and Boost 1.74 and 1.81 are two versions of one manual each, on a host
+//! behind a notice copy; Erlang/OTP behind a noisy copy; Racket behind a notice copy. Clang 15 and 16 and Boost 1.74 and 1.81 are two versions of one manual each, on a host
 //! per version; SQLite's manual has one host. A **hub** host serves one seed page that links to
 //! the start page of every other host.
 //!
@@ -564,6 +564,30 @@ pub const CORPUS: &[CorpusManual] = &[
         hosts: &[
             ("libxml2", RealRole::Origin),
             ("libxml2-noisy", RealRole::Noisy),
+        ],
+    },
+    CorpusManual {
+        name: "erlang",
+        generator: "Erlang/OTP's erl_docgen",
+        package: "erlang-doc",
+        dir: "usr/share/doc/erlang-doc",
+        start: "doc/index.html",
+        sample: None,
+        hosts: &[
+            ("erlang", RealRole::Origin),
+            ("erlang-noisy", RealRole::Noisy),
+        ],
+    },
+    CorpusManual {
+        name: "racket",
+        generator: "Scribble",
+        package: "racket-doc",
+        dir: "usr/share/doc/racket",
+        start: "index.html",
+        sample: None,
+        hosts: &[
+            ("racket", RealRole::Origin),
+            ("racket-notice", RealRole::Notice),
         ],
     },
 ];
