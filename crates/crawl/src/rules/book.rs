@@ -103,6 +103,14 @@ fn directory_key(url: &Url) -> u64 {
     xxhash_rust::xxh3::xxh3_64(format!("{}{dir}", crate::learn::authority(url)).as_bytes())
 }
 
+/// Whether a URL's path names its directory's own page (`/guide/`, `/guide/index.html`,
+/// `/guide/default.aspx`) rather than a page in it.
+fn is_directory_page(path: &str) -> bool {
+    let name = &path[path.rfind('/').map_or(0, |i| i + 1)..];
+    let stem = name.split_once('.').map_or(name, |(stem, _)| stem);
+    name.is_empty() || stem.eq_ignore_ascii_case("index") || stem.eq_ignore_ascii_case("default")
+}
+
 impl RuleBook {
     /// Opens the rule book of `store`: the rules in force and the learned rules' canonical form as
     /// the last checkpoint left them.
@@ -283,15 +291,22 @@ impl RuleBook {
     }
 
     /// [`should_verify`](Self::should_verify) for a skip of `url`; besides, a mirror rule's
-    /// first skip in each directory of its source is fetched as a verification: a copy that
-    /// differs from its original in one part of the site (a section of its own, pages
-    /// rewritten under one path) is found there, not only if a sample falls into it.
+    /// first skip of a page in each directory of its source is fetched as a verification: a copy
+    /// that differs from its original in one part of the site (a section of its own, pages
+    /// rewritten under one path) is found there, not only if a sample falls into it. A
+    /// directory's own page (`/guide/`, `/guide/index.html`) is not one: on a site of one page per
+    /// directory (Racket's manuals, one per directory under `/`; a blog's `/posts/title/` URLs)
+    /// every page would be the first of its directory, and every skip a verification (Racket's
+    /// notice copy was fetched whole, 114 of its 115 pages); a section's other pages stand for it.
     pub fn should_verify_at(&mut self, rule: &Rule, url: &Url) -> bool {
         let scheduled = self.learner.should_verify(rule);
-        if let Some(key) = self.directory_key(rule, url)
-            && (self.verified_dirs.insert(key) || self.suspect_dirs.contains(&key))
-        {
-            return true;
+        if let Some(key) = self.directory_key(rule, url) {
+            if self.suspect_dirs.contains(&key) {
+                return true;
+            }
+            if !is_directory_page(url.path()) && self.verified_dirs.insert(key) {
+                return true;
+            }
         }
         scheduled
     }
@@ -635,6 +650,36 @@ impl crate::decider::RuleView for RuleBook {
 mod tests {
     use super::*;
     use crate::learn::{Evidence, MirrorRule};
+
+    #[test]
+    fn a_directorys_own_page_is_no_first_page_of_its_directory() {
+        for (path, own) in [
+            ("/", true),
+            ("/index.html", true),
+            ("/guide/", true),
+            ("/guide/Default.aspx", true),
+            ("/guide/index.htm", true),
+            ("/guide/intro.html", false),
+            ("/guide/index-of-terms.html", false),
+            ("/a", false),
+        ] {
+            assert_eq!(is_directory_page(path), own, "{path}");
+        }
+        let store = Store::temporary().unwrap();
+        let mut book = open(&store);
+        let rule = mirror("m.test");
+        let url = |u: &str| Url::parse(u).unwrap();
+        // Sections' own pages are no directory's first skip: only the schedule's.
+        for section in ["guide", "ref", "more"] {
+            assert!(!book.should_verify_at(&rule, &url(&format!("http://m.test/{section}/"))));
+        }
+        // A page in a section is, once per section.
+        assert!(book.should_verify_at(&rule, &url("http://m.test/guide/a.html")));
+        assert!(!book.should_verify_at(&rule, &url("http://m.test/guide/b.html")));
+        // A section found to differ has every skip there fetched, its own page too.
+        book.suspect_directory(&rule, &url("http://m.test/ref/a.html"));
+        assert!(book.should_verify_at(&rule, &url("http://m.test/ref/index.html")));
+    }
 
     fn mirror(from: &str) -> Rule {
         Rule::Mirror(MirrorRule {
