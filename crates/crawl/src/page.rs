@@ -250,7 +250,8 @@ impl Analyzer {
         // The text and its lines in one pass, when the lines' normalisation is the text's
         // (`TemplateSet::strip` normalises each line so).
         // The whole text's lines feed its windows; the whole text and the main text are
-        // normalised in one scan when the main text is a run of the whole text's lines.
+        // normalised in one scan when the main text's lines are some of the whole text's, in
+        // order.
         let mut windows = Windows::default();
         // Where the main text's words are in the whole text's, when they are the same words.
         let mut spans = None;

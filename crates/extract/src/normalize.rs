@@ -176,7 +176,8 @@ pub struct Within {
     /// text's words (the month rule decided their numbers alike in both): the words of
     /// `full[spans[0]]`, `full[spans[1]]`, ... are `main`'s. Each is cut between words, after a
     /// space when words come before it, so that `full` is the pieces around and between them and
-    /// the spans, one after the other. One span when `main` is a run of `full`'s lines; none when
+    /// the spans, one after the other. Usually one span when `main` is a run of `full`'s lines
+    /// (two or more when a line of it is also found earlier, [`line_match`]); an empty list when
     /// `main` has no words.
     pub spans: Option<Vec<std::ops::Range<usize>>>,
 }
@@ -191,7 +192,9 @@ pub struct Within {
 ///
 /// The month rule looks across lines, so `main`'s lines are not judged within `full`: a date
 /// part of a line after a month on the line before it in `full` but not in `main` stays in
-/// `main`'s text and goes from `full`'s, as each alone would have it.
+/// `main`'s text and goes from `full`'s, and one next to a month on a line of `main` that a
+/// line left out separates from it in `full` goes from `main`'s text and stays in `full`'s, as
+/// each alone would have it (the spans are then `None`).
 ///
 /// ```
 /// use simcrawl_extract::{normalize_lines, normalize_lines_spanned, NormalizeOptions};
@@ -257,8 +260,9 @@ pub fn normalize_lines_spanned(
 
 /// Which of `full`'s lines ([`str::lines`]) `main`'s lines are, in order: for each, the first of
 /// `full`'s lines after the one before that is the same (the earliest such lines, which a run of
-/// `full`'s lines is unless a line of it comes earlier too; any lines that are the same serve
-/// alike). `None` when `main` is empty or a line of it is not found so.
+/// `full`'s lines is unless a line of it comes earlier too). Any lines that are the same give
+/// `main`'s text alike; the spans only when the month rule took their numbers alike there too.
+/// `None` when `main` is empty or a line of it is not found so.
 fn line_match(full: &str, main: &str) -> Option<Vec<usize>> {
     if main.is_empty() {
         return None;

@@ -87,8 +87,8 @@ pub struct RuleBook {
     counters: Counters,
     learned: Vec<String>,
     /// The directories (a host and a URL's path to its last `/`, hashed) in which a page was
-    /// found to copy another host's, or a mirror rule has had its first skip fetched as a
-    /// verification.
+    /// found to copy another host's, or a mirror rule has had its first skip of a page other
+    /// than the directory's own fetched as a verification.
     verified_dirs: std::collections::HashSet<u64>,
     /// The directories in which a mirror rule's verification found a distinct page: every skip
     /// of the rule there is fetched as a verification.
@@ -304,7 +304,9 @@ impl RuleBook {
             if self.suspect_dirs.contains(&key) {
                 return true;
             }
-            if !is_directory_page(url.path()) && self.verified_dirs.insert(key) {
+            // `/index.php?title=Foo` is a page of many, not the directory's own.
+            let own_page = is_directory_page(url.path()) && url.query().is_none();
+            if !own_page && self.verified_dirs.insert(key) {
                 return true;
             }
         }
@@ -673,8 +675,10 @@ mod tests {
         for section in ["guide", "ref", "more"] {
             assert!(!book.should_verify_at(&rule, &url(&format!("http://m.test/{section}/"))));
         }
-        // A page in a section is, once per section.
+        // A page in a section is, once per section; a script's pages are pages of many.
         assert!(book.should_verify_at(&rule, &url("http://m.test/guide/a.html")));
+        assert!(book.should_verify_at(&rule, &url("http://m.test/w/index.php?title=A")));
+        assert!(!book.should_verify_at(&rule, &url("http://m.test/w/index.php?title=B")));
         assert!(!book.should_verify_at(&rule, &url("http://m.test/guide/b.html")));
         // A section found to differ has every skip there fetched, its own page too.
         book.suspect_directory(&rule, &url("http://m.test/ref/a.html"));
