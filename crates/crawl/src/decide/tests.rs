@@ -751,6 +751,42 @@ fn a_skip_queued_again_without_a_referrer_is_fetched_as_the_seed_it_was() {
 }
 
 #[test]
+fn a_mirror_of_a_site_of_one_page_per_directory_is_skipped_not_verified_page_by_page() {
+    // Racket's manuals: one per directory (`/guide/index.html`), each the first page of its
+    // directory. The first skip of a page in each directory is fetched to verify the mirror; a
+    // directory's own page is not such a page, or every skip would be a fetch (the notice copy
+    // of Racket's manuals was fetched whole, 114 of its 115 pages).
+    let sections: Vec<String> = (0..40).map(|i| format!("/s{i}/index.html")).collect();
+    let links: Vec<&str> = sections.iter().map(String::as_str).collect();
+    let mut web = BTreeMap::new();
+    for host in ["http://o.test", "http://m.test"] {
+        web.insert(format!("{host}/"), page("Home", &article(100, 200), &links));
+        for (i, s) in sections.iter().enumerate() {
+            let manual = page(&format!("Manual {i}"), &article(i as u64, 250), &[]);
+            web.insert(format!("{host}{s}"), manual);
+        }
+    }
+    let mut sim = Sim::new(&["http://o.test/"], LearnConfig::default(), web);
+    crawl_origin_then(&mut sim, "http://m.test/");
+    assert_eq!(sim.rules(), ["mirror m.test -> o.test"]);
+    let fetched = sim
+        .fetched
+        .iter()
+        .filter(|u| u.starts_with("http://m.test/"))
+        .count();
+    // The home page and four copies are the evidence; of the 36 skips after them, the
+    // schedule's 20th is fetched.
+    assert_eq!(fetched, 6, "{:?}", sim.fetched);
+    let mirror_skips = sim
+        .skips()
+        .into_iter()
+        .filter(|s| s.reason == SkipReason::Mirror)
+        .count();
+    assert_eq!(mirror_skips, 40 - 4 - 1);
+    assert_each_url_decided_once(&sim);
+}
+
+#[test]
 fn a_mirror_that_differs_in_one_directory_has_its_pages_there_fetched_and_indexed() {
     // The copy has the origin's docs, and pages of its own under /api/ with the origin's titles
     // and links: the mirror rule learned from the docs must not skip them unfetched.
