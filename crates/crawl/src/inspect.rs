@@ -839,6 +839,33 @@ impl Inspector {
         Ok(crate::rules::book::rules_in_force(&self.rules()?))
     }
 
+    /// The skip log's record of `copy` skipped against `original` (URLs as written), if there is
+    /// one still in the log (of several, the first with the two texts' comparison): what the
+    /// crawl read when it decided, such as whether `copy` declared `original` canonical under the
+    /// rules then in force ([`crate::evidence::TextEvidence::names_original`]).
+    pub fn skip_against(
+        &self,
+        copy: &Url,
+        original: &Url,
+    ) -> Result<Option<SkipRecord>, CrawlError> {
+        let query = SkipQuery {
+            host: copy.host_str().map(str::to_owned),
+            ..Default::default()
+        };
+        let mut first = None;
+        for skip in self.skips(&query)? {
+            let (_, record) = skip?;
+            if record.url == copy.as_str() && record.original.as_deref() == Some(original.as_str())
+            {
+                if record.evidence.is_some() {
+                    return Ok(Some(record));
+                }
+                first.get_or_insert(record);
+            }
+        }
+        Ok(first)
+    }
+
     /// The learned rule in force that maps `copy` onto `original` (one key for both under the
     /// store's rules, two without them), with its record's id: what a skip of `copy` on that rule
     /// after its fetch rests on, besides the two pages' comparison

@@ -208,19 +208,9 @@ fn recorded_declaration(
     a: &Url,
     b: &Url,
 ) -> Result<Option<(bool, bool)>> {
-    let query = simcrawl_crawl::inspect::SkipQuery {
-        host: b.host_str().map(str::to_owned),
-        ..Default::default()
-    };
     for inspector in stores {
-        for skip in inspector.skips(&query)? {
-            let (_, record) = skip?;
-            if record.url == b.as_str()
-                && record.original.as_deref() == Some(a.as_str())
-                && let Some(e) = record.evidence
-            {
-                return Ok(Some((e.declares_copy, e.names_original)));
-            }
+        if let Some(e) = inspector.skip_against(b, a)?.and_then(|r| r.evidence) {
+            return Ok(Some((e.declares_copy, e.names_original)));
         }
     }
     Ok(None)
