@@ -36,6 +36,10 @@ fn valid_records(s: &str, n: u64) -> Vec<Vec<u8>> {
         key_hash: n.is_multiple_of(3).then_some(u128::from(n) << 64),
         sketch: n.is_multiple_of(5).then(|| s.as_bytes().to_vec()),
         foreign: n.is_multiple_of(7),
+        link_shape: n.is_multiple_of(2).then_some(crate::link_shape::LinkShape {
+            written: n,
+            relative: !n,
+        }),
     };
     let skip = SkipRecord {
         time_ms: n,

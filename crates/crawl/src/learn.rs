@@ -144,6 +144,30 @@ struct ParamSeen {
 /// as evidence ([`Learner::observe_broken`]).
 pub const MIN_PAGE_AGREEMENT: u32 = 2;
 
+/// The mirror prefix pair a copy at `url` of the page at `original` on another host is evidence
+/// for: each URL less the longest path suffix the two share (`None`: the same host, other
+/// queries, or no common suffix).
+fn copy_pair(url: &Url, original: &Url) -> Option<MirrorRule> {
+    let (from_auth, to_auth) = (authority(url), authority(original));
+    if from_auth == to_auth || url.query() != original.query() {
+        return None;
+    }
+    let (a, b) = (segments(url), segments(original));
+    let common = a
+        .iter()
+        .rev()
+        .zip(b.iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    if common == 0 {
+        return None;
+    }
+    Some(MirrorRule {
+        from: prefix(&from_auth, &a[..a.len() - common]),
+        to: prefix(&to_auth, &b[..b.len() - common]),
+    })
+}
+
 /// `url` as [`Learner::observe_broken`]'s counterparts spell it: `authority/path?query`.
 pub fn broken_key(url: &Url) -> String {
     let query = url.query().map(|q| format!("?{q}")).unwrap_or_default();
@@ -359,28 +383,13 @@ impl Learner {
     /// The page at `url` turned out to be a copy of the indexed page at `original`. Returns a mirror
     /// rule when this evidence completes one.
     pub fn observe_duplicate(&mut self, url: &Url, original: &Url) -> Option<Rule> {
-        let (from_auth, to_auth) = (authority(url), authority(original));
-        if from_auth == to_auth || url.query() != original.query() {
-            return None;
-        }
-        let (a, b) = (segments(url), segments(original));
-        let common = a
-            .iter()
-            .rev()
-            .zip(b.iter().rev())
-            .take_while(|(x, y)| x == y)
-            .count();
-        if common == 0 {
-            return None;
-        }
-        let from = prefix(&from_auth, &a[..a.len() - common]);
-        let to = prefix(&to_auth, &b[..b.len() - common]);
-        if self.mirrors_into(&to, &from) {
+        let mirror = copy_pair(url, original)?;
+        if self.mirrors_into(&mirror.to, &mirror.from) {
             // The reverse is in force (the pages fetched before it went one way, these the
             // other): a rule both ways would skip both hosts and lose their pages.
             return None;
         }
-        let rule = Rule::Mirror(MirrorRule { from, to });
+        let rule = Rule::Mirror(mirror);
         let evidence = self.evidence_mut(&rule);
         evidence.agree += 1;
         let evidence = *evidence;
@@ -389,6 +398,25 @@ impl Learner {
         // (two versions of one manual agree on most pages, and the first few may all agree; a
         // verification then finds the others). Once in force it stays while the share holds.
         self.propose(rule, evidence, true)
+    }
+
+    /// The page at `url` turned out to be a copy of the indexed page at `original` by its text,
+    /// but it links other pages of its host than the original links of its own
+    /// ([`LinkShape`](crate::link_shape::LinkShape)): a new version of the page, not a mirror's
+    /// copy of it. Evidence against the mirror prefix pair the two URLs make (never proposed
+    /// now). Returns that rule when it is in force and its agreement fell under its share (the
+    /// caller revokes it).
+    pub fn observe_copy_with_other_links(&mut self, url: &Url, original: &Url) -> Option<Rule> {
+        let rule = Rule::Mirror(copy_pair(url, original)?);
+        tracing::debug!(%url, %original, "a copy that links other pages, against {rule}");
+        let share = self.config.mirror_agreement;
+        let evidence = self.evidence_mut(&rule);
+        evidence.disagree += 1;
+        let evidence = *evidence;
+        (self.active.contains_key(&rule) && evidence.share() < share).then(|| {
+            self.active.remove(&rule);
+            rule
+        })
     }
 
     /// Whether the mirror rules in force, here or at another process, lead from prefix `from` to

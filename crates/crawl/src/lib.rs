@@ -69,6 +69,7 @@ pub mod failures;
 pub mod inspect;
 pub mod layout;
 pub mod learn;
+pub mod link_shape;
 pub mod live;
 pub mod output;
 pub mod page;

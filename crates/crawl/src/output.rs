@@ -34,6 +34,7 @@
 //!     key_hash: None,
 //!     sketch: Some(vec![1, 2]),
 //!     foreign: false,
+//!     link_shape: None,
 //! };
 //! let line = page_json(&record, record.sketch.as_deref());
 //! assert_eq!(line["id"], 7);

@@ -1,12 +1,13 @@
 //! One page, analysed: what the dedup stages compare. The same analysis serves the crawl, `simcrawl
 //! fingerprint` and `simcrawl explain`, so what a user inspects is exactly what the crawl decided on.
 
+use crate::link_shape::LinkShape;
 use crate::template::TemplateSet;
 use simcrawl_dedup::{
     Digest128, FeatureOptions, MinHasher, SimHash, SimHasher, Sketch, sha256_hex,
 };
 use simcrawl_extract::{
-    Document, ExtractOptions, Extractor, NormalizeOptions, normalize_lines,
+    Document, ExtractOptions, Extractor, LinkKind, NormalizeOptions, normalize_lines,
     normalize_lines_spanned, normalize_text, normalized_words,
 };
 use url::Url;
@@ -69,6 +70,9 @@ pub struct PageAnalysis {
     /// template's), when `norm_lines` is known: a change of the template that adds and drops
     /// none of them leaves the fingerprints as they are ([`Analyzer::apply_template`]).
     pub template_lines: Vec<u32>,
+    /// The links the page has to its own host ([`LinkShape`]): a mirror's copy of a page links
+    /// what its original links.
+    pub link_shape: LinkShape,
 }
 
 /// Turns pages into [`PageAnalysis`] values. Cheap to clone and share between threads.
@@ -377,7 +381,17 @@ impl Analyzer {
             };
             (full_simhash, normalized_words(&full))
         };
+        let link_shape = LinkShape::of(
+            &document.base_url,
+            document
+                .links
+                .iter()
+                .filter(|l| matches!(l.kind, LinkKind::Anchor | LinkKind::Area))
+                .map(|l| &l.url),
+            document.links_as_written,
+        );
         PageAnalysis {
+            link_shape,
             full_simhash,
             full_words,
             whole_windows,

@@ -90,6 +90,7 @@ impl PageRecord {
             key_hash: Some(key_hash),
             sketch: Some(page.sketch.to_bytes()),
             foreign: false,
+            link_shape: Some(page.link_shape),
         }
     }
 }

@@ -40,6 +40,13 @@ pub struct Document {
     /// Links to `http`/`https` URLs, in document order, duplicates kept, from the whole page
     /// (navigation and footers included: boilerplate rules shape the text, not the link graph).
     pub links: Vec<Link>,
+    /// The digest of the set of the `<a>` and `<area>` links' `href`s as the page writes them,
+    /// less their query and fragment ([`links::set_digest`](crate::links)): a byte-identical
+    /// copy of the page, or one that only adds text around it, links as its original does
+    /// wherever it is served (a relative link that climbs above a site's root on one host
+    /// climbs above a mirror's prefix on another). What a mirror's copy shares with its original
+    /// and a new version of the page does not.
+    pub links_as_written: u64,
     /// How many link targets were left out of `links`, and why.
     pub skipped_links: SkippedLinks,
     /// The canonical URL the page declares, if any. See [`Canonical`] for which source wins.

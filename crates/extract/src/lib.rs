@@ -351,6 +351,7 @@ impl Extractor {
         let mut skipped_links = SkippedLinks::default();
         let mut resolver = links::Resolver::new(&base_url, page.links.len());
         let mut links: Vec<Link> = Vec::with_capacity(page.links.len());
+        let mut written: Vec<u64> = Vec::with_capacity(page.links.len());
         for raw in &page.links {
             let url = match resolver.resolve(raw.href, links.len(), &mut skipped_links) {
                 links::Target::New(url) => url,
@@ -360,6 +361,9 @@ impl Extractor {
                 },
                 links::Target::Skipped => continue,
             };
+            if matches!(raw.kind, LinkKind::Anchor | LinkKind::Area) {
+                written.push(links::written_hash(raw.href));
+            }
             let text = match raw.text {
                 LinkText::Runs {
                     start,
@@ -423,6 +427,7 @@ impl Extractor {
             word_count,
             extraction,
             links,
+            links_as_written: links::set_digest(written),
             skipped_links,
             canonical,
             meta_robots: page.robots,

@@ -30,6 +30,23 @@ pub struct Link {
     pub hreflang: Option<String>,
 }
 
+/// The hash of a link's `href` as written, trimmed, less its query and fragment (a tracking or
+/// session copy adds parameters to every link).
+pub(crate) fn written_hash(href: &str) -> u64 {
+    let href = href.trim();
+    let end = href.find(['?', '#']).unwrap_or(href.len());
+    xxhash_rust::xxh3::xxh3_64(&href.as_bytes()[..end])
+}
+
+/// The digest of a set of hashes: sorted, each once (the order of links and their repeats do
+/// not count).
+pub(crate) fn set_digest(mut hashes: Vec<u64>) -> u64 {
+    hashes.sort_unstable();
+    hashes.dedup();
+    let bytes: Vec<u8> = hashes.iter().flat_map(|h| h.to_le_bytes()).collect();
+    xxhash_rust::xxh3::xxh3_64(&bytes)
+}
+
 /// Longest [`Link::text`] kept, in bytes.
 pub const MAX_LINK_TEXT: usize = 1000;
 

@@ -524,8 +524,15 @@ impl Core {
             .is_some_and(|a| !a.document.meta_robots.nofollow);
         let final_url = skip.url.clone();
         let reason = skip.reason;
-        let original_url =
-            crate::decider::IndexView::record(merged!(self), original)?.map(|p| p.url);
+        let original_record = crate::decider::IndexView::record(merged!(self), original)?;
+        // Whether the copy links what its original links (unknown: as if it did).
+        let same_links = match (&original_record, page.analysis.as_ref()) {
+            (Some(record), Some(analysis)) => record
+                .link_shape
+                .is_none_or(|shape| shape.same_links(&analysis.link_shape)),
+            _ => true,
+        };
+        let original_url = original_record.map(|p| p.url);
         if original_url.as_deref() == Some(final_url.as_str()) {
             // The same URL delivered again after a crash: it is already indexed, but the crash
             // may have come before its links were offered. Offering them again is harmless (the
@@ -546,6 +553,7 @@ impl Core {
             &final_url,
             original,
             original_url.as_deref(),
+            same_links,
         );
         self.apply_changes(changes, now)?;
         if !is_verification {

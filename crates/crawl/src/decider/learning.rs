@@ -42,7 +42,11 @@ fn learned(rules: Vec<Rule>, example: Option<(String, String)>) -> Vec<RuleChang
 /// copy of indexed page `original` (at `original_url`, when its record is read): evidence for a
 /// mirror (compared by canonical keys: a copy whose links carry tracking or session parameters
 /// is a mirror all the same), for the opt-in normalisations that would have made the two URLs
-/// one on one host, and for the parameters the key carries.
+/// one on one host, and for the parameters the key carries. `same_links`: whether the copy links
+/// what the original links ([`LinkShape`](crate::link_shape::LinkShape); `true` when unknown):
+/// a copy that links other pages of its host is a new version of the page, evidence against a
+/// mirror, not for it.
+#[allow(clippy::too_many_arguments)]
 pub fn copy(
     learner: &mut Learner,
     canon: &Canonicalizer,
@@ -51,6 +55,7 @@ pub fn copy(
     skipped: &str,
     original: u32,
     original_url: Option<&str>,
+    same_links: bool,
 ) -> Vec<RuleChange> {
     let mut changes = Vec::new();
     let key_url = Url::parse(key).ok();
@@ -64,7 +69,11 @@ pub fn copy(
             .zip(orig_key)
             .unwrap_or((url.clone(), orig.clone()));
         let example = Some((skipped.to_owned(), orig.to_string()));
-        if let Some(rule) = learner.observe_duplicate(&copy_key, &orig_key) {
+        if !same_links {
+            if let Some(rule) = learner.observe_copy_with_other_links(&copy_key, &orig_key) {
+                changes.push(RuleChange::Revoke(rule));
+            }
+        } else if let Some(rule) = learner.observe_duplicate(&copy_key, &orig_key) {
             changes.push(RuleChange::Learn {
                 rule,
                 example: example.clone(),
@@ -103,12 +112,13 @@ pub fn params(learner: &mut Learner, key: &Url, content: u32) -> Vec<RuleChange>
 ///
 /// A page of a mirror's source host indexed while the mirror is in force (fetched before the
 /// rule, its original not yet indexed) has its counterpart's key under the rule and finds
-/// itself there (`own`), so it counts against the mirror although its counterpart is not
-/// indexed yet. That is weak evidence, but it is what revokes the mirror between Boost 1.74 and
-/// 1.81 in the real-page web: excluded (tried twice on 2026-11-29), the rule stayed, its
-/// verifications landed on pages that agree, and Boost 1.81's changed pages were never fetched;
-/// ten more checks of a young rule, or ten spread over its skips before the crawl ends, cost the
-/// test webs' mirrors 5–7 fetches each and still missed the real-page slice's changed pages.
+/// itself there (`own`): no evidence either way, since its counterpart is not there yet. When
+/// the counterpart comes, [`crate::decider::rule_target_differs`] compares the two. (Until
+/// 2026-11-30 such a page counted against the mirror: that revoked the mirror between Boost 1.74
+/// and 1.81 in the real-page web, by chance, and true mirrors in a partitioned crawl, where a
+/// page is decided a round after its fetch and more pages fall between a rule's evidence and
+/// its learning. What tells a new version from a mirror is what its copies link
+/// ([`copy`]'s `same_links`).)
 pub fn against_mirrors<I, T>(
     learner: &mut Learner,
     canon: &Canonicalizer,
@@ -132,7 +142,7 @@ where
             .transpose()
             .map(Option::flatten);
         let against = match found {
-            Ok(Some(id)) if Some(id) == own => Ok(true),
+            Ok(Some(id)) if Some(id) == own => Ok(false),
             Ok(Some(id)) => {
                 crate::decider::resembles(index, templates, analysis, &host, false, id).map(|r| !r)
             }

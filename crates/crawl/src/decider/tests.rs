@@ -1326,6 +1326,17 @@ mod rules {
         to: &str,
         pages: std::ops::Range<u32>,
     ) -> Vec<RuleChange> {
+        copies_linking(learner, from, to, pages, true)
+    }
+
+    /// As [`copies`], each copy linking what its original links (`same_links`) or not.
+    fn copies_linking(
+        learner: &mut Learner,
+        from: &str,
+        to: &str,
+        pages: std::ops::Range<u32>,
+        same_links: bool,
+    ) -> Vec<RuleChange> {
         let canon = canon();
         let mut changes = Vec::new();
         for i in pages {
@@ -1339,9 +1350,42 @@ mod rules {
                 url.as_str(),
                 i,
                 Some(&original),
+                same_links,
             ));
         }
         changes
+    }
+
+    #[test]
+    fn copies_that_link_other_pages_than_their_originals_are_a_new_version_not_a_mirror() {
+        // A new version's index links its new pages: one such copy among the first five and
+        // no mirror is learned, however many copies agree after it.
+        let mut learner = Learner::new(LearnConfig::default());
+        let rule = mirror_rule_of("v2.test", "v1.test");
+        assert_eq!(copies(&mut learner, "v2.test", "v1.test", 0..2), []);
+        assert_eq!(
+            copies_linking(&mut learner, "v2.test", "v1.test", 2..3, false),
+            []
+        );
+        assert_eq!(copies(&mut learner, "v2.test", "v1.test", 3..20), []);
+        assert!(!learner.is_active(&rule));
+        assert_eq!(
+            learner.evidence(&rule),
+            crate::learn::Evidence {
+                agree: 19,
+                disagree: 1
+            }
+        );
+        // Learned from five copies first, the mirror is revoked by the first copy that links
+        // other pages: 5 of 6 is under the share a mirror keeps.
+        let mut young = Learner::new(LearnConfig::default());
+        assert_eq!(copies(&mut young, "v2.test", "v1.test", 0..5).len(), 1);
+        assert!(young.is_active(&rule));
+        assert_eq!(
+            copies_linking(&mut young, "v2.test", "v1.test", 5..6, false),
+            [RuleChange::Revoke(rule.clone())]
+        );
+        assert!(!young.is_active(&rule));
     }
 
     #[test]
@@ -1380,6 +1424,7 @@ mod rules {
                 url.as_str(),
                 i,
                 None,
+                true,
             );
             assert_eq!(changes, []);
         }

@@ -172,6 +172,7 @@ pub fn compare_pages(
         key_hash: None,
         sketch: None,
         foreign: false,
+        link_shape: Some(a.link_shape),
     };
     // B's rel=canonical, as the crawl reads it: a URL declared whose key is not B's own (B says
     // it is a copy), and whether that key is A's (`/a.html?` names the page `/a.html`). A URL

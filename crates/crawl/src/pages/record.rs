@@ -2,6 +2,7 @@
 //! check against the index decides ([`Verdict`]).
 
 use crate::evidence::Evidence;
+use crate::link_shape::LinkShape;
 use crate::skiplog::SkipReason;
 use simcrawl_store::codec::{Codec, CodecError, Reader, write_element};
 
@@ -52,12 +53,16 @@ pub struct PageRecord {
     /// (2026-11-29); `false` in records from before version 5, whose marks are only in the tree
     /// of foreign pages.
     pub foreign: bool,
+    /// The links it has to its own host ([`LinkShape`]; `None` in records from before
+    /// version 7).
+    pub link_shape: Option<LinkShape>,
 }
 
 /// Version 2 appends the whole page's fingerprint, its size and the short flag; version 3 the
 /// hash of its canonical key; version 4 its sketch; version 5 whether it is another process's;
-/// version 6 the whole page's text digest. Older records still decode, with those unknown.
-const PAGE_VERSION: u8 = 6;
+/// version 6 the whole page's text digest; version 7 its link shape. Older records still decode,
+/// with those unknown.
+const PAGE_VERSION: u8 = 7;
 
 impl Codec for PageRecord {
     fn encode_into(&self, out: &mut Vec<u8>) {
@@ -91,6 +96,11 @@ impl Codec for PageRecord {
         write_element(&(self.whole_windows.len() as u32), out);
         for w in &self.whole_windows {
             write_element(w, out);
+        }
+        write_element(&self.link_shape.is_some(), out);
+        if let Some(shape) = &self.link_shape {
+            write_element(&shape.written, out);
+            write_element(&shape.relative, out);
         }
     }
 
@@ -142,6 +152,14 @@ impl Codec for PageRecord {
                     .collect::<Result<Vec<u128>, _>>()?
             } else {
                 Vec::new()
+            },
+            link_shape: if version >= 7 && r.element::<bool>()? {
+                Some(LinkShape {
+                    written: r.element()?,
+                    relative: r.element()?,
+                })
+            } else {
+                None
             },
         };
         r.finish()?;

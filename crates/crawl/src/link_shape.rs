@@ -1,0 +1,180 @@
+//! A page's link shape: which pages of its own site it links to, as two digests that a mirror's
+//! copy of the page shares with its original and a new version of the page does not.
+//!
+//! A mirror copies a site's pages *and* their links: each page of the copy links the copy's
+//! counterparts of the pages its original links to (Bharat and Broder's mirror detection
+//! compares link structure as well as text). Two versions of one manual differ there first: the
+//! new version's index, contents and reference pages link its new pages, while their text may
+//! still resemble the old version's (one more entry in a long list). A mirror rule skips a
+//! host's pages unfetched, and with them every link they hold: a page whose links differ from
+//! its original's is no evidence for such a rule, and is evidence against it.
+//!
+//! The links compared are `<a>` and `<area>` links, without query or fragment (a tracking or
+//! session copy adds parameters to every link), each set taken two ways: as the page writes
+//! them ([`Document::links_as_written`](simcrawl_extract::Document::links_as_written)): a
+//! byte-identical copy, under another host or path prefix, or one that only adds text around
+//! the original, writes what its original writes; and the links to the page's own host, resolved,
+//! spelled as paths relative to the page's directory: a copy that rewrote its links (absolute
+//! URLs of its own host, or its path prefix put in front) links `../x.html` from `/mirror/a/` as
+//! the original does from `/a/`. Two pages link the same when either digest is equal.
+//!
+//! ```
+//! use simcrawl_crawl::link_shape::LinkShape;
+//! use url::Url;
+//!
+//! let shape = |page: &str, hrefs: &[&str]| {
+//!     let page = Url::parse(page).unwrap();
+//!     let links: Vec<Url> = hrefs.iter().map(|l| page.join(l).unwrap()).collect();
+//!     // The extractor digests the set of hrefs as written; here, simply the list.
+//!     let written = xxhash_rust::xxh3::xxh3_64(hrefs.join(" ").as_bytes());
+//!     LinkShape::of(&page, links.iter(), written)
+//! };
+//! let original = shape("http://docs.test/a/b.html", &["c.html", "/x.html?v=1"]);
+//! // A copy that rewrote its links under its prefix: the same relative paths.
+//! let rewritten = shape("http://mirror.test/m/a/b.html", &["c.html", "/m/x.html"]);
+//! assert!(rewritten.same_links(&original));
+//! // A new version that links one page more.
+//! let version = shape("http://v2.test/a/b.html", &["c.html", "/x.html", "d.html"]);
+//! assert!(!version.same_links(&original));
+//! ```
+
+use url::Url;
+use xxhash_rust::xxh3::xxh3_64;
+
+/// The digests of the links a page has (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LinkShape {
+    /// Digest of the set of its links as written.
+    pub written: u64,
+    /// Digest of the sorted set of its links to its own host, as paths relative to its
+    /// directory.
+    pub relative: u64,
+}
+
+impl LinkShape {
+    /// The shape of the page at `page` that links to `links` (resolved URLs; links to other
+    /// hosts or ports are left out of the relative digest), and writes them as `written`
+    /// digests them.
+    pub fn of<'a>(page: &Url, links: impl IntoIterator<Item = &'a Url>, written: u64) -> LinkShape {
+        let dir: Vec<&str> = match page.path().rsplit_once('/') {
+            Some((dir, _)) => dir.split('/').filter(|s| !s.is_empty()).collect(),
+            None => Vec::new(),
+        };
+        let mut relative = Vec::new();
+        let mut spelled = String::new();
+        for link in links {
+            if link.host_str() != page.host_str()
+                || link.port_or_known_default() != page.port_or_known_default()
+            {
+                continue;
+            }
+            let path = link.path();
+            let (parent, file) = path.rsplit_once('/').unwrap_or(("", path));
+            let segments: Vec<&str> = parent.split('/').filter(|s| !s.is_empty()).collect();
+            let common = dir
+                .iter()
+                .zip(&segments)
+                .take_while(|(a, b)| a == b)
+                .count();
+            spelled.clear();
+            for _ in common..dir.len() {
+                spelled.push_str("../");
+            }
+            for s in &segments[common..] {
+                spelled.push_str(s);
+                spelled.push('/');
+            }
+            spelled.push_str(file);
+            relative.push(xxh3_64(spelled.as_bytes()));
+        }
+        LinkShape {
+            written,
+            relative: set_digest(relative),
+        }
+    }
+
+    /// Whether two pages link the same pages of their hosts, spelled either way.
+    pub fn same_links(&self, other: &LinkShape) -> bool {
+        self.written == other.written || self.relative == other.relative
+    }
+}
+
+/// The digest of a set of hashes: sorted, each once.
+fn set_digest(mut hashes: Vec<u64>) -> u64 {
+    hashes.sort_unstable();
+    hashes.dedup();
+    let bytes: Vec<u8> = hashes.iter().flat_map(|h| h.to_le_bytes()).collect();
+    xxh3_64(&bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The shape of a page whose links are written `hrefs`.
+    fn shape(page: &str, hrefs: &[&str]) -> LinkShape {
+        let page = Url::parse(page).unwrap();
+        let links: Vec<Url> = hrefs.iter().map(|l| page.join(l).unwrap()).collect();
+        let written = set_digest(
+            hrefs
+                .iter()
+                .map(|h| xxh3_64(h.split(['?', '#']).next().unwrap_or_default().as_bytes()))
+                .collect(),
+        );
+        LinkShape::of(&page, links.iter(), written)
+    }
+
+    #[test]
+    fn order_repeats_fragments_queries_and_other_hosts_do_not_count() {
+        let a = shape(
+            "http://o.test/doc/p.html",
+            &["q.html", "r.html#top", "http://elsewhere.test/ad", "q.html"],
+        );
+        let b = shape(
+            "http://m.test/doc/p.html",
+            &[
+                "r.html?utm_source=mirror",
+                "q.html",
+                "http://o.test/doc/x.html",
+            ],
+        );
+        assert_eq!(a.relative, b.relative);
+        assert!(a.same_links(&b));
+    }
+
+    #[test]
+    fn a_link_more_or_less_or_elsewhere_is_another_shape() {
+        let original = shape("http://o.test/a/i.html", &["b.html", "../c.html"]);
+        for other in [
+            shape("http://m.test/a/i.html", &["b.html"]),
+            shape("http://m.test/a/i.html", &["b.html", "../c.html", "d.html"]),
+            shape("http://m.test/a/i.html", &["b.html", "c.html"]),
+        ] {
+            assert!(!other.same_links(&original), "{other:?}");
+        }
+    }
+
+    #[test]
+    fn a_copy_under_a_deeper_prefix_matches_as_written_or_as_relative_paths() {
+        // A link that climbs above the site's root (javadoc's `../../../../legal/`) resolves
+        // to the root on the original and above the prefix on a byte-identical copy.
+        let original = shape(
+            "http://o.test/a/b/i.html",
+            &["x.html", "/c.html", "../../../legal.html"],
+        );
+        let same_bytes = shape(
+            "http://m.test/mirror/a/b/i.html",
+            &["x.html", "/c.html", "../../../legal.html"],
+        );
+        assert_ne!(same_bytes.relative, original.relative);
+        assert!(same_bytes.same_links(&original));
+        // Its links rewritten under the prefix: the same relative links, not as written.
+        let original = shape("http://o.test/a/i.html", &["b.html", "/c.html", "/"]);
+        let rewritten = shape(
+            "http://m.test/mirror/site/a/i.html",
+            &["b.html", "/mirror/site/c.html", "/mirror/site/"],
+        );
+        assert_ne!(rewritten.written, original.written);
+        assert!(rewritten.same_links(&original));
+    }
+}
