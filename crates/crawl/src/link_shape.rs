@@ -39,7 +39,7 @@
 //! ```
 
 use url::Url;
-use xxhash_rust::xxh3::xxh3_64;
+use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
 
 /// The digests of the links a page has (see the module documentation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -56,36 +56,31 @@ impl LinkShape {
     /// hosts or ports are left out of the relative digest), and writes them as `written`
     /// digests them.
     pub fn of<'a>(page: &Url, links: impl IntoIterator<Item = &'a Url>, written: u64) -> LinkShape {
-        let dir: Vec<&str> = match page.path().rsplit_once('/') {
-            Some((dir, _)) => dir.split('/').filter(|s| !s.is_empty()).collect(),
-            None => Vec::new(),
-        };
+        // The page's directory, with its last `/`.
+        let path = page.path();
+        let dir = &path[..path.rfind('/').map_or(0, |i| i + 1)];
         let mut relative = Vec::new();
-        let mut spelled = String::new();
         for link in links {
             if link.host_str() != page.host_str()
                 || link.port_or_known_default() != page.port_or_known_default()
             {
                 continue;
             }
-            let path = link.path();
-            let (parent, file) = path.rsplit_once('/').unwrap_or(("", path));
-            let segments: Vec<&str> = parent.split('/').filter(|s| !s.is_empty()).collect();
-            let common = dir
-                .iter()
-                .zip(&segments)
+            // The directories the two paths share, then how many of the page's are climbed
+            // (`../` each) and what is left of the link: one hash, no string made.
+            let target = link.path();
+            let same = dir
+                .bytes()
+                .zip(target.bytes())
                 .take_while(|(a, b)| a == b)
                 .count();
-            spelled.clear();
-            for _ in common..dir.len() {
-                spelled.push_str("../");
-            }
-            for s in &segments[common..] {
-                spelled.push_str(s);
-                spelled.push('/');
-            }
-            spelled.push_str(file);
-            relative.push(xxh3_64(spelled.as_bytes()));
+            let (dir, target) = (dir.as_bytes(), target.as_bytes());
+            let shared = dir[..same]
+                .iter()
+                .rposition(|&b| b == b'/')
+                .map_or(0, |i| i + 1);
+            let climbs = dir[shared..].iter().filter(|&&b| b == b'/').count() as u64;
+            relative.push(xxh3_64_with_seed(&target[shared..], climbs));
         }
         LinkShape {
             written,
@@ -110,6 +105,38 @@ fn set_digest(mut hashes: Vec<u64>) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// A path of `segments` under `prefix`: `/prefix/s1/s2`.
+    fn path(prefix: &[String], segments: &[String]) -> String {
+        let all: Vec<&str> = prefix.iter().chain(segments).map(String::as_str).collect();
+        format!("/{}", all.join("/"))
+    }
+
+    proptest! {
+        /// A page and its links moved under any path prefix, on any host, have the relative
+        /// digest they had; another set of links has another.
+        #[test]
+        fn moving_a_site_under_a_prefix_keeps_its_relative_links(
+            page in prop::collection::vec("[ab]{1,2}", 1..4),
+            links in prop::collection::vec(prop::collection::vec("[ab]{1,2}", 1..4), 0..6),
+            prefix in prop::collection::vec("[mn]{1,3}", 1..3),
+        ) {
+            let shape = |host: &str, prefix: &[String], links: &[Vec<String>]| {
+                let page = Url::parse(&format!("http://{host}{}", path(prefix, &page))).unwrap();
+                let links: Vec<Url> = links
+                    .iter()
+                    .map(|l| Url::parse(&format!("http://{host}{}", path(prefix, l))).unwrap())
+                    .collect();
+                LinkShape::of(&page, links.iter(), 0)
+            };
+            let original = shape("o.test", &[], &links);
+            prop_assert_eq!(original.relative, shape("m.test", &prefix, &links).relative);
+            let mut more = links.clone();
+            more.push(vec!["zz".to_owned()]);
+            prop_assert_ne!(original.relative, shape("m.test", &prefix, &more).relative);
+        }
+    }
 
     /// The shape of a page whose links are written `hrefs`.
     fn shape(page: &str, hrefs: &[&str]) -> LinkShape {
