@@ -638,7 +638,7 @@ fn real_documents(
 }
 
 #[test]
-#[ignore = "issue 41, open: on the slice two processes now and then index a copy's page beside its original that one process skips under the copy's mirror rule (2026-11-30: libstdc++'s notice copy's user/index.html, 4 bits from its original; a Qt Network page of the tracking copy): the page is decided before its host's mirror is learned"]
+#[ignore = "issue 41, open: on the slice two processes now and then index a copy's page beside its original that one process skips under the copy's mirror rule (2026-11-30: libstdc++'s notice copy's user/index.html, 4 bits from its original; a Qt Network page of the tracking copy; Django's prefix mirror's faq/index.html): the page is decided before its host's mirror is learned"]
 fn on_real_pages_two_processes_index_the_documents_one_does() {
     let web = RealWeb::slice();
     let seeds = vec![web.seed()];

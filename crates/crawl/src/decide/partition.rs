@@ -53,6 +53,25 @@ impl Core {
         })
     }
 
+    /// Whether a fetched page has the bytes of a page this process indexed. Such a page is an
+    /// exact copy whatever the other processes hold, and is decided at once instead of a round
+    /// later with their answers: what it says of the rules (a `//` or `index.html` variant of a
+    /// page of its host, a parameter that changes nothing, a mirror's page whose original is
+    /// here) then counts before its host's next pages are fetched, as with one process. (A page
+    /// with the same bytes indexed by another process would make it a copy all the same; which
+    /// of the two it names is a question of order, as it is for one process.)
+    pub fn copies_a_page_here(&self, result: &PageResult) -> Result<bool, CrawlError> {
+        let PageResult::Done(page) = result else {
+            return Ok(false);
+        };
+        let Some(analysis) = page.analysis.as_ref() else {
+            return Ok(false);
+        };
+        Ok(self.config.dedup
+            && page.status < 400
+            && crate::decider::IndexView::body_copy(&self.pages, analysis.body_digest.0)?.is_some())
+    }
+
     /// Makes a fetched page's fingerprints again without its host's template as it is now, if
     /// the template changed since they were made. Returns whether they changed: a page queried
     /// with the old ones is asked about again (the others' pages it may copy are found by them).

@@ -363,7 +363,8 @@ impl Driver {
     }
 
     /// A fetch of this process that brought a page to compare: held for the next message, its
-    /// query to every process. Anything else is decided now.
+    /// query to every process. Anything else is decided now, and so is a page with the bytes of
+    /// a page indexed here ([`Core::copies_a_page_here`]).
     pub(super) fn hold_or_complete(
         &mut self,
         lease: Lease,
@@ -372,7 +373,8 @@ impl Driver {
     ) -> Result<(), CrawlError> {
         // Fingerprinted without its host's template as it is now: the query finds by them.
         self.core.refresh_fingerprints(&mut result)?;
-        if let Some(query) = self.core.query_of(&lease, &result)
+        if !self.core.copies_a_page_here(&result)?
+            && let Some(query) = self.core.query_of(&lease, &result)
             && let Some(shard) = self.shard.as_mut()
         {
             let verifying = self.core.book.take_verifying(lease.key_hash);
