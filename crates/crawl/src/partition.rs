@@ -254,11 +254,26 @@ impl RemoteRecord {
         remote_id(self.process, self.record.id)
     }
 
-    fn host(&self) -> String {
-        url::Url::parse(&self.record.url)
-            .map(|u| crate::learn::authority(&u))
-            .unwrap_or_default()
+    /// Whether its page is on `host` (`host[:port]`, as [`crate::learn::authority`] spells
+    /// it), read off its URL as serialised (no parse: a decision asks this of every remote
+    /// record for every host whose template it reads).
+    fn on_host(&self, host: &str) -> bool {
+        url_authority(&self.record.url) == Some(host)
     }
+}
+
+/// The authority of a serialised absolute URL (`http://host:8080/p` → `host:8080`), as
+/// [`crate::learn::authority`] gives it for the parsed URL: the serialisation leaves out a
+/// scheme's default port, as `Url::port` does, and a record's URL carries no credentials.
+fn url_authority(url: &str) -> Option<&str> {
+    let (_, rest) = url.split_once("://")?;
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let authority = &rest[..end];
+    Some(
+        authority
+            .rsplit_once('@')
+            .map_or(authority, |(_, host)| host),
+    )
 }
 
 /// What one process tells another in a round of a partitioned crawl.
@@ -655,7 +670,7 @@ pub struct PartTemplates<'a, T: TemplateView + ?Sized> {
 
 impl<T: TemplateView + ?Sized> PartTemplates<'_, T> {
     fn remote_host(&self, host: &str) -> Option<&RemoteRecord> {
-        self.remote.records.iter().find(|r| r.host() == host)
+        self.remote.records.iter().find(|r| r.on_host(host))
     }
 }
 
@@ -670,7 +685,7 @@ impl<T: TemplateView + ?Sized> TemplateView for PartTemplates<'_, T> {
                 .remote
                 .records
                 .iter()
-                .any(|r| r.without_template.is_some() && r.host() == host)),
+                .any(|r| r.without_template.is_some() && r.on_host(host))),
             None => self.local.has_template(host),
         }
     }
@@ -681,7 +696,7 @@ impl<T: TemplateView + ?Sized> TemplateView for PartTemplates<'_, T> {
                 .remote
                 .records
                 .iter()
-                .find(|r| r.record.text == main_text && r.host() == host)
+                .find(|r| r.record.text == main_text && r.on_host(host))
                 .and_then(|r| r.without_template.clone())
             {
                 return Ok(text);
@@ -696,6 +711,27 @@ impl<T: TemplateView + ?Sized> TemplateView for PartTemplates<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_record_s_host_is_read_off_its_url_as_the_learner_spells_it() {
+        for url in [
+            "http://docs.test/a/b.html",
+            "https://docs.test:443/a",
+            "http://127.0.0.1:8080/?q=1",
+            "http://[::1]:9000/x#f",
+            "https://Ünïcode.test/p",
+            "http://host.test",
+            "http://user:secret@host.test:81/p",
+        ] {
+            let parsed = url::Url::parse(url).unwrap();
+            assert_eq!(
+                url_authority(parsed.as_str()),
+                Some(crate::learn::authority(&parsed).as_str()),
+                "{url}"
+            );
+        }
+        assert_eq!(url_authority("not a url"), None);
+    }
 
     fn place(round: u64, process: u32, seq: u32) -> Place {
         Place {
