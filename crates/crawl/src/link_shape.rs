@@ -9,8 +9,8 @@
 //! host's pages unfetched, and with them every link they hold: a page whose links differ from
 //! its original's is no evidence for such a rule, and is evidence against it.
 //!
-//! The links compared are `<a>` and `<area>` links, without query or fragment (a tracking or
-//! session copy adds parameters to every link), each set taken two ways: as the page writes
+//! The links compared are `<a>` and `<area>` links, without query, fragment or path parameters (a
+//! tracking or session copy adds parameters to every link), each set taken two ways: as the page writes
 //! them ([`Document::links_as_written`](simcrawl_extract::Document::links_as_written)): a
 //! byte-identical copy, under another host or path prefix, or one that only adds text around
 //! the original, writes what its original writes; and the links to the page's own host, resolved,
@@ -68,7 +68,9 @@ impl LinkShape {
             }
             // The directories the two paths share, then how many of the page's are climbed
             // (`../` each) and what is left of the link: one hash, no string made.
+            // Less its path parameters, as written links are (`;jsessionid=`).
             let target = link.path();
+            let target = target.split_once(';').map_or(target, |(path, _)| path);
             let same = dir
                 .bytes()
                 .zip(target.bytes())
@@ -145,7 +147,14 @@ mod tests {
         let written = set_digest(
             hrefs
                 .iter()
-                .map(|h| xxh3_64(h.split(['?', '#']).next().unwrap_or_default().as_bytes()))
+                .map(|h| {
+                    xxh3_64(
+                        h.split(['?', '#', ';'])
+                            .next()
+                            .unwrap_or_default()
+                            .as_bytes(),
+                    )
+                })
                 .collect(),
         );
         LinkShape::of(&page, links.iter(), written)
@@ -161,7 +170,7 @@ mod tests {
             "http://m.test/doc/p.html",
             &[
                 "r.html?utm_source=mirror",
-                "q.html",
+                "q.html;jsessionid=0A1B2C",
                 "http://o.test/doc/x.html",
             ],
         );

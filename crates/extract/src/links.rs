@@ -30,11 +30,12 @@ pub struct Link {
     pub hreflang: Option<String>,
 }
 
-/// The hash of a link's `href` as written, trimmed, less its query and fragment (a tracking or
-/// session copy adds parameters to every link).
+/// The hash of a link's `href` as written, trimmed, less its query, fragment and path
+/// parameters (a tracking or session copy adds `?utm_source=`, `?sessionid=` or `;jsessionid=`
+/// to every link).
 pub(crate) fn written_hash(href: &str) -> u64 {
     let href = href.trim();
-    let end = href.find(['?', '#']).unwrap_or(href.len());
+    let end = href.find(['?', '#', ';']).unwrap_or(href.len());
     xxhash_rust::xxh3::xxh3_64(&href.as_bytes()[..end])
 }
 
@@ -482,6 +483,24 @@ mod tests {
         );
         assert_eq!(canonical_from_link_header("garbage <unclosed"), None);
         assert_eq!(canonical_from_link_header(""), None);
+    }
+
+    #[test]
+    fn a_link_as_written_is_hashed_without_its_parameters_and_a_set_without_order() {
+        let h = written_hash("a.html");
+        for same in [
+            " a.html ",
+            "a.html?utm_source=x",
+            "a.html#top",
+            "a.html;jsessionid=0A1B",
+        ] {
+            assert_eq!(written_hash(same), h, "{same}");
+        }
+        assert_ne!(written_hash("b.html"), h);
+        assert_ne!(written_hash("/a.html"), h);
+        let (a, b) = (written_hash("a.html"), written_hash("b.html"));
+        assert_eq!(set_digest(vec![a, b, a]), set_digest(vec![b, a]));
+        assert_ne!(set_digest(vec![a, b]), set_digest(vec![a]));
     }
 
     #[test]
