@@ -787,6 +787,54 @@ fn a_mirror_of_a_site_of_one_page_per_directory_is_skipped_not_verified_page_by_
 }
 
 #[test]
+fn a_new_version_whose_pages_link_new_pages_is_no_mirror_and_its_new_pages_are_indexed() {
+    // Version 2 of a manual: its reference pages read as version 1's (the same text), but each
+    // links one page that is new in version 2. Skipped unfetched by a mirror rule, they would
+    // take the new pages with them; a copy that links other pages is evidence against a mirror.
+    let refs: Vec<String> = (0..12).map(|i| format!("/ref/{i}.html")).collect();
+    let links: Vec<&str> = refs.iter().map(String::as_str).collect();
+    let mut web = BTreeMap::new();
+    for (host, version) in [("http://v1.test", 1), ("http://v2.test", 2)] {
+        web.insert(
+            format!("{host}/"),
+            page("Manual", &article(100, 200), &links),
+        );
+        for (i, r) in refs.iter().enumerate() {
+            let new = format!("/new/{i}.html");
+            let linked: Vec<&str> = if version == 2 { vec![&new] } else { vec![] };
+            web.insert(
+                format!("{host}{r}"),
+                page(&format!("Ref {i}"), &article(i as u64, 250), &linked),
+            );
+            if version == 2 {
+                let added = page(&format!("New {i}"), &article(500 + i as u64, 250), &[]);
+                web.insert(format!("{host}{new}"), added);
+            }
+        }
+    }
+    let mut sim = Sim::new(&["http://v1.test/"], LearnConfig::default(), web);
+    crawl_origin_then(&mut sim, "http://v2.test/");
+    assert!(
+        !sim.rules().iter().any(|r| r.starts_with("mirror")),
+        "{:?}",
+        sim.rules()
+    );
+    let indexed = sim.indexed();
+    for i in 0..12 {
+        let url = format!("http://v2.test/new/{i}.html");
+        assert!(indexed.contains(&url), "{url} was not indexed");
+    }
+    // Its reference pages are skipped one by one, as copies fetched and compared.
+    let copies = sim
+        .skips()
+        .into_iter()
+        .filter(|s| s.url.starts_with("http://v2.test/ref/"))
+        .count();
+    assert_eq!(copies, 12);
+    assert_each_url_decided_once(&sim);
+}
+
+#[test]
 fn a_mirror_that_differs_in_one_directory_has_its_pages_there_fetched_and_indexed() {
     // The copy has the origin's docs, and pages of its own under /api/ with the origin's titles
     // and links: the mirror rule learned from the docs must not skip them unfetched.
