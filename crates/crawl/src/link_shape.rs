@@ -25,8 +25,10 @@
 //! let shape = |page: &str, hrefs: &[&str]| {
 //!     let page = Url::parse(page).unwrap();
 //!     let links: Vec<Url> = hrefs.iter().map(|l| page.join(l).unwrap()).collect();
-//!     // The extractor digests the set of hrefs as written; here, simply the list.
-//!     let written = xxhash_rust::xxh3::xxh3_64(hrefs.join(" ").as_bytes());
+//!     // The hrefs as written, digested as the extractor does (`Document::links_as_written`).
+//!     let written = simcrawl_extract::link_set_digest(
+//!         hrefs.iter().map(|h| simcrawl_extract::link_written_hash(h)).collect(),
+//!     );
 //!     LinkShape::of(&page, links.iter(), written)
 //! };
 //! let original = shape("http://docs.test/a/b.html", &["c.html", "/x.html?v=1"]);
@@ -38,8 +40,9 @@
 //! assert!(!version.same_links(&original));
 //! ```
 
+use simcrawl_extract::link_set_digest;
 use url::Url;
-use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
+use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 /// The digests of the links a page has (see the module documentation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -86,7 +89,7 @@ impl LinkShape {
         }
         LinkShape {
             written,
-            relative: set_digest(relative),
+            relative: link_set_digest(relative),
         }
     }
 
@@ -96,18 +99,11 @@ impl LinkShape {
     }
 }
 
-/// The digest of a set of hashes: sorted, each once.
-fn set_digest(mut hashes: Vec<u64>) -> u64 {
-    hashes.sort_unstable();
-    hashes.dedup();
-    let bytes: Vec<u8> = hashes.iter().flat_map(|h| h.to_le_bytes()).collect();
-    xxh3_64(&bytes)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use simcrawl_extract::link_written_hash;
 
     /// A path of `segments` under `prefix`: `/prefix/s1/s2`.
     fn path(prefix: &[String], segments: &[String]) -> String {
@@ -144,19 +140,7 @@ mod tests {
     fn shape(page: &str, hrefs: &[&str]) -> LinkShape {
         let page = Url::parse(page).unwrap();
         let links: Vec<Url> = hrefs.iter().map(|l| page.join(l).unwrap()).collect();
-        let written = set_digest(
-            hrefs
-                .iter()
-                .map(|h| {
-                    xxh3_64(
-                        h.split(['?', '#', ';'])
-                            .next()
-                            .unwrap_or_default()
-                            .as_bytes(),
-                    )
-                })
-                .collect(),
-        );
+        let written = link_set_digest(hrefs.iter().map(|h| link_written_hash(h)).collect());
         LinkShape::of(&page, links.iter(), written)
     }
 

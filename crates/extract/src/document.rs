@@ -41,7 +41,7 @@ pub struct Document {
     /// (navigation and footers included: boilerplate rules shape the text, not the link graph).
     pub links: Vec<Link>,
     /// The digest of the set of the `<a>` and `<area>` links' `href`s as the page writes them,
-    /// less their query and fragment ([`links::set_digest`](crate::links)): a byte-identical
+    /// less their query, fragment and path parameters ([`link_written_hash`](crate::link_written_hash), [`link_set_digest`](crate::link_set_digest)): a byte-identical
     /// copy of the page, or one that only adds text around it, links as its original does
     /// wherever it is served (a relative link that climbs above a site's root on one host
     /// climbs above a mirror's prefix on another). What a mirror's copy shares with its original

@@ -162,7 +162,10 @@ use url::Url;
 
 pub use document::{Canonical, CanonicalSource, Document, Extraction, FallbackReason, MainVia};
 pub use explain::{BoilerplateRule, DropReason, Dropped};
-pub use links::{Link, LinkKind, MAX_LINK_TEXT, RelFlags, SkippedLinks};
+pub use links::{
+    Link, LinkKind, MAX_LINK_TEXT, RelFlags, SkippedLinks, set_digest as link_set_digest,
+    written_hash as link_written_hash,
+};
 pub use main_content::{DENSE_SIBLING, MIN_PARAGRAPH};
 pub use meta::{MetaRefresh, MetaRobots};
 pub use nesting::{MAX_NESTING, MAX_OPEN_FORMATTING};

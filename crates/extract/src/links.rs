@@ -33,7 +33,7 @@ pub struct Link {
 /// The hash of a link's `href` as written, trimmed, less its query, fragment and path
 /// parameters (a tracking or session copy adds `?utm_source=`, `?sessionid=` or `;jsessionid=`
 /// to every link).
-pub(crate) fn written_hash(href: &str) -> u64 {
+pub fn written_hash(href: &str) -> u64 {
     let href = href.trim();
     let end = href.find(['?', '#', ';']).unwrap_or(href.len());
     xxhash_rust::xxh3::xxh3_64(&href.as_bytes()[..end])
@@ -41,7 +41,7 @@ pub(crate) fn written_hash(href: &str) -> u64 {
 
 /// The digest of a set of hashes: sorted, each once (the order of links and their repeats do
 /// not count).
-pub(crate) fn set_digest(mut hashes: Vec<u64>) -> u64 {
+pub fn set_digest(mut hashes: Vec<u64>) -> u64 {
     hashes.sort_unstable();
     hashes.dedup();
     let bytes: Vec<u8> = hashes.iter().flat_map(|h| h.to_le_bytes()).collect();
