@@ -494,7 +494,9 @@ impl HostTemplates {
     pub fn checkpoint(&mut self) -> Result<(), CrawlError> {
         for host in std::mem::take(&mut self.dirty) {
             if let Some(entry) = self.hosts.get(&host) {
-                self.tree.insert(&host, &HostRecord(entry.clone()))?;
+                let mut bytes = Vec::new();
+                encode_host(entry, &mut bytes);
+                self.tree.put_encoded(&host, bytes)?;
             }
             // A host learned in full is kept in memory by its template alone.
         }
@@ -513,24 +515,32 @@ struct HostRecord(Host);
 
 const TEMPLATE_VERSION: u8 = 2;
 
+/// [`HostRecord`]'s encoding, from the host as kept in memory (no copy of its lines).
+fn encode_host(host: &Host, out: &mut Vec<u8>) {
+    write_element(&TEMPLATE_VERSION, out);
+    write_element(&host.pages, out);
+    write_element(&(host.lines.len() as u64), out);
+    let mut lines: Vec<_> = host.lines.iter().collect();
+    lines.sort_by_key(|(hash, _)| **hash);
+    for (hash, line) in lines {
+        write_element(hash, out);
+        write_element(&line.pages, out);
+        write_element(&line.words, out);
+        match &line.text {
+            Some(text) => write_element(text, out),
+            None => write_element(&String::new(), out),
+        }
+    }
+    write_element(&(host.indexed.len() as u64), out);
+    for (id, version) in &host.indexed {
+        write_element(id, out);
+        write_element(version, out);
+    }
+}
+
 impl Codec for HostRecord {
     fn encode_into(&self, out: &mut Vec<u8>) {
-        write_element(&TEMPLATE_VERSION, out);
-        write_element(&self.0.pages, out);
-        write_element(&(self.0.lines.len() as u64), out);
-        let mut lines: Vec<_> = self.0.lines.iter().collect();
-        lines.sort_by_key(|(hash, _)| **hash);
-        for (hash, line) in lines {
-            write_element(hash, out);
-            write_element(&line.pages, out);
-            write_element(&line.words, out);
-            write_element(&line.text.clone().unwrap_or_default(), out);
-        }
-        write_element(&(self.0.indexed.len() as u64), out);
-        for (id, version) in &self.0.indexed {
-            write_element(id, out);
-            write_element(version, out);
-        }
+        encode_host(&self.0, out);
     }
 
     fn decode(bytes: &[u8]) -> Result<Self, CodecError> {

@@ -55,7 +55,13 @@ impl Shard {
 
     /// The process that owns `url`'s site.
     pub fn owner(&self, url: &Url) -> u32 {
-        jump_hash(xxh3_64(site_key(url).as_bytes()), self.count)
+        jump_hash(
+            site_hash(
+                url.host_str().unwrap_or_default(),
+                url.port_or_known_default().unwrap_or(0),
+            ),
+            self.count,
+        )
     }
 
     /// The process that owns the site of a canonical key. A learned rule can give a URL the key
@@ -67,8 +73,10 @@ impl Shard {
         } else {
             80
         };
-        let site = site_of(key.host(), key.port().unwrap_or(default));
-        jump_hash(xxh3_64(site.as_bytes()), self.count)
+        jump_hash(
+            site_hash(key.host(), key.port().unwrap_or(default)),
+            self.count,
+        )
     }
 }
 
@@ -82,9 +90,37 @@ pub fn site_key(url: &Url) -> String {
     )
 }
 
-fn site_of(host: &str, port: u16) -> String {
+/// `xxh3_64` of [`site_of`]'s string, without making it for an address and port: every URL a
+/// sharded crawl admits is asked for its owner.
+fn site_hash(host: &str, port: u16) -> u64 {
+    if is_address_or_one_label(host) {
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        h.update(host.as_bytes());
+        h.update(b":");
+        let mut digits = [0u8; 5];
+        let mut at = digits.len();
+        let mut rest = port;
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (rest % 10) as u8;
+            rest /= 10;
+            if rest == 0 {
+                break;
+            }
+        }
+        h.update(&digits[at..]);
+        return h.digest();
+    }
+    xxh3_64(site_of(host, port).as_bytes())
+}
+
+fn is_address_or_one_label(host: &str) -> bool {
     let bare = host.trim_start_matches('[').trim_end_matches(']');
-    if bare.parse::<Ipv4Addr>().is_ok() || bare.parse::<Ipv6Addr>().is_ok() || !host.contains('.') {
+    bare.parse::<Ipv4Addr>().is_ok() || bare.parse::<Ipv6Addr>().is_ok() || !host.contains('.')
+}
+
+fn site_of(host: &str, port: u16) -> String {
+    if is_address_or_one_label(host) {
         return format!("{host}:{port}");
     }
     crate::registrable_domain(host).to_ascii_lowercase()
@@ -129,6 +165,25 @@ mod tests {
         ] {
             let key = canon.canonicalize(u, None).unwrap().key;
             assert_eq!(shard.owner_of_key(&key), shard.owner(&url(u)), "{u}");
+        }
+    }
+
+    #[test]
+    fn a_site_hashes_as_its_key_string_did() {
+        // Stores of sharded crawls name their owners by this hash: it may not change.
+        for (host, port) in [
+            ("127.0.0.1", 0u16),
+            ("127.1.0.7", 45943),
+            ("localhost", 8),
+            ("[::1]", 65535),
+            ("docs.example.co.uk", 443),
+            ("WWW.Example.COM", 80),
+        ] {
+            assert_eq!(
+                site_hash(host, port),
+                xxh3_64(site_of(host, port).as_bytes()),
+                "{host}:{port}"
+            );
         }
     }
 

@@ -67,6 +67,21 @@ impl<K: Codec, V: Codec> Tree<K, V> {
         previous.map(|bytes| self.value(&bytes)).transpose()
     }
 
+    /// Stores `value` under `key`, replacing what was there without reading it back (see
+    /// [`insert`](Self::insert) for the previous value).
+    pub fn put(&self, key: &K, value: &V) -> Result<(), StoreError> {
+        self.put_encoded(key, value.encode())
+    }
+
+    /// Stores a value already encoded (`V::encode`'s bytes) under `key`, replacing what was
+    /// there: for a caller that encodes from a borrowed form of `V`.
+    pub fn put_encoded(&self, key: &K, value: Vec<u8>) -> Result<(), StoreError> {
+        self.inner
+            .insert(key.encode(), value)
+            .map_err(|e| self.backend(e))?;
+        Ok(())
+    }
+
     /// Stores `value` under `key` only if `key` is absent, atomically. Returns `true` if the key was
     /// new (and `value` was stored), `false` if it was already present (and nothing changed).
     ///

@@ -22,6 +22,17 @@ enum PlainKey {
     Unknown,
 }
 
+/// What a page's analysis knows of its links' own keys (see [`PlainKey`]).
+#[derive(Clone, Copy)]
+enum OwnKeys<'a> {
+    /// Made with learned rules: each link's own key where it differs from the key made.
+    Differing(&'a [Option<u128>]),
+    /// Made without learned rules: each link's key is its own.
+    Same,
+    /// Not made.
+    Unknown,
+}
+
 impl Core {
     /// Whether `anchor` contradicts the page indexed under `key_hash` (its title and the start of
     /// its main text: [`AnchorWords::contradicts`]); false when no page is indexed there yet.
@@ -82,26 +93,38 @@ impl Core {
         keyed_with: &Arc<Canonicalizer>,
         now: Now,
     ) -> Result<(), CrawlError> {
-        let rekey = !Arc::ptr_eq(keyed_with, self.book.canon());
-        // The own keys made with the analysis hold for the rules it was made with.
-        let plain_known = !rekey && plain_keys.len() == links.len();
+        let canon = Arc::clone(self.book.canon());
+        let rekey = !Arc::ptr_eq(keyed_with, &canon);
+        // Each link's own key (without learned rules) as the analysis made it: the key it
+        // gave when that key differed, and the key itself when it was made without rules.
+        let own_keys = if plain_keys.len() == links.len() {
+            OwnKeys::Differing(plain_keys)
+        } else if keyed_with.rules().is_empty() {
+            OwnKeys::Same
+        } else {
+            OwnKeys::Unknown
+        };
         for (i, link) in links.iter().enumerate() {
             let rekeyed;
+            // Rules change only keys: the URL to fetch, parsed once, is keyed again.
             let candidate = if rekey {
-                match self.book.canon().canonicalize(link.fetch.as_str(), None) {
-                    Ok(c) => {
-                        rekeyed = c;
-                        &rekeyed
-                    }
-                    Err(_) => continue,
-                }
+                rekeyed = Candidate {
+                    fetch: link.fetch.clone(),
+                    key: canon.key_of(&link.fetch),
+                };
+                &rekeyed
             } else {
                 link
             };
-            let plain = if plain_known {
-                PlainKey::Known(plain_keys[i])
-            } else {
-                PlainKey::Unknown
+            let plain = match own_keys {
+                OwnKeys::Differing(keys) => PlainKey::Known(
+                    Some(keys[i].unwrap_or_else(|| link.key.hash128()))
+                        .filter(|h| *h != candidate.key.hash128()),
+                ),
+                OwnKeys::Same => PlainKey::Known(
+                    Some(link.key.hash128()).filter(|h| *h != candidate.key.hash128()),
+                ),
+                OwnKeys::Unknown => PlainKey::Unknown,
             };
             self.admit_link_keyed(
                 candidate,

@@ -22,12 +22,9 @@ impl Core {
         }
         let canon = self.book.canon();
         let mut keys = vec![page.final_key.key.hash128(), lease.key_hash];
-        if let Ok(key) = canon.canonicalize(page.final_url.as_str(), None) {
-            keys.push(key.key.hash128());
-        }
-        if let Ok(own) = self.book.plain().canonicalize_url(&page.final_url) {
-            keys.push(own.key.hash128());
-        }
+        // The final URL as parsed with the analysis, keyed by the rules now and by none.
+        keys.push(canon.key_of(&page.final_key.fetch).hash128());
+        keys.push(self.book.plain().key_of(&page.final_key.fetch).hash128());
         keys.sort_unstable();
         keys.dedup();
         let mut wanted: Vec<u128> = page.canonical.iter().map(|c| c.key.hash128()).collect();

@@ -322,7 +322,7 @@ impl Driver {
         shard.waiting = true;
         shard.last_sent = std::time::Instant::now();
         self.round_log
-            .insert(&number, &crate::shard::encode_round(&messages))?;
+            .put(&number, &crate::shard::encode_round(&messages))?;
         if let Some(old) = number.checked_sub(ROUND_LOG_WINDOW) {
             self.round_log.remove(&old)?;
         }
@@ -692,7 +692,7 @@ impl Driver {
         // next.
         let round = shard.next_round + u64::from(shard.waiting);
         self.round_log
-            .insert(&round, &crate::shard::encode_round(&messages))?;
+            .put(&round, &crate::shard::encode_round(&messages))?;
         Ok(())
     }
 
