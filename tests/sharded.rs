@@ -638,7 +638,7 @@ fn real_documents(
 }
 
 #[test]
-#[ignore = "issue 41, open: on the slice two processes now and then index a copy's page beside its original that one process skips under the copy's mirror rule (2026-11-30: libstdc++'s notice copy's user/index.html, 4 bits from its original; a Qt Network page of the tracking copy; Django's prefix mirror's faq/index.html): the page is decided before its host's mirror is learned"]
+#[ignore = "issue 41, open: on the slice two processes now and then index a copy's page that one process skips unfetched under the copy's mirror: the page is fetched before its host's mirror is learned and decided after, and after its fetch it is not the rule's copy (2026-11-30: Django's noisy copy's faq/index.html against its original's, the noise past the rule's resemblance); the pages that are the rule's copy wait for the mirror (libstdc++'s notice copy's user/index.html, indexed twice before)"]
 fn on_real_pages_two_processes_index_the_documents_one_does() {
     let web = RealWeb::slice();
     let seeds = vec![web.seed()];
@@ -660,8 +660,14 @@ fn on_real_pages_two_processes_index_the_documents_one_does() {
     }
     let stores: Vec<PathBuf> = (0..2).map(|i| dir.path(&format!("shard{i}"))).collect();
     let two = real_documents(&web, &stores);
+    // A document two processes index twice is one that one process indexes twice too (RubyMail's
+    // ChangeLog behind its notice copy: `realweb::a_noisy_or_notice_copy_indexes_no_file_twice`).
     for (doc, urls) in &two {
-        assert_eq!(urls.len(), 1, "{doc} indexed at {urls:?}");
+        let once = one.get(doc).map_or(0, Vec::len);
+        assert!(
+            urls.len() == 1 || urls.len() == once,
+            "{doc} indexed at {urls:?} by two processes, {once} times by one"
+        );
     }
     // Two versions of one manual (Clang 15 and 16, Boost 1.74 and 1.81) share files that did not
     // change between the versions: which of the two copies is kept is the order of the fetches. A

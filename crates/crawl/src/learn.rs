@@ -482,6 +482,29 @@ impl Learner {
         revoked
     }
 
+    /// The mirrors this learner weighs and may still propose whose source covers `url`: some of
+    /// their pages agree, none disagrees, and neither they nor their reverse are in force. Each
+    /// with `url`'s counterpart under it (as [`Learner::counterparts`] spells it). A page of such
+    /// a mirror's source may be its copy once the mirror is learned, which more of its host's
+    /// pages decide ([`crate::decider::pending_mirror_copy`]).
+    pub fn pending_mirrors(&self, url: &Url) -> Vec<(Rule, String)> {
+        self.counterparts(url)
+            .into_iter()
+            .filter_map(|(from, to, counterpart)| {
+                let rule = Rule::Mirror(MirrorRule { from, to });
+                let evidence = self.evidence.get(&rule)?;
+                let Rule::Mirror(m) = &rule else {
+                    return None;
+                };
+                (evidence.agree > 0
+                    && evidence.disagree == 0
+                    && !self.active.contains_key(&rule)
+                    && !self.mirrors_into(&m.to, &m.from))
+                .then_some((rule, counterpart))
+            })
+            .collect()
+    }
+
     /// The mirror prefix pairs with evidence whose source covers `url`, each with `url`'s
     /// counterpart under it (`authority/path?query`, as [`broken_key`] spells a URL).
     pub fn counterparts(&self, url: &Url) -> Vec<(String, String, String)> {
@@ -1001,6 +1024,52 @@ mod tests {
             ),
             None
         );
+    }
+
+    #[test]
+    fn a_mirror_is_pending_while_its_pages_agree_until_it_is_learned_or_a_page_disagrees() {
+        let mut l = Learner::new(LearnConfig::default());
+        let page = u("http://127.0.0.1:9002/user/index.html");
+        assert!(l.pending_mirrors(&page).is_empty(), "no evidence yet");
+        for i in 0..2 {
+            l.observe_duplicate(
+                &u(&format!("http://127.0.0.1:9002/{i}.html")),
+                &u(&format!("http://127.0.0.1:9001/{i}.html")),
+            );
+        }
+        let pending = l.pending_mirrors(&page);
+        let rule = Rule::Mirror(MirrorRule {
+            from: "127.0.0.1:9002".into(),
+            to: "127.0.0.1:9001".into(),
+        });
+        assert!(
+            pending.contains(&(rule.clone(), "127.0.0.1:9001/user/index.html".into())),
+            "{pending:?}"
+        );
+        // The other side's pages are not under its source.
+        assert!(
+            l.pending_mirrors(&u("http://127.0.0.1:9001/user/index.html"))
+                .iter()
+                .all(|(r, _)| *r != rule)
+        );
+        // Learned: in force, no longer pending.
+        let mut learned = Learner::new(LearnConfig::default());
+        for i in 0..10 {
+            learned.observe_duplicate(
+                &u(&format!("http://127.0.0.1:9002/{i}.html")),
+                &u(&format!("http://127.0.0.1:9001/{i}.html")),
+            );
+        }
+        assert!(learned.is_active(&rule));
+        assert!(
+            learned
+                .pending_mirrors(&page)
+                .iter()
+                .all(|(r, _)| *r != rule)
+        );
+        // A page against it: it can no longer be proposed.
+        l.observe_unique(&u("http://127.0.0.1:9002/2.html"), |_| true);
+        assert!(l.pending_mirrors(&page).iter().all(|(r, _)| *r != rule));
     }
 
     #[test]

@@ -53,6 +53,9 @@ pub(crate) struct HostState {
     /// Leased items answered and analysed whose decision waits for something else (a sharded
     /// crawl's round: [`Frontier::hold`](crate::Frontier::hold)): no request, and not ahead.
     pub(crate) held: Vec<(u32, u64)>,
+    /// Held items whose decision waits for more of the host's pages
+    /// ([`Frontier::set_aside`](crate::Frontier::set_aside)): they never keep the host's slot.
+    pub(crate) set_aside: Vec<(u32, u64)>,
     /// robots.txt requests out for this host's origins.
     pub(crate) robots_in_flight: u32,
     /// Whether the head waits for a robots.txt answer.
@@ -87,6 +90,7 @@ impl HostState {
             leased: Vec::new(),
             answered: Vec::new(),
             held: Vec::new(),
+            set_aside: Vec::new(),
             robots_in_flight: 0,
             waiting_for_robots: false,
             next_due: None,
@@ -124,7 +128,7 @@ impl HostState {
         let held = if self.session_handouts >= crate::RUN_AHEAD_AFTER {
             self.held.len()
         } else {
-            0
+            self.set_aside.len()
         };
         let open = self.leased.len() - held - self.answered.len().min(ahead as usize);
         u32::try_from(open).unwrap_or(u32::MAX) + self.robots_in_flight

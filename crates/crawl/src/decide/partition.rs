@@ -127,6 +127,97 @@ impl Core {
         }))
     }
 
+    /// The mirror a fetched page waits for before its verdict, if one does: a mirror the learner
+    /// weighs and has not put in force, under which the page, distinct by the index (this
+    /// process's and the pages in `remote`), would be its copy
+    /// ([`decider::pending_mirror_copy`](crate::decider::pending_mirror_copy)). Decided now, the
+    /// page would be indexed beside its original; decided after its host's next pages learn the
+    /// mirror, skipped as its copy: which of the two depends on the order of the fetches, and
+    /// one process, whose verdicts follow its fetches at once, mostly meets the mirror first.
+    pub fn awaits_mirror(
+        &mut self,
+        result: &PageResult,
+        remote: &mut Remote,
+    ) -> Result<Option<crate::learn::Rule>, CrawlError> {
+        let PageResult::Done(page) = result else {
+            return Ok(None);
+        };
+        let Some(analysis) = page.analysis.as_ref() else {
+            return Ok(None);
+        };
+        if !self.config.dedup || page.status >= 400 || analysis.document.meta_robots.noindex {
+            return Ok(None);
+        }
+        let pending = self.book.learner_ref().pending_mirrors(&page.final_url);
+        if pending.is_empty() {
+            return Ok(None);
+        }
+        let canon = std::sync::Arc::clone(self.book.canon());
+        let keyed: Vec<(crate::learn::Rule, u128)> = pending
+            .into_iter()
+            .filter_map(|(rule, counterpart)| {
+                let url = format!("{}://{counterpart}", page.final_url.scheme());
+                let key = canon.canonicalize(&url, None).ok()?.key.hash128();
+                Some((rule, key))
+            })
+            .collect();
+        let host = crate::learn::authority(&page.final_url);
+        let final_url = super::redact(&page.final_url);
+        let own_key = self.book.plain().key_of(&page.final_key.fetch).hash128();
+        let canonical = page
+            .canonical
+            .as_ref()
+            .map(|c| canon.key_of(&c.fetch).hash128())
+            .filter(|h| *h != own_key);
+        let facts = crate::decider::PageFacts {
+            url: &page.final_url,
+            host: &host,
+            redacted: &final_url,
+            analysis,
+            canonical,
+            key: canon.key_of(&page.final_key.fetch).hash128(),
+            own_key,
+        };
+        self.remote = std::mem::take(remote);
+        let waits = (|| {
+            let index = &crate::partition::Merged {
+                local: &self.pages,
+                remote: &self.remote,
+            };
+            let templates = &mut crate::partition::PartTemplates {
+                local: &mut self.templates,
+                remote: &self.remote,
+            };
+            let judged = crate::decider::judge_page(index, templates, &facts)?;
+            if judged.verdict != crate::pages::Verdict::Unique {
+                return Ok(None);
+            }
+            crate::decider::pending_mirror_copy(index, templates, &facts, judged.short, &keyed)
+        })();
+        *remote = std::mem::take(&mut self.remote);
+        waits
+    }
+
+    /// Offers the links of a page that waits for a mirror ([`Core::awaits_mirror`]) before its
+    /// verdict: the next pages of its host, which learn the mirror, may be its links. Offered
+    /// again when it is decided, they are known then.
+    pub fn offer_links_early(
+        &mut self,
+        lease: &Lease,
+        result: &PageResult,
+        now: Now,
+    ) -> Result<(), CrawlError> {
+        if let PageResult::Done(page) = result
+            && page
+                .analysis
+                .as_ref()
+                .is_some_and(|a| !a.document.meta_robots.nofollow)
+        {
+            self.admit_page_links(lease, page, now)?;
+        }
+        Ok(())
+    }
+
     /// Completes a fetch as [`completed_verifying`](Core::completed_verifying) does, a page
     /// judged against this process's index and the other processes' pages in `remote`. Returns
     /// the id the page was indexed under, if it was.

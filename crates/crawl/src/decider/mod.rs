@@ -470,6 +470,53 @@ where
     }))
 }
 
+/// A mirror the learner weighs but has not put in force, under which `page` would be a rule's
+/// copy: one of `pending` (each mirror with the key hash of the page's counterpart under it:
+/// [`Learner::pending_mirrors`](crate::learn::Learner::pending_mirrors)) whose counterpart is
+/// indexed and agrees with the page as [`supports_rule_copy`] asks of a whole-host rule. Such a
+/// page is a copy or a page of its own depending on whether the mirror comes before its verdict
+/// (a notice copy's page with one sentence more is 4 bits from its original, past k = 3, at a
+/// Jaccard estimate of 0.94): a sharded crawl, which can hold a page, decides it once the
+/// mirror is learned or dropped (`crate::run`), so that the order of the fetches does not
+/// decide. Only for a page judged distinct by the index: a copy is evidence for the mirror.
+pub fn pending_mirror_copy<I, T>(
+    index: &I,
+    templates: &mut T,
+    page: &PageFacts<'_>,
+    short: bool,
+    pending: &[(Rule, u128)],
+) -> Result<Option<Rule>, CrawlError>
+where
+    I: IndexView + ?Sized,
+    T: TemplateView + ?Sized,
+{
+    let policy = index.policy();
+    for (rule, key) in pending {
+        let Some(original) = index.page_by_key(*key)? else {
+            continue;
+        };
+        let Some(record) = index.record(original)? else {
+            continue;
+        };
+        if record.url == page.redacted {
+            continue;
+        }
+        let e = compare_aside(
+            index,
+            templates,
+            page.analysis,
+            page.host,
+            short,
+            &record,
+            original,
+        )?;
+        if supports_rule_copy(&e, &policy, true) {
+            return Ok(Some(rule.clone()));
+        }
+    }
+    Ok(None)
+}
+
 /// The mirror (or alias) rule in force that a page contradicts as its target: the rule gave
 /// the page's own key to an indexed page on its source host (fetched first), and the two pages
 /// do not even resemble each other ([`resembles`]: a notice copy's page with one sentence more

@@ -199,7 +199,12 @@ impl RuleBook {
             .collect()
     }
 
-    /// The learner, for evidence.
+    /// The learner, to read its evidence.
+    pub fn learner_ref(&self) -> &Learner {
+        &self.learner
+    }
+
+    /// The learner, to count evidence.
     pub fn learner(&mut self) -> &mut Learner {
         &mut self.learner
     }

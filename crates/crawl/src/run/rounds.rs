@@ -167,6 +167,28 @@ pub(super) struct Undecided {
     answers_in: u64,
     /// The other processes' pages it may copy.
     remote: Remote,
+    /// The mirror it waits for, and the round it began waiting in (see [`MIRROR_WAIT_ROUNDS`]).
+    waits: Option<(crate::learn::Rule, u64)>,
+}
+
+/// At most this many rounds (about a second and a half at [`ROUND_GAP`]) a page waits for a
+/// mirror its host's next pages are learning, under which it would be a copy
+/// ([`crate::decide::Core::awaits_mirror`]); then, or when the mirror is learned or dropped, it
+/// is decided.
+const MIRROR_WAIT_ROUNDS: u64 = 150;
+
+impl Undecided {
+    /// Whether it still waits for its mirror in round `number`: the mirror is neither in force
+    /// nor dropped (a page against it), and it has not waited [`MIRROR_WAIT_ROUNDS`] yet.
+    fn still_waits(&self, core: &crate::decide::Core, number: u64) -> bool {
+        let Some((rule, since)) = &self.waits else {
+            return false;
+        };
+        let evidence = core.book.learner_ref().evidence(rule);
+        number < since + MIRROR_WAIT_ROUNDS
+            && evidence.disagree == 0
+            && !core.book.learner_ref().is_active(rule)
+    }
 }
 
 impl ShardState {
@@ -486,6 +508,7 @@ impl Driver {
                         pending,
                         answers_in: number + 1,
                         remote: Remote::default(),
+                        waits: None,
                     },
                 );
             }
@@ -554,20 +577,38 @@ impl Driver {
     /// that waited for it.
     fn decide_ready(&mut self, number: u64, me: usize) -> Result<(), CrawlError> {
         loop {
+            let core = &self.core;
             let Some(shard) = self.shard.as_mut() else {
                 return Ok(());
             };
             let Some(place) = shard
                 .undecided
                 .iter()
-                .find(|(_, u)| u.answers_in <= number && u.pending.is_empty())
+                .find(|(_, u)| {
+                    u.answers_in <= number && u.pending.is_empty() && !u.still_waits(core, number)
+                })
                 .map(|(p, _)| *p)
             else {
                 return Ok(());
             };
-            let Some(u) = shard.undecided.remove(&place) else {
+            let Some(mut u) = shard.undecided.remove(&place) else {
                 return Ok(());
             };
+            // Distinct now, a copy under a mirror its host's next pages are learning: it waits
+            // for the mirror, without keeping its host's slot, so that those pages are fetched.
+            if u.waits.is_none()
+                && let Some(rule) = self.core.awaits_mirror(&u.held.result, &mut u.remote)?
+            {
+                tracing::debug!(url = %u.held.lease.url, "waits for {rule}");
+                let _ = self.core.frontier.set_aside(&u.held.lease);
+                self.core
+                    .offer_links_early(&u.held.lease, &u.held.result, Now::system())?;
+                u.waits = Some((rule, number));
+                if let Some(shard) = self.shard.as_mut() {
+                    shard.undecided.insert(place, u);
+                }
+                continue;
+            }
             let Undecided {
                 mut held,
                 keys,

@@ -70,6 +70,21 @@ impl Frontier {
         Ok(())
     }
 
+    /// A [`hold`](Frontier::hold)-ing lease whose decision waits for more of its host's pages
+    /// (a page that a mirror being learned may make a copy): it no longer keeps its host's slot
+    /// during the host's first pages, so that those pages are fetched. Calling it for a lease
+    /// not held, or twice, changes nothing.
+    pub fn set_aside(&mut self, lease: &Lease) -> Result<(), FrontierError> {
+        let (id, position) = self.lease_slot(lease)?;
+        let host = self.hosts.get_mut(id);
+        let slot = host.leased[position];
+        if host.held.contains(&slot) && !host.set_aside.contains(&slot) {
+            host.set_aside.push(slot);
+            self.reschedule(id);
+        }
+        Ok(())
+    }
+
     /// The host of a lease this frontier handed out and that is still outstanding, and the
     /// lease's position in the host's list.
     pub(super) fn lease_slot(&self, lease: &Lease) -> Result<(u32, usize), FrontierError> {
@@ -108,6 +123,7 @@ impl Frontier {
         host.answered.retain(|a| *a != slot);
         let held = host.held.len();
         host.held.retain(|a| *a != slot);
+        host.set_aside.retain(|a| *a != slot);
         if host.held.len() == held {
             self.in_flight -= 1;
         }
