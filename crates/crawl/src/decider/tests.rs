@@ -802,6 +802,51 @@ fn a_page_a_rule_maps_onto_its_copy_is_skipped_on_the_rule() {
 }
 
 #[test]
+fn a_page_a_pending_mirror_would_make_its_copy_is_named_with_the_mirror() {
+    // A notice copy's page: one sentence more in its main text, past k bits, distinct by the
+    // index; under the mirror its host's pages are learning, the rule's copy.
+    let seed = 56;
+    let index = index_of(&[("http://a.example/doc/1", "T", &text(seed, 600), "")]);
+    let counterpart = index.records[0].key_hash.unwrap();
+    let pending = [(mirror_rule(), counterpart)];
+    let eight: Vec<usize> = (0..8).map(|i| i * 37).collect();
+    let copy = page(
+        "http://b.example/doc/1",
+        "T",
+        &edited(seed, 600, &eight),
+        "",
+    );
+    let facts = PageFacts::new(&copy.0, &copy.1);
+    assert_eq!(judged(&index, &copy).verdict, Verdict::Unique);
+    let short = copy.1.short;
+    let waits = |facts: &PageFacts<'_>, pending: &[(Rule, u128)]| {
+        pending_mirror_copy(&index, &mut NoTemplates, facts, short, pending).unwrap()
+    };
+    assert_eq!(waits(&facts, &pending), Some(mirror_rule()));
+    // Its counterpart not indexed, no mirror pending, or a page of its own: nothing to wait for.
+    assert_eq!(waits(&facts, &[(mirror_rule(), counterpart ^ 1)]), None);
+    assert_eq!(waits(&facts, &[]), None);
+    let every_third: Vec<usize> = (0..600).step_by(3).collect();
+    let other = page(
+        "http://b.example/doc/1",
+        "T",
+        &edited(seed, 600, &every_third),
+        "",
+    );
+    assert_eq!(waits(&PageFacts::new(&other.0, &other.1), &pending), None);
+    let retitled = page(
+        "http://b.example/doc/1",
+        "U",
+        &edited(seed, 600, &eight),
+        "",
+    );
+    assert_eq!(
+        waits(&PageFacts::new(&retitled.0, &retitled.1), &pending),
+        None
+    );
+}
+
+#[test]
 fn a_page_no_learned_rule_rekeys_is_not_skipped_on_a_rule() {
     let main = text(51, 300);
     let (index, rules) = mirror_setup(&main);

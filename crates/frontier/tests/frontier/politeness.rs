@@ -453,6 +453,43 @@ async fn a_hosts_first_pages_run_at_most_two_answered_pages_ahead() {
     }
 }
 
+/// During its first pages a held lease (a sharded crawl's page waiting for its round) keeps its
+/// host's slot, so that no more of its pages are fetched ahead of their verdicts; one set aside
+/// (waiting for a mirror the host's next pages learn) does not.
+#[tokio::test(start_paused = true)]
+async fn a_held_page_keeps_its_hosts_slot_in_the_first_pages_until_set_aside() {
+    let store = store();
+    let mut f = open(
+        &store,
+        FrontierConfig {
+            delay: Duration::ZERO,
+            max_answered_ahead: 1,
+            ..config()
+        },
+    );
+    admit_pages(&mut f, "a.test", 3);
+    let t0 = Instant::now();
+    let first = expect_fetch(&mut f, t0);
+    f.hold(&first).must("hold");
+    assert!(
+        !matches!(f.next_ready(t0).must("next"), Next::Fetch(_)),
+        "a held page keeps the slot during the host's first pages"
+    );
+    f.set_aside(&first).must("set aside");
+    f.set_aside(&first).must("twice changes nothing");
+    let second = expect_fetch(&mut f, t0);
+    assert!(
+        !matches!(f.next_ready(t0).must("next"), Next::Fetch(_)),
+        "one request at a time"
+    );
+    f.complete(second, Completion::Fetched, t0).must("complete");
+    f.complete(first, Completion::Fetched, t0)
+        .must("complete the one set aside");
+    let third = expect_fetch(&mut f, t0);
+    f.complete(third, Completion::Fetched, t0).must("complete");
+    assert!(matches!(f.next_ready(t0).must("next"), Next::Done));
+}
+
 /// Fetches and answers `ahead + 1` pages of a host alone at work, one request at a time, checks
 /// that no page more is handed out until the first is completed, then completes them all and the
 /// page the first one's completion lets out.
