@@ -97,18 +97,8 @@ fn site_hash(host: &str, port: u16) -> u64 {
         let mut h = xxhash_rust::xxh3::Xxh3::new();
         h.update(host.as_bytes());
         h.update(b":");
-        let mut digits = [0u8; 5];
-        let mut at = digits.len();
-        let mut rest = port;
-        loop {
-            at -= 1;
-            digits[at] = b'0' + (rest % 10) as u8;
-            rest /= 10;
-            if rest == 0 {
-                break;
-            }
-        }
-        h.update(&digits[at..]);
+        let mut buf = [0u8; 5];
+        h.update(simcrawl_url::port_digits(port, &mut buf).as_bytes());
         return h.digest();
     }
     xxh3_64(site_of(host, port).as_bytes())

@@ -125,6 +125,29 @@ pub(crate) fn cow_suffix(cow: Cow<'_, str>, start: usize) -> Cow<'_, str> {
     }
 }
 
+/// `port` in decimal, written into `buf` without the formatting machinery (an authority is
+/// spelled for every key of a host with a port, and a sharded crawl hashes one for every URL).
+///
+/// ```
+/// let mut buf = [0u8; 5];
+/// assert_eq!(simcrawl_url::port_digits(8080, &mut buf), "8080");
+/// assert_eq!(simcrawl_url::port_digits(0, &mut buf), "0");
+/// ```
+pub fn port_digits(port: u16, buf: &mut [u8; 5]) -> &str {
+    let mut at = buf.len();
+    let mut rest = port;
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    // Only ASCII digits were written.
+    std::str::from_utf8(&buf[at..]).unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

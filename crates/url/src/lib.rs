@@ -87,6 +87,7 @@ mod surt;
 pub use canon::Canonicalizer;
 pub use error::{RuleDecodeError, RuleError, UrlError};
 pub use explain::{Explanation, RuleName, Step};
+pub use host::port_digits;
 pub use key::{Candidate, CanonicalKey, FetchUrl};
 pub use options::{CanonOptions, HostOption, HostOptionSet};
 pub use rules::{LearnedRule, LearnedRules, PathTemplate, Prefix, RULES_FORMAT_VERSION};

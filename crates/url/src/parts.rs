@@ -71,21 +71,12 @@ impl Parts<'_> {
             // Written by hand: this runs for every key of a host with a port, and the
             // formatting machinery cost more than the rest of the lookup.
             Some(port) => {
-                let mut digits = [0u8; 5];
-                let mut at = digits.len();
-                let mut rest = port;
-                loop {
-                    at -= 1;
-                    digits[at] = b'0' + (rest % 10) as u8;
-                    rest /= 10;
-                    if rest == 0 {
-                        break;
-                    }
-                }
-                let mut s = String::with_capacity(self.host.len() + 1 + digits.len() - at);
+                let mut buf = [0u8; 5];
+                let digits = crate::host::port_digits(port, &mut buf);
+                let mut s = String::with_capacity(self.host.len() + 1 + digits.len());
                 s.push_str(&self.host);
                 s.push(':');
-                s.extend(digits[at..].iter().map(|&d| char::from(d)));
+                s.push_str(digits);
                 Cow::Owned(s)
             }
             None => Cow::Borrowed(&self.host),
