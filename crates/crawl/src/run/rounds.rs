@@ -167,25 +167,40 @@ pub(super) struct Undecided {
     answers_in: u64,
     /// The other processes' pages it may copy.
     remote: Remote,
-    /// The mirror it waits for, and the round it began waiting in (see [`MIRROR_WAIT_ROUNDS`]).
+    /// The mirror it waits for, and the round it began waiting in (see [`mirror_wait_rounds`]).
     waits: Option<(crate::learn::Rule, u64)>,
 }
 
-/// At most this many rounds (about a second and a half at [`ROUND_GAP`]) a page waits for a
+/// At least this many rounds (about a second and a half at [`ROUND_GAP`]) a page may wait for a
 /// mirror its host's next pages are learning, under which it would be a copy
 /// ([`crate::decide::Core::awaits_mirror`]); then, or when the mirror is learned or dropped, it
-/// is decided.
+/// is decided. A polite crawl waits longer: see [`mirror_wait_rounds`].
 const MIRROR_WAIT_ROUNDS: u64 = 150;
+
+/// Requests to one host a page may wait for a mirror its host's next pages learn: the mirror
+/// needs a few more of them to agree.
+const MIRROR_WAIT_REQUESTS: u32 = 8;
+
+/// How many rounds a page may wait for a mirror: [`MIRROR_WAIT_ROUNDS`], or the time
+/// [`MIRROR_WAIT_REQUESTS`] requests to its host take at the crawl's delay when that is longer
+/// (eight seconds at `--delay 1`).
+fn mirror_wait_rounds(delay: Duration) -> u64 {
+    let polite = delay
+        .checked_mul(MIRROR_WAIT_REQUESTS)
+        .map_or(u128::MAX, |wait| wait.as_millis())
+        / ROUND_GAP.as_millis().max(1);
+    MIRROR_WAIT_ROUNDS.max(u64::try_from(polite).unwrap_or(u64::MAX))
+}
 
 impl Undecided {
     /// Whether it still waits for its mirror in round `number`: the mirror is neither in force
-    /// nor dropped (a page against it), and it has not waited [`MIRROR_WAIT_ROUNDS`] yet.
+    /// nor dropped (a page against it), and it has not waited [`mirror_wait_rounds`] yet.
     fn still_waits(&self, core: &crate::decide::Core, number: u64) -> bool {
         let Some((rule, since)) = &self.waits else {
             return false;
         };
         let evidence = core.book.learner_ref().evidence(rule);
-        number < since + MIRROR_WAIT_ROUNDS
+        number < since.saturating_add(mirror_wait_rounds(core.config.frontier.delay))
             && evidence.disagree == 0
             && !core.book.learner_ref().is_active(rule)
     }
@@ -875,5 +890,24 @@ pub(super) async fn next_round(
     match shard {
         Some(s) if s.waiting => s.rounds.recv().await,
         _ => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_polite_crawl_waits_for_a_mirror_as_long_as_its_hosts_next_requests_take() {
+        assert_eq!(mirror_wait_rounds(Duration::ZERO), MIRROR_WAIT_ROUNDS);
+        assert_eq!(
+            mirror_wait_rounds(Duration::from_millis(100)),
+            MIRROR_WAIT_ROUNDS
+        );
+        assert_eq!(mirror_wait_rounds(Duration::from_secs(1)), 800);
+        assert_eq!(
+            mirror_wait_rounds(Duration::from_secs(u64::MAX / 2)),
+            u64::MAX
+        );
     }
 }
