@@ -81,6 +81,9 @@ struct Driver {
     live_templates: Option<(u64, std::time::Instant)>,
     /// Writing the live figures failed once (said once).
     live_failed: bool,
+    /// One process's pages that wait for a mirror their host's next pages are learning
+    /// (see [`events::MirrorWait`]).
+    mirror_waits: Vec<events::MirrorWait>,
 }
 
 /// Runs a crawl until the frontier is empty, a budget is reached or `shutdown` completes (then the
@@ -207,6 +210,7 @@ async fn run_with(
         gates: std::collections::HashMap::new(),
         live_templates: None,
         live_failed: false,
+        mirror_waits: Vec::new(),
     };
     let mut report = drive(driver, shutdown, &mut on_progress).await?;
     // The store is closed: sled's next opening, a reader's, then writes nothing new.
@@ -379,7 +383,10 @@ impl Driver {
             if !stopping {
                 loop {
                     // A sharded crawl's pages waiting for their round are fetched too.
-                    let waiting = self.shard.as_ref().map_or(0, |s| s.pages_waiting());
+                    let waiting = self
+                        .shard
+                        .as_ref()
+                        .map_or(self.mirror_waits.len(), |s| s.pages_waiting());
                     if let Some(max) = self.core.config.max_fetches
                         && self.fetched_before
                             + self.core.recorder.progress.fetched
@@ -440,6 +447,14 @@ impl Driver {
                 if !shard.waiting && shard.last_sent.elapsed() >= ROUND_GAP {
                     self.send_round(done && in_flight == 0)?;
                 }
+            } else if in_flight == 0
+                && (wake.is_none() || stopping)
+                && !self.mirror_waits.is_empty()
+            {
+                // Nothing is fetched that could teach the mirrors pages wait for: they are
+                // decided now.
+                self.release_mirror_waits(true)?;
+                continue;
             } else if (done || stopping) && in_flight == 0 {
                 // A young mirror's skips are fetched before the crawl ends (see
                 // `Core::verify_unverified_rules`); the loop goes on while they are.
@@ -526,6 +541,7 @@ impl Driver {
                     break;
                 }
                 _ = tick.tick() => {
+                    self.release_mirror_waits(false)?;
                     // What a crash takes back is at most a second of the frontier's work: the
                     // pages whose acknowledgement is lost are fetched again.
                     self.commit_core()?;
@@ -546,6 +562,8 @@ impl Driver {
                 last_checkpoint = std::time::Instant::now();
             }
         }
+        // A page still waiting for a mirror has its content: it is decided, not fetched again.
+        self.release_mirror_waits(true)?;
         self.checkpoint()?;
         if let Some(shard) = self.shard.as_mut() {
             shard.finish()?;

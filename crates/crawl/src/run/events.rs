@@ -12,6 +12,30 @@ use simcrawl_frontier::{Lease, RobotsOutcome, RobotsRequest, SitemapOutcome};
 use std::io::Write;
 use std::sync::Arc;
 
+/// A page of one process's crawl that waits for a mirror its host's next pages are learning,
+/// under which it would be the mirror's copy ([`crate::decide::Core::awaits_mirror`]), as a
+/// sharded crawl's page does: decided now it would be indexed beside its original, decided after
+/// the mirror it is the rule's copy, and which of the two should not depend on whether the page
+/// came among the host's first fetches. Its lease is held in the frontier, without its host's
+/// slot.
+pub(super) struct MirrorWait {
+    lease: Lease,
+    result: PageResult,
+    exchange: Option<Box<Exchange>>,
+    rule: crate::learn::Rule,
+    since: std::time::Instant,
+}
+
+/// How long a page may wait for a mirror: a second and a half, or as long as
+/// [`MIRROR_WAIT_REQUESTS`](super::rounds::MIRROR_WAIT_REQUESTS) requests to one host take at the
+/// crawl's delay when that is longer.
+fn mirror_wait(delay: std::time::Duration) -> std::time::Duration {
+    delay
+        .checked_mul(super::rounds::MIRROR_WAIT_REQUESTS)
+        .unwrap_or(std::time::Duration::MAX)
+        .max(std::time::Duration::from_millis(1_500))
+}
+
 /// A finished fetch, with the CPU work already done.
 pub(super) enum Event {
     /// The response to a page's request has arrived; its analysis is under way (the `Page` event
@@ -98,13 +122,62 @@ impl Driver {
                     return self.hold_or_complete(lease, result, now);
                 }
                 let exchange = result.take_exchange();
+                // Distinct now, a copy under a mirror its host's next pages are learning: it
+                // waits for the mirror, without keeping its host's slot, its links offered.
+                if let Some(rule) = self
+                    .core
+                    .awaits_mirror(&result, &mut crate::partition::Remote::default())?
+                {
+                    tracing::debug!(url = %lease.url, "waits for {rule}");
+                    let _ = self.core.frontier.hold(&lease);
+                    let _ = self.core.frontier.set_aside(&lease);
+                    self.core.offer_links_early(&lease, &result, now)?;
+                    self.mirror_waits.push(MirrorWait {
+                        lease,
+                        result,
+                        exchange,
+                        rule,
+                        since: std::time::Instant::now(),
+                    });
+                    return Ok(());
+                }
                 self.core.completed(lease, &mut result, now)?;
                 self.after(exchange)?;
+                self.release_mirror_waits(false)?;
             }
             Event::Answered(lease) => {
                 // A lease completed already (a stop abandoned it) is no error here.
                 let _ = self.core.frontier.answered(&lease, now.at);
             }
+        }
+        Ok(())
+    }
+
+    /// Decides the pages waiting for a mirror whose wait is over: the mirror is in force (they
+    /// are its copies), a page counted against it, or they waited [`mirror_wait`]; all of them
+    /// when `all` (nothing fetched could teach the mirror any more, or the crawl stops).
+    pub(super) fn release_mirror_waits(&mut self, all: bool) -> Result<(), CrawlError> {
+        let longest = mirror_wait(self.core.config.frontier.delay);
+        let mut i = 0;
+        while i < self.mirror_waits.len() {
+            let wait = &self.mirror_waits[i];
+            let learner = self.core.book.learner_ref();
+            let over = all
+                || learner.is_active(&wait.rule)
+                || learner.evidence(&wait.rule).disagree > 0
+                || wait.since.elapsed() >= longest;
+            if !over {
+                i += 1;
+                continue;
+            }
+            let MirrorWait {
+                lease,
+                mut result,
+                exchange,
+                ..
+            } = self.mirror_waits.remove(i);
+            self.core.completed(lease, &mut result, Now::system())?;
+            self.after(exchange)?;
         }
         Ok(())
     }

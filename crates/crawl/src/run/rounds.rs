@@ -179,7 +179,7 @@ const MIRROR_WAIT_ROUNDS: u64 = 150;
 
 /// Requests to one host a page may wait for a mirror its host's next pages learn: the mirror
 /// needs a few more of them to agree.
-const MIRROR_WAIT_REQUESTS: u32 = 8;
+pub(super) const MIRROR_WAIT_REQUESTS: u32 = 8;
 
 /// How many rounds a page may wait for a mirror: [`MIRROR_WAIT_ROUNDS`], or the time
 /// [`MIRROR_WAIT_REQUESTS`] requests to its host take at the crawl's delay when that is longer
