@@ -488,6 +488,9 @@ impl Learner {
     /// a mirror's source may be its copy once the mirror is learned, which more of its host's
     /// pages decide ([`crate::decider::pending_mirror_copy`]).
     pub fn pending_mirrors(&self, url: &Url) -> Vec<(Rule, String)> {
+        if self.mirror_pairs.is_empty() {
+            return Vec::new(); // asked of every page: most crawls weigh no mirror
+        }
         self.counterparts(url)
             .into_iter()
             .filter_map(|(from, to, counterpart)| {
