@@ -26,14 +26,17 @@ pub(super) struct MirrorWait {
     since: std::time::Instant,
 }
 
-/// How long a page may wait for a mirror: a second and a half, or as long as
-/// [`MIRROR_WAIT_REQUESTS`](super::rounds::MIRROR_WAIT_REQUESTS) requests to one host take at the
-/// crawl's delay when that is longer.
+/// How long a page may wait for a mirror: as long as a sharded crawl's page waits at least
+/// ([`MIRROR_WAIT_ROUNDS`](super::rounds::MIRROR_WAIT_ROUNDS) rounds, a second and a half), or as
+/// long as [`MIRROR_WAIT_REQUESTS`](super::rounds::MIRROR_WAIT_REQUESTS) requests to one host take
+/// at the crawl's delay when that is longer.
 fn mirror_wait(delay: std::time::Duration) -> std::time::Duration {
+    use super::rounds::{MIRROR_WAIT_REQUESTS, MIRROR_WAIT_ROUNDS, ROUND_GAP};
+    let rounds = u32::try_from(MIRROR_WAIT_ROUNDS).unwrap_or(u32::MAX);
     delay
-        .checked_mul(super::rounds::MIRROR_WAIT_REQUESTS)
+        .checked_mul(MIRROR_WAIT_REQUESTS)
         .unwrap_or(std::time::Duration::MAX)
-        .max(std::time::Duration::from_millis(1_500))
+        .max(ROUND_GAP.saturating_mul(rounds))
 }
 
 /// A finished fetch, with the CPU work already done.

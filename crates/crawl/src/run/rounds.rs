@@ -175,7 +175,7 @@ pub(super) struct Undecided {
 /// mirror its host's next pages are learning, under which it would be a copy
 /// ([`crate::decide::Core::awaits_mirror`]); then, or when the mirror is learned or dropped, it
 /// is decided. A polite crawl waits longer: see [`mirror_wait_rounds`].
-const MIRROR_WAIT_ROUNDS: u64 = 150;
+pub(super) const MIRROR_WAIT_ROUNDS: u64 = 150;
 
 /// Requests to one host a page may wait for a mirror its host's next pages learn: the mirror
 /// needs a few more of them to agree.
