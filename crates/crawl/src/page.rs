@@ -730,7 +730,7 @@ mod tests {
         let url = Url::parse("http://127.0.0.1/a.txt").unwrap();
         let text = "Plain <text> & more words here.";
         let a = analyzer.analyze_text(text.as_bytes(), text, &url);
-        assert_eq!(a.text, "plain text more words here");
+        assert_eq!(a.text, "plain text & more words here");
         assert_eq!(a.document.main_text, text);
     }
 }

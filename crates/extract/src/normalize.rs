@@ -25,7 +25,8 @@ pub struct NormalizeOptions {
     pub strip_noise_numbers: bool,
     /// Treat punctuation as white space, except apostrophes, which are removed so that `don't`
     /// becomes `dont`. Punctuation here is ASCII punctuation plus the Latin-1, General Punctuation,
-    /// CJK and full-width punctuation blocks; symbols such as `©`, `€` or emoji stay.
+    /// CJK and full-width punctuation blocks; symbols such as `©`, `€` or emoji stay. A token
+    /// of ASCII punctuation alone (`+=`, `&&`, `-`) stays whole: an operator's name is a word.
     pub strip_punctuation: bool,
     /// Make each Chinese or Japanese ideograph and each kana a word of its own
     /// ([`is_ideograph`]): those scripts put no spaces between words, so a whole sentence was
@@ -119,9 +120,10 @@ pub fn normalize_text(text: &str, options: NormalizeOptions) -> String {
     out
 }
 
-/// The number of words of a text [`normalize_text`] or [`normalize_lines`] made: what
-/// `split_whitespace().count()` gives, by counting the single spaces between the words (the
-/// output holds no other white space, and none at either end).
+/// The number of words of a text [`normalize_text`] or [`normalize_lines`] made: its tokens
+/// between single spaces (the output holds no other white space, and none at either end), less
+/// those of ASCII punctuation alone (an operator's name or a separator, which
+/// [`NormalizeOptions::FINGERPRINT`] keeps): how much text a page has.
 ///
 /// ```
 /// use simcrawl_extract::{normalize_text, normalized_words, NormalizeOptions};
@@ -130,12 +132,28 @@ pub fn normalize_text(text: &str, options: NormalizeOptions) -> String {
 /// assert_eq!(text, "its 2 2 25 again");
 /// assert_eq!(normalized_words(&text), 5);
 /// assert_eq!(normalized_words(""), 0);
+/// // An operator's name is kept, as a word of its own, and not counted.
+/// let text = normalize_text("Index - += and (-=)", NormalizeOptions::FINGERPRINT);
+/// assert_eq!(text, "index - += and (-=)");
+/// assert_eq!(normalized_words(&text), 2);
 /// ```
 pub fn normalized_words(normalized: &str) -> usize {
-    if normalized.is_empty() {
-        return 0;
-    }
-    normalized.bytes().filter(|&b| b == b' ').count() + 1
+    normalized
+        .split(' ')
+        .filter(|w| !w.is_empty() && !is_operator_token(w))
+        .count()
+}
+
+/// A token of ASCII punctuation alone, white space around it (`+=`, `&&`, `->`, `|`, `-`):
+/// the name of an operator or a symbol, or a separator. [`NormalizeOptions::FINGERPRINT`] keeps
+/// it as a word, where it strips the punctuation in and around words (`don't`, `(see`, `end.`),
+/// so that two index pages of a manual that list `+` and `-`, or `<#` and `>#`, differ as their
+/// readers see them. [`normalized_words`] does not count it: it says how much text a page has.
+fn is_operator_token(token: &str) -> bool {
+    !token.is_empty()
+        && token
+            .bytes()
+            .all(|b| b.is_ascii_punctuation() && b != b'\'')
 }
 
 /// [`normalize_text`] of `text`, and of each of its lines ([`str::lines`]) as `normalize_text`
@@ -639,6 +657,9 @@ fn push_letters(token: &str, options: NormalizeOptions, out: &mut String, gap: &
 
 /// Appends a token that is not ASCII letters only to `out`.
 fn normalize_other(token: &str, options: NormalizeOptions, out: &mut String, gap: &mut bool) {
+    if push_operator(token, options, out, gap) {
+        return;
+    }
     if token.is_ascii() {
         // The same decisions for ASCII, a byte at a time: no ASCII character is invisible, and
         // the only numeric ones are the digits.
@@ -670,6 +691,9 @@ fn normalize_other(token: &str, options: NormalizeOptions, out: &mut String, gap
 /// [`normalize_token`] a character at a time: for any token (the ASCII path makes the same
 /// decisions faster).
 fn normalize_chars(token: &str, options: NormalizeOptions, out: &mut String, gap: &mut bool) {
+    if push_operator(token, options, out, gap) {
+        return;
+    }
     for c in token.chars() {
         if options.split_ideographs && is_ideograph(c) {
             if !out.is_empty() {
@@ -703,6 +727,21 @@ fn normalize_chars(token: &str, options: NormalizeOptions, out: &mut String, gap
             out.push(c);
         }
     }
+}
+
+/// Appends `token` whole when it is a name made of punctuation that `options` keep
+/// ([`is_operator_token`]): the word itself, not a gap. Pages that differ only in such names (an
+/// index page per operator) are different pages.
+fn push_operator(token: &str, options: NormalizeOptions, out: &mut String, gap: &mut bool) -> bool {
+    if !options.strip_punctuation || !is_operator_token(token) {
+        return false;
+    }
+    if !out.is_empty() {
+        out.push(' ');
+    }
+    out.push_str(token);
+    *gap = true;
+    true
 }
 
 /// A Chinese or Japanese ideograph (CJK Unified Ideographs and their extensions and
@@ -1175,7 +1214,11 @@ mod tests {
                 split_ideographs,
             };
             let normalized = normalize_text(&text, options);
-            prop_assert_eq!(normalized_words(&normalized), normalized.split_whitespace().count());
+            let words = normalized
+                .split_whitespace()
+                .filter(|w| w.chars().any(|c| !c.is_ascii_punctuation() || c == '\''))
+                .count();
+            prop_assert_eq!(normalized_words(&normalized), words);
             prop_assert_eq!(normalized, reference(&text, options));
         }
 

@@ -112,6 +112,65 @@ fn two_titles_on_one_host_are_two_pages() {
     ));
 }
 
+/// An index page per operator (Haddock's `doc-index-43.html` for `+`, `-45` for `-`): the pages
+/// differ in their operators' names alone, punctuation that is stripped in and around words.
+#[test]
+fn pages_that_differ_in_operator_names_alone_are_two_pages() {
+    let (_dir, mut index) = open_index();
+    let nav = article(6, 60);
+    let entries = |ops: [&str; 3]| {
+        ops.iter()
+            .map(|op| format!("{op} GHC.Prim, GHC.Exts {op}# GHC.Base"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let plus = analyse_page(
+        "ghc-prim: Index - +",
+        &entries(["+", "+=", "+~"]),
+        &nav,
+        "http://a.example/doc-index-43.html",
+    );
+    index
+        .insert("http://a.example/doc-index-43.html", 1, 0, 0, &plus)
+        .unwrap();
+    for (title, ops, url) in [
+        (
+            "ghc-prim: Index - -",
+            ["-", "-=", "-~"],
+            "doc-index-45.html",
+        ),
+        (
+            "ghc-prim: Index - <",
+            ["<", "<=", "<~"],
+            "doc-index-60.html",
+        ),
+    ] {
+        let other = analyse_page(
+            title,
+            &entries(ops),
+            &nav,
+            &format!("http://a.example/{url}"),
+        );
+        assert_ne!(other.text_digest, plus.text_digest, "{url}");
+        assert_eq!(
+            index.check(&other, None, "a.example").unwrap(),
+            Verdict::Unique,
+            "{url}"
+        );
+    }
+    // The same page on a mirror is still its copy.
+    let copy = analyse_page(
+        "ghc-prim: Index - +",
+        &entries(["+", "+=", "+~"]),
+        &nav,
+        "http://b.example/doc-index-43.html",
+    );
+    assert!(matches!(
+        index.check(&copy, None, "b.example").unwrap(),
+        Verdict::Duplicate { .. }
+    ));
+}
+
 #[test]
 fn a_short_main_text_needs_the_whole_page_and_the_title() {
     let (_dir, mut index) = open_index();
