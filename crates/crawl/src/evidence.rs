@@ -106,6 +106,11 @@ pub struct TextEvidence {
     pub declares_copy: bool,
     /// The URL it declares canonical is the original's: a copy is a `canonical` skip.
     pub names_original: bool,
+    /// The two pages declare canonical two URLs, neither its own, that differ (a book's page in
+    /// two languages, each naming its language's URL on the publisher's site): two documents by
+    /// the publisher's word, whatever their texts share. Never part of a skip's evidence (such a
+    /// pair is no copy), so not written with it.
+    pub canonicals_differ: bool,
 }
 
 /// Why a comparison does not support a skip: the page is indexed.
@@ -129,6 +134,8 @@ pub enum NotACopy {
     /// Two pages of one host whose main texts differ, one under
     /// [`MIN_ONE_HOST_NEAR_WORDS`] words: siblings of one generator, not copies.
     OneHostSiblings,
+    /// The two pages declare two other URLs canonical (`TextEvidence::canonicals_differ`).
+    CanonicalsDiffer,
     /// The main texts are further than k apart.
     TooFar,
     /// The main texts are within k, but their Jaccard estimate is below the threshold (or was
@@ -154,6 +161,9 @@ impl fmt::Display for NotACopy {
             }
             NotACopy::OneHostSiblings => {
                 "two pages of one host whose main texts differ, one under 200 words: a generator's sibling pages differ in the few words they are about"
+            }
+            NotACopy::CanonicalsDiffer => {
+                "the two pages declare two different URLs canonical: two documents by their publisher's word"
             }
             NotACopy::TooFar => "the main texts' Hamming distance is above k",
             NotACopy::JaccardLow => "the main texts' Jaccard estimate is below the threshold",
@@ -237,6 +247,8 @@ impl TextEvidence {
         }
         if self.names_original {
             parts.push("names the original canonical".to_owned());
+        } else if self.canonicals_differ {
+            parts.push("the two declare different URLs canonical".to_owned());
         } else if self.declares_copy {
             parts.push("declares another URL canonical".to_owned());
         }
@@ -276,6 +288,9 @@ pub fn judge(e: &TextEvidence, policy: &Policy) -> Result<SkipReason, NotACopy> 
     // navigation or comments (a short post's whole page a quarter of the original's).
     if e.names_original && e.same_text && e.same_title {
         return Ok(SkipReason::Canonical);
+    }
+    if e.canonicals_differ {
+        return Err(NotACopy::CanonicalsDiffer);
     }
     if !e.sizes_agree() {
         return Err(NotACopy::SizeDiffers);
@@ -553,6 +568,7 @@ impl Codec for TextEvidence {
             same_host: bit(4),
             declares_copy: bit(5),
             names_original,
+            canonicals_differ: false,
             same_whole,
         })
     }
@@ -685,6 +701,7 @@ mod tests {
         assert_eq!(judge(&declared, &POLICY), Ok(SkipReason::NearDuplicate));
         let declared = TextEvidence {
             names_original: true,
+            canonicals_differ: false,
             ..declared
         };
         assert_eq!(judge(&declared, &POLICY), Ok(SkipReason::Canonical));
@@ -716,6 +733,7 @@ mod tests {
             same_whole: Some(false),
             declares_copy: true,
             names_original: true,
+            canonicals_differ: false,
             ..TextEvidence::default()
         };
         let verdict = judge(&print, &POLICY);
@@ -728,6 +746,7 @@ mod tests {
         // Not naming it, another title or another text: the page is indexed.
         let unnamed = TextEvidence {
             names_original: false,
+            canonicals_differ: false,
             declares_copy: false,
             ..print
         };
@@ -774,6 +793,7 @@ mod tests {
         let canonical = TextEvidence {
             declares_copy: true,
             names_original: true,
+            canonicals_differ: false,
             ..siblings
         };
         assert_eq!(judge(&canonical, &policy), Ok(SkipReason::Canonical));
@@ -862,6 +882,7 @@ mod tests {
                         same_host: flags[1],
                         declares_copy: flags[2] || flags[3],
                         names_original: flags[3],
+                        canonicals_differ: false,
                     }
                 },
             )

@@ -40,6 +40,7 @@ fn valid_records(s: &str, n: u64) -> Vec<Vec<u8>> {
             written: n,
             relative: !n,
         }),
+        canonical: n.is_multiple_of(3).then_some(u128::from(n) << 1),
     };
     let skip = SkipRecord {
         time_ms: n,

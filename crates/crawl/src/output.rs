@@ -35,6 +35,7 @@
 //!     sketch: Some(vec![1, 2]),
 //!     foreign: false,
 //!     link_shape: None,
+//!     canonical: None,
 //! };
 //! let line = page_json(&record, record.sketch.as_deref());
 //! assert_eq!(line["id"], 7);

@@ -73,6 +73,10 @@ pub struct PageAnalysis {
     /// The links the page has to its own host ([`LinkShape`]): a mirror's copy of a page links
     /// what its original links.
     pub link_shape: LinkShape,
+    /// The hash of the canonical key of the URL the page declares canonical, when that is not
+    /// the page's own URL ([`declared_canonical`]): two pages that declare two such URLs are
+    /// two documents by their publisher's word.
+    pub declared_canonical: Option<u128>,
 }
 
 /// Turns pages into [`PageAnalysis`] values. Cheap to clone and share between threads.
@@ -391,6 +395,7 @@ impl Analyzer {
             document.links_as_written,
         );
         PageAnalysis {
+            declared_canonical: declared_canonical(&document),
             link_shape,
             full_simhash,
             full_words,
@@ -495,6 +500,23 @@ fn escape_html(text: &str) -> String {
         }
     }
     out
+}
+
+/// The hash of the canonical key (the default canonicalisation, no learned rule: the same in
+/// every crawl and in `explain`) of the URL `document` declares canonical, when that is not the
+/// page's own (its base URL's): `None` for a page that declares nothing or itself.
+pub(crate) fn declared_canonical(document: &Document) -> Option<u128> {
+    static PLAIN: std::sync::OnceLock<simcrawl_url::Canonicalizer> = std::sync::OnceLock::new();
+    let canonical = document.canonical.as_ref()?;
+    let plain = PLAIN.get_or_init(|| {
+        simcrawl_url::Canonicalizer::new(
+            simcrawl_url::CanonOptions::default(),
+            simcrawl_url::LearnedRules::new(),
+        )
+    });
+    let key = |u: &str| plain.canonicalize(u, None).ok().map(|c| c.key.hash128());
+    let declared = key(canonical.url.as_str())?;
+    (Some(declared) != key(document.base_url.as_str())).then_some(declared)
 }
 
 #[cfg(test)]

@@ -91,6 +91,7 @@ impl PageRecord {
             sketch: Some(page.sketch.to_bytes()),
             foreign: false,
             link_shape: Some(page.link_shape),
+            canonical: page.declared_canonical,
         }
     }
 }
@@ -134,6 +135,10 @@ pub(crate) fn evidence_of(
         same_host: record_host == host,
         declares_copy,
         names_original: false,
+        canonicals_differ: page
+            .declared_canonical
+            .zip(record.canonical)
+            .is_some_and(|(a, b)| a != b),
     }
 }
 
@@ -154,6 +159,7 @@ fn record_evidence(b: &PageRecord, a: &PageRecord, jaccard: Option<f64>) -> Text
         same_host: host_of(&b.url) == host_of(&a.url),
         declares_copy: false,
         names_original: false,
+        canonicals_differ: b.canonical.zip(a.canonical).is_some_and(|(x, y)| x != y),
     }
 }
 

@@ -25,7 +25,10 @@
 //!    at least a fifth of the winner, or when they are text-level blocks (`p`, headings, lists...)
 //!    with at least [`DENSE_SIBLING`] bytes of text and a link density under 0.25, or containers
 //!    with that much text and no link at all (a how-to whose every step is a `div` of a heading
-//!    and a short paragraph; a box of related stories or a teaser always links somewhere).
+//!    and a short paragraph; a box of related stories or a teaser always links somewhere). So
+//!    do the stretches of the parent's own text (not in a block) that score a fifth of the
+//!    winner with a link density under 0.25: a section's prose written straight in `<body>`
+//!    beside its `pre` ([`own_stretches`]).
 //!    The page's *lines* neither score nor join: a block directly in `<body>` with no text in
 //!    blocks inside it, not a heading, under `min_words` words, and with no text-level block
 //!    next to it among the body's children with text that is a heading, holds blocks (a list, a
@@ -1247,7 +1250,7 @@ fn densest(page: &Page<'_>, filter: &Filter, stats: &Stats, min_words: usize) ->
         return Some(vec![(block.start, block.end)]);
     }
     let threshold = top_score * SIBLING_SCORE_SHARE;
-    let ranges = page
+    let mut ranges: Ranges = page
         .blocks
         .iter()
         .enumerate()
@@ -1268,5 +1271,79 @@ fn densest(page: &Page<'_>, filter: &Filter, stats: &Stats, min_words: usize) ->
         })
         .map(|(_, block)| (block.start, block.end))
         .collect();
+    let own = own_stretches(page, filter, parent as usize, threshold, &ranges);
+    if !own.is_empty() {
+        ranges.extend(own);
+        ranges.sort_unstable();
+    }
     Some(ranges)
+}
+
+/// The stretches of the text of `parent` itself (not in a block inside it) that join the main
+/// block as its siblings do: next to one of the `chosen` ranges (no text between them), at least
+/// [`MIN_PARAGRAPH`] bytes of non-link text, a link density under [`SIBLING_MAX_LINK_DENSITY`],
+/// and a score (its non-link text, less its link density's share) of at least `threshold`.
+/// LaTeX2HTML and many hand-written pages put a section's prose straight in `<body>`, between its
+/// heading and its `pre`: the `pre` alone was the main text, and two sections with one example
+/// were one text. A notice sentence in `<body>` before an article scores under a fifth of the
+/// article, and one before a page's header is not next to its content: both stay out.
+fn own_stretches(
+    page: &Page<'_>,
+    filter: &Filter,
+    parent: usize,
+    threshold: f64,
+    chosen: &[(u32, u32)],
+) -> Ranges {
+    // No text in runs `from..to` (white space and empty elements only).
+    let empty = |from: u32, to: u32| {
+        page.runs
+            .get(from as usize..to as usize)
+            .is_some_and(|runs| runs.iter().all(|r| r.weight == 0))
+    };
+    let next_to = |start: u32, end: u32| {
+        chosen
+            .iter()
+            .any(|&(a, b)| (b <= start && empty(b, start)) || (a >= end && empty(end, a)))
+    };
+    let Some(block) = page.blocks.get(parent) else {
+        return Vec::new();
+    };
+    let runs = page
+        .runs
+        .get(block.start as usize..block.end as usize)
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < runs.len() {
+        let own = |run: &Run<'_>| run.block as usize == parent && !filter.is_noise_run(run);
+        if !own(&runs[at]) {
+            at += 1;
+            continue;
+        }
+        let start = at;
+        let (mut text, mut link) = (0u64, 0u64);
+        while at < runs.len() && own(&runs[at]) {
+            let weight = u64::from(runs[at].weight);
+            if runs[at].link {
+                link += weight;
+            } else {
+                text += weight;
+            }
+            at += 1;
+        }
+        let density = if text + link == 0 {
+            0.0
+        } else {
+            link as f64 / (text + link) as f64
+        };
+        let (from, to) = (block.start + start as u32, block.start + at as u32);
+        if text >= u64::from(MIN_PARAGRAPH)
+            && density < SIBLING_MAX_LINK_DENSITY
+            && text as f64 * (1.0 - density) >= threshold
+            && next_to(from, to)
+        {
+            out.push((from, to));
+        }
+    }
+    out
 }

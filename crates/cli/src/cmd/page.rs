@@ -334,13 +334,13 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     println!(
-        "A  {}  simhash {}  {}",
+        "A  {}  simhash {}  {} extracted",
         a.source,
         pa.simhash,
         count(pa.document.word_count, "word")
     );
     println!(
-        "B  {}  simhash {}  {}",
+        "B  {}  simhash {}  {} extracted",
         b.source,
         pb.simhash,
         count(pb.document.word_count, "word")

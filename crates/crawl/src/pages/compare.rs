@@ -173,6 +173,7 @@ pub fn compare_pages(
         sketch: None,
         foreign: false,
         link_shape: Some(a.link_shape),
+        canonical: a.declared_canonical,
     };
     // B's rel=canonical, as the crawl reads it: a URL declared whose key is not B's own (B says
     // it is a copy), and whether that key is A's (`/a.html?` names the page `/a.html`). A URL

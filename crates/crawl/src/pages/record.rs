@@ -56,13 +56,17 @@ pub struct PageRecord {
     /// The links it has to its own host ([`LinkShape`]; `None` in records from before
     /// version 7).
     pub link_shape: Option<LinkShape>,
+    /// The hash of the canonical key of the URL it declares canonical, when that is not its own
+    /// ([`crate::page::PageAnalysis::declared_canonical`]; `None` too in records from before
+    /// version 8).
+    pub canonical: Option<u128>,
 }
 
 /// Version 2 appends the whole page's fingerprint, its size and the short flag; version 3 the
 /// hash of its canonical key; version 4 its sketch; version 5 whether it is another process's;
-/// version 6 the whole page's text digest; version 7 its link shape. Older records still decode,
-/// with those unknown.
-const PAGE_VERSION: u8 = 7;
+/// version 6 the whole page's text digest; version 7 its link shape; version 8 the canonical it
+/// declares. Older records still decode, with those unknown.
+const PAGE_VERSION: u8 = 8;
 
 impl Codec for PageRecord {
     fn encode_into(&self, out: &mut Vec<u8>) {
@@ -101,6 +105,10 @@ impl Codec for PageRecord {
         if let Some(shape) = &self.link_shape {
             write_element(&shape.written, out);
             write_element(&shape.relative, out);
+        }
+        write_element(&self.canonical.is_some(), out);
+        if let Some(c) = &self.canonical {
+            write_element(c, out);
         }
     }
 
@@ -158,6 +166,11 @@ impl Codec for PageRecord {
                     written: r.element()?,
                     relative: r.element()?,
                 })
+            } else {
+                None
+            },
+            canonical: if version >= 8 && r.element::<bool>()? {
+                Some(r.element()?)
             } else {
                 None
             },

@@ -171,6 +171,56 @@ fn pages_that_differ_in_operator_names_alone_are_two_pages() {
     ));
 }
 
+/// A book's page in two languages whose translated text sits in boxes the extractor leaves out
+/// (DocBook's sidebars), on one host, each naming its own language's URL on the publisher's
+/// site canonical: two documents by the publisher's word, whatever their main texts share.
+#[test]
+fn two_pages_that_declare_two_other_urls_canonical_are_two_pages() {
+    let (_dir, mut index) = open_index();
+    let main = article(7, 300);
+    let page = |canonical: &str, url: &str| {
+        let html = format!(
+            "<html><head><title>Dynamic routing</title><link rel=\"canonical\" href=\"{canonical}\"></head><body><div id=\"content\"><p>{main}</p></div></body></html>"
+        );
+        Analyzer::default().analyze_html(html.as_bytes(), &html, &Url::parse(url).unwrap(), None)
+    };
+    let en = page(
+        "https://book.example/browse/en-US/routing.html",
+        "http://a.example/en-US/routing.html",
+    );
+    assert!(en.declared_canonical.is_some());
+    index
+        .insert("http://a.example/en-US/routing.html", 1, 0, 0, &en)
+        .unwrap();
+    let ar = page(
+        "https://book.example/browse/ar-MA/routing.html",
+        "http://a.example/ar-MA/routing.html",
+    );
+    assert_eq!(
+        index.check(&ar, None, "a.example").unwrap(),
+        Verdict::Unique
+    );
+    // A mirror's copy names the same URL canonical: still the page's copy.
+    let mirror = page(
+        "https://book.example/browse/en-US/routing.html",
+        "http://b.example/en-US/routing.html",
+    );
+    assert!(matches!(
+        index.check(&mirror, None, "b.example").unwrap(),
+        Verdict::Duplicate { .. }
+    ));
+    // A page that names itself canonical says nothing of the other.
+    let own = page(
+        "http://c.example/en-US/routing.html",
+        "http://c.example/en-US/routing.html",
+    );
+    assert_eq!(own.declared_canonical, None);
+    assert!(matches!(
+        index.check(&own, None, "c.example").unwrap(),
+        Verdict::Duplicate { .. }
+    ));
+}
+
 #[test]
 fn a_short_main_text_needs_the_whole_page_and_the_title() {
     let (_dir, mut index) = open_index();

@@ -56,6 +56,20 @@ fn article_tag_news_page_drops_cookies_ads_share_related_comments_and_footer() {
     assert!(!d.full_text.contains("dataLayer"));
 }
 
+/// LaTeX2HTML writes a section's prose straight in `<body>`, between its heading and its `pre`:
+/// the prose is the page's as much as the `pre` (which alone was the main text, so that two
+/// sections with one example were one text), the navigation panel is not.
+#[test]
+fn a_section_written_straight_in_the_body_keeps_its_prose_beside_its_pre() {
+    let d = check(
+        "latex2html-section",
+        "http://docs.example/node47.html",
+        main_via(MainVia::DensestBlock),
+    );
+    assert!(d.main_text.starts_with("The function seed()"));
+    assert!(!d.main_text.contains("Drawing samples"));
+}
+
 #[test]
 fn main_tag_docs_page_drops_sidebar_breadcrumbs_and_pager() {
     let d = check(
