@@ -111,6 +111,33 @@ pub struct TextEvidence {
     /// the publisher's word, whatever their texts share. Never part of a skip's evidence (such a
     /// pair is no copy), so not written with it.
     pub canonicals_differ: bool,
+    /// The two URLs end in other file names (their last path segments; a directory's index page
+    /// named by its directory, [`file_name`]): not the same document under two hosts or two
+    /// prefixes, as a mirror's copy is.
+    pub other_name: bool,
+}
+
+/// The file name a URL ends in, as [`TextEvidence::other_name`] compares them: its path's last
+/// segment, without query or fragment; for a directory (`/a/b/`) or its index page
+/// (`/a/b/index.html`), the directory's name.
+///
+/// ```
+/// use simcrawl_crawl::evidence::file_name;
+/// assert_eq!(file_name("http://a.example/man7/EVP_MD-MD4.html?x=1"), "EVP_MD-MD4.html");
+/// assert_eq!(file_name("http://b.example/mirror/faq/index.html"), "faq");
+/// assert_eq!(file_name("http://a.example/faq/"), "faq");
+/// assert_eq!(file_name("http://a.example/"), "");
+/// ```
+pub fn file_name(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let path = rest.find('/').map_or("", |i| &rest[i..]);
+    let path = path.split(['?', '#']).next().unwrap_or("");
+    let mut segments = path.split('/').rev().filter(|s| !s.is_empty());
+    match segments.next() {
+        Some(last) if last.starts_with("index.") => segments.next().unwrap_or(""),
+        Some(last) => last,
+        None => "",
+    }
 }
 
 /// Why a comparison does not support a skip: the page is indexed.
@@ -136,6 +163,11 @@ pub enum NotACopy {
     OneHostSiblings,
     /// The two pages declare two other URLs canonical (`TextEvidence::canonicals_differ`).
     CanonicalsDiffer,
+    /// Two pages of other file names whose main texts are not the same and whose whole pages
+    /// are further than k apart: sibling pages of one generator (one per algorithm, one per
+    /// command), which a site that gives every page one title, or splits over two hosts, does
+    /// not tell apart by their titles.
+    OtherNamesWholeDiffer,
     /// The main texts are further than k apart.
     TooFar,
     /// The main texts are within k, but their Jaccard estimate is below the threshold (or was
@@ -161,6 +193,9 @@ impl fmt::Display for NotACopy {
             }
             NotACopy::OneHostSiblings => {
                 "two pages of one host whose main texts differ, one under 200 words: a generator's sibling pages differ in the few words they are about"
+            }
+            NotACopy::OtherNamesWholeDiffer => {
+                "two pages of other file names whose main texts differ and whose whole pages are more than k bits apart: siblings of one generator"
             }
             NotACopy::CanonicalsDiffer => {
                 "the two pages declare two different URLs canonical: two documents by their publisher's word"
@@ -321,6 +356,13 @@ pub fn judge(e: &TextEvidence, policy: &Policy) -> Result<SkipReason, NotACopy> 
     {
         return Err(NotACopy::OneHostSiblings);
     }
+    if e.other_name
+        && !e.same_text
+        && !e.declares_copy
+        && e.whole_distance.is_none_or(|d| d > policy.k)
+    {
+        return Err(NotACopy::OtherNamesWholeDiffer);
+    }
     let resembles = e.same_text
         || (e.distance <= policy.k
             && (policy.jaccard == 0.0 || e.jaccard.is_some_and(|j| j >= policy.jaccard)));
@@ -398,6 +440,12 @@ pub fn verdict_in_words(
         },
         Err(NotACopy::TitlesAndWholeDiffer) => format!(
             "the titles differ and the whole pages are {} > k = {k} bits apart",
+            e.whole_distance
+                .map_or_else(|| "?".to_owned(), |d| d.to_string())
+        ),
+        Err(NotACopy::OtherNamesWholeDiffer) => format!(
+            "{} ({} > k = {k} bits apart)",
+            NotACopy::OtherNamesWholeDiffer,
             e.whole_distance
                 .map_or_else(|| "?".to_owned(), |d| d.to_string())
         ),
@@ -524,7 +572,12 @@ impl Codec for TextEvidence {
         if let Some(w) = self.whole_distance {
             write_element(&w, out);
         }
-        write_element(&self.names_original, out);
+        // Once a bool: its bit 0 still is; bit 1 says other file names (0 in older records:
+        // as a mirror's copy, the verdict they were written with).
+        write_element(
+            &(u8::from(self.names_original) | u8::from(self.other_name) << 1),
+            out,
+        );
         write_element(&self.same_whole.map_or(0u8, |s| 1 + u8::from(s)), out);
     }
 
@@ -549,7 +602,13 @@ impl Codec for TextEvidence {
             None
         };
         let whole_distance = if bit(7) { Some(r.element()?) } else { None };
-        let names_original = r.element()?;
+        let names: u8 = r.element()?;
+        if names > 3 {
+            return Err(CodecError::invalid::<Self>(format!(
+                "names byte {names:#04x}"
+            )));
+        }
+        let (names_original, other_name) = (names & 1 != 0, names & 2 != 0);
         let same_whole = match r.element::<u8>()? {
             0 => None,
             n => Some(n == 2),
@@ -569,6 +628,7 @@ impl Codec for TextEvidence {
             declares_copy: bit(5),
             names_original,
             canonicals_differ: false,
+            other_name,
             same_whole,
         })
     }
@@ -702,6 +762,7 @@ mod tests {
         let declared = TextEvidence {
             names_original: true,
             canonicals_differ: false,
+            other_name: false,
             ..declared
         };
         assert_eq!(judge(&declared, &POLICY), Ok(SkipReason::Canonical));
@@ -734,6 +795,7 @@ mod tests {
             declares_copy: true,
             names_original: true,
             canonicals_differ: false,
+            other_name: false,
             ..TextEvidence::default()
         };
         let verdict = judge(&print, &POLICY);
@@ -747,6 +809,7 @@ mod tests {
         let unnamed = TextEvidence {
             names_original: false,
             canonicals_differ: false,
+            other_name: false,
             declares_copy: false,
             ..print
         };
@@ -794,6 +857,7 @@ mod tests {
             declares_copy: true,
             names_original: true,
             canonicals_differ: false,
+            other_name: false,
             ..siblings
         };
         assert_eq!(judge(&canonical, &policy), Ok(SkipReason::Canonical));
@@ -883,6 +947,7 @@ mod tests {
                         declares_copy: flags[2] || flags[3],
                         names_original: flags[3],
                         canonicals_differ: false,
+                        other_name: false,
                     }
                 },
             )

@@ -139,6 +139,8 @@ pub(crate) fn evidence_of(
             .declared_canonical
             .zip(record.canonical)
             .is_some_and(|(a, b)| a != b),
+        other_name: crate::evidence::file_name(page.document.base_url.as_str())
+            != crate::evidence::file_name(&record.url),
     }
 }
 
@@ -160,6 +162,7 @@ fn record_evidence(b: &PageRecord, a: &PageRecord, jaccard: Option<f64>) -> Text
         declares_copy: false,
         names_original: false,
         canonicals_differ: b.canonical.zip(a.canonical).is_some_and(|(x, y)| x != y),
+        other_name: crate::evidence::file_name(&b.url) != crate::evidence::file_name(&a.url),
     }
 }
 

@@ -258,6 +258,18 @@ impl Filter {
             (NoiseKind::Soft, NoiseWhy::Names { .. }) if named_for_its_heading(page, noise) => {
                 false
             }
+            // A box of prose between two paragraphs of one container, named like a page's
+            // column: DocBook's and docutils' `sidebar` (BACK TO BASICS, IN PRACTICE), which
+            // holds a book's text as much as the paragraphs around it.
+            (
+                NoiseKind::Soft,
+                NoiseWhy::Names {
+                    firm: false,
+                    comments: false,
+                    legal: false,
+                    ..
+                },
+            ) if embedded_in_prose(page, noise) => false,
             // The site's legal text is never the page's wrapper: on a reference page whose
             // content is a table, Boost's `<div class="copyright-footer">` holds most of the
             // prose, and two concept pages had its license for their main text.
@@ -310,6 +322,52 @@ impl Filter {
 /// (`<div class="section" id="s-specifying-widgets">` before "Specifying widgets"), and a
 /// heading about widgets, menus or sharing made its whole section boilerplate. A box of
 /// comments or related posts is no `section` by class, and its heading is one word as often.
+/// Whether `noise` sits between two paragraphs of one container and is prose itself: the text
+/// right before it and right after it is non-link text of a paragraph (a `p`, or a `div` of
+/// text) outside any other noise element, the two blocks share their parent, and it holds at least
+/// [`DENSE_SIBLING`] bytes of text with a link density under [`SIBLING_MAX_LINK_DENSITY`]. A
+/// page's sidebar column comes after the content's last paragraph, but before a footer, another
+/// column or nothing; a box of related stories or a share bar between two paragraphs links
+/// somewhere.
+fn embedded_in_prose(page: &Page<'_>, noise: &crate::dom::NoiseRec<'_>) -> bool {
+    let (start, end) = (noise.start as usize, noise.end as usize);
+    let Some(inside) = page.runs.get(start..end) else {
+        return false;
+    };
+    let (mut text, mut link) = (0u64, 0u64);
+    for run in inside {
+        if run.link {
+            link += u64::from(run.weight);
+        } else {
+            text += u64::from(run.weight);
+        }
+    }
+    if text < u64::from(DENSE_SIBLING)
+        || link as f64 >= (text + link) as f64 * SIBLING_MAX_LINK_DENSITY
+    {
+        return false;
+    }
+    let paragraph = |run: Option<&Run<'_>>| {
+        let run = run?;
+        let block = page.blocks.get(run.block as usize)?;
+        // A `p`, or a `div` of text (Publican's `<div class="para">`).
+        let paragraph = matches!(block.kind, BlockKind::Text | BlockKind::Container);
+        (!run.link && run.noise == noise.parent && paragraph && !block.heading)
+            .then_some(block.parent)
+    };
+    let before = paragraph(
+        page.runs
+            .get(..start)
+            .and_then(|runs| runs.iter().rev().find(|r| r.weight > 0)),
+    );
+    let after = paragraph(
+        page.runs
+            .get(end..)
+            .and_then(|runs| runs.iter().find(|r| r.weight > 0)),
+    );
+    before.is_some() && before == after
+}
+
 fn named_for_its_heading(page: &Page<'_>, noise: &crate::dom::NoiseRec<'_>) -> bool {
     let NoiseWhy::Names {
         class,

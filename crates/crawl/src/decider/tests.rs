@@ -278,7 +278,14 @@ fn titles_that_differ_only_in_case_and_spaces_are_the_same_title() {
 /// A long page and the same with one word changed, and the index of the first.
 fn near_pair(seed: u64) -> (MemoryIndex, (Url, PageAnalysis)) {
     let index = index_of(&[("http://a.example/1", "T", &text(seed, 600), "")]);
-    let copy = page("http://a.example/2", "T", &edited(seed, 600, &[300]), "");
+    // The same file under another query: a near copy by its main text alone (under another
+    // name, its whole page must be within k too).
+    let copy = page(
+        "http://a.example/1?from=feed",
+        "T",
+        &edited(seed, 600, &[300]),
+        "",
+    );
     (index, copy)
 }
 
@@ -414,6 +421,49 @@ fn a_candidate_the_rule_refuses_is_passed_over_for_the_next() {
     ]);
     let j = judged(&index, &page("http://a.example/2", "T", &main, ""));
     assert_eq!(skip_of(&j), Some((SkipReason::NearDuplicate, 1)));
+    assert_supported(&index, &j);
+}
+
+/// OpenSSL's pages, one per algorithm (`EVP_RAND-HASH-DRBG.html`, `EVP_RAND-HMAC-DRBG.html`): the
+/// same sentences, the algorithm's name and a parameter apart, within k by their main texts on a
+/// site that gives every page one title, or splits them over two hosts. Their whole pages, the
+/// parameter tables beside the text, are further apart: under other file names, that makes them
+/// two pages. The same file on a mirror is a copy.
+#[test]
+fn sibling_pages_of_other_names_whose_whole_pages_differ_are_two_pages() {
+    let seed = 71;
+    let index = index_of(&[(
+        "http://a.example/man7/EVP_RAND-HASH-DRBG.html",
+        "OpenSSL manual",
+        &text(seed, 340),
+        &text(seed + 1, 80),
+    )]);
+    for url in [
+        "http://a.example/man7/EVP_RAND-HMAC-DRBG.html",
+        "http://b.example/man7/EVP_RAND-HMAC-DRBG.html",
+    ] {
+        let sibling = page(
+            url,
+            "OpenSSL manual",
+            &edited(seed, 340, &[100]),
+            &text(seed + 2, 80),
+        );
+        let j = judged(&index, &sibling);
+        assert_eq!(j.verdict, Verdict::Unique, "{url}");
+        assert_eq!(
+            why_not(&index, &sibling, 0),
+            NotACopy::OtherNamesWholeDiffer,
+            "{url}"
+        );
+    }
+    let copy = page(
+        "http://b.example/man7/EVP_RAND-HASH-DRBG.html",
+        "OpenSSL manual",
+        &edited(seed, 340, &[100]),
+        &text(seed + 2, 80),
+    );
+    let j = judged(&index, &copy);
+    assert_eq!(skip_of(&j), Some((SkipReason::NearDuplicate, 0)));
     assert_supported(&index, &j);
 }
 

@@ -70,6 +70,20 @@ fn a_section_written_straight_in_the_body_keeps_its_prose_beside_its_pre() {
     assert!(!d.main_text.contains("Drawing samples"));
 }
 
+/// DocBook's `sidebar` between two paragraphs of a section (BACK TO BASICS, IN PRACTICE) is the
+/// book's text, where a page's sidebar column is not: the Debian Handbook translates its boxes
+/// before its body, and two languages of one page differed there only.
+#[test]
+fn a_docbook_sidebar_between_two_paragraphs_is_the_book_s_text() {
+    let d = check(
+        "docbook-sidebar",
+        "http://book.example/sect.dynamic-routing.html",
+        main_via(MainVia::DensestBlock),
+    );
+    assert!(d.main_text.contains("A routing protocol is a conversation"));
+    assert!(!d.main_text.contains("Prev"));
+}
+
 #[test]
 fn main_tag_docs_page_drops_sidebar_breadcrumbs_and_pager() {
     let d = check(
