@@ -228,7 +228,11 @@ impl TextEvidence {
     pub fn describe(&self, policy: Option<&Policy>) -> String {
         let mut parts = Vec::new();
         if self.same_text {
-            parts.push("same main text".to_owned());
+            parts.push(if self.template_words == [0, 0] {
+                "same main text".to_owned()
+            } else {
+                "same main text as extracted".to_owned()
+            });
         }
         parts.push(match policy {
             Some(p) => format!("distance {} (k = {})", self.distance, p.k),

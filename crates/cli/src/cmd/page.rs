@@ -359,7 +359,20 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode> {
             "main texts:          {} and {} words{}{}",
             e.words[1],
             e.words[0],
-            if e.same_text { ", the same text" } else { "" },
+            match (e.same_text, e.template_words != [0, 0]) {
+                // The texts are the same as extracted; each host's template lines were then
+                // set aside, and the words and the fingerprints count what was left.
+                (true, true) => format!(
+                    ", the same text as extracted ({} and {} template words set aside)",
+                    e.template_words[1], e.template_words[0]
+                ),
+                (true, false) => ", the same text".to_owned(),
+                (false, true) => format!(
+                    " without {} and {} template words",
+                    e.template_words[1], e.template_words[0]
+                ),
+                (false, false) => String::new(),
+            },
             if e.short() {
                 " (short: a copy only if the same text)"
             } else {
