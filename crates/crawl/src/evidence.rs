@@ -115,6 +115,44 @@ pub struct TextEvidence {
     /// named by its directory, [`file_name`]): not the same document under two hosts or two
     /// prefixes, as a mirror's copy is.
     pub other_name: bool,
+    /// The two pages differ in a number their URLs name ([`numbers_name_the_pages_apart`], of
+    /// their main texts as extracted and their titles): the dates and ids the normalisation
+    /// drops as a copy's noise (a calendar's day pages differ in the date of their titles).
+    pub numbers_differ: bool,
+}
+
+/// The numbers of a text: its runs of ASCII digits, without leading zeros (`06` is `6`).
+fn numbers(t: &str) -> impl Iterator<Item = &str> {
+    t.split(|c: char| !c.is_ascii_digit())
+        .filter(|r| !r.is_empty())
+        .map(|r| match r.trim_start_matches('0') {
+            "" => "0",
+            n => n,
+        })
+}
+
+/// Whether two pages differ in a number their URLs name: a number of one page's text (its main
+/// text and title, `a` and `b`) that the other's text lacks, and that its own URL holds (a day's
+/// date in `/calendar/day/2024-04-10`, an event's in `/events/choir/2024-03-20`, an id). A
+/// copy's timestamp, which the normalisation drops, is no number of its URL.
+///
+/// ```
+/// use simcrawl_crawl::evidence::numbers_name_the_pages_apart;
+/// let a = ("Wednesday 06 March, 18:30", "http://c.example/events/choir/2024-03-06");
+/// let b = ("Wednesday 20 March, 19:00", "http://c.example/events/choir/2024-03-20");
+/// assert!(numbers_name_the_pages_apart(a.0, a.1, b.0, b.1));
+/// // The same article with another timestamp, under another URL: no number of a URL.
+/// let c = ("Updated 10:32. The tide", "http://a.example/articles/19.html");
+/// let d = ("Updated 11:05. The tide", "http://a.example/articles/23.html");
+/// assert!(!numbers_name_the_pages_apart(c.0, c.1, d.0, d.1));
+/// ```
+pub fn numbers_name_the_pages_apart(a: &str, a_url: &str, b: &str, b_url: &str) -> bool {
+    let differs = |this: &str, this_url: &str, other: &str| {
+        let theirs: std::collections::HashSet<&str> = numbers(other).collect();
+        let url: std::collections::HashSet<&str> = numbers(this_url).collect();
+        numbers(this).any(|n| !theirs.contains(n) && url.contains(n))
+    };
+    differs(a, a_url, b) || differs(b, b_url, a)
 }
 
 /// The file name a URL ends in, as [`TextEvidence::other_name`] compares them: its path's last
@@ -168,6 +206,10 @@ pub enum NotACopy {
     /// command), which a site that gives every page one title, or splits over two hosts, does
     /// not tell apart by their titles.
     OtherNamesWholeDiffer,
+    /// Two pages of other file names that differ in a number their URLs name: a
+    /// calendar's days, one weekly event's dates (the normalisation drops dates and times, so
+    /// that a copy's timestamp is no difference).
+    OtherNamesNumbersDiffer,
     /// The main texts are further than k apart.
     TooFar,
     /// The main texts are within k, but their Jaccard estimate is below the threshold (or was
@@ -196,6 +238,9 @@ impl fmt::Display for NotACopy {
             }
             NotACopy::OtherNamesWholeDiffer => {
                 "two pages of other file names whose main texts differ and whose whole pages are more than k bits apart: siblings of one generator"
+            }
+            NotACopy::OtherNamesNumbersDiffer => {
+                "two pages of other file names that differ in a number their URLs name (a date, an id): a calendar's days, not copies"
             }
             NotACopy::CanonicalsDiffer => {
                 "the two pages declare two different URLs canonical: two documents by their publisher's word"
@@ -360,6 +405,9 @@ pub fn judge(e: &TextEvidence, policy: &Policy) -> Result<SkipReason, NotACopy> 
     {
         return Err(NotACopy::OneHostSiblings);
     }
+    if e.other_name && e.numbers_differ && !e.declares_copy {
+        return Err(NotACopy::OtherNamesNumbersDiffer);
+    }
     if e.other_name
         && !e.same_text
         && !e.declares_copy
@@ -453,6 +501,7 @@ pub fn verdict_in_words(
             e.whole_distance
                 .map_or_else(|| "?".to_owned(), |d| d.to_string())
         ),
+        Err(NotACopy::OtherNamesNumbersDiffer) => NotACopy::OtherNamesNumbersDiffer.to_string(),
         Err(NotACopy::SizeDiffers) => format!(
             "{} (whole pages of {} and {} words)",
             NotACopy::SizeDiffers,
@@ -576,10 +625,12 @@ impl Codec for TextEvidence {
         if let Some(w) = self.whole_distance {
             write_element(&w, out);
         }
-        // Once a bool: its bit 0 still is; bit 1 says other file names (0 in older records:
-        // as a mirror's copy, the verdict they were written with).
+        // Once a bool: its bit 0 still is; bit 1 says other file names, bit 2 other numbers (0
+        // in older records: as a mirror's copy, the verdict they were written with).
         write_element(
-            &(u8::from(self.names_original) | u8::from(self.other_name) << 1),
+            &(u8::from(self.names_original)
+                | u8::from(self.other_name) << 1
+                | u8::from(self.numbers_differ) << 2),
             out,
         );
         write_element(&self.same_whole.map_or(0u8, |s| 1 + u8::from(s)), out);
@@ -607,12 +658,13 @@ impl Codec for TextEvidence {
         };
         let whole_distance = if bit(7) { Some(r.element()?) } else { None };
         let names: u8 = r.element()?;
-        if names > 3 {
+        if names > 7 {
             return Err(CodecError::invalid::<Self>(format!(
                 "names byte {names:#04x}"
             )));
         }
-        let (names_original, other_name) = (names & 1 != 0, names & 2 != 0);
+        let (names_original, other_name, numbers_differ) =
+            (names & 1 != 0, names & 2 != 0, names & 4 != 0);
         let same_whole = match r.element::<u8>()? {
             0 => None,
             n => Some(n == 2),
@@ -633,6 +685,7 @@ impl Codec for TextEvidence {
             names_original,
             canonicals_differ: false,
             other_name,
+            numbers_differ,
             same_whole,
         })
     }
@@ -767,6 +820,7 @@ mod tests {
             names_original: true,
             canonicals_differ: false,
             other_name: false,
+            numbers_differ: false,
             ..declared
         };
         assert_eq!(judge(&declared, &POLICY), Ok(SkipReason::Canonical));
@@ -800,6 +854,7 @@ mod tests {
             names_original: true,
             canonicals_differ: false,
             other_name: false,
+            numbers_differ: false,
             ..TextEvidence::default()
         };
         let verdict = judge(&print, &POLICY);
@@ -814,6 +869,7 @@ mod tests {
             names_original: false,
             canonicals_differ: false,
             other_name: false,
+            numbers_differ: false,
             declares_copy: false,
             ..print
         };
@@ -862,6 +918,7 @@ mod tests {
             names_original: true,
             canonicals_differ: false,
             other_name: false,
+            numbers_differ: false,
             ..siblings
         };
         assert_eq!(judge(&canonical, &policy), Ok(SkipReason::Canonical));
@@ -952,6 +1009,7 @@ mod tests {
                         names_original: flags[3],
                         canonicals_differ: false,
                         other_name: false,
+                        numbers_differ: false,
                     }
                 },
             )

@@ -971,7 +971,8 @@ mod tests {
         let mut index = PageIndex::open(&store, 3, 0.0).unwrap();
         for (i, text) in texts.iter().enumerate() {
             let html = format!(
-                "<html><head><title>Page {i}</title></head><body><article><p>{text}</p></article></body></html>"
+                "<html><head><title>Page {}</title></head><body><article><p>{text}</p></article></body></html>",
+                char::from(b'A' + i as u8)
             );
             let page = analyzer.analyze_html(html.as_bytes(), &html, &url, None);
             index
@@ -1291,7 +1292,7 @@ mod tests {
             .collect::<Result<_, _>>()
             .unwrap();
         assert_eq!(pages.len(), 4);
-        assert_eq!(pages[2].title.as_deref(), Some("Page 2"));
+        assert_eq!(pages[2].title.as_deref(), Some("Page C"));
 
         let view = inspector.tune(2, 8).unwrap();
         assert_eq!(view.replay.pages, 4);
@@ -1321,7 +1322,7 @@ mod tests {
         assert_eq!(listing.clustered_pages, 2);
         let ids: Vec<u32> = listing.clusters[0].iter().map(|p| p.id).collect();
         assert_eq!(ids, [0, 1]);
-        assert_eq!(listing.clusters[0][1].title.as_deref(), Some("Page 1"));
+        assert_eq!(listing.clusters[0][1].title.as_deref(), Some("Page B"));
         let none = inspector.clusters(8, Some(0)).unwrap();
         assert_eq!((none.total, none.clusters.len()), (1, 0));
     }

@@ -133,7 +133,14 @@ pub(crate) fn evidence_of(
         same_whole: same_whole(&page.whole_windows, &record.whole_windows),
         same_title: page.title_key == title_key(record),
         same_host: record_host == host,
-        declares_copy,
+        // A canonical that names a third page says the page is that one's copy, not the
+        // original's: it lifts the title rule only for the original's very main text (a print
+        // version whose link the crawl keys otherwise), when both name the same URL, or when the
+        // page names the original (the caller sets that).
+        declares_copy: declares_copy
+            && (page.text_digest.0 == record.text_digest
+                || (page.declared_canonical.is_some()
+                    && page.declared_canonical == record.canonical)),
         names_original: false,
         canonicals_differ: page
             .declared_canonical
@@ -141,7 +148,33 @@ pub(crate) fn evidence_of(
             .is_some_and(|(a, b)| a != b),
         other_name: crate::evidence::file_name(page.document.base_url.as_str())
             != crate::evidence::file_name(&record.url),
+        numbers_differ: numbers_apart(
+            &page.document.main_text,
+            page.document.title.as_deref(),
+            page.document.base_url.as_str(),
+            &record.text,
+            record.title.as_deref(),
+            &record.url,
+        ),
     }
+}
+
+/// [`crate::evidence::numbers_name_the_pages_apart`] of two pages' main texts and titles.
+fn numbers_apart(
+    a_text: &str,
+    a_title: Option<&str>,
+    a_url: &str,
+    b_text: &str,
+    b_title: Option<&str>,
+    b_url: &str,
+) -> bool {
+    let whole = |text: &str, title: Option<&str>| format!("{} {text}", title.unwrap_or(""));
+    crate::evidence::numbers_name_the_pages_apart(
+        &whole(a_text, a_title),
+        a_url,
+        &whole(b_text, b_title),
+        b_url,
+    )
 }
 
 /// The evidence of indexed page `b` against indexed page `a`, as if `b` were fetched after `a`.
@@ -163,6 +196,14 @@ fn record_evidence(b: &PageRecord, a: &PageRecord, jaccard: Option<f64>) -> Text
         names_original: false,
         canonicals_differ: b.canonical.zip(a.canonical).is_some_and(|(x, y)| x != y),
         other_name: crate::evidence::file_name(&b.url) != crate::evidence::file_name(&a.url),
+        numbers_differ: numbers_apart(
+            &b.text,
+            b.title.as_deref(),
+            &b.url,
+            &a.text,
+            a.title.as_deref(),
+            &a.url,
+        ),
     }
 }
 

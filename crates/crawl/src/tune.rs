@@ -339,7 +339,7 @@ mod tests {
             for edit in 0..3 {
                 let mut copy = base.clone();
                 for e in 0..edit {
-                    copy[5 + e * 11] = format!("changed{e}");
+                    copy[5 + e * 11] = format!("changed{}", char::from(b'a' + e as u8));
                 }
                 texts.push(copy.join(" "));
             }

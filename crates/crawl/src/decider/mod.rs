@@ -361,6 +361,7 @@ pub fn compare<I: IndexView + ?Sized>(
     let mut e = evidence_of(page, host, record, jaccard, declares_copy);
     e.short[0] = short;
     e.names_original = names_original;
+    e.declares_copy |= names_original;
     Ok(e)
 }
 

@@ -424,6 +424,56 @@ fn a_candidate_the_rule_refuses_is_passed_over_for_the_next() {
     assert_supported(&index, &j);
 }
 
+/// A calendar's pages of one weekly event: the same sentences, another date and time, which the
+/// normalisation drops (a copy's timestamp is no difference). Under other file names the
+/// numbers keep them apart; the same page on a mirror with its own timestamp is a copy.
+#[test]
+fn one_event_s_dates_under_other_names_are_two_pages() {
+    let body = |date: &str| format!("{date} {}", text(73, 120));
+    let index = index_of(&[(
+        "http://a.example/events/choir/2024-03-06",
+        "Choir rehearsal",
+        &body("Wednesday 06 March 2024, 18:30 to 21:00."),
+        "",
+    )]);
+    let later = page(
+        "http://a.example/events/choir/2024-03-20",
+        "Choir rehearsal",
+        &body("Wednesday 20 March 2024, 19:00 to 21:00."),
+        "",
+    );
+    assert_eq!(judged(&index, &later).verdict, Verdict::Unique);
+    assert_eq!(
+        why_not(&index, &later, 0),
+        NotACopy::OtherNamesNumbersDiffer
+    );
+    let mirrored = page(
+        "http://b.example/events/choir/2024-03-06",
+        "Choir rehearsal",
+        &body("Wednesday 06 March 2024, 18:30 to 21:00. Updated 10:32"),
+        "",
+    );
+    assert!(matches!(
+        judged(&index, &mirrored).verdict,
+        Verdict::Duplicate { .. }
+    ));
+    // A day's page says its date in its title alone: the same events, another day.
+    let list = text(74, 120);
+    let index = index_of(&[(
+        "http://a.example/calendar/day/2024-04-03",
+        "Events on Wednesday, 03 April 2024",
+        &list,
+        "",
+    )]);
+    let next = page(
+        "http://a.example/calendar/day/2024-04-10",
+        "Events on Wednesday, 10 April 2024",
+        &list,
+        "",
+    );
+    assert_eq!(why_not(&index, &next, 0), NotACopy::OtherNamesNumbersDiffer);
+}
+
 /// OpenSSL's pages, one per algorithm (`EVP_RAND-HASH-DRBG.html`, `EVP_RAND-HMAC-DRBG.html`): the
 /// same sentences, the algorithm's name and a parameter apart, within k by their main texts on a
 /// site that gives every page one title, or splits them over two hosts. Their whole pages, the
@@ -577,12 +627,38 @@ fn a_canonical_link_to_an_unindexed_page_changes_nothing_but_the_title_rule() {
     let mut facts = PageFacts::new(&p.0, &p.1);
     facts.canonical = Some(12345);
     let j = judge_page(&index, &mut NoTemplates, &facts).unwrap();
-    // It declares itself a copy, so one host's other title does not hold the skip back.
+    // It declares itself a copy with the original's very main text, so one host's other title
+    // does not hold the skip back.
     assert_eq!(skip_of(&j), Some((SkipReason::TextDuplicate, 0)));
     let e = text_evidence(&j);
     assert!(e.declares_copy && !e.names_original);
     // Without the link, the other title makes it another page.
     assert_eq!(skip_of(&judged(&index, &p)), None);
+}
+
+/// A shop's product reached through a category path names its own clean URL canonical: it says
+/// it is a copy of that page, not of the product beside it whose main text is near (Trail Boot
+/// TB-2042 against TB-2040). A canonical naming a third page lifts no rule for a main text
+/// that is not the original's: the other title keeps it apart on one host.
+#[test]
+fn a_canonical_link_to_a_third_page_lifts_no_rule_for_a_near_text() {
+    let seed = 41;
+    let index = index_of(&[(
+        "http://a.example/p/tb-2040.html",
+        "TB-2040",
+        &text(seed, 300),
+        "",
+    )]);
+    let p = page(
+        "http://a.example/c/footwear/tb-2042.html",
+        "TB-2042",
+        &edited(seed, 300, &[150]),
+        "",
+    );
+    let mut facts = PageFacts::new(&p.0, &p.1);
+    facts.canonical = Some(12345);
+    let j = judge_page(&index, &mut NoTemplates, &facts).unwrap();
+    assert_eq!(skip_of(&j), None);
 }
 
 #[test]

@@ -164,7 +164,7 @@ pub fn compare_pages(
         text_digest: a.text_digest.0,
         simhash: a.simhash.0,
         words: words32(a.words),
-        text: String::new(),
+        text: a.document.main_text.clone(),
         full_simhash: a.full_simhash.0,
         full_words: words32(a.full_words),
         whole_windows: a.whole_windows.clone(),
@@ -200,6 +200,7 @@ pub fn compare_pages(
         declared.is_some(),
     );
     e.names_original = declared.is_some_and(|d| Some(d) == key(a_url));
+    e.declares_copy |= e.names_original;
     if let Some((b_text, a_text)) = template_free {
         e.set_aside_templates(b_text, a_text);
     }
