@@ -113,7 +113,7 @@ pub struct TextEvidence {
     pub canonicals_differ: bool,
     /// The two URLs end in other file names (their last path segments; a directory's index page
     /// named by its directory, [`file_name`]): not the same document under two hosts or two
-    /// prefixes, as a mirror's copy is.
+    /// prefixes, as a mirror's copy is (see [`NotACopy::OtherNamesNumbersDiffer`]).
     pub other_name: bool,
     /// The two pages differ in a number their URLs name ([`numbers_name_the_pages_apart`], of
     /// their main texts as extracted and their titles): the dates and ids the normalisation
@@ -121,10 +121,13 @@ pub struct TextEvidence {
     pub numbers_differ: bool,
 }
 
-/// The numbers of a text: its runs of ASCII digits, without leading zeros (`06` is `6`).
+/// The numbers of a text: its tokens of ASCII digits alone between other characters than
+/// letters, digits and `:`, without leading zeros (`06` is `6`). A clock time (`10:32`) and the
+/// digits of an id (`7736a425`, `MD4`) are no number of it: a copy's timestamp or session id
+/// changes with every response.
 fn numbers(t: &str) -> impl Iterator<Item = &str> {
-    t.split(|c: char| !c.is_ascii_digit())
-        .filter(|r| !r.is_empty())
+    t.split(|c: char| !c.is_alphanumeric() && c != ':')
+        .filter(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_digit()))
         .map(|r| match r.trim_start_matches('0') {
             "" => "0",
             n => n,
@@ -141,9 +144,10 @@ fn numbers(t: &str) -> impl Iterator<Item = &str> {
 /// let a = ("Wednesday 06 March, 18:30", "http://c.example/events/choir/2024-03-06");
 /// let b = ("Wednesday 20 March, 19:00", "http://c.example/events/choir/2024-03-20");
 /// assert!(numbers_name_the_pages_apart(a.0, a.1, b.0, b.1));
-/// // The same article with another timestamp, under another URL: no number of a URL.
-/// let c = ("Updated 10:32. The tide", "http://a.example/articles/19.html");
-/// let d = ("Updated 11:05. The tide", "http://a.example/articles/23.html");
+/// // The same article with another timestamp and session, under another URL: no number of
+/// // a URL, though the time holds 23.
+/// let c = ("Updated 10:32 (sid 19ab). The tide", "http://a.example/articles/19.html");
+/// let d = ("Updated 11:23 (sid 23cd). The tide", "http://a.example/articles/23.html");
 /// assert!(!numbers_name_the_pages_apart(c.0, c.1, d.0, d.1));
 /// ```
 pub fn numbers_name_the_pages_apart(a: &str, a_url: &str, b: &str, b_url: &str) -> bool {
@@ -201,11 +205,6 @@ pub enum NotACopy {
     OneHostSiblings,
     /// The two pages declare two other URLs canonical (`TextEvidence::canonicals_differ`).
     CanonicalsDiffer,
-    /// Two pages of other file names whose main texts are not the same and whose whole pages
-    /// are further than k apart: sibling pages of one generator (one per algorithm, one per
-    /// command), which a site that gives every page one title, or splits over two hosts, does
-    /// not tell apart by their titles.
-    OtherNamesWholeDiffer,
     /// Two pages of other file names that differ in a number their URLs name: a
     /// calendar's days, one weekly event's dates (the normalisation drops dates and times, so
     /// that a copy's timestamp is no difference).
@@ -235,9 +234,6 @@ impl fmt::Display for NotACopy {
             }
             NotACopy::OneHostSiblings => {
                 "two pages of one host whose main texts differ, one under 200 words: a generator's sibling pages differ in the few words they are about"
-            }
-            NotACopy::OtherNamesWholeDiffer => {
-                "two pages of other file names whose main texts differ and whose whole pages are more than k bits apart: siblings of one generator"
             }
             NotACopy::OtherNamesNumbersDiffer => {
                 "two pages of other file names that differ in a number their URLs name (a date, an id): a calendar's days, not copies"
@@ -408,13 +404,6 @@ pub fn judge(e: &TextEvidence, policy: &Policy) -> Result<SkipReason, NotACopy> 
     if e.other_name && e.numbers_differ && !e.declares_copy {
         return Err(NotACopy::OtherNamesNumbersDiffer);
     }
-    if e.other_name
-        && !e.same_text
-        && !e.declares_copy
-        && e.whole_distance.is_none_or(|d| d > policy.k)
-    {
-        return Err(NotACopy::OtherNamesWholeDiffer);
-    }
     let resembles = e.same_text
         || (e.distance <= policy.k
             && (policy.jaccard == 0.0 || e.jaccard.is_some_and(|j| j >= policy.jaccard)));
@@ -492,12 +481,6 @@ pub fn verdict_in_words(
         },
         Err(NotACopy::TitlesAndWholeDiffer) => format!(
             "the titles differ and the whole pages are {} > k = {k} bits apart",
-            e.whole_distance
-                .map_or_else(|| "?".to_owned(), |d| d.to_string())
-        ),
-        Err(NotACopy::OtherNamesWholeDiffer) => format!(
-            "{} ({} > k = {k} bits apart)",
-            NotACopy::OtherNamesWholeDiffer,
             e.whole_distance
                 .map_or_else(|| "?".to_owned(), |d| d.to_string())
         ),
@@ -625,8 +608,8 @@ impl Codec for TextEvidence {
         if let Some(w) = self.whole_distance {
             write_element(&w, out);
         }
-        // Once a bool: its bit 0 still is; bit 1 says other file names, bit 2 other numbers (0
-        // in older records: as a mirror's copy, the verdict they were written with).
+        // Once a bool: its bit 0 still is; bit 1 says other file names, bit 2 numbers their URLs
+        // name apart (0 in older records: as a mirror's copy, the verdict they were written with).
         write_element(
             &(u8::from(self.names_original)
                 | u8::from(self.other_name) << 1

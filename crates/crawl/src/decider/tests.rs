@@ -474,49 +474,6 @@ fn one_event_s_dates_under_other_names_are_two_pages() {
     assert_eq!(why_not(&index, &next, 0), NotACopy::OtherNamesNumbersDiffer);
 }
 
-/// OpenSSL's pages, one per algorithm (`EVP_RAND-HASH-DRBG.html`, `EVP_RAND-HMAC-DRBG.html`): the
-/// same sentences, the algorithm's name and a parameter apart, within k by their main texts on a
-/// site that gives every page one title, or splits them over two hosts. Their whole pages, the
-/// parameter tables beside the text, are further apart: under other file names, that makes them
-/// two pages. The same file on a mirror is a copy.
-#[test]
-fn sibling_pages_of_other_names_whose_whole_pages_differ_are_two_pages() {
-    let seed = 71;
-    let index = index_of(&[(
-        "http://a.example/man7/EVP_RAND-HASH-DRBG.html",
-        "OpenSSL manual",
-        &text(seed, 340),
-        &text(seed + 1, 80),
-    )]);
-    for url in [
-        "http://a.example/man7/EVP_RAND-HMAC-DRBG.html",
-        "http://b.example/man7/EVP_RAND-HMAC-DRBG.html",
-    ] {
-        let sibling = page(
-            url,
-            "OpenSSL manual",
-            &edited(seed, 340, &[100]),
-            &text(seed + 2, 80),
-        );
-        let j = judged(&index, &sibling);
-        assert_eq!(j.verdict, Verdict::Unique, "{url}");
-        assert_eq!(
-            why_not(&index, &sibling, 0),
-            NotACopy::OtherNamesWholeDiffer,
-            "{url}"
-        );
-    }
-    let copy = page(
-        "http://b.example/man7/EVP_RAND-HASH-DRBG.html",
-        "OpenSSL manual",
-        &edited(seed, 340, &[100]),
-        &text(seed + 2, 80),
-    );
-    let j = judged(&index, &copy);
-    assert_eq!(skip_of(&j), Some((SkipReason::NearDuplicate, 0)));
-    assert_supported(&index, &j);
-}
-
 #[test]
 fn one_host_s_sibling_pages_with_a_few_words_apart_are_two_pages() {
     // A generator's method and virtual method of one name: 120 words, two of them differ.
