@@ -506,17 +506,22 @@ fn escape_html(text: &str) -> String {
 /// every crawl and in `explain`) of the URL `document` declares canonical, when that is not the
 /// page's own (its base URL's): `None` for a page that declares nothing or itself.
 pub(crate) fn declared_canonical(document: &Document) -> Option<u128> {
+    let declared = plain_key(document.canonical.as_ref()?.url.as_str())?;
+    (Some(declared) != plain_key(document.base_url.as_str())).then_some(declared)
+}
+
+/// The hash of `url`'s canonical key under the default canonicalisation and no learned rule
+/// (`None` for a URL without one): how a declared canonical and the URLs it may name are
+/// compared wherever the crawl's rules of the moment are not known.
+pub(crate) fn plain_key(url: &str) -> Option<u128> {
     static PLAIN: std::sync::OnceLock<simcrawl_url::Canonicalizer> = std::sync::OnceLock::new();
-    let canonical = document.canonical.as_ref()?;
     let plain = PLAIN.get_or_init(|| {
         simcrawl_url::Canonicalizer::new(
             simcrawl_url::CanonOptions::default(),
             simcrawl_url::LearnedRules::new(),
         )
     });
-    let key = |u: &str| plain.canonicalize(u, None).ok().map(|c| c.key.hash128());
-    let declared = key(canonical.url.as_str())?;
-    (Some(declared) != key(document.base_url.as_str())).then_some(declared)
+    plain.canonicalize(url, None).ok().map(|c| c.key.hash128())
 }
 
 #[cfg(test)]

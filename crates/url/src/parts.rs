@@ -50,7 +50,7 @@ impl Parts<'_> {
         out.push_str(&self.host);
         if let Some(port) = self.port {
             out.push(':');
-            out.push_str(itoa_u16(port, &mut [0; 5]));
+            out.push_str(crate::host::port_digits(port, &mut [0; 5]));
         }
         out.push_str(&self.path);
         if let Some(params) = &self.query {
@@ -125,22 +125,6 @@ impl Parts<'_> {
         }
         changed
     }
-}
-
-/// Writes a `u16` in decimal into `buf`, without allocating.
-fn itoa_u16(mut n: u16, buf: &mut [u8; 5]) -> &str {
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        // `n % 10` is below 10, so the cast cannot truncate.
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    // Only ASCII digits were written.
-    std::str::from_utf8(&buf[i..]).unwrap_or_default()
 }
 
 /// The parts and where steps go.

@@ -181,11 +181,7 @@ pub fn compare_pages(
     // rules a crawl keyed them with are those of the moment it decided, which a store does not
     // keep (with the rules at the crawl's end, a print page decided before `collapse-slashes`
     // was learned would name `/a//b.html` after the fact).
-    let plain = simcrawl_url::Canonicalizer::new(
-        simcrawl_url::CanonOptions::default(),
-        simcrawl_url::LearnedRules::new(),
-    );
-    let key = |u: &str| plain.canonicalize(u, None).ok().map(|c| c.key.hash128());
+    let key = crate::page::plain_key;
     let declared = b
         .document
         .canonical
