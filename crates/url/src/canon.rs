@@ -509,7 +509,15 @@ impl Canonicalizer {
                 let (from, to, value) = rules.path_rule_for(&authority, &p.path)?;
                 let detail = explain.then(|| format!("path {authority}{from} -> {to}"));
                 p.path = Cow::Owned(to.fill(value));
-                // The target is written as a key would be; keep it one under these options.
+                // The target is written as a key would be; keep it one under these options. A
+                // session id kept beside a `..` (`/..;jsessionid=…/a`, see
+                // `strip_session_params`) may stand in another segment now (`/a-..;jsessionid=…`),
+                // where the key read again drops it.
+                if self.options.drop_session_ids
+                    && let Some((stripped, _)) = path::strip_session_params(&p.path)
+                {
+                    p.path = Cow::Owned(stripped);
+                }
                 let mut options = self.options;
                 if rules.has_host_options() || extra.is_some() {
                     for option in self.learned_options(&authority, &passed, extra).iter() {

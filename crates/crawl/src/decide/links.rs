@@ -236,7 +236,12 @@ impl Core {
             let suspicious = !scheduled
                 && anchor.is_some_and(|a| a.words() >= MIN_ANCHOR_WORDS)
                 && self.anchor_contradicts(anchor, key_hash)?;
-            if (scheduled || suspicious)
+            // A link of another page of its path (a thread's second page) that a parameter rule
+            // maps onto the first: checked once for each such page.
+            let sibling = !scheduled
+                && !suspicious
+                && self.book.sibling_check_due(&rule, &url, referrer, key_hash);
+            if (scheduled || suspicious || sibling)
                 && let Ok(plain) = self.book.plain().canonicalize(url.as_str(), None)
             {
                 if self.pages.by_key(key_hash)?.is_none() {
@@ -253,6 +258,9 @@ impl Core {
                     if verify.is_queued() {
                         if suspicious {
                             self.count(counters::ANCHOR_CHECKS, 1)?;
+                        }
+                        if sibling {
+                            tracing::debug!(%url, referrer, "a sibling page's link checks {rule}");
                         }
                         self.book.verify(plain.key.hash128(), rule);
                         return Ok(());

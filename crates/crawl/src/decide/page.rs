@@ -185,7 +185,8 @@ impl Core {
             } else {
                 None
             };
-            match decider::verification(&self.book, rule, &judged, counterpart) {
+            let target = decider::rule_target(merged!(self), &facts)?;
+            match decider::verification(&self.book, rule, &judged, counterpart, target) {
                 Verification::Confirms => self.book.learner().confirm(rule),
                 Verification::Fails => {
                     self.book.suspect_directory(rule, &lease.url);

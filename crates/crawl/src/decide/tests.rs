@@ -1965,3 +1965,72 @@ fn a_revocation_after_the_end_check_queues_each_url_once_and_lists_it_once() {
     assert!(thrice.is_empty(), "{thrice:?}");
     assert_each_url_decided_once(&sim);
 }
+
+#[test]
+fn a_thread_s_post_links_on_its_second_page_are_not_taken_for_its_first() {
+    // Three threads of three pages, ten posts a page. `?post=N` answers the page that holds post
+    // N: on a thread's first page its post links are copies of that page, and teach that `post`
+    // changes nothing; on the second and third they are those pages.
+    let mut web = BTreeMap::new();
+    let posts_of = |page: u64| ((page - 1) * 10 + 2)..(page * 10 + 2);
+    for thread in 1..=3u64 {
+        let base = format!("http://f.test/t/{thread}/");
+        let pages: Vec<Answer> = (1..=3u64)
+            .map(|p| {
+                let mut links: Vec<String> = posts_of(p).map(|n| format!("?post={n}")).collect();
+                links.extend((1..=3).map(|q| format!("?page={q}")));
+                links.extend((1..=3).map(|t| format!("/t/{t}/")));
+                let links: Vec<&str> = links.iter().map(String::as_str).collect();
+                let title = format!("Thread {thread}, page {p}");
+                page(&title, &article(thread * 100 + p, 250), &links)
+            })
+            .collect();
+        for (p, answer) in (1..=3u64).zip(&pages) {
+            let url = if p == 1 {
+                base.clone()
+            } else {
+                format!("{base}?page={p}")
+            };
+            web.insert(url, answer.clone());
+            web.insert(format!("{base}?page={p}"), answer.clone());
+            for n in posts_of(p) {
+                web.insert(format!("{base}?post={n}"), answer.clone());
+            }
+        }
+    }
+    let mut sim = Sim::new(&["http://f.test/t/1/"], LearnConfig::default(), web);
+    sim.crawl();
+    assert!(
+        sim.rules()
+            .contains(&"parameter post is irrelevant on f.test".to_string()),
+        "the first pages' links teach the rule: {:?}",
+        sim.rules()
+    );
+    let inspector = crate::inspect::Inspector::new(sim._store.clone());
+    for entry in inspector.skips(&Default::default()).unwrap() {
+        let (_, record) = entry.unwrap();
+        let Some((_, n)) = record.url.split_once("?post=") else {
+            continue;
+        };
+        let n: u64 = n.parse().unwrap();
+        let page = (n - 2) / 10 + 1;
+        assert!(
+            page == 1
+                || record
+                    .original
+                    .as_deref()
+                    .is_some_and(|o| o.contains(&format!("?page={page}"))),
+            "{} ({}) is a copy of the page that holds its post, not of {:?}",
+            record.url,
+            record.reason,
+            record.original
+        );
+    }
+    for thread in 1..=3 {
+        for p in 2..=3 {
+            let url = format!("http://f.test/t/{thread}/?page={p}");
+            assert!(sim.indexed().contains(&url), "{url} is indexed");
+        }
+    }
+    assert_each_url_decided_once(&sim);
+}

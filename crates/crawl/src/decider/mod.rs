@@ -623,7 +623,14 @@ pub enum Verification {
 
 /// What a page judged `judged`, fetched to verify `rule`, says of the rule. `counterpart`: whether
 /// the page resembles the indexed page the rule maps it onto ([`counterpart_resembles`]; `None`:
-/// that page is not indexed).
+/// that page is not indexed). `target`: the indexed page under the page's key ([`rule_target`]).
+///
+/// A parameter, host-option or canonical rule maps a URL onto one page of its host: a copy of
+/// another page fails it. A forum thread's `?post=12` is its second page, and the rule that
+/// `post` changes nothing would skip it as the first: that it copies a page indexed elsewhere
+/// says the rule named the wrong one. (A mirror's page may copy another page of its origin than
+/// its counterpart, a directory's `index.html` and `/`: a whole-host rule is confirmed by any
+/// copy.)
 ///
 /// A copy confirms the rule, and so does a page judged distinct by the whole index whose
 /// counterpart resembles it: the question is whether the rule's skip of this URL was right, and
@@ -636,17 +643,35 @@ pub fn verification<R: RuleView + ?Sized>(
     rule: &Rule,
     judged: &Judgement,
     counterpart: Option<bool>,
+    target: Option<u32>,
 ) -> Verification {
     if !rules.in_force(rule) {
         // Another verification's answer came first.
         return Verification::Silent;
     }
     match judged.verdict {
+        Verdict::Duplicate { original, .. }
+            if !rule.kind().skips_hosts() && target.is_some_and(|t| t != original) =>
+        {
+            Verification::Fails
+        }
         Verdict::Duplicate { .. } => Verification::Confirms,
         Verdict::Unique if judged.short => Verification::Silent,
         Verdict::Unique if counterpart == Some(true) => Verification::Confirms,
         Verdict::Unique => Verification::Fails,
     }
+}
+
+/// The indexed page a rule in force maps `page` onto: the one indexed under its key, when a rule
+/// changed that key (`None` when none did, or when no page is indexed under it).
+pub fn rule_target<I: IndexView + ?Sized>(
+    index: &I,
+    page: &PageFacts<'_>,
+) -> Result<Option<u32>, CrawlError> {
+    if page.key == page.own_key {
+        return Ok(None);
+    }
+    index.page_by_key(page.key)
 }
 
 /// Whether `page` resembles the indexed page a whole-host rule in force (a mirror, an alias) maps

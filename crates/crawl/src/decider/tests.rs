@@ -4,7 +4,7 @@
 use super::twin::{MemoryIndex, MemoryRules, MemoryTemplates};
 use super::*;
 use crate::page::Analyzer;
-use crate::rules::MirrorRule;
+use crate::rules::{MirrorRule, ParamRule};
 use crate::testutil::words;
 use proptest::prelude::*;
 
@@ -1009,14 +1009,14 @@ fn a_verification_asks_the_page_the_rule_named() {
     assert_eq!(resembles(&notice, mirrored(&notice, &index)), Some(true));
     let unique = judgement(Verdict::Unique, false);
     assert_eq!(
-        verification(&rules, &mirror_rule(), &unique, Some(true)),
+        verification(&rules, &mirror_rule(), &unique, Some(true), None),
         Verification::Confirms
     );
     // Another page under the counterpart's URL fails it.
     let other = page("http://b.example/doc/1", "T", &text(59, 300), "");
     assert_eq!(resembles(&other, mirrored(&other, &index)), Some(false));
     assert_eq!(
-        verification(&rules, &mirror_rule(), &unique, Some(false)),
+        verification(&rules, &mirror_rule(), &unique, Some(false), None),
         Verification::Fails
     );
     // No rule maps the page onto an indexed page: nothing to ask.
@@ -1288,8 +1288,41 @@ fn a_skip() -> Verdict {
 fn a_copy_confirms_the_rule_it_verifies() {
     let mut rules = MemoryRules::default();
     rules.learn(mirror_rule());
-    let v = verification(&rules, &mirror_rule(), &judgement(a_skip(), false), None);
+    let v = verification(
+        &rules,
+        &mirror_rule(),
+        &judgement(a_skip(), false),
+        None,
+        None,
+    );
     assert_eq!(v, Verification::Confirms);
+}
+
+#[test]
+fn a_copy_of_another_page_than_a_parameter_rule_s_target_fails_it() {
+    // The rule maps the page onto page 3; it copies page 0.
+    let param = Rule::Param(ParamRule::new("f.example", "post"));
+    let mut rules = MemoryRules::default();
+    rules.learn(param.clone());
+    let copy = judgement(a_skip(), false);
+    assert_eq!(
+        verification(&rules, &param, &copy, None, Some(3)),
+        Verification::Fails
+    );
+    assert_eq!(
+        verification(&rules, &param, &copy, None, Some(0)),
+        Verification::Confirms
+    );
+    assert_eq!(
+        verification(&rules, &param, &copy, None, None),
+        Verification::Confirms
+    );
+    // A mirror's page may copy another page of its origin than its counterpart.
+    rules.learn(mirror_rule());
+    assert_eq!(
+        verification(&rules, &mirror_rule(), &copy, None, Some(3)),
+        Verification::Confirms
+    );
 }
 
 #[test]
@@ -1300,6 +1333,7 @@ fn a_distinct_page_fails_the_rule_it_verifies() {
         &rules,
         &mirror_rule(),
         &judgement(Verdict::Unique, false),
+        None,
         None,
     );
     assert_eq!(v, Verification::Fails);
@@ -1314,6 +1348,7 @@ fn a_short_distinct_page_says_nothing_of_the_rule() {
         &mirror_rule(),
         &judgement(Verdict::Unique, true),
         None,
+        None,
     );
     assert_eq!(v, Verification::Silent);
 }
@@ -1324,7 +1359,13 @@ fn a_verification_of_a_rule_revoked_meanwhile_says_nothing() {
     rules.learn(mirror_rule());
     rules.revoke(&mirror_rule());
     for verdict in [a_skip(), Verdict::Unique] {
-        let v = verification(&rules, &mirror_rule(), &judgement(verdict, false), None);
+        let v = verification(
+            &rules,
+            &mirror_rule(),
+            &judgement(verdict, false),
+            None,
+            None,
+        );
         assert_eq!(v, Verification::Silent);
     }
 }
@@ -1336,13 +1377,13 @@ fn a_verification_by_a_real_page_pair() {
     rules.learn(mirror_rule());
     let j = judged(&index, &copy);
     assert_eq!(
-        verification(&rules, &mirror_rule(), &j, None),
+        verification(&rules, &mirror_rule(), &j, None, None),
         Verification::Confirms
     );
     let other = page("http://a.example/3", "T", &text(63, 600), "");
     let j = judged(&index, &other);
     assert_eq!(
-        verification(&rules, &mirror_rule(), &j, None),
+        verification(&rules, &mirror_rule(), &j, None, None),
         Verification::Fails
     );
 }

@@ -93,8 +93,16 @@ pub struct RuleBook {
     /// The directories in which a mirror rule's verification found a distinct page: every skip
     /// of the rule there is fetched as a verification.
     suspect_dirs: std::collections::HashSet<u64>,
+    /// The pages (a parameter rule and a referrer's key, hashed) whose links a parameter rule
+    /// mapped onto another page of the referrer's path, and one of which was fetched to check
+    /// the rule (see [`RuleBook::sibling_check_due`]).
+    sibling_checked: std::collections::HashSet<u64>,
     revoked: Vec<String>,
 }
+
+/// The most referrers [`RuleBook::sibling_check_due`] remembers (a few hundred KB): past this,
+/// such links are left to the rule's schedule.
+const MAX_SIBLING_CHECKS: usize = 1 << 16;
 
 /// The hash of `url`'s host and its path up to its last `/`.
 fn directory_key(url: &Url) -> u64 {
@@ -169,6 +177,7 @@ impl RuleBook {
             learned: Vec::new(),
             verified_dirs: Default::default(),
             suspect_dirs: Default::default(),
+            sibling_checked: Default::default(),
             revoked: Vec::new(),
         })
     }
@@ -316,6 +325,43 @@ impl RuleBook {
             }
         }
         scheduled
+    }
+
+    /// Whether the skip of `url`, a link found on `referrer`, that parameter rule `rule` maps
+    /// onto the page of key `key_hash`, should be fetched to check the rule: the first such link
+    /// of each referrer that is another page of the same path. A parameter learned irrelevant
+    /// from the links a page has to itself may pick a part of a paged whole: a forum thread's
+    /// `?post=12`, linked from its second page (`?page=2`), is that page, not the thread's first,
+    /// onto which the rule maps it. Its links to itself all agreed with the rule; the links of a
+    /// sibling page are where it can be wrong, and one fetch there tells.
+    pub fn sibling_check_due(
+        &mut self,
+        rule: &Rule,
+        url: &Url,
+        referrer: &str,
+        key_hash: u128,
+    ) -> bool {
+        if !matches!(rule, Rule::Param(_))
+            || self.learner.config().verify_every == 0
+            || self.sibling_checked.len() >= MAX_SIBLING_CHECKS
+        {
+            return false;
+        }
+        let Ok(from) = self.canon.canonicalize(referrer, None) else {
+            return false;
+        };
+        let from_url = from.fetch.as_url();
+        let from_key = from.key.hash128();
+        if from_key == key_hash
+            || from_url.path() != url.path()
+            || crate::learn::authority(from_url) != crate::learn::authority(url)
+        {
+            return false;
+        }
+        let mut mark = rule.to_string().into_bytes();
+        mark.extend_from_slice(&from_key.to_le_bytes());
+        self.sibling_checked
+            .insert(xxhash_rust::xxh3::xxh3_64(&mark))
     }
 
     /// `url`, a page of its host, was found to copy a page of another host: its directory needs

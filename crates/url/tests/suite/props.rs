@@ -415,3 +415,16 @@ fn huge_and_odd_inputs_do_not_panic() {
         let _ = canon.explain(odd, None);
     }
 }
+
+#[test]
+fn a_session_id_kept_beside_dot_dot_and_moved_by_a_path_rule_is_dropped_at_once() {
+    // `/..;jsessionid=…/a/` keeps its session id (dropped, `..` would resolve away); the
+    // trailing slash goes, and `example.com`'s path rule `/{}/a -> /a-{}` makes the segment
+    // `a-..;jsessionid=…`, where the key read again would drop it.
+    let input = "https://example.com/..;jsessionid=0123456789ABCDEF/a/?";
+    let learned = [("example.com".to_string(), HostOption::IgnoreTrailingSlash)];
+    let canon = Canonicalizer::new(CanonOptions::default(), rules_with(&learned));
+    let key = canon.canonicalize(input, None).unwrap().key;
+    assert_eq!(key.as_str(), "https://example.com/a-..");
+    check_idempotent(&canon, input).unwrap();
+}
