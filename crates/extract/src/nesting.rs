@@ -56,6 +56,82 @@ pub(crate) fn cap_nesting(html: &str) -> Cow<'_, str> {
     }
 }
 
+/// The elements whose content the tokenizer reads as text up to their end tag (`plaintext`, to
+/// the end of the page whatever comes, aside).
+const RAW_TEXT_NAMES: [&str; 9] = [
+    "script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "noscript",
+];
+
+/// How far back from a `/>` its tag's `<` is looked for.
+const MAX_TAG_LEN: usize = 4096;
+
+/// Closes each raw-text element written self-closed, XHTML's way (`<iframe src=… />`, `<script
+/// src=… />`), whose end tag never comes: HTML ignores the `/`, and the whole rest of the page
+/// would be the element's text, its words and links lost (ImageMagick's manual puts a sponsor
+/// button's `<iframe …/>` in every page's navigation: each page kept 7 words and 8 of its 36
+/// links, and a crawl from its start page ended after 16 pages). A browser shows such a page cut
+/// short; the page's author meant an empty element, and that is what is read. An element whose
+/// end tag does come later is left to the standard (its text runs to that end tag). Returns
+/// `html` unchanged (borrowed) when it has none.
+pub(crate) fn close_unended_raw_text(html: &str) -> Cow<'_, str> {
+    let bytes = html.as_bytes();
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    // For each name, where its next end tag was found from a position before it (a candidate
+    // before that end tag is ended): each stretch of the page is scanned once per name.
+    let mut next_end: [Option<usize>; RAW_TEXT_NAMES.len()] = [None; RAW_TEXT_NAMES.len()];
+    for slash in memchr::memmem::find_iter(bytes, b"/>") {
+        let from = slash.saturating_sub(MAX_TAG_LEN).max(copied);
+        let Some(lt) = memchr::memrchr(b'<', &bytes[from..slash]).map(|i| from + i) else {
+            continue;
+        };
+        let name_end = bytes[lt + 1..slash]
+            .iter()
+            .position(|b| !b.is_ascii_alphanumeric())
+            .map_or(slash, |i| lt + 1 + i);
+        // A start tag's name, then its attributes or the `/` (no `>` before this `/>`).
+        if !matches!(
+            bytes[name_end],
+            b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' | b'/'
+        ) || memchr::memchr(b'>', &bytes[lt..slash]).is_some()
+        {
+            continue;
+        }
+        let name = &html[lt + 1..name_end];
+        let Some(which) = RAW_TEXT_NAMES
+            .iter()
+            .position(|n| n.eq_ignore_ascii_case(name))
+        else {
+            continue;
+        };
+        let canonical = RAW_TEXT_NAMES[which];
+        let end = match next_end[which] {
+            Some(end) if end > slash => end,
+            _ => {
+                let end = skip_raw_text(html, slash + 2, canonical);
+                next_end[which] = Some(end);
+                end
+            }
+        };
+        if end < html.len() {
+            continue;
+        }
+        let out = out.get_or_insert_with(|| String::with_capacity(html.len() + 16));
+        out.push_str(&html[copied..slash]);
+        out.push_str("></");
+        out.push_str(canonical);
+        out.push('>');
+        copied = slash + 2;
+    }
+    match out {
+        None => Cow::Borrowed(html),
+        Some(mut out) => {
+            out.push_str(&html[copied..]);
+            Cow::Owned(out)
+        }
+    }
+}
+
 /// What [`Model`] makes of a tag.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Verdict {
@@ -600,6 +676,33 @@ fn skip_raw_text(html: &str, from: usize, name: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_self_closed_raw_text_element_never_ended_is_closed_where_it_stands() {
+        let page = "<p>a<IFRAME src=\"x/y\" title=\"t\"/><p>b<script src=s.js/><p>c";
+        assert_eq!(
+            close_unended_raw_text(page),
+            "<p>a<IFRAME src=\"x/y\" title=\"t\"></iframe><p>b<script src=s.js></script><p>c"
+        );
+        // Ended later: the standard's reading stands (its text runs to the end tag).
+        let ended = "<p>a<iframe/><p>b</iframe><p>c<br/><img src=a/>";
+        assert!(matches!(close_unended_raw_text(ended), Cow::Borrowed(_)));
+        // One ended and one not, of one name.
+        assert_eq!(
+            close_unended_raw_text("<title/>a</title><title/>b"),
+            "<title/>a</title><title></title>b"
+        );
+        for untouched in [
+            "<div/><p>x</p><plaintext/>y",
+            "<iframe-x/>a",
+            "<iframe src=a>b/>c",
+        ] {
+            assert!(matches!(
+                close_unended_raw_text(untouched),
+                Cow::Borrowed(_)
+            ));
+        }
+    }
 
     #[test]
     fn ordinary_markup_is_borrowed_unchanged() {

@@ -34,7 +34,7 @@ use std::borrow::Cow;
 
 use crate::build::{FastBuilder, TreeOut};
 use crate::flat::{Flat, FlatOut};
-use crate::nesting::{Model, Verdict, cap_nesting};
+use crate::nesting::{Model, Verdict, cap_nesting, close_unended_raw_text};
 
 /// A parsed document: the flat list of its elements and texts when this crate's tokenizer and
 /// tree builder built it, else scraper's tree (html5ever's tree builder or html5ever alone).
@@ -47,6 +47,8 @@ pub(crate) enum Parsed {
 /// its nesting (see [`crate::nesting`]); `true` when the nesting was capped. The result holds
 /// the same elements, attributes and texts in the same order either way (see [`crate::flat`]).
 pub(crate) fn parse_document(html: &str) -> (Parsed, bool) {
+    let closed = close_unended_raw_text(html);
+    let html = &*closed;
     if let Some(input) = fast_input(html) {
         match tokenize(&input, FastBuilder::new(FlatOut::new(&input))) {
             Ok(flat) => return (Parsed::Flat(flat), false),
@@ -70,6 +72,8 @@ pub(crate) fn parse_document(html: &str) -> (Parsed, bool) {
 /// [`parse_document`] through scraper's tree whatever the page: the way taken where the flat
 /// path gives up, for the checks that both give the same extraction.
 pub(crate) fn parse_document_tree(html: &str) -> (Parsed, bool) {
+    let closed = close_unended_raw_text(html);
+    let html = &*closed;
     match parse_fast(html) {
         Some(tree) => (Parsed::Tree(tree), false),
         None => parse_slow(html),

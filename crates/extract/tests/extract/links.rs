@@ -228,3 +228,37 @@ fn an_unclosed_link_around_the_page_has_clipped_text() {
         Some("Many" | "words" | "in" | "a" | "long" | "paragraph.")
     ));
 }
+
+#[test]
+fn an_xhtml_page_s_self_closed_iframe_does_not_swallow_the_rest_of_it() {
+    // ImageMagick's manual: an XHTML page served as HTML, a sponsor button's `<iframe …/>` in
+    // its navigation and no `</iframe>` anywhere after it.
+    let page = r#"<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.1//EN" "http://www.w3.org/TR/xhtml11/DTD/xhtml11.dtd">
+<html lang="en"><head><meta charset="utf-8"/><title>ImageMagick - Command-line Tools</title>
+<script src="/assets/magick.js"/></head><body>
+<nav><a href="index.html">Home</a> <a href="download.html">Download</a>
+<iframe src="https://sponsors.example/button" title="Sponsor" height="35" width="107" style="border: 0;"/>
+<a href="command-line-tools.html">Tools</a></nav>
+<main><h1>Command-line Tools</h1>
+<p>Use the magick program to convert between image formats as well as resize an image, blur, crop,
+despeckle, dither, draw on, flip, join and re-sample it, with many more operations described on the
+pages linked below, each with its options and examples.</p>
+<p>See <a href="convert.html">convert</a>, <a href="identify.html">identify</a> and
+<a href="mogrify.html">mogrify</a>.</p></main></body></html>"#;
+    let d = doc(page, "http://magick.example/www/command-line-tools.html");
+    assert!(
+        d.main_text.contains("despeckle, dither"),
+        "the page's text after the iframe is read: {:?}",
+        d.main_text
+    );
+    let anchors: Vec<&str> = d
+        .links
+        .iter()
+        .filter(|l| l.kind == LinkKind::Anchor)
+        .map(|l| l.url.as_str())
+        .collect();
+    for page in ["convert.html", "identify.html", "mogrify.html"] {
+        let url = format!("http://magick.example/www/{page}");
+        assert!(anchors.contains(&url.as_str()), "{url} in {anchors:?}");
+    }
+}
