@@ -119,6 +119,21 @@ pub struct TextEvidence {
     /// their main texts as extracted and their titles): the dates and ids the normalisation
     /// drops as a copy's noise (a calendar's day pages differ in the date of their titles).
     pub numbers_differ: bool,
+    /// The two pages' main texts and titles differ in their numbers alone
+    /// ([`texts_hold_other_numbers`]: versions, defaults, an object's number, a date's digits; not
+    /// clock times or runs of seven digits and more). The normalisation drops dates as a copy's
+    /// noise, and a number is one word of many: a copy elsewhere may change its dates, a copy on
+    /// its own host has its original's numbers, where two versions of a manual's page (`Install
+    /// version 2.0.1`, `1.0.4`; `Default: 30`, `60`) and a museum's objects (`1954.6.5`,
+    /// `1954.12.3`) differ in them and nothing else; or their titles differ in a number alone (a
+    /// package's page and one version's, `holidays-db` and `holidays-db 2022.3.24`). Not written
+    /// with a skip's evidence (a skip has it only when the page names its original canonical).
+    pub other_numbers: bool,
+    /// Each URL names a word that its own page's text holds and the other's lacks
+    /// ([`url_words_name_the_pages_apart`]): a generator's siblings (`/api/users/list` and
+    /// `/api/groups/list`, one title and most of their words alike). Not written with a skip's
+    /// evidence (such a pair is no copy).
+    pub url_words_differ: bool,
 }
 
 /// The numbers of a text: its tokens of ASCII digits alone between other characters than
@@ -157,6 +172,100 @@ pub fn numbers_name_the_pages_apart(a: &str, a_url: &str, b: &str, b_url: &str) 
         numbers(this).any(|n| !theirs.contains(n) && url.contains(n))
     };
     differs(a, a_url, b) || differs(b, b_url, a)
+}
+
+/// Whether two texts (a page's title and main text, as extracted) differ in their numbers
+/// alone: the same words once every number is set aside, and other numbers as written, counted
+/// (a list's order is no difference; `2.0.1` is 2, 0 and 1; dates among them). See
+/// [`TextEvidence::other_numbers`].
+///
+/// A number is then all that tells the two apart, and it is their fact: two versions of a
+/// manual's page (`Install version 2.0.1`, `1.0.4`; `Default: 30`, `60`), a museum's objects
+/// (`1954.6.5`, `1954.12.3`), two calendar versions' notes. An article's second version, a
+/// sentence rewritten and a new date, is its near-duplicate: its words differ too. Clock times
+/// and runs of seven digits and more (counters, Unix times) never count: they change from one
+/// response to the next.
+///
+/// ```
+/// use simcrawl_crawl::evidence::texts_hold_other_numbers;
+/// assert!(texts_hold_other_numbers("Install version 2.0.1", "Install version 1.0.4"));
+/// assert!(texts_hold_other_numbers("Object 1954.6.5. Untitled", "Object 1954.12.3. Untitled"));
+/// // The same numbers in another order, a clock time, a counter: the same numbers.
+/// assert!(!texts_hold_other_numbers("1 then 2", "2 then 1"));
+/// assert!(!texts_hold_other_numbers("at 10:32 (1700000000)", "at 11:05 (1700003333)"));
+/// // An edited text with a new date: the date is the edit's stamp.
+/// assert!(!texts_hold_other_numbers(
+///     "Published 2024-03-05. The tide came in at 80 knots.",
+///     "Published 2024-03-07. The tide came in early."
+/// ));
+/// ```
+pub fn texts_hold_other_numbers(a: &str, b: &str) -> bool {
+    fn counted(t: &str) -> Vec<&str> {
+        let mut n: Vec<&str> = numbers(t).filter(|n| n.len() < 7).collect();
+        n.sort_unstable();
+        n
+    }
+    const WORDS: simcrawl_extract::NormalizeOptions = simcrawl_extract::NormalizeOptions {
+        strip_digits: true,
+        ..simcrawl_extract::NormalizeOptions::FINGERPRINT
+    };
+    counted(a) != counted(b)
+        && simcrawl_extract::normalize_text(a, WORDS) == simcrawl_extract::normalize_text(b, WORDS)
+}
+
+/// The words of a URL that may name its page: its path's segments and its query's values, split
+/// at what is not a letter, lowercased, of three letters or more, less the file extensions and
+/// index names every page has.
+fn url_words(url: &str) -> std::collections::HashSet<String> {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let path = rest.find('/').map_or("", |i| &rest[i..]);
+    let path = path.split('#').next().unwrap_or("");
+    path.split(|c: char| !c.is_alphabetic())
+        .filter(|w| w.chars().count() >= 3)
+        .map(str::to_lowercase)
+        .filter(|w| {
+            !matches!(
+                w.as_str(),
+                "html" | "htm" | "php" | "asp" | "aspx" | "index"
+            )
+        })
+        .collect()
+}
+
+/// Whether each of two pages' URLs names a word that its own text (title and main text) holds
+/// and the other's lacks: `/api/users/list` says `users`, `/api/groups/list` says `groups`, and
+/// each page's text says its own. Two copies have one text, and a copy under a longer URL
+/// (`/mirror/api/users/list`) names no word its original's text lacks.
+///
+/// ```
+/// use simcrawl_crawl::evidence::url_words_name_the_pages_apart;
+/// let users = ("List users. Returns the users of the account", "http://a.example/api/users/list");
+/// let groups = ("List groups. Returns the groups of the account", "http://a.example/api/groups/list");
+/// assert!(url_words_name_the_pages_apart(users.0, users.1, groups.0, groups.1));
+/// let mirrored = "http://b.example/mirror/api/users/list";
+/// assert!(!url_words_name_the_pages_apart(users.0, mirrored, users.0, users.1));
+/// ```
+pub fn url_words_name_the_pages_apart(a: &str, a_url: &str, b: &str, b_url: &str) -> bool {
+    let (a_words, b_words) = (url_words(a_url), url_words(b_url));
+    let text_words = |t: &str| -> std::collections::HashSet<String> {
+        t.split(|c: char| !c.is_alphabetic())
+            .filter(|w| w.chars().count() >= 3)
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let names_itself = |own: &std::collections::HashSet<String>,
+                        other_url: &std::collections::HashSet<String>,
+                        own_text: &std::collections::HashSet<String>,
+                        other_text: &std::collections::HashSet<String>| {
+        own.iter()
+            .any(|w| !other_url.contains(w) && own_text.contains(w) && !other_text.contains(w))
+    };
+    if a_words == b_words {
+        return false;
+    }
+    let (a_text, b_text) = (text_words(a), text_words(b));
+    names_itself(&a_words, &b_words, &a_text, &b_text)
+        && names_itself(&b_words, &a_words, &b_text, &a_text)
 }
 
 /// The file name a URL ends in, as [`TextEvidence::other_name`] compares them: its path's last
@@ -205,6 +314,12 @@ pub enum NotACopy {
     OneHostSiblings,
     /// The two pages declare two other URLs canonical (`TextEvidence::canonicals_differ`).
     CanonicalsDiffer,
+    /// Each URL names a word its page's text holds and the other's lacks
+    /// ([`TextEvidence::url_words_differ`]).
+    UrlWordsDiffer,
+    /// Two pages of one host whose main texts and titles differ in their numbers alone
+    /// ([`TextEvidence::other_numbers`]).
+    OneHostNumbersDiffer,
     /// Two pages of other file names that differ in a number their URLs name: a
     /// calendar's days, one weekly event's dates (the normalisation drops dates and times, so
     /// that a copy's timestamp is no difference).
@@ -234,6 +349,12 @@ impl fmt::Display for NotACopy {
             }
             NotACopy::OneHostSiblings => {
                 "two pages of one host whose main texts differ, one under 200 words: a generator's sibling pages differ in the few words they are about"
+            }
+            NotACopy::UrlWordsDiffer => {
+                "each URL names a word its own page's text holds and the other's lacks (`/api/users/`, `/api/groups/`): a generator's siblings, not copies"
+            }
+            NotACopy::OneHostNumbersDiffer => {
+                "two pages of one host whose texts differ in their numbers alone (a version, a default, an object's number, a date): a copy on its own host has its original's"
             }
             NotACopy::OtherNamesNumbersDiffer => {
                 "two pages of other file names that differ in a number their URLs name (a date, an id): a calendar's days, not copies"
@@ -400,6 +521,12 @@ pub fn judge(e: &TextEvidence, policy: &Policy) -> Result<SkipReason, NotACopy> 
         && e.words[0].min(e.words[1]) < MIN_ONE_HOST_NEAR_WORDS
     {
         return Err(NotACopy::OneHostSiblings);
+    }
+    if e.url_words_differ && !e.names_original {
+        return Err(NotACopy::UrlWordsDiffer);
+    }
+    if e.same_host && e.other_numbers && !e.names_original {
+        return Err(NotACopy::OneHostNumbersDiffer);
     }
     if e.other_name && e.numbers_differ && !e.declares_copy {
         return Err(NotACopy::OtherNamesNumbersDiffer);
@@ -669,6 +796,8 @@ impl Codec for TextEvidence {
             canonicals_differ: false,
             other_name,
             numbers_differ,
+            other_numbers: false,
+            url_words_differ: false,
             same_whole,
         })
     }
@@ -804,6 +933,8 @@ mod tests {
             canonicals_differ: false,
             other_name: false,
             numbers_differ: false,
+            other_numbers: false,
+            url_words_differ: false,
             ..declared
         };
         assert_eq!(judge(&declared, &POLICY), Ok(SkipReason::Canonical));
@@ -838,6 +969,8 @@ mod tests {
             canonicals_differ: false,
             other_name: false,
             numbers_differ: false,
+            other_numbers: false,
+            url_words_differ: false,
             ..TextEvidence::default()
         };
         let verdict = judge(&print, &POLICY);
@@ -853,6 +986,8 @@ mod tests {
             canonicals_differ: false,
             other_name: false,
             numbers_differ: false,
+            other_numbers: false,
+            url_words_differ: false,
             declares_copy: false,
             ..print
         };
@@ -902,6 +1037,8 @@ mod tests {
             canonicals_differ: false,
             other_name: false,
             numbers_differ: false,
+            other_numbers: false,
+            url_words_differ: false,
             ..siblings
         };
         assert_eq!(judge(&canonical, &policy), Ok(SkipReason::Canonical));
@@ -993,6 +1130,8 @@ mod tests {
                         canonicals_differ: false,
                         other_name: false,
                         numbers_differ: false,
+                        other_numbers: false,
+                        url_words_differ: false,
                     }
                 },
             )

@@ -120,6 +120,14 @@ pub(crate) fn evidence_of(
     declares_copy: bool,
 ) -> TextEvidence {
     let record_host = host_of(&record.url);
+    let (numbers_differ, other_numbers, url_words_differ) = names_apart(
+        Named {
+            text: &page.document.main_text,
+            title: page.document.title.as_deref(),
+            url: page.document.base_url.as_str(),
+        },
+        Named::of(record),
+    );
     TextEvidence {
         words: [words32(page.words), record.words],
         template_words: [0, 0],
@@ -148,37 +156,48 @@ pub(crate) fn evidence_of(
             .is_some_and(|(a, b)| a != b),
         other_name: crate::evidence::file_name(page.document.base_url.as_str())
             != crate::evidence::file_name(&record.url),
-        numbers_differ: numbers_apart(
-            &page.document.main_text,
-            page.document.title.as_deref(),
-            page.document.base_url.as_str(),
-            &record.text,
-            record.title.as_deref(),
-            &record.url,
-        ),
+        numbers_differ,
+        other_numbers,
+        url_words_differ,
     }
 }
 
-/// [`crate::evidence::numbers_name_the_pages_apart`] of two pages' main texts and titles.
-fn numbers_apart(
-    a_text: &str,
-    a_title: Option<&str>,
-    a_url: &str,
-    b_text: &str,
-    b_title: Option<&str>,
-    b_url: &str,
-) -> bool {
-    let whole = |text: &str, title: Option<&str>| format!("{} {text}", title.unwrap_or(""));
-    crate::evidence::numbers_name_the_pages_apart(
-        &whole(a_text, a_title),
-        a_url,
-        &whole(b_text, b_title),
-        b_url,
-    )
+/// A page as the rules of names and numbers read it: its main text as extracted, its title and
+/// its URL.
+struct Named<'a> {
+    text: &'a str,
+    title: Option<&'a str>,
+    url: &'a str,
+}
+
+impl<'a> Named<'a> {
+    fn of(record: &'a PageRecord) -> Named<'a> {
+        Named {
+            text: &record.text,
+            title: record.title.as_deref(),
+            url: &record.url,
+        }
+    }
+}
+
+/// What the names and numbers of two pages say (`numbers_differ`, `other_numbers`,
+/// `url_words_differ` of [`TextEvidence`]): each rule reads a page's title and main text as one
+/// text. `other_numbers` also compares the titles alone: a page's name that differs from the
+/// other's in a number alone names another page (`holidays-db 2022.3.24` and `holidays-db`, the
+/// date gone from both titles as the normalisation reads them), whatever their main texts share.
+fn names_apart(a: Named<'_>, b: Named<'_>) -> (bool, bool, bool) {
+    let whole = |p: &Named<'_>| format!("{} {}", p.title.unwrap_or(""), p.text);
+    let (wa, wb) = (whole(&a), whole(&b));
+    let numbers_differ = crate::evidence::numbers_name_the_pages_apart(&wa, a.url, &wb, b.url);
+    let other_numbers = crate::evidence::texts_hold_other_numbers(&wa, &wb)
+        || crate::evidence::texts_hold_other_numbers(a.title.unwrap_or(""), b.title.unwrap_or(""));
+    let url_words_differ = crate::evidence::url_words_name_the_pages_apart(&wa, a.url, &wb, b.url);
+    (numbers_differ, other_numbers, url_words_differ)
 }
 
 /// The evidence of indexed page `b` against indexed page `a`, as if `b` were fetched after `a`.
 fn record_evidence(b: &PageRecord, a: &PageRecord, jaccard: Option<f64>) -> TextEvidence {
+    let (numbers_differ, other_numbers, url_words_differ) = names_apart(Named::of(b), Named::of(a));
     TextEvidence {
         words: [b.words, a.words],
         template_words: [0, 0],
@@ -196,14 +215,9 @@ fn record_evidence(b: &PageRecord, a: &PageRecord, jaccard: Option<f64>) -> Text
         names_original: false,
         canonicals_differ: b.canonical.zip(a.canonical).is_some_and(|(x, y)| x != y),
         other_name: crate::evidence::file_name(&b.url) != crate::evidence::file_name(&a.url),
-        numbers_differ: numbers_apart(
-            &b.text,
-            b.title.as_deref(),
-            &b.url,
-            &a.text,
-            a.title.as_deref(),
-            &a.url,
-        ),
+        numbers_differ,
+        other_numbers,
+        url_words_differ,
     }
 }
 

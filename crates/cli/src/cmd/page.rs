@@ -363,10 +363,10 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode> {
                 // The texts are the same as extracted; each host's template lines were then
                 // set aside, and the words and the fingerprints count what was left.
                 (true, true) => format!(
-                    ", the same text as extracted ({} and {} template words set aside)",
+                    ", the same normalised text as extracted ({} and {} template words set aside)",
                     e.template_words[1], e.template_words[0]
                 ),
-                (true, false) => ", the same text".to_owned(),
+                (true, false) => ", the same normalised text".to_owned(),
                 (false, true) => format!(
                     " without {} and {} template words",
                     e.template_words[1], e.template_words[0]

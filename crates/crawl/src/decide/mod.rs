@@ -110,8 +110,9 @@ pub enum Effect {
     Skipped {
         /// The skip log's id of the record.
         log_id: u64,
-        /// What was skipped and why.
-        record: SkipRecord,
+        /// What was skipped and why (boxed: a record with its evidence is several times the
+        /// other effects).
+        record: Box<SkipRecord>,
     },
     /// Skip log entry `log_id` was withdrawn: its URL was queued again, and its next decision
     /// stands instead (the search index drops the copy it listed).

@@ -107,7 +107,10 @@ impl Recorder {
             1,
         );
         let log_id = self.skips.append(&record)?;
-        self.effects.push(Effect::Skipped { log_id, record });
+        self.effects.push(Effect::Skipped {
+            log_id,
+            record: Box::new(record),
+        });
         Ok(log_id)
     }
 

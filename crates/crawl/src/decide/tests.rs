@@ -175,7 +175,7 @@ impl Sim {
         self.effects
             .iter()
             .filter_map(|e| match e {
-                Effect::Skipped { record, .. } => Some(record),
+                Effect::Skipped { record, .. } => Some(record.as_ref()),
                 Effect::Indexed { .. } | Effect::Withdrawn { .. } => None,
             })
             .collect()

@@ -443,10 +443,7 @@ fn one_event_s_dates_under_other_names_are_two_pages() {
         "",
     );
     assert_eq!(judged(&index, &later).verdict, Verdict::Unique);
-    assert_eq!(
-        why_not(&index, &later, 0),
-        NotACopy::OtherNamesNumbersDiffer
-    );
+    assert_eq!(why_not(&index, &later, 0), NotACopy::OneHostNumbersDiffer);
     let mirrored = page(
         "http://b.example/events/choir/2024-03-06",
         "Choir rehearsal",
@@ -457,7 +454,8 @@ fn one_event_s_dates_under_other_names_are_two_pages() {
         judged(&index, &mirrored).verdict,
         Verdict::Duplicate { .. }
     ));
-    // A day's page says its date in its title alone: the same events, another day.
+    // A day's page says its date in its title alone: the same events, another day (here on
+    // another host, where dates may be a copy's noise: the URLs name them).
     let list = text(74, 120);
     let index = index_of(&[(
         "http://a.example/calendar/day/2024-04-03",
@@ -466,12 +464,118 @@ fn one_event_s_dates_under_other_names_are_two_pages() {
         "",
     )]);
     let next = page(
-        "http://a.example/calendar/day/2024-04-10",
+        "http://b.example/calendar/day/2024-04-10",
         "Events on Wednesday, 10 April 2024",
         &list,
         "",
     );
     assert_eq!(why_not(&index, &next, 0), NotACopy::OtherNamesNumbersDiffer);
+}
+
+#[test]
+fn one_host_s_pages_that_hold_other_numbers_are_two_pages() {
+    // Two versions of a manual's page on one host, 300 words, one number apart: within k and
+    // above the Jaccard threshold.
+    let body = |version: &str, default: &str| {
+        format!(
+            "Install version {version} with the installer. {} The timeout defaults to {default} seconds.",
+            text(75, 300)
+        )
+    };
+    let index = index_of(&[(
+        "http://docs.example/en/v2.0/install.html",
+        "Installation",
+        &body("2.0.1", "30"),
+        "",
+    )]);
+    for other in [body("1.0.4", "30"), body("2.0.1", "60")] {
+        let older = page(
+            "http://docs.example/en/v1.0/install.html",
+            "Installation",
+            &other,
+            "",
+        );
+        assert_eq!(judged(&index, &older).verdict, Verdict::Unique);
+        assert_eq!(why_not(&index, &older, 0), NotACopy::OneHostNumbersDiffer);
+    }
+    // A package's page and one version's: the version in its title, a few words more.
+    let overview = text(77, 300);
+    let index = index_of(&[(
+        "http://pkg.example/pkg/holidays-db",
+        "holidays-db - PkgHub",
+        &overview,
+        "",
+    )]);
+    let version = page(
+        "http://pkg.example/pkg/holidays-db/2022.3.24",
+        "holidays-db 2022.3.24 - PkgHub",
+        &format!("{overview} Yanked: no."),
+        "",
+    );
+    assert_eq!(why_not(&index, &version, 0), NotACopy::OneHostNumbersDiffer);
+    let index = index_of(&[(
+        "http://docs.example/en/v2.0/install.html",
+        "Installation",
+        &body("2.0.1", "30"),
+        "",
+    )]);
+    // The same page under another URL of its host, with another clock time and counter: a copy.
+    let variant = page(
+        "http://docs.example/en/v2.0/install.html?highlight=timeout",
+        "Installation",
+        &format!("{} Built 10:32 (1700000000).", body("2.0.1", "30")),
+        "",
+    );
+    assert!(matches!(
+        judged(&index, &variant).verdict,
+        Verdict::Duplicate { .. }
+    ));
+    // On another host (a copy that stamps its own dates and versions), numbers alone do not
+    // keep two texts apart.
+    let elsewhere = page(
+        "http://mirror.example/en/v2.0/install.html",
+        "Installation",
+        &body("2.0.1", "60"),
+        "",
+    );
+    assert!(matches!(
+        judged(&index, &elsewhere).verdict,
+        Verdict::Duplicate { .. }
+    ));
+}
+
+#[test]
+fn a_generator_s_siblings_that_their_urls_name_apart_are_two_pages() {
+    // An API reference with one title on every page: two list endpoints, 300 words of the same
+    // section on paging, a sentence apart (within k, above the Jaccard threshold).
+    let paging = text(76, 300);
+    let body = |what: &str| format!("List {what}. Returns the {what} of the account. {paging}");
+    let index = index_of(&[(
+        "http://api.example/api/users/list",
+        "Reference",
+        &body("users"),
+        "",
+    )]);
+    let groups = page(
+        "http://api.example/api/groups/list",
+        "Reference",
+        &body("groups"),
+        "",
+    );
+    assert_eq!(judged(&index, &groups).verdict, Verdict::Unique);
+    assert_eq!(why_not(&index, &groups, 0), NotACopy::UrlWordsDiffer);
+    // The same page on a mirror, under a longer path: its URL names no word its original's
+    // text lacks.
+    let mirrored = page(
+        "http://mirror.example/docs/api/users/list",
+        "Reference",
+        &body("users"),
+        "",
+    );
+    assert!(matches!(
+        judged(&index, &mirrored).verdict,
+        Verdict::Duplicate { .. }
+    ));
 }
 
 #[test]

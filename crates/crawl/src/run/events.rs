@@ -214,7 +214,7 @@ impl Driver {
                             archive.skipped(&record)?;
                         } else {
                             // Written with the page's response.
-                            page_skip = Some(record);
+                            page_skip = Some(*record);
                         }
                     }
                 }
