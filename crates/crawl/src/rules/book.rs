@@ -97,8 +97,16 @@ pub struct RuleBook {
     /// mapped onto another page of the referrer's path, and one of which was fetched to check
     /// the rule (see [`RuleBook::sibling_check_due`]).
     sibling_checked: std::collections::HashSet<u64>,
+    /// How many sibling pages' links each parameter rule had fetched to check it (see
+    /// [`MAX_SIBLING_CHECKS_PER_RULE`]).
+    sibling_checks: HashMap<Rule, u32>,
     revoked: Vec<String>,
 }
+
+/// A parameter rule has at most this many sibling pages' links fetched to check it
+/// ([`RuleBook::sibling_check_due`]): one that fails is revoked at the first, and one that holds
+/// on eight other pages of a paged listing (`?page=N`) holds on its next hundred.
+const MAX_SIBLING_CHECKS_PER_RULE: u32 = 8;
 
 /// The most referrers [`RuleBook::sibling_check_due`] remembers (a few hundred KB): past this,
 /// such links are left to the rule's schedule.
@@ -178,6 +186,7 @@ impl RuleBook {
             verified_dirs: Default::default(),
             suspect_dirs: Default::default(),
             sibling_checked: Default::default(),
+            sibling_checks: HashMap::new(),
             revoked: Vec::new(),
         })
     }
@@ -333,7 +342,8 @@ impl RuleBook {
     /// from the links a page has to itself may pick a part of a paged whole: a forum thread's
     /// `?post=12`, linked from its second page (`?page=2`), is that page, not the thread's first,
     /// onto which the rule maps it. Its links to itself all agreed with the rule; the links of a
-    /// sibling page are where it can be wrong, and one fetch there tells.
+    /// sibling page are where it can be wrong, and one fetch there tells (at most
+    /// [`MAX_SIBLING_CHECKS_PER_RULE`] such fetches a rule).
     pub fn sibling_check_due(
         &mut self,
         rule: &Rule,
@@ -358,10 +368,19 @@ impl RuleBook {
         {
             return false;
         }
+        let checks = self.sibling_checks.entry(rule.clone()).or_default();
+        if *checks >= MAX_SIBLING_CHECKS_PER_RULE {
+            return false;
+        }
         let mut mark = rule.to_string().into_bytes();
         mark.extend_from_slice(&from_key.to_le_bytes());
-        self.sibling_checked
-            .insert(xxhash_rust::xxh3::xxh3_64(&mark))
+        let due = self
+            .sibling_checked
+            .insert(xxhash_rust::xxh3::xxh3_64(&mark));
+        if due {
+            *checks += 1;
+        }
+        due
     }
 
     /// `url`, a page of its host, was found to copy a page of another host: its directory needs
