@@ -149,6 +149,75 @@ fn numbers(t: &str) -> impl Iterator<Item = &str> {
         })
 }
 
+/// [`numbers`] with their signs: a `-` or `+` right before a number, itself after something
+/// other than a letter or a digit (`return -1;`, `-5 degrees`; not the hyphens of `2024-05-01`
+/// or `page-2`), is the number's.
+fn signed_numbers(t: &str) -> Vec<&str> {
+    let bytes = t.as_bytes();
+    // A letter, a digit, `:` or any byte of a character outside ASCII: what glues a run of
+    // digits into a word, a time or an id (`numbers` splits at anything else).
+    let glue = |b: u8| b.is_ascii_alphanumeric() || b == b':' || b >= 0x80;
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if !bytes[i].is_ascii_digit() || (i > 0 && glue(bytes[i - 1])) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && bytes[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i < bytes.len() && glue(bytes[i]) {
+            continue;
+        }
+        let digits = match t[start..i].trim_start_matches('0') {
+            "" => &t[i - 1..i],
+            n => n,
+        };
+        let signed = start > 0
+            && matches!(bytes[start - 1], b'-' | b'+')
+            && (start == 1 || !bytes[start - 2].is_ascii_alphanumeric());
+        out.push(if signed {
+            // The sign and the digits, leading zeros and all: `-05` and `-5` are rare enough.
+            &t[start - 1..i]
+        } else {
+            digits
+        });
+    }
+    out
+}
+
+/// Whether two titles name other ids or stamps: the tokens the normalisation drops as noise
+/// numbers ([`simcrawl_extract::is_noise_number`]: hashes, runs of seven digits and more, dates),
+/// clock times aside, counted, differ. Two pages of one host whose titles differ there name two
+/// pages (`Index of /pub/nightly/8866da009/` and `…/642ebcdbd/`, `Bug 2254801` and `Bug
+/// 2254804`): a title is no place for a copy's session id.
+///
+/// ```
+/// use simcrawl_crawl::evidence::titles_name_other_ids;
+/// assert!(titles_name_other_ids("Index of /pub/nightly/8866da009/", "Index of /pub/nightly/642ebcdbd/"));
+/// assert!(!titles_name_other_ids("Status at 10:32", "Status at 11:05"));
+/// assert!(!titles_name_other_ids("Guide", "Guide"));
+/// ```
+pub fn titles_name_other_ids(a: &str, b: &str) -> bool {
+    fn ids(t: &str) -> Vec<&str> {
+        let clock = |w: &str| {
+            w.as_bytes()
+                .windows(3)
+                .any(|x| x[0].is_ascii_digit() && x[1] == b':' && x[2].is_ascii_digit())
+        };
+        let mut ids: Vec<&str> = t
+            .split(|c: char| c.is_whitespace() || c == '/')
+            .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+            .filter(|w| !clock(w) && simcrawl_extract::is_noise_number(w))
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+    ids(a) != ids(b)
+}
+
 /// Whether two pages differ in a number their URLs name: a number of one page's text (its main
 /// text and title, `a` and `b`) that the other's text lacks, and that its own URL holds (a day's
 /// date in `/calendar/day/2024-04-10`, an event's in `/events/choir/2024-03-20`, an id). A
@@ -193,6 +262,8 @@ pub fn numbers_name_the_pages_apart(a: &str, a_url: &str, b: &str, b_url: &str) 
 /// // The same numbers in another order, a clock time, a counter: the same numbers.
 /// assert!(!texts_hold_other_numbers("1 then 2", "2 then 1"));
 /// assert!(!texts_hold_other_numbers("at 10:32 (1700000000)", "at 11:05 (1700003333)"));
+/// // A sign is the number's.
+/// assert!(texts_hold_other_numbers("return -1;", "return 1;"));
 /// // An edited text with a new date: the date is the edit's stamp.
 /// assert!(!texts_hold_other_numbers(
 ///     "Published 2024-03-05. The tide came in at 80 knots.",
@@ -201,7 +272,10 @@ pub fn numbers_name_the_pages_apart(a: &str, a_url: &str, b: &str, b_url: &str) 
 /// ```
 pub fn texts_hold_other_numbers(a: &str, b: &str) -> bool {
     fn counted(t: &str) -> Vec<&str> {
-        let mut n: Vec<&str> = numbers(t).filter(|n| n.len() < 7).collect();
+        let mut n: Vec<&str> = signed_numbers(t)
+            .into_iter()
+            .filter(|n| n.trim_start_matches(['-', '+']).len() < 7)
+            .collect();
         n.sort_unstable();
         n
     }

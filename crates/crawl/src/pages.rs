@@ -183,14 +183,17 @@ impl<'a> Named<'a> {
 /// What the names and numbers of two pages say (`numbers_differ`, `other_numbers`,
 /// `url_words_differ` of [`TextEvidence`]): each rule reads a page's title and main text as one
 /// text. `other_numbers` also compares the titles alone: a page's name that differs from the
-/// other's in a number alone names another page (`holidays-db 2022.3.24` and `holidays-db`, the
-/// date gone from both titles as the normalisation reads them), whatever their main texts share.
+/// other's in a number alone, or in an id or a stamp, names another page (`holidays-db 2022.3.24`
+/// and `holidays-db`, the date gone from both titles as the normalisation reads them; `Index of
+/// /pub/nightly/8866da009/`), whatever their main texts share.
 fn names_apart(a: Named<'_>, b: Named<'_>) -> (bool, bool, bool) {
     let whole = |p: &Named<'_>| format!("{} {}", p.title.unwrap_or(""), p.text);
     let (wa, wb) = (whole(&a), whole(&b));
     let numbers_differ = crate::evidence::numbers_name_the_pages_apart(&wa, a.url, &wb, b.url);
+    let (ta, tb) = (a.title.unwrap_or(""), b.title.unwrap_or(""));
     let other_numbers = crate::evidence::texts_hold_other_numbers(&wa, &wb)
-        || crate::evidence::texts_hold_other_numbers(a.title.unwrap_or(""), b.title.unwrap_or(""));
+        || crate::evidence::texts_hold_other_numbers(ta, tb)
+        || crate::evidence::titles_name_other_ids(ta, tb);
     let url_words_differ = crate::evidence::url_words_name_the_pages_apart(&wa, a.url, &wb, b.url);
     (numbers_differ, other_numbers, url_words_differ)
 }

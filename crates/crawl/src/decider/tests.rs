@@ -513,6 +513,37 @@ fn one_host_s_pages_that_hold_other_numbers_are_two_pages() {
         "",
     );
     assert_eq!(why_not(&index, &version, 0), NotACopy::OneHostNumbersDiffer);
+    // Two nightly builds' listings, named by their commits' hashes, which the normalisation drops
+    // as ids: only the titles tell them apart.
+    let listing = "Index of the nightly build";
+    let index = index_of(&[(
+        "http://dl.example/pub/nightly/8866da009/",
+        "Index of /pub/nightly/8866da009/",
+        listing,
+        "",
+    )]);
+    let other = page(
+        "http://dl.example/pub/nightly/642ebcdbd/",
+        "Index of /pub/nightly/642ebcdbd/",
+        listing,
+        "",
+    );
+    assert_eq!(why_not(&index, &other, 0), NotACopy::OneHostNumbersDiffer);
+    // A source file at two commits, a sign apart.
+    let source = |value: &str| format!("{} if (n == 0) return {value};", text(78, 220));
+    let index = index_of(&[(
+        "http://git.example/repo/tree/main.c?id=c45723bf",
+        "main.c - repo",
+        &source("-1"),
+        "",
+    )]);
+    let changed = page(
+        "http://git.example/repo/tree/main.c?id=1185448b",
+        "main.c - repo",
+        &source("1"),
+        "",
+    );
+    assert_eq!(why_not(&index, &changed, 0), NotACopy::OneHostNumbersDiffer);
     let index = index_of(&[(
         "http://docs.example/en/v2.0/install.html",
         "Installation",
