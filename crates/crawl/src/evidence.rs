@@ -120,8 +120,8 @@ pub struct TextEvidence {
     /// drops as a copy's noise (a calendar's day pages differ in the date of their titles).
     pub numbers_differ: bool,
     /// The two pages' main texts and titles differ in their numbers alone
-    /// ([`texts_hold_other_numbers`]: versions, defaults, an object's number, a date's digits; not
-    /// clock times or runs of seven digits and more). The normalisation drops dates as a copy's
+    /// ([`texts_hold_other_numbers`]: versions, defaults, an object's number, a date's digits, a
+    /// price; clock times only where a text holds several). The normalisation drops dates as a copy's
     /// noise, and a number is one word of many: a copy elsewhere may change its dates, a copy on
     /// its own host has its original's numbers, where two versions of a manual's page (`Install
     /// version 2.0.1`, `1.0.4`; `Default: 30`, `60`) and a museum's objects (`1954.6.5`,
@@ -245,23 +245,29 @@ pub fn numbers_name_the_pages_apart(a: &str, a_url: &str, b: &str, b_url: &str) 
 
 /// Whether two texts (a page's title and main text, as extracted) differ in their numbers
 /// alone: the same words once every number is set aside, and other numbers as written, counted
-/// (a list's order is no difference; `2.0.1` is 2, 0 and 1; dates among them). See
+/// (a list's order is no difference; `2.0.1` is 2, 0 and 1; dates, prices and phone numbers
+/// among them), or other clock times where times are what the texts hold. See
 /// [`TextEvidence::other_numbers`].
 ///
 /// A number is then all that tells the two apart, and it is their fact: two versions of a
 /// manual's page (`Install version 2.0.1`, `1.0.4`; `Default: 30`, `60`), a museum's objects
-/// (`1954.6.5`, `1954.12.3`), two calendar versions' notes. An article's second version, a
-/// sentence rewritten and a new date, is its near-duplicate: its words differ too. Clock times
-/// and runs of seven digits and more (counters, Unix times) never count: they change from one
-/// response to the next.
+/// (`1954.6.5`, `1954.12.3`), two calendar versions' notes, two ads' prices (`1250000`,
+/// `1275000`). An article's second version, a sentence rewritten and a new date, is its
+/// near-duplicate: its words differ too. A clock time or two is a copy's stamp (`Updated
+/// 10:32`), which changes from one response to the next; a timetable's departures are its text:
+/// clock times count when the two texts hold other numbers of them, or three or more each.
 ///
 /// ```
 /// use simcrawl_crawl::evidence::texts_hold_other_numbers;
 /// assert!(texts_hold_other_numbers("Install version 2.0.1", "Install version 1.0.4"));
 /// assert!(texts_hold_other_numbers("Object 1954.6.5. Untitled", "Object 1954.12.3. Untitled"));
-/// // The same numbers in another order, a clock time, a counter: the same numbers.
+/// assert!(texts_hold_other_numbers("Price 1250000 EUR", "Price 1275000 EUR"));
+/// // The same numbers in another order, a clock time: the same numbers.
 /// assert!(!texts_hold_other_numbers("1 then 2", "2 then 1"));
-/// assert!(!texts_hold_other_numbers("at 10:32 (1700000000)", "at 11:05 (1700003333)"));
+/// assert!(!texts_hold_other_numbers("Updated 10:32", "Updated 11:05"));
+/// // A timetable's departures.
+/// assert!(texts_hold_other_numbers("dep 08:39 09:09 09:39", "dep 08:40 09:10 09:40"));
+/// assert!(texts_hold_other_numbers("dep 08:39 09:09 09:39", "dep 08:39 09:09"));
 /// // A sign is the number's.
 /// assert!(texts_hold_other_numbers("return -1;", "return 1;"));
 /// // An edited text with a new date: the date is the edit's stamp.
@@ -272,18 +278,32 @@ pub fn numbers_name_the_pages_apart(a: &str, a_url: &str, b: &str, b_url: &str) 
 /// ```
 pub fn texts_hold_other_numbers(a: &str, b: &str) -> bool {
     fn counted(t: &str) -> Vec<&str> {
-        let mut n: Vec<&str> = signed_numbers(t)
-            .into_iter()
-            .filter(|n| n.trim_start_matches(['-', '+']).len() < 7)
-            .collect();
+        let mut n = signed_numbers(t);
         n.sort_unstable();
         n
+    }
+    /// Its clock times (`08:39`, `10:32:07`), sorted.
+    fn clocks(t: &str) -> Vec<&str> {
+        let mut c: Vec<&str> = t
+            .split(|c: char| !c.is_ascii_digit() && c != ':')
+            .filter(|w| {
+                w.as_bytes()
+                    .windows(3)
+                    .any(|x| x[0].is_ascii_digit() && x[1] == b':' && x[2].is_ascii_digit())
+            })
+            .collect();
+        c.sort_unstable();
+        c
     }
     const WORDS: simcrawl_extract::NormalizeOptions = simcrawl_extract::NormalizeOptions {
         strip_digits: true,
         ..simcrawl_extract::NormalizeOptions::FINGERPRINT
     };
-    counted(a) != counted(b)
+    let numbers_differ = counted(a) != counted(b) || {
+        let (ca, cb) = (clocks(a), clocks(b));
+        ca.len() != cb.len() || (ca.len() >= 3 && ca != cb)
+    };
+    numbers_differ
         && simcrawl_extract::normalize_text(a, WORDS) == simcrawl_extract::normalize_text(b, WORDS)
 }
 

@@ -228,6 +228,7 @@ impl Core {
         let referrer_owned = Some(referrer.to_string());
         // The rule that made this URL's key a known page's, if one did.
         let mut deferred = None;
+        let mut unindexed = None;
         let ruled = if let Some((rule, reason)) = self.book.rule_behind(&url, key_hash, &self.seen)
         {
             let scheduled = self.book.should_verify_at(&rule, &url);
@@ -267,6 +268,21 @@ impl Core {
                     }
                 }
             }
+            // A skip onto a key no page is indexed under yet: if none ever is (the key's page was
+            // itself a copy, `index.php` of `/`), the crawl's end checks it (see
+            // `Core::verify_unverified_rules`).
+            if deferred.is_none()
+                && self.pages.by_key(key_hash)?.is_none()
+                && let Ok(plain) = self.book.plain().canonicalize(url.as_str(), None)
+            {
+                unindexed = Some(Deferred {
+                    rule: rule.clone(),
+                    url: plain,
+                    depth,
+                    referrer: referrer.to_owned(),
+                    log_id: None,
+                });
+            }
             let original = self.original_url(key_hash, candidate.key.as_str())?;
             Some((rule, reason, original))
         } else {
@@ -291,6 +307,15 @@ impl Core {
             if let Some(deferred) = deferred {
                 self.book
                     .defer_verification(key_hash, Deferred { log_id, ..deferred });
+            }
+            if let Some(unindexed) = unindexed {
+                self.book.note_unindexed_target(
+                    key_hash,
+                    Deferred {
+                        log_id,
+                        ..unindexed
+                    },
+                );
             }
             return Ok(());
         }

@@ -103,8 +103,10 @@ impl Core {
     /// has them fetched now as verifications: all of them up to [`VERIFY_AT_END`], else that many
     /// spread over them. A page that differs is indexed, and may revoke the rule. When unsure,
     /// fetch: a mirror learned from five agreeing pages of a small site may be two versions of a
-    /// manual, and its first verification would never have come. Returns how many were queued
-    /// (the crawl goes on while any are). Each rule is checked once.
+    /// manual, and its first verification would never have come. So are a rule's skips onto keys
+    /// never indexed, and the verifications that still wait for such originals
+    /// ([`RuleBook::take_unindexed`]). Returns how many
+    /// were queued (the crawl goes on while any are). Each rule is checked once.
     pub(crate) fn verify_unverified_rules(&mut self) -> Result<u64, CrawlError> {
         let rules = self.book.learner().unverified();
         // Each URL under its own key: under the rule's, it is its original's, indexed already.
@@ -147,6 +149,26 @@ impl Core {
                     self.book.verify(own.key.hash128(), rule.clone());
                     queued += 1;
                 }
+            }
+        }
+        // The verifications that waited for an original never indexed: a parameter rule's key
+        // names a page that was itself a copy (Joomla's `index.php?Itemid=130`, mapped onto
+        // `index.php`, an exact copy of `/`), and they would wait for ever while the rule skips
+        // distinct pages unchecked. Each is fetched now, and judged against the index: a page
+        // distinct from every indexed one fails the rule.
+        let pages = &self.pages;
+        let left = self
+            .book
+            .take_unindexed(|key| Ok(pages.by_key(key)?.is_some()))?;
+        for deferred in left {
+            if self.requeue_skipped(
+                &deferred.url,
+                deferred.depth,
+                Some(&deferred.referrer),
+                deferred.log_id,
+            )? {
+                self.book.verify(deferred.url.key.hash128(), deferred.rule);
+                queued += 1;
             }
         }
         self.count(

@@ -2034,3 +2034,59 @@ fn a_thread_s_post_links_on_its_second_page_are_not_taken_for_its_first() {
     }
     assert_each_url_decided_once(&sim);
 }
+
+#[test]
+fn a_parameter_rule_whose_target_is_a_copy_is_checked_when_the_crawl_ends() {
+    // A Joomla site: `/index.php` is `/` again; `Itemid` only marks the menu item on an
+    // article's URLs, and `index.php?Itemid=130` alone is the contact page, linked from a deep
+    // page after the rule. The rule maps it onto `index.php`, a copy never indexed, where its
+    // verification waited for ever.
+    let mut web = BTreeMap::new();
+    let home_links: Vec<String> = (1..=6)
+        .flat_map(|i| {
+            [
+                format!("/index.php?option=com_content&id={i}&Itemid=101"),
+                format!("/index.php?option=com_content&id={i}&Itemid=102"),
+            ]
+        })
+        .chain(["/index.php".to_string(), "/deep.html".to_string()])
+        .collect();
+    let home = hub("Home", 500, &home_links);
+    web.insert("http://j.test/".to_string(), home.clone());
+    web.insert("http://j.test/index.php".to_string(), home);
+    for i in 1..=6u64 {
+        let article = page(&format!("Article {i}"), &article(500 + i, 250), &[]);
+        for item in [101, 102, 103] {
+            web.insert(
+                format!("http://j.test/index.php?option=com_content&id={i}&Itemid={item}"),
+                article.clone(),
+            );
+        }
+    }
+    let deep_links = ["/index.php?Itemid=130"];
+    web.insert(
+        "http://j.test/deep.html".to_string(),
+        page("Deep", &article(520, 200), &deep_links),
+    );
+    web.insert(
+        "http://j.test/index.php?Itemid=130".to_string(),
+        page("Contact us", &article(530, 120), &[]),
+    );
+    let mut sim = Sim::new(&["http://j.test/"], LearnConfig::default(), web);
+    sim.crawl();
+    sim.core
+        .verify_unverified_rules()
+        .expect("the end's checks");
+    sim.crawl();
+    assert!(
+        sim.indexed()
+            .contains(&"http://j.test/index.php?Itemid=130".to_string()),
+        "the contact page is indexed; rules {:?}, skips {:?}",
+        sim.core.book.history(),
+        sim.skips()
+            .iter()
+            .map(|s| (&s.url, s.reason))
+            .collect::<Vec<_>>()
+    );
+    assert_each_url_decided_once(&sim);
+}

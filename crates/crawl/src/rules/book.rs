@@ -76,6 +76,13 @@ pub struct RuleBook {
     /// the rule and the skipped URL (as its own key), its depth and referrer. At most
     /// [`MAX_DEFERRED`].
     deferred: HashMap<u128, Deferred>,
+    /// Skips onto a key under which no page was indexed then (see
+    /// [`RuleBook::note_unindexed_target`]).
+    unindexed: Vec<(u128, Deferred)>,
+    /// How many of each rule's skips [`RuleBook::take_unindexed`] gave, over the crawl.
+    unindexed_taken: HashMap<Rule, usize>,
+    /// The URLs (their own keys) [`RuleBook::take_unindexed`] gave: each is checked once.
+    unindexed_checked: std::collections::HashSet<u128>,
     /// Skips per rule not yet added to its record (see [`RuleBook::count_skip`]).
     skips: HashMap<Rule, u64>,
     /// The rule records by id ([`layout::RULES_BY_ID_TREE`]).
@@ -102,6 +109,10 @@ pub struct RuleBook {
     sibling_checks: HashMap<Rule, u32>,
     revoked: Vec<String>,
 }
+
+/// A rule has at most this many of its skips onto keys never indexed fetched at a crawl's end
+/// ([`RuleBook::take_unindexed`]).
+const VERIFY_UNINDEXED: usize = 10;
 
 /// A parameter rule has at most this many sibling pages' links fetched to check it
 /// ([`RuleBook::sibling_check_due`]): one that fails is revoked at the first, and one that holds
@@ -177,6 +188,9 @@ impl RuleBook {
             recent: VecDeque::new(),
             rekeyed: HashMap::new(),
             deferred: HashMap::new(),
+            unindexed: Vec::new(),
+            unindexed_taken: HashMap::new(),
+            unindexed_checked: Default::default(),
             skips: HashMap::new(),
             records,
             ids,
@@ -301,6 +315,47 @@ impl RuleBook {
     pub fn deferred_for(&mut self, original: u128) -> Option<Deferred> {
         let deferred = self.deferred.remove(&original)?;
         self.is_active(&deferred.rule).then_some(deferred)
+    }
+
+    /// Keeps a skip of `rule` onto key `target`, under which no page was indexed then (not a
+    /// verification: see [`RuleBook::take_unindexed`]). A mirror or an alias has its own checks
+    /// (a directory's first skip, its first skips at the crawl's end) and is left out.
+    pub fn note_unindexed_target(&mut self, target: u128, skip: Deferred) {
+        if !skip.rule.kind().skips_hosts() && self.unindexed.len() < MAX_DEFERRED {
+            self.unindexed.push((target, skip));
+        }
+    }
+
+    /// For a crawl's end: the skips onto a key under which no page is indexed (`indexed` says
+    /// which keys have one), of parameter, host-option and canonical rules in force, and their
+    /// verifications still waiting for their
+    /// originals, at most [`VERIFY_UNINDEXED`] a rule over the crawl, each URL taken once. A key's page that was
+    /// itself a copy of another (`index.php` of `/`) is never indexed: a parameter rule learned
+    /// where it changed nothing (`Itemid` beside an article's `id`) maps a page that it selects
+    /// (`index.php?Itemid=130`, the contact page) onto it, and the skip would never be checked;
+    /// fetched, the page is judged against the index as a whole.
+    pub fn take_unindexed(
+        &mut self,
+        mut indexed: impl FnMut(u128) -> Result<bool, CrawlError>,
+    ) -> Result<Vec<Deferred>, CrawlError> {
+        let mut left: Vec<(u128, Deferred)> = std::mem::take(&mut self.unindexed);
+        left.extend(self.deferred.drain());
+        left.sort_by(|a, b| a.1.url.fetch.as_str().cmp(b.1.url.fetch.as_str()));
+        let mut out = Vec::new();
+        for (target, skip) in left {
+            if skip.rule.kind().skips_hosts()
+                || !self.learner.is_active(&skip.rule)
+                || indexed(target)?
+            {
+                continue;
+            }
+            let taken = self.unindexed_taken.entry(skip.rule.clone()).or_default();
+            if *taken < VERIFY_UNINDEXED && self.unindexed_checked.insert(skip.url.key.hash128()) {
+                *taken += 1;
+                out.push(skip);
+            }
+        }
+        Ok(out)
     }
 
     /// Whether `rule` is in force.
@@ -596,6 +651,7 @@ impl RuleBook {
         self.learner.contradict(rule);
         self.rekeyed.retain(|_, (_, r)| r != rule);
         self.deferred.retain(|_, d| d.rule != *rule);
+        self.unindexed.retain(|(_, d)| d.rule != *rule);
         let mut rules = self.canon.rules().clone();
         if matches!(rule.kind().remove_from(&mut rules), Ok(true)) {
             self.canon = Arc::new(Canonicalizer::new(self.options, rules));
