@@ -154,13 +154,13 @@ fn numbers(t: &str) -> impl Iterator<Item = &str> {
 /// or `page-2`), is the number's.
 fn signed_numbers(t: &str) -> Vec<&str> {
     let bytes = t.as_bytes();
-    // A letter, a digit, `:` or any byte of a character outside ASCII: what glues a run of
-    // digits into a word, a time or an id (`numbers` splits at anything else).
-    let glue = |b: u8| b.is_ascii_alphanumeric() || b == b':' || b >= 0x80;
+    // A letter, a digit or `:`: what glues a run of digits into a word, a time or an id
+    // (`numbers` splits at anything else, a currency's sign among them: `£30000`, `€37`).
+    let glue = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == ':');
     let mut out = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
-        if !bytes[i].is_ascii_digit() || (i > 0 && glue(bytes[i - 1])) {
+        if !bytes[i].is_ascii_digit() || glue(t[..i].chars().next_back()) {
             i += 1;
             continue;
         }
@@ -168,7 +168,7 @@ fn signed_numbers(t: &str) -> Vec<&str> {
         while i < bytes.len() && bytes[i].is_ascii_digit() {
             i += 1;
         }
-        if i < bytes.len() && glue(bytes[i]) {
+        if glue(t[i..].chars().next()) {
             continue;
         }
         let digits = match t[start..i].trim_start_matches('0') {
@@ -262,6 +262,7 @@ pub fn numbers_name_the_pages_apart(a: &str, a_url: &str, b: &str, b_url: &str) 
 /// assert!(texts_hold_other_numbers("Install version 2.0.1", "Install version 1.0.4"));
 /// assert!(texts_hold_other_numbers("Object 1954.6.5. Untitled", "Object 1954.12.3. Untitled"));
 /// assert!(texts_hold_other_numbers("Price 1250000 EUR", "Price 1275000 EUR"));
+/// assert!(texts_hold_other_numbers("Salary £30000", "Salary £37000"));
 /// // The same numbers in another order, a clock time: the same numbers.
 /// assert!(!texts_hold_other_numbers("1 then 2", "2 then 1"));
 /// assert!(!texts_hold_other_numbers("Updated 10:32", "Updated 11:05"));

@@ -665,18 +665,18 @@ impl Learner {
         }
     }
 
-    /// The whole-host rules in force that skipped URLs and never reached their first
-    /// verification; each rule is returned once. For the end of a crawl: a mirror learned from a
-    /// few agreeing pages of a small site (two versions of a manual whose first sampled pages are
-    /// the same) would otherwise keep the pages that differ skipped, never fetched.
+    /// The rules in force that skipped URLs and never reached their first verification; each
+    /// rule is returned once. For the end of a crawl: a mirror learned from a few agreeing pages
+    /// of a small site (two versions of a manual whose first sampled pages are the same) would
+    /// otherwise keep the pages that differ skipped, never fetched, and so would a host option
+    /// learned from five pages a server answers in any case (`/About` and `/about`) on a site
+    /// whose glossary has `/term/Polish` and `/term/polish`.
     pub fn unverified(&mut self) -> Vec<Rule> {
         let first = self.config.verify_every;
         let mut rules: Vec<Rule> = self
             .active
             .iter_mut()
-            .filter(|(rule, v)| {
-                rule.kind().skips_hosts() && v.skips > 0 && v.next == first && !v.checked_at_end
-            })
+            .filter(|(_, v)| v.skips > 0 && v.next == first && !v.checked_at_end)
             .map(|(rule, v)| {
                 v.checked_at_end = true;
                 rule.clone()

@@ -321,7 +321,32 @@ impl Core {
         }
         let original = self.original_url(key_hash, candidate.key.as_str())?;
         if original == redact(&url) {
-            return Ok(()); // the known URL itself (a redirect target, say), not a variant
+            // The URL its key spells: the known URL itself (a redirect target, say), not a
+            // variant; unless the key was queued under another spelling, which a host option
+            // learned on this host made this URL's key (`/term/Polish` under lowercase-path):
+            // then this URL is that rule's skip, logged and checked as one.
+            if self.variants.contains(spelled_otherwise(key_hash))?
+                && let Some(rule) = self.book.active_rules().into_iter().find(|r| {
+                    matches!(r, crate::learn::Rule::HostOption(h)
+                        if h.authority == crate::learn::authority(&url))
+                })
+            {
+                // Not a verification: its key is the queued spelling's, which a fetch of this
+                // one could not be told from (the crawl's end checks the rule's first skips).
+                self.book.count_skip(&rule);
+                let record = rule_skip(
+                    &url,
+                    rule.to_string(),
+                    self.book.id_of(&rule),
+                    rule.skip_reason(),
+                    original,
+                    depth,
+                    referrer_owned,
+                    now,
+                );
+                self.skip(record)?;
+            }
+            return Ok(());
         }
         self.skip(SkipRecord {
             time_ms: now.unix_ms,
