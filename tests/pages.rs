@@ -63,3 +63,37 @@ fn fingerprint_and_explain_read_urls() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("127.0.0.1:9"));
 }
+
+#[test]
+fn explain_says_when_two_titles_are_one_only_as_normalised() {
+    // Two bug reports of one host: the same text, titles a seven-digit id apart, which the
+    // normalisation drops. The whole-pages line says so, and the verdict keeps them apart.
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let page = |id: &str| {
+        format!(
+            "<html><head><title>Bug {id} - Crash on startup</title></head><body><p>The app \
+             crashes on startup when the config file is missing.</p></body></html>"
+        )
+    };
+    let (a, b) = (dir.path().join("a.html"), dir.path().join("b.html"));
+    std::fs::write(&a, page("2254801")).expect("written");
+    std::fs::write(&b, page("2254804")).expect("written");
+    let out = simcrawl()
+        .arg("explain")
+        .arg(&a)
+        .arg(&b)
+        .args([
+            "--url-a",
+            "http://bugs.example/show_bug.cgi?id=2254801",
+            "--url-b",
+            "http://bugs.example/show_bug.cgi?id=2254804",
+        ])
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("same title as normalised, other titles as written"),
+        "{text}"
+    );
+    assert!(text.contains("verdict:             distinct"), "{text}");
+}
