@@ -188,6 +188,13 @@ fn signed_numbers(t: &str) -> Vec<&str> {
     out
 }
 
+/// Whether a token holds a clock time: digits on both sides of a colon (`10:32`, a timestamp).
+fn holds_a_clock_time(w: &str) -> bool {
+    w.as_bytes()
+        .windows(3)
+        .any(|x| x[0].is_ascii_digit() && x[1] == b':' && x[2].is_ascii_digit())
+}
+
 /// Whether two titles name other ids or stamps: the tokens the normalisation drops as noise
 /// numbers ([`simcrawl_extract::is_noise_number`]: hashes, runs of seven digits and more, dates),
 /// clock times aside, counted, differ. Two pages of one host whose titles differ there name two
@@ -202,15 +209,10 @@ fn signed_numbers(t: &str) -> Vec<&str> {
 /// ```
 pub fn titles_name_other_ids(a: &str, b: &str) -> bool {
     fn ids(t: &str) -> Vec<&str> {
-        let clock = |w: &str| {
-            w.as_bytes()
-                .windows(3)
-                .any(|x| x[0].is_ascii_digit() && x[1] == b':' && x[2].is_ascii_digit())
-        };
         let mut ids: Vec<&str> = t
             .split(|c: char| c.is_whitespace() || c == '/')
             .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
-            .filter(|w| !clock(w) && simcrawl_extract::is_noise_number(w))
+            .filter(|w| !holds_a_clock_time(w) && simcrawl_extract::is_noise_number(w))
             .collect();
         ids.sort_unstable();
         ids
@@ -287,11 +289,7 @@ pub fn texts_hold_other_numbers(a: &str, b: &str) -> bool {
     fn clocks(t: &str) -> Vec<&str> {
         let mut c: Vec<&str> = t
             .split(|c: char| !c.is_ascii_digit() && c != ':')
-            .filter(|w| {
-                w.as_bytes()
-                    .windows(3)
-                    .any(|x| x[0].is_ascii_digit() && x[1] == b':' && x[2].is_ascii_digit())
-            })
+            .filter(|w| holds_a_clock_time(w))
             .collect();
         c.sort_unstable();
         c
