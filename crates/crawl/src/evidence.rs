@@ -134,6 +134,10 @@ pub struct TextEvidence {
     /// `/api/groups/list`, one title and most of their words alike). Not written with a skip's
     /// evidence (such a pair is no copy).
     pub url_words_differ: bool,
+    /// Both main texts are a data page's, whose numbers are its facts, and they hold other
+    /// numbers ([`data_pages_hold_other_numbers`]: a timetable of another station, a results table
+    /// of another day). Not written with a skip's evidence (such a pair is no copy).
+    pub data_differs: bool,
 }
 
 /// The numbers of a text: its tokens of ASCII digits alone between other characters than
@@ -306,6 +310,65 @@ pub fn texts_hold_other_numbers(a: &str, b: &str) -> bool {
         && simcrawl_extract::normalize_text(a, WORDS) == simcrawl_extract::normalize_text(b, WORDS)
 }
 
+/// A text is a data page's when at least this many of its tokens are numbers ([`data_pages_hold_other_numbers`]).
+pub const MIN_DATA_NUMBERS: usize = 12;
+
+/// Whether two texts (a page's title and main text, as extracted) are both a data page's, whose
+/// numbers are its facts, and hold other numbers: each text's numbers (signed numbers and clock
+/// times, as [`texts_hold_other_numbers`] reads them) are at least [`MIN_DATA_NUMBERS`] and a fifth
+/// of its words, and at least three of them, and a tenth, are not the other's (counted).
+///
+/// A timetable's rows repeat their words (`S1 Flughafen Platform 1`) and differ in their times;
+/// a results table, a price history or a weather page repeats its labels and differs in its
+/// figures. The fingerprints drop digits as a copy's noise, so two such pages are one text to
+/// them, and the words that tell them apart (a station's name in a title both share) are a few of
+/// hundreds. A copy of a data page has its numbers; a copy's stamp (`Updated 10:32`, a counter)
+/// is one or two numbers of many.
+///
+/// ```
+/// use simcrawl_crawl::evidence::data_pages_hold_other_numbers;
+/// let rows = |start: u32| (0..16).map(|i| format!("{:02}:{:02} S1 Airport platform 1", 6 + i, (start + i * 7) % 60)).collect::<Vec<_>>().join(" ");
+/// assert!(data_pages_hold_other_numbers(&rows(12), &rows(15)));
+/// // The same timetable with a stamp of its own is the same data.
+/// assert!(!data_pages_hold_other_numbers(&format!("Updated 10:32 {}", rows(12)), &format!("Updated 11:05 {}", rows(12))));
+/// // An article whose few numbers differ is no data page.
+/// assert!(!data_pages_hold_other_numbers("In 2019 the 3 rivers rose by 12 metres and the town of 4000 people left", "In 2021 the 5 rivers rose by 14 metres and the town of 4300 people left"));
+/// ```
+pub fn data_pages_hold_other_numbers(a: &str, b: &str) -> bool {
+    fn facts(t: &str) -> Vec<&str> {
+        let mut n = signed_numbers(t);
+        n.extend(
+            t.split(|c: char| !c.is_ascii_digit() && c != ':')
+                .filter(|w| holds_a_clock_time(w)),
+        );
+        n.sort_unstable();
+        n
+    }
+    let is_data = |t: &str, facts: &[&str]| {
+        facts.len() >= MIN_DATA_NUMBERS && facts.len() * 5 >= t.split_whitespace().count()
+    };
+    let (fa, fb) = (facts(a), facts(b));
+    if !is_data(a, &fa) || !is_data(b, &fb) {
+        return false;
+    }
+    // The numbers both hold, counted: a merge of the two sorted lists.
+    let (mut i, mut j, mut shared) = (0, 0, 0);
+    while i < fa.len() && j < fb.len() {
+        match fa[i].cmp(fb[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                shared += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    let most = fa.len().max(fb.len());
+    let other = most - shared;
+    other >= 3 && other * 10 >= most
+}
+
 /// The words of a URL that may name its page: its path's segments and its query's values, split
 /// at what is not a letter, lowercased, of three letters or more, less the file extensions and
 /// index names every page has.
@@ -413,6 +476,8 @@ pub enum NotACopy {
     /// Two pages of one host whose main texts and titles differ in their numbers alone
     /// ([`TextEvidence::other_numbers`]).
     OneHostNumbersDiffer,
+    /// Two data pages that hold other numbers ([`TextEvidence::data_differs`]).
+    DataDiffers,
     /// Two pages of other file names that differ in a number their URLs name: a
     /// calendar's days, one weekly event's dates (the normalisation drops dates and times, so
     /// that a copy's timestamp is no difference).
@@ -448,6 +513,9 @@ impl fmt::Display for NotACopy {
             }
             NotACopy::OneHostNumbersDiffer => {
                 "two pages of one host whose texts differ in their numbers alone (a version, a default, an object's number, a date): a copy on its own host has its original's"
+            }
+            NotACopy::DataDiffers => {
+                "two data pages (a timetable, a results table: a fifth of their words numbers) that hold other numbers: a data page is its figures"
             }
             NotACopy::OtherNamesNumbersDiffer => {
                 "two pages of other file names that differ in a number their URLs name (a date, an id): a calendar's days, not copies"
@@ -620,6 +688,9 @@ pub fn judge(e: &TextEvidence, policy: &Policy) -> Result<SkipReason, NotACopy> 
     }
     if e.same_host && e.other_numbers && !e.names_original {
         return Err(NotACopy::OneHostNumbersDiffer);
+    }
+    if e.data_differs && !e.names_original {
+        return Err(NotACopy::DataDiffers);
     }
     if e.other_name && e.numbers_differ && !e.declares_copy {
         return Err(NotACopy::OtherNamesNumbersDiffer);
@@ -891,6 +962,7 @@ impl Codec for TextEvidence {
             numbers_differ,
             other_numbers: false,
             url_words_differ: false,
+            data_differs: false,
             same_whole,
         })
     }
@@ -1028,6 +1100,7 @@ mod tests {
             numbers_differ: false,
             other_numbers: false,
             url_words_differ: false,
+            data_differs: false,
             ..declared
         };
         assert_eq!(judge(&declared, &POLICY), Ok(SkipReason::Canonical));
@@ -1064,6 +1137,7 @@ mod tests {
             numbers_differ: false,
             other_numbers: false,
             url_words_differ: false,
+            data_differs: false,
             ..TextEvidence::default()
         };
         let verdict = judge(&print, &POLICY);
@@ -1081,6 +1155,7 @@ mod tests {
             numbers_differ: false,
             other_numbers: false,
             url_words_differ: false,
+            data_differs: false,
             declares_copy: false,
             ..print
         };
@@ -1132,6 +1207,7 @@ mod tests {
             numbers_differ: false,
             other_numbers: false,
             url_words_differ: false,
+            data_differs: false,
             ..siblings
         };
         assert_eq!(judge(&canonical, &policy), Ok(SkipReason::Canonical));
@@ -1225,6 +1301,7 @@ mod tests {
                         numbers_differ: false,
                         other_numbers: false,
                         url_words_differ: false,
+                        data_differs: false,
                     }
                 },
             )

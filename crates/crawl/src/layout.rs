@@ -111,6 +111,8 @@ pub mod counters {
     pub const SKIPPED_BY_RULE_AFTER_FETCH: &str = "crawl/skipped_by_rule_after_fetch";
     /// URLs a young whole-host rule skipped, fetched to verify it when the frontier ran dry.
     pub const VERIFIED_AT_END: &str = "crawl/verified_at_end";
+    /// URLs a rule never checked skipped, queued again when the crawl stopped at its page budget.
+    pub const RETURNED_AT_BUDGET: &str = "crawl/returned_at_budget";
     /// Skips whose evidence did not support their reason ([`crate::evidence::check`]), indexed
     /// instead. Always 0 unless the crawl has a bug.
     pub const CONTRADICTED: &str = "crawl/contradicted";

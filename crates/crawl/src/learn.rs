@@ -665,6 +665,20 @@ impl Learner {
         }
     }
 
+    /// The rules [`Learner::unverified`] would give, without marking them checked: those in
+    /// force that skipped URLs and never reached their first verification.
+    pub fn unchecked(&self) -> Vec<Rule> {
+        let first = self.config.verify_every;
+        let mut rules: Vec<Rule> = self
+            .active
+            .iter()
+            .filter(|(_, v)| v.skips > 0 && v.next == first && !v.checked_at_end)
+            .map(|(rule, _)| rule.clone())
+            .collect();
+        rules.sort_by_key(|rule| rule.to_string());
+        rules
+    }
+
     /// The rules in force that skipped URLs and never reached their first verification; each
     /// rule is returned once. For the end of a crawl: a mirror learned from a few agreeing pages
     /// of a small site (two versions of a manual whose first sampled pages are the same) would

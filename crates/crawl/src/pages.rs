@@ -120,7 +120,7 @@ pub(crate) fn evidence_of(
     declares_copy: bool,
 ) -> TextEvidence {
     let record_host = host_of(&record.url);
-    let (numbers_differ, other_numbers, url_words_differ) = names_apart(
+    let (numbers_differ, other_numbers, url_words_differ, data_differs) = names_apart(
         Named {
             text: &page.document.main_text,
             title: page.document.title.as_deref(),
@@ -159,6 +159,7 @@ pub(crate) fn evidence_of(
         numbers_differ,
         other_numbers,
         url_words_differ,
+        data_differs,
     }
 }
 
@@ -181,12 +182,12 @@ impl<'a> Named<'a> {
 }
 
 /// What the names and numbers of two pages say (`numbers_differ`, `other_numbers`,
-/// `url_words_differ` of [`TextEvidence`]): each rule reads a page's title and main text as one
+/// `url_words_differ`, `data_differs` of [`TextEvidence`]): each rule reads a page's title and main text as one
 /// text. `other_numbers` also compares the titles alone: a page's name that differs from the
 /// other's in a number alone, or in an id or a stamp, names another page (`holidays-db 2022.3.24`
 /// and `holidays-db`, the date gone from both titles as the normalisation reads them; `Index of
 /// /pub/nightly/8866da009/`), whatever their main texts share.
-fn names_apart(a: Named<'_>, b: Named<'_>) -> (bool, bool, bool) {
+fn names_apart(a: Named<'_>, b: Named<'_>) -> (bool, bool, bool, bool) {
     let whole = |p: &Named<'_>| format!("{} {}", p.title.unwrap_or(""), p.text);
     let (wa, wb) = (whole(&a), whole(&b));
     let numbers_differ = crate::evidence::numbers_name_the_pages_apart(&wa, a.url, &wb, b.url);
@@ -195,12 +196,19 @@ fn names_apart(a: Named<'_>, b: Named<'_>) -> (bool, bool, bool) {
         || crate::evidence::texts_hold_other_numbers(ta, tb)
         || crate::evidence::titles_name_other_ids(ta, tb);
     let url_words_differ = crate::evidence::url_words_name_the_pages_apart(&wa, a.url, &wb, b.url);
-    (numbers_differ, other_numbers, url_words_differ)
+    let data_differs = crate::evidence::data_pages_hold_other_numbers(&wa, &wb);
+    (
+        numbers_differ,
+        other_numbers,
+        url_words_differ,
+        data_differs,
+    )
 }
 
 /// The evidence of indexed page `b` against indexed page `a`, as if `b` were fetched after `a`.
 fn record_evidence(b: &PageRecord, a: &PageRecord, jaccard: Option<f64>) -> TextEvidence {
-    let (numbers_differ, other_numbers, url_words_differ) = names_apart(Named::of(b), Named::of(a));
+    let (numbers_differ, other_numbers, url_words_differ, data_differs) =
+        names_apart(Named::of(b), Named::of(a));
     TextEvidence {
         words: [b.words, a.words],
         template_words: [0, 0],
@@ -221,6 +229,7 @@ fn record_evidence(b: &PageRecord, a: &PageRecord, jaccard: Option<f64>) -> Text
         numbers_differ,
         other_numbers,
         url_words_differ,
+        data_differs,
     }
 }
 

@@ -103,6 +103,9 @@ pub struct Report {
     /// The store's crawl was over before this run (nothing queued, pages indexed), and this run
     /// added no seed: it fetched nothing because there was nothing to do.
     pub nothing_to_do: bool,
+    /// The crawl stopped at its page budget with rules never checked: their skips went back to
+    /// the queue, their entries withdrawn from the skip log (`Core::return_unchecked_skips`).
+    pub returned_unchecked: u64,
     /// Hosts parked for asking a crawl-delay over the cap, with the URLs left in their queues.
     pub parked: Vec<simcrawl_frontier::ParkedHost>,
     /// The web archive written (`--warc`): its directory, the records of this run, and the

@@ -564,6 +564,12 @@ impl Driver {
         }
         // A page still waiting for a mirror has its content: it is decided, not fetched again.
         self.release_mirror_waits(true)?;
+        // Stopped at the page budget: the skips of rules never checked go back to the queue.
+        let returned_unchecked = if budget_spent && !interrupted && self.shard.is_none() {
+            self.core.return_unchecked_skips()?
+        } else {
+            0
+        };
         self.checkpoint()?;
         if let Some(shard) = self.shard.as_mut() {
             shard.finish()?;
@@ -595,6 +601,7 @@ impl Driver {
             output_repair: None,
             resumed_k: None,
             nothing_to_do: false,
+            returned_unchecked,
             parked: self.core.frontier.parked_hosts(),
             archive: self
                 .archive

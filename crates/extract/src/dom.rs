@@ -594,7 +594,11 @@ impl<'a> Collector<'a, '_> {
         }
 
         // Boilerplate rules.
-        let names = noise::classify_names(attrs.class, attrs.id);
+        let mut names = noise::classify_names(attrs.class, attrs.id);
+        // A heading named `…-header` heads a part of the content (a signature, a card).
+        if names.positional && matches!(name.as_bytes(), [b'h' | b'H', b'1'..=b'6']) {
+            names.noise = false;
+        }
         let is_main_role = attrs.role.is_some_and(noise::is_main_role);
         if matches!(kind.role, Role::Article | Role::Main) || is_main_role || names.article {
             frame.flags |= ARTICLE_CONTEXT;

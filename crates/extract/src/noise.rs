@@ -91,6 +91,10 @@ pub(crate) struct NameVerdict {
     /// The names say copyright or license (`copyright-footer`, `license`, `legal`): the
     /// site's legal text, never the page's wrapper however much of its prose it holds.
     pub(crate) legal: bool,
+    /// The names are noise by their positional tokens alone (`code-header`, `card-footer`): a
+    /// heading so named is the heading of a part of the content (rustdoc's
+    /// `<h4 class="code-header">` holds a method's signature), not a page's header bar.
+    pub(crate) positional: bool,
 }
 
 const ANCILLARY: u8 = 1;
@@ -115,6 +119,7 @@ pub(crate) fn classify_names(class: Option<&str>, id: Option<&str>) -> NameVerdi
     let mut comments = false;
     let mut firm = false;
     let mut legal = false;
+    let mut ancillary = false;
     // Over bytes: `str::split` with a pattern of two characters decodes every character, and
     // the names are matched as bytes anyway.
     let units = [class, id]
@@ -128,6 +133,7 @@ pub(crate) fn classify_names(class: Option<&str>, id: Option<&str>) -> NameVerdi
         comments |= bits & COMMENTS != 0;
         firm |= bits & FIRM != 0;
         legal |= bits & LEGAL != 0;
+        ancillary |= bits & ANCILLARY != 0;
         if noise {
             any_noise = true;
         } else if bits & (CONTENT | ARTICLE) != 0 {
@@ -142,6 +148,7 @@ pub(crate) fn classify_names(class: Option<&str>, id: Option<&str>) -> NameVerdi
         content: any_positive,
         firm: any_noise && !any_positive && firm,
         legal: any_noise && !any_positive && legal,
+        positional: any_noise && !any_positive && !ancillary,
     }
 }
 

@@ -258,10 +258,18 @@ fn print_report(report: &Report, seeds_given: bool) {
         _ if report.interrupted => {
             println!("crawl interrupted (resume it with the same command)")
         }
-        Some(max) => println!(
-            "crawl stopped at --max-pages {max} (pages fetched by every run on this store): {} URLs still queued; run again with a larger --max-pages to go on",
-            p.queued
-        ),
+        Some(max) => {
+            println!(
+                "crawl stopped at --max-pages {max} (pages fetched by every run on this store): {} URLs still queued; run again with a larger --max-pages to go on",
+                p.queued
+            );
+            if report.returned_unchecked > 0 {
+                println!(
+                    "  {} of them were skipped under learned rules the crawl had not yet checked: they are queued again, not logged as copies",
+                    report.returned_unchecked
+                );
+            }
+        }
         None => println!("crawl finished"),
     }
     println!(

@@ -748,7 +748,7 @@ fn closed_pipe_is_success(result: Result<()>) -> Result<ExitCode> {
 
 /// A time in milliseconds since the Unix epoch as RFC 3339 UTC, to the second:
 /// `2026-09-21T14:13:20Z`.
-fn rfc3339(time_ms: u64) -> String {
+pub(crate) fn rfc3339(time_ms: u64) -> String {
     simcrawl_warc::WarcDate::from_unix_millis(time_ms).to_warc()
 }
 

@@ -284,6 +284,18 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode> {
     let (distance, jaccard) = (decided.distance, decided.jaccard);
     let verdict = decided.reason.map_or("distinct", |r| r.as_str());
     let reason = decided.why;
+    // What the crawl wrote when it skipped B against A: its verdict with the evidence of that
+    // moment. A host's template learned since (or a rule) can make the pair judge otherwise now.
+    let mut recorded = None;
+    for inspector in &stores {
+        recorded = inspector.skip_against(&b.url, &a.url)?;
+        if recorded.is_some() {
+            break;
+        }
+    }
+    let recorded_differs = recorded
+        .as_ref()
+        .is_some_and(|r| r.reason.as_str() != verdict);
 
     // The features whose weight differs most between the two texts.
     let (fa, fb) = (
@@ -327,6 +339,11 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode> {
                 "same_whole": e.same_whole,
                 "same_title": e.same_title,
                 "same_host": e.same_host,
+            })),
+            "crawl_verdict": recorded.as_ref().map(|r| json!({
+                "reason": r.reason.as_str(),
+                "evidence": r.evidence_text(),
+                "time": super::inspect::rfc3339(r.time_ms),
             })),
             "differing_features": diffs.iter().map(|(w, ca, cb)| json!({"feature": w, "a": ca, "b": cb})).collect::<Vec<_>>(),
         });
@@ -399,7 +416,20 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode> {
             }
         );
     }
+    if let Some(r) = &recorded {
+        println!(
+            "the crawl's verdict: {}: {} (skipped {})",
+            r.reason.as_str(),
+            r.evidence_text(),
+            super::inspect::rfc3339(r.time_ms)
+        );
+    }
     println!("verdict:             {verdict}: {reason}");
+    if recorded_differs {
+        println!(
+            "                     (judged now, with the hosts' templates and the crawl's rules as they stand: the crawl judged B before they took this form)"
+        );
+    }
     if a.url.scheme() == "file" && b.url.scheme() == "file" {
         // Saved files have no host: the crawl's rules for pages of one host apply.
         println!(

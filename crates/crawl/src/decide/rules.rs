@@ -178,6 +178,52 @@ impl Core {
         Ok(queued)
     }
 
+    /// The crawl stopped at its page budget before its young rules were checked: the skips of
+    /// each rule in force that never reached its first verification ([`Learner::unchecked`](crate::learn::Learner::unchecked))
+    /// rest on the few pages it was learned from (a wiki's "permanent link" to each article's
+    /// current revision teaches that `oldid` is irrelevant, and the old revisions are other
+    /// texts). Their URLs go back to the queue under their own keys and their entries are
+    /// withdrawn, so that the log claims no copy the crawl did not check: the next run fetches
+    /// them, or skips them again and checks the rule when it runs dry. Returns how many went back.
+    pub(crate) fn return_unchecked_skips(&mut self) -> Result<u64, CrawlError> {
+        let rules = self.book.learner().unchecked();
+        let plain = std::sync::Arc::clone(self.book.plain());
+        let mut returned: u64 = 0;
+        for rule in rules {
+            let name = rule.to_string();
+            let id = self.book.id_of(&rule).unwrap_or(0);
+            let Some(low) = self.first_skip_since(self.book.learned_ms(&rule)?)? else {
+                break;
+            };
+            let mut skipped = Vec::new();
+            for entry in self.recorder.skips().iter_from(low) {
+                let (log_id, record) = entry?;
+                if made_by(&record, id, &name)
+                    && matches!(record.reason, SkipReason::Mirror | SkipReason::LearnedRule)
+                    && !self.recorder.is_withdrawn(log_id)?
+                {
+                    skipped.push((log_id, record));
+                }
+            }
+            for (log_id, record) in skipped {
+                let Ok(own) = plain.canonicalize(&record.url, None) else {
+                    continue;
+                };
+                returned += u64::from(self.requeue_skipped(
+                    &own,
+                    record.depth,
+                    record.referrer.as_deref(),
+                    Some(log_id),
+                )?);
+            }
+        }
+        self.count(
+            counters::RETURNED_AT_BUDGET,
+            i64::try_from(returned).unwrap_or(i64::MAX),
+        )?;
+        Ok(returned)
+    }
+
     /// The id of the first skip log entry a rule learned at `learned_ms` may have written (`None`:
     /// the log is empty). The log is in time order: the entries from before the rule existed are
     /// passed over, with a minute's margin for a clock that stepped back.

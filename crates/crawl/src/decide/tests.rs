@@ -1966,6 +1966,63 @@ fn a_revocation_after_the_end_check_queues_each_url_once_and_lists_it_once() {
     assert_each_url_decided_once(&sim);
 }
 
+/// The two sites above, the crawl stopped (at its page budget) before its young mirror was
+/// checked: the mirror's skips rest on the few pages it was learned from. They go back to the
+/// queue, and the log lists none of them as a copy.
+#[test]
+fn a_crawl_stopped_before_its_young_rule_was_checked_logs_none_of_its_skips() {
+    let a = [
+        "delta", "river", "kappa", "sigma", "eta", "forest", "kappa", "alpha", "omega", "kappa",
+        "alpha", "ocean", "xi", "gamma", "epsilon", "river", "chi", "delta", "zeta", "alpha",
+    ];
+    let b = [
+        "delta", "river", "kappa", "sigma", "eta", "forest", "kappa", "alpha", "omega", "kappa",
+        "theta", "river", "eta", "nu", "upsilon", "xi", "psi", "zeta", "beta", "mountain",
+    ];
+    let links: Vec<String> = std::iter::once("/".to_string())
+        .chain((0..20).map(|i| format!("/p{i}.html")))
+        .collect();
+    let links: Vec<&str> = links.iter().map(String::as_str).collect();
+    let mut pages = BTreeMap::new();
+    for (host, words) in [("o.test", a), ("m.test", b)] {
+        pages.insert(
+            format!("http://{host}/"),
+            page("home", &["home"; 300].join(" "), &links),
+        );
+        for (i, w) in words.iter().enumerate() {
+            pages.insert(
+                format!("http://{host}/p{i}.html"),
+                page(&format!("p{i}"), &[*w; 300].join(" "), &links),
+            );
+        }
+    }
+    let mut sim = Sim::new(
+        &["http://o.test/", "http://m.test/"],
+        LearnConfig::default(),
+        pages,
+    );
+    sim.crawl();
+    let ruled = |sim: &Sim| -> Vec<String> {
+        let inspector = crate::inspect::Inspector::new(sim._store.clone());
+        inspector
+            .skips(&Default::default())
+            .unwrap()
+            .map(|entry| entry.unwrap().1)
+            .filter(|r| matches!(r.reason, SkipReason::Mirror | SkipReason::LearnedRule))
+            .map(|r| r.url)
+            .collect()
+    };
+    let before = ruled(&sim);
+    assert!(!before.is_empty(), "the mirror skipped URLs unfetched");
+    let queued = sim.core.frontier.stats().queued;
+    let returned = sim.core.return_unchecked_skips().expect("returned");
+    assert_eq!(returned as usize, before.len());
+    assert!(ruled(&sim).is_empty(), "{:?}", ruled(&sim));
+    assert_eq!(sim.core.frontier.stats().queued, queued + returned);
+    // The rule stays in force, still to be checked when a crawl runs dry.
+    assert!(!sim.core.book.learner().unchecked().is_empty());
+}
+
 #[test]
 fn a_thread_s_post_links_on_its_second_page_are_not_taken_for_its_first() {
     // Three threads of three pages, ten posts a page. `?post=N` answers the page that holds post

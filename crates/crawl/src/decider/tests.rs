@@ -1890,3 +1890,68 @@ mod rules {
         assert!(!changes.is_empty(), "no parameter rule from nine visits");
     }
 }
+
+#[test]
+fn two_data_pages_that_hold_other_numbers_are_two_pages() {
+    // A line's departures from two stations: the same rows of words under one title, each row
+    // a clock time apart, the station named once; 500 words, within k and above the Jaccard
+    // threshold as fingerprinted.
+    let stations = ["Airport", "Fairground", "Harbour", "Old Town", "University"];
+    let timetable = |from: &str, offset: u32| {
+        let rows = (0..100)
+            .map(|i| {
+                let minute = 5 + i * 11 + offset;
+                format!(
+                    "{:02}:{:02} S1 {} platform 1",
+                    5 + minute / 60 % 19,
+                    minute % 60,
+                    stations[(i % 5) as usize]
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        format!(
+            "Departures from {from} towards {} every day of the week.\n{rows}",
+            stations[4]
+        )
+    };
+    let index = index_of(&[(
+        "http://transit.example/timetable/s1/airport/weekday/",
+        "Departures - Line S1",
+        &timetable("Airport", 0),
+        "",
+    )]);
+    let other = page(
+        "http://transit.example/timetable/s1/harbour/weekday/",
+        "Departures - Line S1",
+        &timetable("Harbour", 3),
+        "",
+    );
+    assert_eq!(judged(&index, &other).verdict, Verdict::Unique);
+    assert_eq!(why_not(&index, &other, 0), NotACopy::DataDiffers);
+    // Without its numbers, the second would be a near-duplicate of the first.
+    let record = index.record(0).unwrap().unwrap();
+    let host = crate::learn::authority(&other.0);
+    let e = compare(
+        &index,
+        &other.1,
+        other.1.short,
+        &host,
+        &record,
+        false,
+        false,
+    )
+    .unwrap();
+    assert!(
+        e.distance <= 3 && e.jaccard.is_some_and(|j| j >= 0.8),
+        "{e:?}"
+    );
+    // The same timetable on a mirror with a stamp of its own is its copy.
+    let mirror = page(
+        "http://mirror.example/timetable/s1/airport/weekday/",
+        "Departures - Line S1",
+        &format!("Updated 10:32. {}", timetable("Airport", 0)),
+        "",
+    );
+    assert!(skip_of(&judged(&index, &mirror)).is_some());
+}

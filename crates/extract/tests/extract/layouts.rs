@@ -5,7 +5,7 @@
 
 use simcrawl_extract::{Extraction, MainVia};
 
-use crate::util::{doc, fixture};
+use crate::util::{doc, fingerprint_text, fixture};
 
 fn check(name: &str, page_url: &str, expected: Extraction) -> simcrawl_extract::Document {
     let html = fixture(&format!("layouts/{name}.html"));
@@ -198,4 +198,48 @@ fn list_of_articles_uses_main_rather_than_one_article() {
         "https://trailnotes.example/",
         main_via(MainVia::Main),
     );
+}
+
+/// rustdoc writes each method's signature as `<h4 class="code-header">`: a heading of the content
+/// named by a positional token, unlike a page's `<div class="site-header">`, which still goes. Two
+/// versions of a type's page that differ in a signature alone differ in their main texts.
+#[test]
+fn a_heading_named_code_header_is_the_content_s_heading() {
+    let page = |signature: &str| {
+        format!(
+            r#"<html><head><title>Rect in geom - Rust</title></head><body>
+<div class="site-header">Crate geom · Search · Settings · Help</div>
+<main><section id="main-content" class="content"><h1>Struct geom::Rect</h1>
+<p>An axis-aligned rectangle in the plane, with its origin at the top left corner of the canvas,
+measured in logical pixels as the layout engine computes them before scaling.</p>
+<h2>Implementations</h2>
+<section class="method"><h4 class="code-header">{signature}</h4></section>
+<div class="docblock"><p>Returns the width of the rectangle, in logical pixels, rounded down to
+the nearest whole pixel when the rectangle's origin lies between two pixels.</p></div>
+<section class="method"><h4 class="code-header">pub fn height(&amp;self) -&gt; u32</h4></section>
+<div class="docblock"><p>Returns the height of the rectangle, in logical pixels, rounded as the
+width is, so that the area of the rectangle is the product of the two.</p></div>
+</section></main></body></html>"#
+        )
+    };
+    let old = doc(
+        &page("pub fn width(&amp;self) -&gt; u32"),
+        "http://docs.example/1.0/geom/struct.Rect.html",
+    );
+    let new = doc(
+        &page("pub fn width(&amp;self, opts: &amp;Options) -&gt; u32"),
+        "http://docs.example/1.1/geom/struct.Rect.html",
+    );
+    assert!(
+        old.main_text.contains("pub fn width(&self) -> u32"),
+        "{}",
+        old.main_text
+    );
+    assert!(
+        new.main_text.contains("opts: &Options"),
+        "{}",
+        new.main_text
+    );
+    assert!(!old.main_text.contains("Crate geom"), "{}", old.main_text);
+    assert_ne!(fingerprint_text(&old), fingerprint_text(&new));
 }
