@@ -129,7 +129,7 @@ pub struct TextEvidence {
     /// package's page and one version's, `holidays-db` and `holidays-db 2022.3.24`). Not written
     /// with a skip's evidence (a skip has it only when the page names its original canonical).
     pub other_numbers: bool,
-    /// Each URL names a word that its own page's text holds and the other's lacks
+    /// Each URL names a word that its own page's text holds more often than the other's
     /// ([`url_words_name_the_pages_apart`]): a generator's siblings (`/api/users/list` and
     /// `/api/groups/list`, one title and most of their words alike). Not written with a skip's
     /// evidence (such a pair is no copy).
@@ -389,9 +389,11 @@ fn url_words(url: &str) -> std::collections::HashSet<String> {
 }
 
 /// Whether each of two pages' URLs names a word that its own text (title and main text) holds
-/// and the other's lacks: `/api/users/list` says `users`, `/api/groups/list` says `groups`, and
-/// each page's text says its own. Two copies have one text, and a copy under a longer URL
-/// (`/mirror/api/users/list`) names no word its original's text lacks.
+/// more often than the other's: `/api/users/list` says `users`, `/api/groups/list` says
+/// `groups`, and each page's text says its own; a line's departures from `/klinikum/` and from
+/// `/flughafen/` each name their station once more than the other, which lists it among the
+/// stops. Two copies have one text, and a copy under a longer URL (`/mirror/api/users/list`)
+/// names no word its original's text holds less often.
 ///
 /// ```
 /// use simcrawl_crawl::evidence::url_words_name_the_pages_apart;
@@ -400,21 +402,31 @@ fn url_words(url: &str) -> std::collections::HashSet<String> {
 /// assert!(url_words_name_the_pages_apart(users.0, users.1, groups.0, groups.1));
 /// let mirrored = "http://b.example/mirror/api/users/list";
 /// assert!(!url_words_name_the_pages_apart(users.0, mirrored, users.0, users.1));
+/// let from = |stop: &str| format!("Departures from {stop}. Stops: Airport, Harbour, Klinikum");
+/// assert!(url_words_name_the_pages_apart(
+///     &from("Klinikum"), "http://t.example/s1/klinikum/", &from("Harbour"), "http://t.example/s1/harbour/"));
 /// ```
 pub fn url_words_name_the_pages_apart(a: &str, a_url: &str, b: &str, b_url: &str) -> bool {
     let (a_words, b_words) = (url_words(a_url), url_words(b_url));
-    let text_words = |t: &str| -> std::collections::HashSet<String> {
-        t.split(|c: char| !c.is_alphabetic())
+    type Counts = std::collections::HashMap<String, usize>;
+    let text_words = |t: &str| -> Counts {
+        let mut counts = Counts::new();
+        for w in t
+            .split(|c: char| !c.is_alphabetic())
             .filter(|w| w.chars().count() >= 3)
-            .map(str::to_lowercase)
-            .collect()
+        {
+            *counts.entry(w.to_lowercase()).or_default() += 1;
+        }
+        counts
     };
     let names_itself = |own: &std::collections::HashSet<String>,
                         other_url: &std::collections::HashSet<String>,
-                        own_text: &std::collections::HashSet<String>,
-                        other_text: &std::collections::HashSet<String>| {
-        own.iter()
-            .any(|w| !other_url.contains(w) && own_text.contains(w) && !other_text.contains(w))
+                        own_text: &Counts,
+                        other_text: &Counts| {
+        own.iter().any(|w| {
+            !other_url.contains(w)
+                && own_text.get(w).copied().unwrap_or(0) > other_text.get(w).copied().unwrap_or(0)
+        })
     };
     if a_words == b_words {
         return false;
@@ -470,7 +482,7 @@ pub enum NotACopy {
     OneHostSiblings,
     /// The two pages declare two other URLs canonical (`TextEvidence::canonicals_differ`).
     CanonicalsDiffer,
-    /// Each URL names a word its page's text holds and the other's lacks
+    /// Each URL names a word its page's text holds more often than the other's
     /// ([`TextEvidence::url_words_differ`]).
     UrlWordsDiffer,
     /// Two pages of one host whose main texts and titles differ in their numbers alone
@@ -509,7 +521,7 @@ impl fmt::Display for NotACopy {
                 "two pages of one host whose main texts differ, one under 200 words: a generator's sibling pages differ in the few words they are about"
             }
             NotACopy::UrlWordsDiffer => {
-                "each URL names a word its own page's text holds and the other's lacks (`/api/users/`, `/api/groups/`): a generator's siblings, not copies"
+                "each URL names a word its own page's text holds more often than the other's (`/api/users/`, `/api/groups/`): a generator's siblings, not copies"
             }
             NotACopy::OneHostNumbersDiffer => {
                 "two pages of one host whose texts differ in their numbers alone (a version, a default, an object's number, a date): a copy on its own host has its original's"

@@ -70,12 +70,19 @@ impl Core {
         };
         let canon = std::sync::Arc::clone(self.book.canon());
         let mut requeued: i64 = 0;
+        // A URL can have several entries in the window (skipped, queued again by a revoked rule,
+        // skipped again): those withdrawn no longer stand, and a URL is queued once, or it would
+        // be fetched twice and listed twice.
+        let mut queued_again = std::collections::HashSet::new();
         for entry in self
             .recorder
             .skips()
             .iter_from(last.saturating_sub(TEMPLATE_REQUEUE_WINDOW).max(1))
         {
             let (log_id, record) = entry?;
+            if self.recorder.is_withdrawn(log_id)? {
+                continue;
+            }
             if record.host != host
                 || !matches!(
                     record.reason,
@@ -85,12 +92,19 @@ impl Core {
                 continue;
             }
             if let Ok(candidate) = canon.canonicalize(&record.url, None) {
+                if queued_again.contains(&candidate.key.hash128()) {
+                    self.withdraw(log_id)?;
+                    continue;
+                }
                 let queued = self.requeue_skipped(
                     &candidate,
                     record.depth,
                     record.referrer.as_deref(),
                     Some(log_id),
                 )?;
+                if queued {
+                    queued_again.insert(candidate.key.hash128());
+                }
                 requeued += i64::from(queued);
             }
         }
@@ -124,6 +138,7 @@ impl Core {
                 let (log_id, record) = entry?;
                 if made_by(&record, id, &name)
                     && matches!(record.reason, SkipReason::Mirror | SkipReason::LearnedRule)
+                    && !self.recorder.is_withdrawn(log_id)?
                 {
                     skipped.push((log_id, record));
                 }

@@ -1916,13 +1916,13 @@ fn two_data_pages_that_hold_other_numbers_are_two_pages() {
         )
     };
     let index = index_of(&[(
-        "http://transit.example/timetable/s1/airport/weekday/",
+        "http://transit.example/timetable/s1/weekday/?stop=17",
         "Departures - Line S1",
         &timetable("Airport", 0),
         "",
     )]);
     let other = page(
-        "http://transit.example/timetable/s1/harbour/weekday/",
+        "http://transit.example/timetable/s1/weekday/?stop=23",
         "Departures - Line S1",
         &timetable("Harbour", 3),
         "",
@@ -1948,7 +1948,7 @@ fn two_data_pages_that_hold_other_numbers_are_two_pages() {
     );
     // The same timetable on a mirror with a stamp of its own is its copy.
     let mirror = page(
-        "http://mirror.example/timetable/s1/airport/weekday/",
+        "http://mirror.example/timetable/s1/weekday/?stop=17",
         "Departures - Line S1",
         &format!("Updated 10:32. {}", timetable("Airport", 0)),
         "",
