@@ -138,6 +138,10 @@ pub struct TextEvidence {
     /// numbers ([`data_pages_hold_other_numbers`]: a timetable of another station, a results table
     /// of another day). Not written with a skip's evidence (such a pair is no copy).
     pub data_differs: bool,
+    /// The two URLs, on one host, name two versions of one document
+    /// ([`urls_name_two_versions`]: `/1.0/` and `/1.1/`, `?h=v1.1.2` and `?h=main`). Not written
+    /// with a skip's evidence (such a pair with other texts is no copy).
+    pub other_versions: bool,
 }
 
 /// The numbers of a text: its tokens of ASCII digits alone between other characters than
@@ -369,6 +373,119 @@ pub fn data_pages_hold_other_numbers(a: &str, b: &str) -> bool {
     other >= 3 && other * 10 >= most
 }
 
+/// Whether a URL's path segment or query value names a release or a branch: `1.0`, `v1.1.2`,
+/// `3.x`, `2.0-rc1`, `v2`, or a channel (`latest`, `stable`, `main`, `master`, `trunk`, `dev`,
+/// `nightly`, `next`, `current`, `lts`, `head`). A bare number (`15`) is an id or a page, not one.
+fn names_a_version(token: &str) -> bool {
+    let t = token.to_ascii_lowercase();
+    if matches!(
+        t.as_str(),
+        "latest"
+            | "stable"
+            | "main"
+            | "master"
+            | "trunk"
+            | "dev"
+            | "devel"
+            | "nightly"
+            | "next"
+            | "current"
+            | "lts"
+            | "head"
+            | "tip"
+    ) {
+        return true;
+    }
+    let (v, rest) = match t.strip_prefix('v') {
+        Some(rest) => (true, rest),
+        None => (false, t.as_str()),
+    };
+    // Numbers joined by dots, the last part may be `x` or carry a pre-release (`0-rc1`, `0b2`).
+    let mut parts = rest.split('.');
+    let Some(first) = parts.next() else {
+        return false;
+    };
+    if first.is_empty() || !first.bytes().all(|b| b.is_ascii_digit()) {
+        return false;
+    }
+    let mut dotted = false;
+    for part in parts {
+        dotted = true;
+        let digits = part.bytes().take_while(u8::is_ascii_digit).count();
+        let tail = &part[digits..];
+        let tail_ok = tail.is_empty()
+            || (digits == 0 && tail == "x")
+            || (digits > 0
+                && [
+                    "rc", "-rc", "a", "b", "-alpha", "-beta", "alpha", "beta", "-dev", "-pre",
+                ]
+                .iter()
+                .any(|p| {
+                    tail.strip_prefix(p)
+                        .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+                }));
+        if (digits == 0 && tail != "x") || !tail_ok {
+            return false;
+        }
+    }
+    dotted || v
+}
+
+/// Whether two URLs of one host name two versions of one document: the same URL but for one
+/// path segment or one query value, each naming a release or a branch ([`names_a_version`]):
+/// `/1.0/geom/struct.Rect.html` and `/1.1/geom/struct.Rect.html`, `tree/src/cache.rs?h=v1.1.2` and
+/// `?h=main`. A version that changed a signature, a limit or a sentence is the page of that
+/// version: its few changed words are what a reader of it looks for.
+///
+/// ```
+/// use simcrawl_crawl::evidence::urls_name_two_versions;
+/// assert!(urls_name_two_versions("http://d.example/1.0/geom/rect.html", "http://d.example/1.1/geom/rect.html"));
+/// assert!(urls_name_two_versions("http://g.example/r/tree/a.rs?h=v1.1.2", "http://g.example/r/tree/a.rs?h=main"));
+/// assert!(!urls_name_two_versions("http://n.example/articles/87.html", "http://n.example/articles/87-v2.html"));
+/// assert!(!urls_name_two_versions("http://n.example/page/2/", "http://n.example/page/3/"));
+/// assert!(!urls_name_two_versions("http://d.example/1.0/a.html", "http://d.example/1.1/b.html"));
+/// ```
+pub fn urls_name_two_versions(a: &str, b: &str) -> bool {
+    let (Ok(a), Ok(b)) = (url::Url::parse(a), url::Url::parse(b)) else {
+        return false;
+    };
+    if a.host_str() != b.host_str() || a.port_or_known_default() != b.port_or_known_default() {
+        return false;
+    }
+    let segments = |u: &url::Url| -> Vec<String> {
+        u.path_segments()
+            .map(|s| s.map(str::to_owned).collect())
+            .unwrap_or_default()
+    };
+    let (sa, sb) = (segments(&a), segments(&b));
+    let (qa, qb) = (a.query().unwrap_or(""), b.query().unwrap_or(""));
+    let one_apart = |x: &[String], y: &[String]| -> Option<(String, String)> {
+        if x.len() != y.len() {
+            return None;
+        }
+        let mut apart = x.iter().zip(y).filter(|(p, q)| p != q);
+        let first = apart.next()?;
+        apart
+            .next()
+            .is_none()
+            .then(|| (first.0.clone(), first.1.clone()))
+    };
+    let pair = if qa == qb {
+        one_apart(&sa, &sb)
+    } else if sa == sb {
+        let pairs = |q: &str| -> Vec<String> { q.split('&').map(str::to_owned).collect() };
+        let (pa, pb) = (pairs(qa), pairs(qb));
+        one_apart(&pa, &pb).and_then(|(x, y)| {
+            let (kx, vx) = x.split_once('=')?;
+            let (ky, vy) = y.split_once('=')?;
+            (kx == ky).then(|| (vx.to_owned(), vy.to_owned()))
+        })
+    } else {
+        None
+    };
+    pair.is_some_and(|(x, y)| names_a_version(&x) && names_a_version(&y))
+}
+
 /// The words of a URL that may name its page: its path's segments and its query's values, split
 /// at what is not a letter, lowercased, of three letters or more, less the file extensions and
 /// index names every page has.
@@ -490,6 +607,8 @@ pub enum NotACopy {
     OneHostNumbersDiffer,
     /// Two data pages that hold other numbers ([`TextEvidence::data_differs`]).
     DataDiffers,
+    /// Two versions of one document whose texts differ ([`TextEvidence::other_versions`]).
+    OtherVersions,
     /// Two pages of other file names that differ in a number their URLs name: a
     /// calendar's days, one weekly event's dates (the normalisation drops dates and times, so
     /// that a copy's timestamp is no difference).
@@ -525,6 +644,9 @@ impl fmt::Display for NotACopy {
             }
             NotACopy::OneHostNumbersDiffer => {
                 "two pages of one host whose texts differ in their numbers alone (a version, a default, an object's number, a date): a copy on its own host has its original's"
+            }
+            NotACopy::OtherVersions => {
+                "the URLs name two versions of one document (`/1.0/` and `/1.1/`) and the texts differ: a version's changed words are what its readers look for"
             }
             NotACopy::DataDiffers => {
                 "two data pages (a timetable, a results table: a fifth of their words numbers) that hold other numbers: a data page is its figures"
@@ -700,6 +822,9 @@ pub fn judge(e: &TextEvidence, policy: &Policy) -> Result<SkipReason, NotACopy> 
     }
     if e.same_host && e.other_numbers && !e.names_original {
         return Err(NotACopy::OneHostNumbersDiffer);
+    }
+    if e.other_versions && e.same_host && !e.same_text && !e.names_original {
+        return Err(NotACopy::OtherVersions);
     }
     if e.data_differs && !e.names_original {
         return Err(NotACopy::DataDiffers);
@@ -975,6 +1100,7 @@ impl Codec for TextEvidence {
             other_numbers: false,
             url_words_differ: false,
             data_differs: false,
+            other_versions: false,
             same_whole,
         })
     }
@@ -1113,6 +1239,7 @@ mod tests {
             other_numbers: false,
             url_words_differ: false,
             data_differs: false,
+            other_versions: false,
             ..declared
         };
         assert_eq!(judge(&declared, &POLICY), Ok(SkipReason::Canonical));
@@ -1150,6 +1277,7 @@ mod tests {
             other_numbers: false,
             url_words_differ: false,
             data_differs: false,
+            other_versions: false,
             ..TextEvidence::default()
         };
         let verdict = judge(&print, &POLICY);
@@ -1168,6 +1296,7 @@ mod tests {
             other_numbers: false,
             url_words_differ: false,
             data_differs: false,
+            other_versions: false,
             declares_copy: false,
             ..print
         };
@@ -1220,6 +1349,7 @@ mod tests {
             other_numbers: false,
             url_words_differ: false,
             data_differs: false,
+            other_versions: false,
             ..siblings
         };
         assert_eq!(judge(&canonical, &policy), Ok(SkipReason::Canonical));
@@ -1314,6 +1444,7 @@ mod tests {
                         other_numbers: false,
                         url_words_differ: false,
                         data_differs: false,
+                        other_versions: false,
                     }
                 },
             )

@@ -156,6 +156,10 @@ pub(crate) fn evidence_of(
             .is_some_and(|(a, b)| a != b),
         other_name: crate::evidence::file_name(page.document.base_url.as_str())
             != crate::evidence::file_name(&record.url),
+        other_versions: crate::evidence::urls_name_two_versions(
+            page.document.base_url.as_str(),
+            &record.url,
+        ),
         numbers_differ,
         other_numbers,
         url_words_differ,
@@ -226,6 +230,7 @@ fn record_evidence(b: &PageRecord, a: &PageRecord, jaccard: Option<f64>) -> Text
         names_original: false,
         canonicals_differ: b.canonical.zip(a.canonical).is_some_and(|(x, y)| x != y),
         other_name: crate::evidence::file_name(&b.url) != crate::evidence::file_name(&a.url),
+        other_versions: crate::evidence::urls_name_two_versions(&b.url, &a.url),
         numbers_differ,
         other_numbers,
         url_words_differ,

@@ -1955,3 +1955,56 @@ fn two_data_pages_that_hold_other_numbers_are_two_pages() {
     );
     assert!(skip_of(&judged(&index, &mirror)).is_some());
 }
+
+#[test]
+fn two_versions_of_a_page_that_differ_are_two_pages() {
+    // A type's page in two releases of an API reference, 300 words under one title, one
+    // signature changed: within k and above the Jaccard threshold.
+    let body = |signature: &str| {
+        format!(
+            "{} pub fn width({signature}) returns the width.",
+            text(79, 300)
+        )
+    };
+    let index = index_of(&[(
+        "http://docs.example/1.0/geom/struct.Rect.html",
+        "Rect in geom",
+        &body("self"),
+        "",
+    )]);
+    let changed = page(
+        "http://docs.example/1.1/geom/struct.Rect.html",
+        "Rect in geom",
+        &body("self, opts Options"),
+        "",
+    );
+    assert_eq!(judged(&index, &changed).verdict, Verdict::Unique);
+    assert_eq!(why_not(&index, &changed, 0), NotACopy::OtherVersions);
+    let record = index.record(0).unwrap().unwrap();
+    let host = crate::learn::authority(&changed.0);
+    let e = compare(
+        &index,
+        &changed.1,
+        changed.1.short,
+        &host,
+        &record,
+        false,
+        false,
+    )
+    .unwrap();
+    assert!(
+        e.distance <= 3 && e.jaccard.is_some_and(|j| j >= 0.8),
+        "{e:?}"
+    );
+    // A page the release left alone is its copy, whatever its version line says around it.
+    let same = page(
+        "http://docs.example/1.1/geom/struct.Rect.html",
+        "Rect in geom",
+        &body("self"),
+        "Version 1.1",
+    );
+    assert_eq!(
+        skip_of(&judged(&index, &same)).map(|(r, _)| r),
+        Some(SkipReason::TextDuplicate)
+    );
+}
