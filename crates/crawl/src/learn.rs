@@ -76,6 +76,8 @@ struct Verification {
     gap: u32,
     /// Its skips were checked when the crawl ran out of URLs ([`Learner::unverified`]).
     checked_at_end: bool,
+    /// A verification fetch has confirmed it ([`Learner::confirm`]).
+    confirmed: bool,
 }
 
 impl Verification {
@@ -85,6 +87,7 @@ impl Verification {
             next: every,
             gap: every,
             checked_at_end: false,
+            confirmed: false,
         }
     }
 
@@ -665,14 +668,14 @@ impl Learner {
         }
     }
 
-    /// The rules [`Learner::unverified`] would give, without marking them checked: those in
-    /// force that skipped URLs and never reached their first verification.
+    /// The rules in force that skipped URLs and that no verification fetch has confirmed yet
+    /// (one due may still wait for its original, or be queued): what they skipped rests on the
+    /// pages they were learned from alone.
     pub fn unchecked(&self) -> Vec<Rule> {
-        let first = self.config.verify_every;
         let mut rules: Vec<Rule> = self
             .active
             .iter()
-            .filter(|(_, v)| v.skips > 0 && v.next == first && !v.checked_at_end)
+            .filter(|(_, v)| v.skips > 0 && !v.confirmed && !v.checked_at_end)
             .map(|(rule, _)| rule.clone())
             .collect();
         rules.sort_by_key(|rule| rule.to_string());
@@ -754,6 +757,9 @@ impl Learner {
 
     /// A verification fetch confirmed `rule`.
     pub fn confirm(&mut self, rule: &Rule) {
+        if let Some(v) = self.active.get_mut(rule) {
+            v.confirmed = true;
+        }
         self.evidence_mut(rule).agree += 1;
     }
 

@@ -42,7 +42,8 @@
 //! - *Positional* tokens (`header`, `footer`, `masthead`, `topbar`, `banner`) are noise unless the
 //!   same unit names an article (`article`, `post`, `entry`, `story`, `hentry`): `entry-header`
 //!   (title and byline) and `post-footer` stay, `site-header`, `main-footer` and `header-image`
-//!   go.
+//!   go. A heading (`h1`–`h6`) whose names are noise by positional tokens alone stays: it heads a
+//!   part of the content (rustdoc's `<h4 class="code-header">` holds a method's signature).
 //! - A unit is *positive* when it is not noise and has a content token: `article`, `post`,
 //!   `entry`, `story`, `hentry`, `content`, `main` or `body`. `text` is deliberately not one:
 //!   utility frameworks put `text-center` or `text-muted` on everything.
