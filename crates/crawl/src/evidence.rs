@@ -157,6 +157,40 @@ fn numbers(t: &str) -> impl Iterator<Item = &str> {
         })
 }
 
+/// The year, month and day of each date a text writes compactly (`20240418`, iCalendar's
+/// `DTSTART:20240418T183000`): a run of eight digits that reads as a date between 1900 and 2099,
+/// as [`numbers`] gives a date written with dashes (`2024`, `4`, `18`).
+fn compact_date_parts(t: &str) -> impl Iterator<Item = &str> {
+    let bytes = t.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if !bytes[i].is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && bytes[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i - start != 8 {
+            continue;
+        }
+        let run = &t[start..i];
+        let num = |r: &str| r.parse::<u32>().unwrap_or(0);
+        let (year, month, day) = (&run[..4], &run[4..6], &run[6..]);
+        if (1900..2100).contains(&num(year))
+            && (1..=12).contains(&num(month))
+            && (1..=31).contains(&num(day))
+        {
+            out.push(year);
+            out.push(month.trim_start_matches('0'));
+            out.push(day.trim_start_matches('0'));
+        }
+    }
+    out.into_iter()
+}
+
 /// [`numbers`] with their signs: a `-` or `+` right before a number, itself after something
 /// other than a letter or a digit (`return -1;`, `-5 degrees`; not the hyphens of `2024-05-01`
 /// or `page-2`), is the number's.
@@ -238,6 +272,11 @@ pub fn titles_name_other_ids(a: &str, b: &str) -> bool {
 /// let a = ("Wednesday 06 March, 18:30", "http://c.example/events/choir/2024-03-06");
 /// let b = ("Wednesday 20 March, 19:00", "http://c.example/events/choir/2024-03-20");
 /// assert!(numbers_name_the_pages_apart(a.0, a.1, b.0, b.1));
+/// // The same occurrences as iCalendar writes them.
+/// let ical = |d: &str| format!("BEGIN:VEVENT DTSTART:{d}T183000 SUMMARY:Choir");
+/// assert!(numbers_name_the_pages_apart(
+///     &ical("20240306"), "http://c.example/events/choir/2024-03-06/?ical=1",
+///     &ical("20240320"), "http://c.example/events/choir/2024-03-20/?ical=1"));
 /// // The same article with another timestamp and session, under another URL: no number of
 /// // a URL, though the time holds 23.
 /// let c = ("Updated 10:32 (sid 19ab). The tide", "http://a.example/articles/19.html");
@@ -246,9 +285,12 @@ pub fn titles_name_other_ids(a: &str, b: &str) -> bool {
 /// ```
 pub fn numbers_name_the_pages_apart(a: &str, a_url: &str, b: &str, b_url: &str) -> bool {
     let differs = |this: &str, this_url: &str, other: &str| {
-        let theirs: std::collections::HashSet<&str> = numbers(other).collect();
+        let theirs: std::collections::HashSet<&str> =
+            numbers(other).chain(compact_date_parts(other)).collect();
         let url: std::collections::HashSet<&str> = numbers(this_url).collect();
-        numbers(this).any(|n| !theirs.contains(n) && url.contains(n))
+        numbers(this)
+            .chain(compact_date_parts(this))
+            .any(|n| !theirs.contains(n) && url.contains(n))
     };
     differs(a, a_url, b) || differs(b, b_url, a)
 }
