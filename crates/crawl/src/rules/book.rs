@@ -327,8 +327,8 @@ impl RuleBook {
     }
 
     /// For a crawl's end: the skips onto a key under which no page is indexed (`indexed` says
-    /// which keys have one), of parameter, host-option and canonical rules in force, and the
-    /// verifications of every rule in force still waiting for their
+    /// which keys have one), of parameter, host-option and canonical rules in force, and their
+    /// verifications still waiting for their
     /// originals, at most [`VERIFY_UNINDEXED`] a rule over the crawl, each URL taken once. A key's page that was
     /// itself a copy of another (`index.php` of `/`) is never indexed: a parameter rule learned
     /// where it changed nothing (`Itemid` beside an article's `id`) maps a page that it selects
@@ -338,22 +338,12 @@ impl RuleBook {
         &mut self,
         mut indexed: impl FnMut(u128) -> Result<bool, CrawlError>,
     ) -> Result<Vec<Deferred>, CrawlError> {
-        // A mirror's own verifications that still wait are taken too: a mirror learned onto a
-        // wrong prefix (a shop's products under one collection's path) maps its host's pages onto
-        // URLs no page has, and every verification of it would wait for ever.
-        let mut left: Vec<(u128, Deferred, bool)> = std::mem::take(&mut self.unindexed)
-            .into_iter()
-            .map(|(target, skip)| (target, skip, false))
-            .collect();
-        left.extend(
-            self.deferred
-                .drain()
-                .map(|(target, skip)| (target, skip, true)),
-        );
+        let mut left: Vec<(u128, Deferred)> = std::mem::take(&mut self.unindexed);
+        left.extend(self.deferred.drain());
         left.sort_by(|a, b| a.1.url.fetch.as_str().cmp(b.1.url.fetch.as_str()));
         let mut out = Vec::new();
-        for (target, skip, verification) in left {
-            if (skip.rule.kind().skips_hosts() && !verification)
+        for (target, skip) in left {
+            if skip.rule.kind().skips_hosts()
                 || !self.learner.is_active(&skip.rule)
                 || indexed(target)?
             {
