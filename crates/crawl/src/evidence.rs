@@ -323,6 +323,7 @@ pub fn numbers_name_the_pages_apart(a: &str, a_url: &str, b: &str, b_url: &str) 
 /// assert!(texts_hold_other_numbers("dep 08:39 09:09 09:39", "dep 08:39 09:09"));
 /// // A sign is the number's.
 /// assert!(texts_hold_other_numbers("return -1;", "return 1;"));
+/// assert!(texts_hold_other_numbers("DTSTART:20240418T183000 Meetup", "DTSTART:20240307T183000 Meetup"));
 /// // An edited text with a new date: the date is the edit's stamp.
 /// assert!(!texts_hold_other_numbers(
 ///     "Published 2024-03-05. The tide came in at 80 knots.",
@@ -332,6 +333,8 @@ pub fn numbers_name_the_pages_apart(a: &str, a_url: &str, b: &str, b_url: &str) 
 pub fn texts_hold_other_numbers(a: &str, b: &str) -> bool {
     fn counted(t: &str) -> Vec<&str> {
         let mut n = signed_numbers(t);
+        // A date written compactly, glued to letters (iCalendar's `DTSTART:20240418T183000`).
+        n.extend(compact_date_parts(t));
         n.sort_unstable();
         n
     }
