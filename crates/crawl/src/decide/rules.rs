@@ -127,22 +127,9 @@ impl Core {
         let plain = std::sync::Arc::clone(self.book.plain());
         let mut queued: u64 = 0;
         for rule in rules {
-            let name = rule.to_string();
-            let id = self.book.id_of(&rule).unwrap_or(0);
-            let Some(low) = self.first_skip_since(self.book.learned_ms(&rule)?)? else {
+            let Some(skipped) = self.standing_skips_of(&rule)? else {
                 break;
             };
-            // The rule's own skips before a fetch, oldest first.
-            let mut skipped = Vec::new();
-            for entry in self.recorder.skips().iter_from(low) {
-                let (log_id, record) = entry?;
-                if made_by(&record, id, &name)
-                    && matches!(record.reason, SkipReason::Mirror | SkipReason::LearnedRule)
-                    && !self.recorder.is_withdrawn(log_id)?
-                {
-                    skipped.push((log_id, record));
-                }
-            }
             let picked: Vec<usize> = if skipped.len() <= VERIFY_AT_END {
                 (0..skipped.len()).collect()
             } else {
@@ -206,21 +193,9 @@ impl Core {
         let plain = std::sync::Arc::clone(self.book.plain());
         let mut returned: u64 = 0;
         for rule in rules {
-            let name = rule.to_string();
-            let id = self.book.id_of(&rule).unwrap_or(0);
-            let Some(low) = self.first_skip_since(self.book.learned_ms(&rule)?)? else {
+            let Some(skipped) = self.standing_skips_of(&rule)? else {
                 break;
             };
-            let mut skipped = Vec::new();
-            for entry in self.recorder.skips().iter_from(low) {
-                let (log_id, record) = entry?;
-                if made_by(&record, id, &name)
-                    && matches!(record.reason, SkipReason::Mirror | SkipReason::LearnedRule)
-                    && !self.recorder.is_withdrawn(log_id)?
-                {
-                    skipped.push((log_id, record));
-                }
-            }
             for (log_id, record) in skipped {
                 let Ok(own) = plain.canonicalize(&record.url, None) else {
                     continue;
@@ -238,6 +213,30 @@ impl Core {
             i64::try_from(returned).unwrap_or(i64::MAX),
         )?;
         Ok(returned)
+    }
+
+    /// `rule`'s own skips before a fetch that still stand (not withdrawn), oldest first, with
+    /// their log ids (`None`: the log is empty).
+    fn standing_skips_of(
+        &self,
+        rule: &Rule,
+    ) -> Result<Option<Vec<(u64, crate::SkipRecord)>>, CrawlError> {
+        let name = rule.to_string();
+        let id = self.book.id_of(rule).unwrap_or(0);
+        let Some(low) = self.first_skip_since(self.book.learned_ms(rule)?)? else {
+            return Ok(None);
+        };
+        let mut skipped = Vec::new();
+        for entry in self.recorder.skips().iter_from(low) {
+            let (log_id, record) = entry?;
+            if made_by(&record, id, &name)
+                && matches!(record.reason, SkipReason::Mirror | SkipReason::LearnedRule)
+                && !self.recorder.is_withdrawn(log_id)?
+            {
+                skipped.push((log_id, record));
+            }
+        }
+        Ok(Some(skipped))
     }
 
     /// The id of the first skip log entry a rule learned at `learned_ms` may have written (`None`:

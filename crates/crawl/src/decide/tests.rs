@@ -1916,12 +1916,8 @@ fn a_short_page_of_another_text_fetched_before_its_hosts_rule_is_indexed() {
     }
 }
 
-/// Two sites of one-word pages linking each other, half of the second's pages the first's: a
-/// mirror is learned, the end-of-crawl check finds a distinct page and revokes it. A URL skipped
-/// under it, fetched by the check and skipped again as a copy, is queued once by the revocation
-/// and listed once; none is fetched a third time.
-#[test]
-fn a_revocation_after_the_end_check_queues_each_url_once_and_lists_it_once() {
+/// Two sites of one-word pages linking each other, half of the second's pages the first's.
+fn half_mirrored_sites() -> Sim {
     let a = [
         "delta", "river", "kappa", "sigma", "eta", "forest", "kappa", "alpha", "omega", "kappa",
         "alpha", "ocean", "xi", "gamma", "epsilon", "river", "chi", "delta", "zeta", "alpha",
@@ -1947,11 +1943,20 @@ fn a_revocation_after_the_end_check_queues_each_url_once_and_lists_it_once() {
             );
         }
     }
-    let mut sim = Sim::new(
+    Sim::new(
         &["http://o.test/", "http://m.test/"],
         LearnConfig::default(),
         pages,
-    );
+    )
+}
+
+/// Two sites of one-word pages linking each other, half of the second's pages the first's: a
+/// mirror is learned, the end-of-crawl check finds a distinct page and revokes it. A URL skipped
+/// under it, fetched by the check and skipped again as a copy, is queued once by the revocation
+/// and listed once; none is fetched a third time.
+#[test]
+fn a_revocation_after_the_end_check_queues_each_url_once_and_lists_it_once() {
+    let mut sim = half_mirrored_sites();
     sim.crawl();
     assert!(sim.core.verify_unverified_rules().expect("end check") > 0);
     sim.crawl();
@@ -1971,36 +1976,7 @@ fn a_revocation_after_the_end_check_queues_each_url_once_and_lists_it_once() {
 /// queue, and the log lists none of them as a copy.
 #[test]
 fn a_crawl_stopped_before_its_young_rule_was_checked_logs_none_of_its_skips() {
-    let a = [
-        "delta", "river", "kappa", "sigma", "eta", "forest", "kappa", "alpha", "omega", "kappa",
-        "alpha", "ocean", "xi", "gamma", "epsilon", "river", "chi", "delta", "zeta", "alpha",
-    ];
-    let b = [
-        "delta", "river", "kappa", "sigma", "eta", "forest", "kappa", "alpha", "omega", "kappa",
-        "theta", "river", "eta", "nu", "upsilon", "xi", "psi", "zeta", "beta", "mountain",
-    ];
-    let links: Vec<String> = std::iter::once("/".to_string())
-        .chain((0..20).map(|i| format!("/p{i}.html")))
-        .collect();
-    let links: Vec<&str> = links.iter().map(String::as_str).collect();
-    let mut pages = BTreeMap::new();
-    for (host, words) in [("o.test", a), ("m.test", b)] {
-        pages.insert(
-            format!("http://{host}/"),
-            page("home", &["home"; 300].join(" "), &links),
-        );
-        for (i, w) in words.iter().enumerate() {
-            pages.insert(
-                format!("http://{host}/p{i}.html"),
-                page(&format!("p{i}"), &[*w; 300].join(" "), &links),
-            );
-        }
-    }
-    let mut sim = Sim::new(
-        &["http://o.test/", "http://m.test/"],
-        LearnConfig::default(),
-        pages,
-    );
+    let mut sim = half_mirrored_sites();
     sim.crawl();
     let ruled = |sim: &Sim| -> Vec<String> {
         let inspector = crate::inspect::Inspector::new(sim._store.clone());

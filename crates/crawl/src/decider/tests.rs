@@ -1891,6 +1891,18 @@ mod rules {
     }
 }
 
+/// Asserts that `p`'s fingerprints are within k of indexed page `id`'s and its Jaccard estimate
+/// above the threshold: only another rule of evidence keeps the two apart.
+fn assert_fingerprints_agree(index: &MemoryIndex, p: &(Url, PageAnalysis), id: u32) {
+    let record = index.record(id).unwrap().unwrap();
+    let host = crate::learn::authority(&p.0);
+    let e = compare(index, &p.1, p.1.short, &host, &record, false, false).unwrap();
+    assert!(
+        e.distance <= 3 && e.jaccard.is_some_and(|j| j >= 0.8),
+        "{e:?}"
+    );
+}
+
 #[test]
 fn two_data_pages_that_hold_other_numbers_are_two_pages() {
     // A line's departures from two stations: the same rows of words under one title, each row
@@ -1930,22 +1942,7 @@ fn two_data_pages_that_hold_other_numbers_are_two_pages() {
     assert_eq!(judged(&index, &other).verdict, Verdict::Unique);
     assert_eq!(why_not(&index, &other, 0), NotACopy::DataDiffers);
     // Without its numbers, the second would be a near-duplicate of the first.
-    let record = index.record(0).unwrap().unwrap();
-    let host = crate::learn::authority(&other.0);
-    let e = compare(
-        &index,
-        &other.1,
-        other.1.short,
-        &host,
-        &record,
-        false,
-        false,
-    )
-    .unwrap();
-    assert!(
-        e.distance <= 3 && e.jaccard.is_some_and(|j| j >= 0.8),
-        "{e:?}"
-    );
+    assert_fingerprints_agree(&index, &other, 0);
     // The same timetable on a mirror with a stamp of its own is its copy.
     let mirror = page(
         "http://mirror.example/timetable/s1/weekday/?stop=17",
@@ -1980,22 +1977,7 @@ fn two_versions_of_a_page_that_differ_are_two_pages() {
     );
     assert_eq!(judged(&index, &changed).verdict, Verdict::Unique);
     assert_eq!(why_not(&index, &changed, 0), NotACopy::OtherVersions);
-    let record = index.record(0).unwrap().unwrap();
-    let host = crate::learn::authority(&changed.0);
-    let e = compare(
-        &index,
-        &changed.1,
-        changed.1.short,
-        &host,
-        &record,
-        false,
-        false,
-    )
-    .unwrap();
-    assert!(
-        e.distance <= 3 && e.jaccard.is_some_and(|j| j >= 0.8),
-        "{e:?}"
-    );
+    assert_fingerprints_agree(&index, &changed, 0);
     // A page the release left alone is its copy, whatever its version line says around it.
     let same = page(
         "http://docs.example/1.1/geom/struct.Rect.html",
