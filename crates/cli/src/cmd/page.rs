@@ -383,6 +383,10 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode> {
                     ", the same normalised text as extracted ({} and {} template words set aside)",
                     e.template_words[1], e.template_words[0]
                 ),
+                // One text once the normalisation dropped its numbers, dates and times.
+                (true, false) if pa.document.main_text != pb.document.main_text => {
+                    ", the same text as normalised, other texts as written".to_owned()
+                }
                 (true, false) => ", the same normalised text".to_owned(),
                 (false, true) => format!(
                     " without {} and {} template words",
