@@ -191,6 +191,13 @@ pub(crate) fn assert_explained(
                 skip.url, json["verdict"], json["reason"]
             ));
         }
+        // And it quotes the crawl's own entry for the pair.
+        if json["crawl_verdict"]["reason"].as_str() != Some(reason) {
+            wrong.push(format!(
+                "{} ({reason}, original {original}): explain quotes the crawl's verdict as {}",
+                skip.url, json["crawl_verdict"]
+            ));
+        }
     }
     // One process's crawl of the test web always compares some pages (its print versions and
     // the noisy copy's first pages); a sharded one may learn its rules from the noisy host's
