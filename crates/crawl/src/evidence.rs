@@ -24,6 +24,11 @@
 //! - On **one host**, a main text under [`MIN_ONE_HOST_NEAR_WORDS`] words is a copy only when it
 //!   is the same text (or names the other canonical): a generator's sibling pages (a method and
 //!   the virtual method of its name) share their sentences and differ in the words they are about.
+//! - What the pages name keeps two pages apart whatever their fingerprints say: numbers their
+//!   URLs name ([`numbers_name_the_pages_apart`]), numbers alone on one host
+//!   ([`texts_hold_other_numbers`]), words their URLs name ([`url_words_name_the_pages_apart`]),
+//!   the figures of two data pages ([`data_pages_hold_other_numbers`]) and two versions of one
+//!   document ([`urls_name_two_versions`]).
 //!
 //! ```
 //! use simcrawl_crawl::evidence::{judge, NotACopy, Policy, TextEvidence};
@@ -477,7 +482,7 @@ fn names_a_version(token: &str) -> bool {
 }
 
 /// Whether two URLs of one host name two versions of one document: the same URL but for one
-/// path segment or one query value, each naming a release or a branch ([`names_a_version`]):
+/// path segment or one query value, each naming a release or a branch (`1.0`, `v1.1.2`, `3.x`, `main`; not a bare number):
 /// `/1.0/geom/struct.Rect.html` and `/1.1/geom/struct.Rect.html`, `tree/src/cache.rs?h=v1.1.2` and
 /// `?h=main`. A version that changed a signature, a limit or a sentence is the page of that
 /// version: its few changed words are what a reader of it looks for.
