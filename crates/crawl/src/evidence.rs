@@ -364,7 +364,8 @@ pub fn texts_hold_other_numbers(a: &str, b: &str) -> bool {
         && simcrawl_extract::normalize_text(a, WORDS) == simcrawl_extract::normalize_text(b, WORDS)
 }
 
-/// A text is a data page's when at least this many of its tokens are numbers ([`data_pages_hold_other_numbers`]).
+/// A text is a data page's when at least this many of its tokens are numbers
+/// ([`data_pages_hold_other_numbers`]).
 pub const MIN_DATA_NUMBERS: usize = 12;
 
 /// Whether two texts (a page's title and main text, as extracted) are both a data page's, whose
@@ -381,12 +382,21 @@ pub const MIN_DATA_NUMBERS: usize = 12;
 ///
 /// ```
 /// use simcrawl_crawl::evidence::data_pages_hold_other_numbers;
-/// let rows = |start: u32| (0..16).map(|i| format!("{:02}:{:02} S1 Airport platform 1", 6 + i, (start + i * 7) % 60)).collect::<Vec<_>>().join(" ");
+/// let rows = |start: u32| {
+///     (0..16)
+///         .map(|i| format!("{:02}:{:02} S1 Airport platform 1", 6 + i, (start + i * 7) % 60))
+///         .collect::<Vec<_>>()
+///         .join(" ")
+/// };
 /// assert!(data_pages_hold_other_numbers(&rows(12), &rows(15)));
 /// // The same timetable with a stamp of its own is the same data.
-/// assert!(!data_pages_hold_other_numbers(&format!("Updated 10:32 {}", rows(12)), &format!("Updated 11:05 {}", rows(12))));
+/// let stamped = |at: &str| format!("Updated {at} {}", rows(12));
+/// assert!(!data_pages_hold_other_numbers(&stamped("10:32"), &stamped("11:05")));
 /// // An article whose few numbers differ is no data page.
-/// assert!(!data_pages_hold_other_numbers("In 2019 the 3 rivers rose by 12 metres and the town of 4000 people left", "In 2021 the 5 rivers rose by 14 metres and the town of 4300 people left"));
+/// assert!(!data_pages_hold_other_numbers(
+///     "In 2019 the 3 rivers rose by 12 metres and the town of 4000 people left",
+///     "In 2021 the 5 rivers rose by 14 metres and the town of 4300 people left"
+/// ));
 /// ```
 pub fn data_pages_hold_other_numbers(a: &str, b: &str) -> bool {
     fn facts(t: &str) -> Vec<&str> {
@@ -482,7 +492,8 @@ fn names_a_version(token: &str) -> bool {
 }
 
 /// Whether two URLs of one host name two versions of one document: the same URL but for one
-/// path segment or one query value, each naming a release or a branch (`1.0`, `v1.1.2`, `3.x`, `main`; not a bare number):
+/// path segment or one query value, each naming a release or a branch (`1.0`, `v1.1.2`, `3.x`,
+/// `main`; not a bare number):
 /// `/1.0/geom/struct.Rect.html` and `/1.1/geom/struct.Rect.html`, `tree/src/cache.rs?h=v1.1.2` and
 /// `?h=main`. A version that changed a signature, a limit or a sentence is the page of that
 /// version: its few changed words are what a reader of it looks for.

@@ -186,11 +186,12 @@ impl<'a> Named<'a> {
 }
 
 /// What the names and numbers of two pages say (`numbers_differ`, `other_numbers`,
-/// `url_words_differ`, `data_differs` of [`TextEvidence`]): each rule reads a page's title and main text as one
-/// text. `other_numbers` also compares the titles alone: a page's name that differs from the
-/// other's in a number alone, or in an id or a stamp, names another page (`holidays-db 2022.3.24`
-/// and `holidays-db`, the date gone from both titles as the normalisation reads them; `Index of
-/// /pub/nightly/8866da009/`), whatever their main texts share.
+/// `url_words_differ`, `data_differs` of [`TextEvidence`]): each rule reads a page's title and
+/// main text as one text. `other_numbers` also compares the titles alone: a page's name that
+/// differs from the other's in a number alone, or in an id or a stamp, names another page
+/// (`holidays-db 2022.3.24` and `holidays-db`, the date gone from both titles as the
+/// normalisation reads them; `Index of /pub/nightly/8866da009/`), whatever their main texts
+/// share.
 fn names_apart(a: Named<'_>, b: Named<'_>) -> (bool, bool, bool, bool) {
     let whole = |p: &Named<'_>| format!("{} {}", p.title.unwrap_or(""), p.text);
     let (wa, wb) = (whole(&a), whole(&b));

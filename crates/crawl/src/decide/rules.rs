@@ -181,8 +181,9 @@ impl Core {
     }
 
     /// The crawl stopped at its page budget before its young rules were checked: the skips of
-    /// each rule in force that no verification fetch has confirmed ([`Learner::unchecked`](crate::learn::Learner::unchecked):
-    /// its first one may still wait for its original, or sit in the queue) rest on the few
+    /// each rule in force that no verification fetch has confirmed
+    /// ([`Learner::unchecked`](crate::learn::Learner::unchecked): its first one may still wait
+    /// for its original, or sit in the queue) rest on the few
     /// pages it was learned from (a wiki's "permanent link" to each article's
     /// current revision teaches that `oldid` is irrelevant, and the old revisions are other
     /// texts). Their URLs go back to the queue under their own keys and their entries are
