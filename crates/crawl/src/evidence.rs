@@ -235,6 +235,12 @@ fn signed_numbers(t: &str) -> Vec<&str> {
     out
 }
 
+/// The clock times a text writes (`08:39`, `10:32:07`), in order.
+fn clock_times(t: &str) -> impl Iterator<Item = &str> {
+    t.split(|c: char| !c.is_ascii_digit() && c != ':')
+        .filter(|w| holds_a_clock_time(w))
+}
+
 /// Whether a token holds a clock time: digits on both sides of a colon (`10:32`, a timestamp).
 fn holds_a_clock_time(w: &str) -> bool {
     w.as_bytes()
@@ -343,12 +349,9 @@ pub fn texts_hold_other_numbers(a: &str, b: &str) -> bool {
         n.sort_unstable();
         n
     }
-    /// Its clock times (`08:39`, `10:32:07`), sorted.
+    /// Its clock times, sorted.
     fn clocks(t: &str) -> Vec<&str> {
-        let mut c: Vec<&str> = t
-            .split(|c: char| !c.is_ascii_digit() && c != ':')
-            .filter(|w| holds_a_clock_time(w))
-            .collect();
+        let mut c: Vec<&str> = clock_times(t).collect();
         c.sort_unstable();
         c
     }
@@ -401,10 +404,7 @@ pub const MIN_DATA_NUMBERS: usize = 12;
 pub fn data_pages_hold_other_numbers(a: &str, b: &str) -> bool {
     fn facts(t: &str) -> Vec<&str> {
         let mut n = signed_numbers(t);
-        n.extend(
-            t.split(|c: char| !c.is_ascii_digit() && c != ':')
-                .filter(|w| holds_a_clock_time(w)),
-        );
+        n.extend(clock_times(t));
         n.sort_unstable();
         n
     }

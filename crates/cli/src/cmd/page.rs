@@ -201,16 +201,16 @@ fn feature_counts(analyzer: &Analyzer, text: &str) -> HashMap<u64, (String, i64)
     counts
 }
 
-/// Whether B declared a URL canonical and whether it was A's, as a crawl's skip log recorded it
-/// when it skipped B against A (`None`: no such skip, or one without the comparison's evidence).
-fn recorded_declaration(
+/// The entry a crawl's skip log wrote when it skipped B against A, from the store that holds it
+/// (`None`: no such skip): its verdict and the evidence of that moment.
+fn recorded_skip(
     stores: &[simcrawl_crawl::inspect::Inspector],
     a: &Url,
     b: &Url,
-) -> Result<Option<(bool, bool)>> {
+) -> Result<Option<simcrawl_crawl::SkipRecord>> {
     for inspector in stores {
-        if let Some(e) = inspector.skip_against(b, a)?.and_then(|r| r.evidence) {
-            return Ok(Some((e.declares_copy, e.names_original)));
+        if let Some(record) = inspector.skip_against(b, a)? {
+            return Ok(Some(record));
         }
     }
     Ok(None)
@@ -255,10 +255,13 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode> {
             .as_ref()
             .map(|t| (t[0].as_str(), t[1].as_str())),
     )?;
+    // What the crawl wrote when it skipped B against A: its verdict with the evidence of that
+    // moment. A host's template learned since (or a rule) can make the pair judge otherwise now.
+    let recorded = recorded_skip(&stores, &a.url, &b.url)?;
     // B's rel=canonical as the crawl read it when it skipped B against A: the URL keys of that
     // moment (a mirror rule then in force) are not those of the default normalisation.
-    let decided = match recorded_declaration(&stores, &a.url, &b.url)? {
-        Some((declares, names)) => decided.as_declared(declares, names, args.k, args.jaccard),
+    let decided = match recorded.as_ref().and_then(|r| r.evidence.as_ref()) {
+        Some(e) => decided.as_declared(e.declares_copy, e.names_original, args.k, args.jaccard),
         None => decided,
     };
     // A page a learned rule of the crawl maps onto the other is judged as the crawl judges it
@@ -284,15 +287,6 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode> {
     let (distance, jaccard) = (decided.distance, decided.jaccard);
     let verdict = decided.reason.map_or("distinct", |r| r.as_str());
     let reason = decided.why;
-    // What the crawl wrote when it skipped B against A: its verdict with the evidence of that
-    // moment. A host's template learned since (or a rule) can make the pair judge otherwise now.
-    let mut recorded = None;
-    for inspector in &stores {
-        recorded = inspector.skip_against(&b.url, &a.url)?;
-        if recorded.is_some() {
-            break;
-        }
-    }
     let recorded_differs = recorded
         .as_ref()
         .is_some_and(|r| r.reason.as_str() != verdict);
