@@ -126,10 +126,8 @@ impl Core {
         // Each URL under its own key: under the rule's, it is its original's, indexed already.
         let plain = std::sync::Arc::clone(self.book.plain());
         let mut queued: u64 = 0;
-        for rule in rules {
-            let Some(skipped) = self.standing_skips_of(&rule)? else {
-                break;
-            };
+        let standing = self.standing_skips_of(&rules)?;
+        for (rule, skipped) in rules.into_iter().zip(standing) {
             let picked: Vec<usize> = if skipped.len() <= VERIFY_AT_END {
                 (0..skipped.len()).collect()
             } else {
@@ -193,10 +191,8 @@ impl Core {
         let rules = self.book.learner().unchecked();
         let plain = std::sync::Arc::clone(self.book.plain());
         let mut returned: u64 = 0;
-        for rule in rules {
-            let Some(skipped) = self.standing_skips_of(&rule)? else {
-                break;
-            };
+        let standing = self.standing_skips_of(&rules)?;
+        for skipped in standing {
             for (log_id, record) in skipped {
                 let Ok(own) = plain.canonicalize(&record.url, None) else {
                     continue;
@@ -216,28 +212,57 @@ impl Core {
         Ok(returned)
     }
 
-    /// `rule`'s own skips before a fetch that still stand (not withdrawn), oldest first, with
-    /// their log ids (`None`: the log is empty).
+    /// Each of `rules`' own skips before a fetch that still stand (not withdrawn), oldest
+    /// first, with their log ids: one list a rule, read in one pass over the log from the
+    /// first entry the earliest of them may have written (a crawl of many sites has many rules,
+    /// and a pass for each was a pass over the log for each).
     fn standing_skips_of(
         &self,
-        rule: &Rule,
-    ) -> Result<Option<Vec<(u64, crate::SkipRecord)>>, CrawlError> {
-        let name = rule.to_string();
-        let id = self.book.id_of(rule).unwrap_or(0);
-        let Some(low) = self.first_skip_since(self.book.learned_ms(rule)?)? else {
-            return Ok(None);
+        rules: &[Rule],
+    ) -> Result<Vec<Vec<(u64, crate::SkipRecord)>>, CrawlError> {
+        let mut standing = vec![Vec::new(); rules.len()];
+        let mut lows = Vec::with_capacity(rules.len());
+        let mut by_id: std::collections::HashMap<u32, Vec<usize>> = Default::default();
+        let mut by_name: std::collections::HashMap<String, Vec<usize>> = Default::default();
+        for (i, rule) in rules.iter().enumerate() {
+            let Some(low) = self.first_skip_since(self.book.learned_ms(rule)?)? else {
+                return Ok(standing); // the log is empty
+            };
+            lows.push(low);
+            by_id
+                .entry(self.book.id_of(rule).unwrap_or(0))
+                .or_default()
+                .push(i);
+            by_name.entry(rule.to_string()).or_default().push(i);
+        }
+        let Some(start) = lows.iter().copied().min() else {
+            return Ok(standing);
         };
-        let mut skipped = Vec::new();
-        for entry in self.recorder.skips().iter_from(low) {
+        for entry in self.recorder.skips().iter_from(start) {
             let (log_id, record) = entry?;
-            if made_by(&record, id, &name)
-                && matches!(record.reason, SkipReason::Mirror | SkipReason::LearnedRule)
-                && !self.recorder.is_withdrawn(log_id)?
-            {
-                skipped.push((log_id, record));
+            if !matches!(record.reason, SkipReason::Mirror | SkipReason::LearnedRule) {
+                continue;
+            }
+            let makers = match record.rule_id {
+                Some(rule_id) => by_id.get(&rule_id),
+                None => record.rule.as_deref().and_then(|name| by_name.get(name)),
+            };
+            let Some(makers) = makers else {
+                continue;
+            };
+            let makers: Vec<usize> = makers
+                .iter()
+                .copied()
+                .filter(|i| log_id >= lows[*i])
+                .collect();
+            if makers.is_empty() || self.recorder.is_withdrawn(log_id)? {
+                continue;
+            }
+            for i in makers {
+                standing[i].push((log_id, record.clone()));
             }
         }
-        Ok(Some(skipped))
+        Ok(standing)
     }
 
     /// The id of the first skip log entry a rule learned at `learned_ms` may have written (`None`:
