@@ -6,11 +6,11 @@
 //!
 //! Printed per process count (medians over the runs): wall time, indexed pages per second, CPU of
 //! all processes summed per indexed page (and per fetched page), the bytes the processes send each
-//! other per indexed page (a page's query goes to every other process, its verdict too, its
-//! record only to a page that may copy it: see simcrawl-crawl's `partition`; summed over the
-//! processes, and per receiver), peak RSS per process, the largest store on disk per indexed page
-//! (apparent file sizes), and an estimate of the CPU a process spends on another's query (from the
-//! one-process run's CPU per page, when it is measured).
+//! other per indexed page (a page's probes go to the owners of its pieces of the directory, its
+//! verdict to the same owners, its record only to a page that may copy it: see simcrawl-crawl's
+//! `partition`; summed over the processes, and per receiver), peak RSS per process, the largest
+//! store on disk per indexed page (apparent file sizes), and an estimate of the CPU a process
+//! spends on a probe it looks up (from the one-process run's CPU per page, when it is measured).
 //! Every configuration must index the same number of pages and the same documents (by text
 //! digest, from `simcrawl export` of every process's store): the figures are printed, then the
 //! benchmark fails if not.
@@ -137,7 +137,7 @@ struct ProcessRun {
     max_rss: u64,
     fetched: u64,
     indexed: u64,
-    /// The other processes' queries it answered.
+    /// The probes it looked up in its share of the directory.
     answered: u64,
     /// Bytes of its messages to the other processes, as the crawl prints it.
     bytes_sent: u64,
@@ -195,8 +195,8 @@ impl CrawlRun {
     fn bytes_per_page_per_receiver(&self) -> f64 {
         self.bytes_sent_per_page() / self.processes.saturating_sub(1).max(1) as f64
     }
-    /// CPU ms per query answered: what the processes spent beyond `own_ms` per page fetched (the
-    /// one-process crawl's CPU per fetched page), over the other processes' queries answered.
+    /// CPU ms per probe looked up: what the processes spent beyond `own_ms` per page fetched (the
+    /// one-process crawl's CPU per fetched page), over the probes they looked up.
     fn replay_ms(&self, own_ms: f64) -> Option<f64> {
         (self.answered() > 0).then(|| {
             (self.cpu_s() * 1000.0 - own_ms * self.fetched() as f64) / self.answered() as f64
@@ -244,7 +244,7 @@ pub fn run(args: Args) -> Result<()> {
                 .iter()
                 .map(|p| {
                     format!(
-                        "{} fetched, {} queries answered in {:.2} s CPU, {:.0} MiB",
+                        "{} fetched, {} probes looked up in {:.2} s CPU, {:.0} MiB",
                         p.fetched,
                         p.answered,
                         p.cpu_s,
@@ -311,14 +311,14 @@ pub fn run(args: Args) -> Result<()> {
                 "fetched_per_s": m(&|r| r.fetched() as f64 / r.wall_s),
                 "cpu_ms_per_page": m(&|r| r.cpu_ms_per_page()),
                 "cpu_ms_per_fetched_page": m(&|r| r.cpu_ms_per_fetched_page()),
-                "cpu_ms_per_query_answered": replay,
+                "cpu_ms_per_probe": replay,
                 "bytes_sent_per_page": m(&|r| r.bytes_sent_per_page()).round(),
                 "bytes_per_page_per_receiver": m(&|r| r.bytes_per_page_per_receiver()).round(),
                 "max_rss_mib": m(&|r| r.max_rss_mib()),
                 "store_bytes_per_page": m(&|r| r.store_bytes_per_page()).round(),
                 "indexed": m(&|r| r.indexed() as f64),
                 "fetched": m(&|r| r.fetched() as f64),
-                "queries_answered": m(&|r| r.answered() as f64),
+                "probes_looked_up": m(&|r| r.answered() as f64),
                 "indexed_by_run": of.iter().map(|r| r.indexed()).collect::<Vec<_>>(),
                 "same_documents_as_first_run": of.iter().all(|r| r.documents == reference),
                 "repeated_documents_by_run": of.iter().map(|r| r.repeated.len()).collect::<Vec<_>>(),
@@ -346,7 +346,7 @@ pub fn run(args: Args) -> Result<()> {
             ),
         }
         println!(
-            "processes  wall s  pages/s  CPU ms/page  ms/query answered  max RSS MiB  bytes sent/page  per receiver  disk B/page  fetched  indexed"
+            "processes  wall s  pages/s  CPU ms/page  ms/probe  max RSS MiB  bytes sent/page  per receiver  disk B/page  fetched  indexed"
         );
         for s in &summary {
             let f = |name: &str, decimals: usize| {
@@ -355,12 +355,12 @@ pub fn run(args: Args) -> Result<()> {
                     .map_or("—".to_string(), |v| format!("{v:.decimals$}"))
             };
             println!(
-                "{:>9}  {:>6}  {:>7}  {:>11}  {:>18}  {:>11}  {:>15}  {:>12}  {:>11}  {:>7}  {:>7}",
+                "{:>9}  {:>6}  {:>7}  {:>11}  {:>8}  {:>11}  {:>15}  {:>12}  {:>11}  {:>7}  {:>7}",
                 f("processes", 0),
                 f("wall_s", 2),
                 f("pages_per_s", 0),
                 f("cpu_ms_per_page", 3),
-                f("cpu_ms_per_query_answered", 3),
+                f("cpu_ms_per_probe", 3),
                 f("max_rss_mib", 1),
                 f("bytes_sent_per_page", 0),
                 f("bytes_per_page_per_receiver", 0),
@@ -434,7 +434,7 @@ fn crawl(
             max_rss,
             fetched: field(&text, "fetched"),
             indexed: field(&text, "indexed"),
-            answered: number_before(&text, " queries of theirs answered").unwrap_or(0.0) as u64,
+            answered: number_before(&text, " probes looked up here").unwrap_or(0.0) as u64,
             bytes_sent: number_before(&text, " bytes sent to the others").unwrap_or(0.0) as u64,
             store_bytes: 0,
         });
@@ -569,18 +569,15 @@ mod tests {
 
     #[test]
     fn the_crawls_report_is_read() {
-        let text = "  fetched         120 pages\n  processes       this is 0 of 2: 9 rounds, 71 of this process's pages queried, 20431 bytes sent to the others (170 per page fetched here), 291 queries of theirs answered\n";
+        let text = "  fetched         120 pages\n  processes       this is 0 of 2: 9 rounds, 71 of this process's pages probed, 20431 bytes sent to the others (170 per page fetched here: probe 98, resolved 40, answer 32), 291 probes looked up here\n";
         assert_eq!(field(text, "fetched"), 120);
         assert_eq!(
             number_before(text, " bytes sent to the others"),
             Some(20431.0)
         );
+        assert_eq!(number_before(text, " probes looked up here"), Some(291.0));
         assert_eq!(
-            number_before(text, " queries of theirs answered"),
-            Some(291.0)
-        );
-        assert_eq!(
-            number_before("no such line", " queries of theirs answered"),
+            number_before("no such line", " probes looked up here"),
             None
         );
     }

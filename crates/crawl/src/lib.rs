@@ -32,7 +32,8 @@
 //! - [`learn`]: mirror, alias, parameter, host-option and canonical path rules from duplicate
 //!   evidence, and when to verify them: [`learn::Learner`].
 //! - [`partition`]: a crawl split over several processes, its state partitioned: a page's query
-//!   to the others, their answers, the ledger of undecided pages, the index a decision reads
+//!   cut into pieces, each sent to its owner's share of the directory
+//!   ([`partition::Directory`]), the records that come back, the index a decision reads
 //!   ([`partition::Merged`]); [`shard`]: the messages' frame and the session's hello.
 //! - [`error`]: the crawl errors, [`CrawlError`].
 //!

@@ -268,6 +268,10 @@ pub struct PageIndex {
     /// The record [`insert`](Self::insert) wrote last, until [`take_inserted`](Self::take_inserted)
     /// takes it: the full-text index gets it without reading it back.
     last_inserted: Option<PageRecord>,
+    /// The pages whose SimHash [`refingerprint`](Self::refingerprint) changed, as (id, old,
+    /// new), kept once [`track_moves`](Self::track_moves) asks (a sharded crawl tells the
+    /// owners of their blocks).
+    moved: Option<Vec<(u32, u64, u64)>>,
 }
 
 impl PageIndex {
@@ -294,6 +298,7 @@ impl PageIndex {
             foreign: store.tree(crate::layout::FOREIGN_PAGES_TREE)?,
             foreign_ids: Default::default(),
             last_inserted: None,
+            moved: None,
         };
         for item in index.foreign.iter() {
             index.foreign_ids.insert(item?.0);
@@ -644,6 +649,9 @@ impl PageIndex {
         record.sketch = Some(sketch.to_bytes());
         let changed = record.simhash != simhash.0;
         if changed {
+            if let Some(moved) = &mut self.moved {
+                moved.push((id, record.simhash, simhash.0));
+            }
             self.simhash.remove(SimHash(record.simhash), id);
             self.simhash.insert(simhash, id);
             record.simhash = simhash.0;
@@ -653,6 +661,16 @@ impl PageIndex {
             self.set_fingerprint(id, simhash.0)?;
         }
         Ok(())
+    }
+
+    /// Keeps, from now on, the pages whose SimHash changes, for [`take_moved`](Self::take_moved).
+    pub fn track_moves(&mut self) {
+        self.moved.get_or_insert_with(Vec::new);
+    }
+
+    /// The pages whose SimHash changed since the last call, as (id, old, new).
+    pub fn take_moved(&mut self) -> Vec<(u32, u64, u64)> {
+        self.moved.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
     /// Maps another canonical key to an indexed page (a redirect source, a canonical alias).

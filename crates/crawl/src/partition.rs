@@ -1,36 +1,58 @@
 //! A crawl split over several processes with its state partitioned: each process indexes the
-//! pages of its own sites only, and asks the others about a page before it decides it.
+//! pages of its own sites, and owns a share of the crawl's directory, by which a page finds the
+//! earlier pages, anywhere, it may copy.
 //!
 //! Every page a process fetches is decided by that process (its owner), with the one rule of
 //! evidence, against the pages indexed anywhere before it. The pages before it are fixed by a
-//! total order that every process sees alike: a page's [`Place`] is the round its [`Query`] was
-//! sent in, the sending process and its number in that message. The query (digests, SimHash,
-//! the keys the page is indexed under and the keys its decision reads: about a hundred bytes)
-//! goes to every process; each answers from its own index with the records of its pages that
-//! match ([`answer`]), and enters the query in its [`Ledger`] of pages not yet decided. A page
-//! whose query matches an earlier page still in the ledger waits for that page's verdict, and
-//! for its record when it is indexed: so every page is judged against exactly the earlier pages
+//! total order that every process sees alike: a page's [`Place`] is the round its probes were
+//! sent in, the sending process and its number among that process's pages of the round.
+//!
+//! A page's [`Query`] (its body and text digests, its SimHash, the keys it is indexed under and
+//! the keys its decision reads) is cut into [`Piece`]s: the digests, the keys, and the k + 1
+//! blocks of the SimHash (Manku, Jain and Das Sarma: two SimHashes within k bits agree on at
+//! least one of k + 1 blocks). Each piece has one owner, the process its hash falls to
+//! ([`Piece::owner`]), and goes to that owner only, in a [`Probe`] that carries the pieces the
+//! owner holds ([`Query::route`]). The owner's share of the [`Directory`] lists, by piece, the
+//! pages indexed anywhere and the pages not yet decided: a probe finds there the earlier pages
+//! its page may copy ([`Found`]), then enters its own. For an indexed page of another process
+//! the owner asks that process to send its record to the page's owner ([`PartEvent::Lookup`]);
+//! for a page not yet decided it tells both owners that the later page waits for the earlier
+//! ([`PartEvent::Wait`]). When the earlier page is decided, its owner tells the owners of its
+//! pieces ([`PartEvent::Resolved`]) and sends the pages that waited its record, if it was
+//! indexed ([`PartEvent::Settled`]). So every page is judged against exactly the earlier pages
 //! that are indexed, as one process judges it, and two copies fetched at once by two processes
-//! are never both indexed. The decider reads the owner's index and the answers as one index
-//! ([`Merged`]), and the other hosts' templates as the answers give them ([`PartTemplates`]).
+//! are never both indexed. The decider reads the owner's index and the records the answers
+//! brought as one index ([`Merged`]), and the other hosts' templates as the records give them
+//! ([`PartTemplates`]).
+//!
+//! A page costs its owner a probe to each owner of its pieces and a verdict to the same owners:
+//! bytes that do not grow with the number of processes (the share of pieces another process
+//! owns, (N − 1)/N, tends to one). Each process holds the records of its own pages and 1/N of
+//! the directory.
 //!
 //! What stays with a site's owner: its frontier, politeness and robots.txt, its templates, its
 //! rules (a rule covers the URLs of one host, and all its evidence comes from that host's pages),
 //! its skip and failure logs. A link to another process's site is forwarded to that site's owner
-//! ([`PartEvent::Link`]); nothing else of a page leaves its owner, except its record to a page
-//! that matched it.
+//! ([`PartEvent::Link`]), and mirror rules, few and small, go to every process.
 //!
 //! ```
-//! use simcrawl_crawl::partition::{Ledger, Place, Query};
+//! use simcrawl_crawl::partition::{Directory, Place, Query};
 //!
-//! let mut ledger = Ledger::new(3);
+//! // One process owning every piece: the directory of a crawl of one process.
+//! let mut directory = Directory::new(3, 0, 1);
 //! let first = Place { round: 1, process: 0, seq: 0 };
 //! let copy = Place { round: 1, process: 1, seq: 0 };
 //! let query = |simhash| Query { simhash, body: 1, text: 2, keys: vec![], wanted: vec![] };
-//! assert!(ledger.enter(first, query(0b1011)).is_empty());
+//! let probe = |q: &Query, seq| q.route(seq, 3, 1).remove(&0).expect("owned here");
+//! assert!(directory.probe(first, &probe(&query(0b1011), 0)).wait.is_empty());
 //! // Sent in the same round by another process, within k bits of the first: it waits for it.
-//! assert_eq!(ledger.enter(copy, Query { body: 9, text: 8, ..query(0b1001) }), vec![first]);
-//! assert_eq!(ledger.resolve(first), vec![copy]);
+//! let near = Query { body: 9, text: 8, ..query(0b1001) };
+//! assert!(directory.probe(copy, &probe(&near, 0)).wait.contains(&first));
+//! // The first is indexed (as page 7 of process 0): a later copy finds it there.
+//! directory.resolve(first, Some(7));
+//! let later = Place { round: 2, process: 1, seq: 0 };
+//! let found = directory.probe(later, &probe(&query(0b1011), 0));
+//! assert!(found.wait.contains(&copy) && found.indexed.contains_key(&(0, 7)));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -41,21 +63,21 @@ use crate::pages::{PageIndex, PageRecord};
 use crate::template::LineKey;
 use simcrawl_dedup::{SimHash, Sketch};
 use simcrawl_store::codec::{Codec, CodecError, Reader, write_bytes_element, write_element};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-/// A page's place in the crawl's total order: its query's round, the process that sent it, and
-/// its number among that process's queries of the round.
+/// A page's place in the crawl's total order: its probes' round, the process that sent them,
+/// and its number among that process's pages of the round.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Place {
-    /// The round its query went in.
+    /// The round its probes went in.
     pub round: u64,
     /// The process that fetched it.
     pub process: u32,
-    /// Its number in that process's message.
+    /// Its number among that process's pages of the round.
     pub seq: u32,
 }
 
-/// What the other processes need to know of a fetched page to find their pages it may copy.
+/// What the crawl needs to know of a fetched page to find the earlier pages it may copy.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Query {
     /// xxh3-128 of its body.
@@ -71,31 +93,257 @@ pub struct Query {
     pub wanted: Vec<u128>,
 }
 
+/// One piece of the crawl's directory: a process owns the pieces whose hash falls to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Piece {
+    /// A body digest (its two halves folded into 64 bits: a page that shares the fold and not
+    /// the digest only waits or is looked up for nothing, since a decision compares digests
+    /// whole).
+    Body(u64),
+    /// A main-text digest, folded as a body's.
+    Text(u64),
+    /// A key hash, as a page is indexed under it or its decision reads it.
+    Key(u128),
+    /// Block `i` of the k + 1 a SimHash is cut into ([`blocks`]), and its bits.
+    Block(u8, u64),
+}
+
+/// The finaliser of splitmix64: spreads a hash's bits over the whole word.
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+fn fold(digest: u128) -> u64 {
+    (digest as u64) ^ ((digest >> 64) as u64)
+}
+
+impl Piece {
+    /// The process, of `processes`, that owns it.
+    pub fn owner(self, processes: u32) -> u32 {
+        let hash = match self {
+            Piece::Body(d) => mix(d ^ 0x0b0d),
+            Piece::Text(d) => mix(d ^ 0x7e47),
+            Piece::Key(d) => mix(fold(d) ^ 0x4e75),
+            Piece::Block(i, bits) => mix(mix(bits) ^ (u64::from(i) + 1).wrapping_mul(0x9e37_79b9)),
+        };
+        (hash % u64::from(processes.max(1))) as u32
+    }
+}
+
+/// The k + 1 blocks of `simhash` (its bits cut into k + 1 runs as even as 64 bits allow), as
+/// (block number, bits): two SimHashes within k bits agree on at least one (for k < 16).
+pub fn blocks(simhash: u64, k: u32) -> impl Iterator<Item = (u8, u64)> {
+    // At most 16 blocks: a probe names its blocks in 16 bits (k is at most 8).
+    let n = k.min(15) + 1;
+    (0..n).map(move |i| {
+        let start = 64 * i / n;
+        let width = 64 * (i + 1) / n - start;
+        let mask = if width >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << width) - 1
+        };
+        (i as u8, (simhash >> start) & mask)
+    })
+}
+
 impl Query {
-    /// Whether a page decided before this one, queried as `earlier`, can be what this one is
-    /// judged against, or decides with this one's record: the same body or main text, SimHash
-    /// within `k`, or a key one of them is indexed under and the other has or reads.
-    fn may_copy(&self, earlier: &Query, k: u32) -> bool {
-        self.body == earlier.body
-            || self.text == earlier.text
-            || (self.simhash ^ earlier.simhash).count_ones() <= k
-            || earlier
-                .keys
-                .iter()
-                .any(|key| self.keys.contains(key) || self.wanted.contains(key))
-            || self.keys.iter().any(|key| earlier.wanted.contains(key))
+    /// Its pieces, each with whether the page only reads it (a wanted key).
+    fn pieces(&self, k: u32) -> impl Iterator<Item = (Piece, bool)> + '_ {
+        [
+            (Piece::Body(fold(self.body)), false),
+            (Piece::Text(fold(self.text)), false),
+        ]
+        .into_iter()
+        .chain(self.keys.iter().map(|key| (Piece::Key(*key), false)))
+        .chain(self.wanted.iter().map(|key| (Piece::Key(*key), true)))
+        .chain(blocks(self.simhash, k).map(|(i, bits)| (Piece::Block(i, bits), false)))
+    }
+
+    /// The probes of the page numbered `seq` in its round, one to each owner of its pieces
+    /// (of `processes`), each with the pieces that owner holds.
+    pub fn route(&self, seq: u32, k: u32, processes: u32) -> BTreeMap<u32, Probe> {
+        let mut probes: BTreeMap<u32, Probe> = BTreeMap::new();
+        for (piece, read_only) in self.pieces(k) {
+            let probe = probes
+                .entry(piece.owner(processes))
+                .or_insert_with(|| Probe {
+                    seq,
+                    simhash: self.simhash,
+                    ..Probe::default()
+                });
+            match piece {
+                Piece::Body(d) => probe.body = Some(d),
+                Piece::Text(d) => probe.text = Some(d),
+                Piece::Key(key) if read_only => probe.wanted.push(key),
+                Piece::Key(key) => probe.keys.push(key),
+                Piece::Block(i, _) => probe.blocks |= 1 << i,
+            }
+        }
+        probes
+    }
+
+    /// The processes that own its pieces: those its probes went to.
+    pub fn owners(&self, k: u32, processes: u32) -> BTreeSet<u32> {
+        self.pieces(k)
+            .map(|(piece, _)| piece.owner(processes))
+            .collect()
+    }
+}
+
+/// The pieces of one page that one process owns, sent to it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Probe {
+    /// The page's number among its process's pages of the round.
+    pub seq: u32,
+    /// The page's SimHash (a block matches a page within k bits of it).
+    pub simhash: u64,
+    /// Its body digest folded ([`Piece::Body`]), if this process owns it.
+    pub body: Option<u64>,
+    /// Its text digest folded, if this process owns it.
+    pub text: Option<u64>,
+    /// The numbers of the SimHash blocks this process owns, one bit each.
+    pub blocks: u16,
+    /// The keys it is indexed under that this process owns.
+    pub keys: Vec<u128>,
+    /// The keys its decision reads that this process owns.
+    pub wanted: Vec<u128>,
+}
+
+impl Probe {
+    fn pieces(&self, k: u32) -> Vec<(Piece, bool)> {
+        let mut out = Vec::new();
+        out.extend(self.body.map(|d| (Piece::Body(d), false)));
+        out.extend(self.text.map(|d| (Piece::Text(d), false)));
+        out.extend(self.keys.iter().map(|key| (Piece::Key(*key), false)));
+        out.extend(self.wanted.iter().map(|key| (Piece::Key(*key), true)));
+        out.extend(
+            blocks(self.simhash, k)
+                .filter(|(i, _)| u32::from(*i) < 16 && self.blocks & (1 << i) != 0)
+                .map(|(i, bits)| (Piece::Block(i, bits), false)),
+        );
+        out
+    }
+}
+
+/// Appends `value` as unsigned LEB128: the routed events are mostly small numbers.
+fn put_varint(mut value: u64, out: &mut Vec<u8>) {
+    while value >= 0x80 {
+        out.push((value as u8) | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+fn get_varint(r: &mut Reader<'_>) -> Result<u64, CodecError> {
+    let mut value = 0u64;
+    for shift in (0..64).step_by(7) {
+        let byte: u8 = r.element()?;
+        value |= u64::from(byte & 0x7f) << shift;
+        if byte & 0x80 == 0 {
+            return Ok(value);
+        }
+    }
+    Err(CodecError::invalid::<Probe>("a number longer than 64 bits"))
+}
+
+fn get_varint32(r: &mut Reader<'_>) -> Result<u32, CodecError> {
+    u32::try_from(get_varint(r)?).map_err(|_| CodecError::invalid::<Probe>("a number past 32 bits"))
+}
+
+const HAS_BODY: u8 = 1;
+const HAS_TEXT: u8 = 2;
+const HAS_BLOCKS: u8 = 4;
+const HAS_KEYS: u8 = 8;
+const HAS_WANTED: u8 = 16;
+
+/// Its number, a byte of flags, then only what it carries: the SimHash goes with blocks.
+impl Codec for Probe {
+    fn encode_into(&self, out: &mut Vec<u8>) {
+        put_varint(u64::from(self.seq), out);
+        let flags = (if self.body.is_some() { HAS_BODY } else { 0 })
+            | (if self.text.is_some() { HAS_TEXT } else { 0 })
+            | (if self.blocks != 0 { HAS_BLOCKS } else { 0 })
+            | (if self.keys.is_empty() { 0 } else { HAS_KEYS })
+            | (if self.wanted.is_empty() {
+                0
+            } else {
+                HAS_WANTED
+            });
+        out.push(flags);
+        if self.blocks != 0 {
+            put_varint(u64::from(self.blocks), out);
+            write_element(&self.simhash, out);
+        }
+        if let Some(d) = self.body {
+            write_element(&d, out);
+        }
+        if let Some(d) = self.text {
+            write_element(&d, out);
+        }
+        if !self.keys.is_empty() {
+            put_keys(&self.keys, out);
+        }
+        if !self.wanted.is_empty() {
+            put_keys(&self.wanted, out);
+        }
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Self, CodecError> {
+        let mut r = Reader::new::<Probe>(bytes);
+        let seq = get_varint32(&mut r)?;
+        let flags: u8 = r.element()?;
+        let (blocks, simhash) = if flags & HAS_BLOCKS != 0 {
+            let blocks = u16::try_from(get_varint(&mut r)?)
+                .map_err(|_| CodecError::invalid::<Probe>("more than 16 blocks"))?;
+            (blocks, r.element()?)
+        } else {
+            (0, 0)
+        };
+        let body = if flags & HAS_BODY != 0 {
+            Some(r.element()?)
+        } else {
+            None
+        };
+        let text = if flags & HAS_TEXT != 0 {
+            Some(r.element()?)
+        } else {
+            None
+        };
+        let keys = if flags & HAS_KEYS != 0 {
+            get_keys(&mut r)?
+        } else {
+            Vec::new()
+        };
+        let wanted = if flags & HAS_WANTED != 0 {
+            get_keys(&mut r)?
+        } else {
+            Vec::new()
+        };
+        r.finish()?;
+        Ok(Probe {
+            seq,
+            simhash,
+            body,
+            text,
+            blocks,
+            keys,
+            wanted,
+        })
     }
 }
 
 fn put_keys(keys: &[u128], out: &mut Vec<u8>) {
-    write_element(&(keys.len() as u32), out);
+    put_varint(keys.len() as u64, out);
     for key in keys {
         write_element(key, out);
     }
 }
 
 fn get_keys(r: &mut Reader<'_>) -> Result<Vec<u128>, CodecError> {
-    let n: u32 = r.element()?;
+    let n = get_varint32(r)?;
     (0..n.min(1 << 16)).map(|_| r.element()).collect()
 }
 
@@ -122,71 +370,200 @@ impl Codec for Query {
     }
 }
 
-/// The queries of pages not yet decided, anywhere, in the crawl's order: every process holds
-/// the same ledger (it enters every query and resolves every verdict in the same order).
-#[derive(Debug, Default)]
-pub struct Ledger {
-    k: u32,
-    entries: BTreeMap<Place, Entry>,
+/// A page a directory lists under a piece.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Entry {
+    /// Probed, not yet decided.
+    Pending(Place),
+    /// Indexed by `process` as its page `id`.
+    Indexed {
+        /// The process that indexed it.
+        process: u32,
+        /// Its id there.
+        id: u32,
+    },
 }
 
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    page: Entry,
+    simhash: u64,
+    /// The page reads the key and is not indexed under it.
+    read_only: bool,
+}
+
+/// What a probe found in one process's share of the directory.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Found {
+    /// The earlier pages not yet decided that the page may copy: it waits for their verdicts.
+    pub wait: BTreeSet<Place>,
+    /// The indexed pages it may copy, by (process, id), with the keys it found them by.
+    pub indexed: BTreeMap<(u32, u32), Vec<u128>>,
+}
+
+/// One process's share of the crawl's directory: by piece it owns, the pages indexed anywhere
+/// and the pages probed and not yet decided (see the module's documentation).
 #[derive(Debug)]
-struct Entry {
-    query: Query,
-    /// The later pages whose queries matched this one.
-    waiters: Vec<Place>,
+pub struct Directory {
+    k: u32,
+    me: u32,
+    processes: u32,
+    slots: HashMap<Piece, Vec<Slot>>,
+    /// The pieces of each page not yet decided, for its verdict.
+    pending: HashMap<Place, Vec<(Piece, bool)>>,
 }
 
-impl Ledger {
-    /// An empty ledger for near-duplicates within `k` bits.
-    pub fn new(k: u32) -> Ledger {
-        Ledger {
+impl Directory {
+    /// Process `me`'s empty share, of `processes`, for near-duplicates within `k` bits.
+    pub fn new(k: u32, me: u32, processes: u32) -> Directory {
+        Directory {
             k,
-            entries: BTreeMap::new(),
+            me,
+            processes: processes.max(1),
+            slots: HashMap::new(),
+            pending: HashMap::new(),
         }
     }
 
-    /// Enters the query of the page at `place` (after every place entered before), and returns
-    /// the undecided earlier pages it must wait for, each of which now lists it as a waiter.
-    pub fn enter(&mut self, place: Place, query: Query) -> Vec<Place> {
-        let mut wait = Vec::new();
-        for (earlier, entry) in self.entries.range_mut(..place) {
-            if query.may_copy(&entry.query, self.k) {
-                entry.waiters.push(place);
-                wait.push(*earlier);
+    /// Enters the probe of the page at `place` (after every place probed before), and returns
+    /// what it found: the earlier pages it may copy (the same body or text, within k bits, a key
+    /// one of the two is indexed under and the other has or reads).
+    pub fn probe(&mut self, place: Place, probe: &Probe) -> Found {
+        let mut found = Found::default();
+        let pieces = probe.pieces(self.k);
+        for (piece, read_only) in &pieces {
+            let Some(slots) = self.slots.get(piece) else {
+                continue;
+            };
+            for slot in slots {
+                let matches = match piece {
+                    Piece::Block(..) => (slot.simhash ^ probe.simhash).count_ones() <= self.k,
+                    // A key read by both pages relates neither to the other.
+                    Piece::Key(_) => !(*read_only && slot.read_only),
+                    Piece::Body(_) | Piece::Text(_) => true,
+                };
+                if !matches {
+                    continue;
+                }
+                match slot.page {
+                    Entry::Pending(earlier) => {
+                        found.wait.insert(earlier);
+                    }
+                    Entry::Indexed { process, id } => {
+                        let keys = found.indexed.entry((process, id)).or_default();
+                        if let Piece::Key(key) = piece
+                            && !keys.contains(key)
+                        {
+                            keys.push(*key);
+                        }
+                    }
+                }
             }
         }
-        self.entries.insert(
-            place,
-            Entry {
-                query,
-                waiters: Vec::new(),
-            },
-        );
-        wait
+        for (piece, read_only) in &pieces {
+            self.slots.entry(*piece).or_default().push(Slot {
+                page: Entry::Pending(place),
+                simhash: probe.simhash,
+                read_only: *read_only,
+            });
+        }
+        self.pending.insert(place, pieces);
+        found
     }
 
-    /// The page at `place` is decided: out of the ledger. Returns the pages that waited for it.
-    pub fn resolve(&mut self, place: Place) -> Vec<Place> {
-        self.entries
-            .remove(&place)
-            .map(|e| e.waiters)
-            .unwrap_or_default()
+    /// The page at `place` is decided: indexed as its process's page `id`, or not (skipped, or
+    /// withdrawn to be probed again).
+    pub fn resolve(&mut self, place: Place, indexed: Option<u32>) {
+        let Some(pieces) = self.pending.remove(&place) else {
+            return;
+        };
+        for (piece, _) in pieces {
+            let Some(slots) = self.slots.get_mut(&piece) else {
+                continue;
+            };
+            slots.retain_mut(|slot| {
+                if slot.page != Entry::Pending(place) {
+                    return true;
+                }
+                match indexed {
+                    Some(id) if !slot.read_only => {
+                        slot.page = Entry::Indexed {
+                            process: place.process,
+                            id,
+                        };
+                        true
+                    }
+                    _ => false,
+                }
+            });
+            if slots.is_empty() {
+                self.slots.remove(&piece);
+            }
+        }
     }
 
-    /// The later pages whose queries matched the page at `place`.
-    pub fn waiters(&self, place: Place) -> &[Place] {
-        self.entries.get(&place).map_or(&[], |e| &e.waiters)
+    /// Lists `process`'s indexed page `id`, described by `query`, under the pieces this process
+    /// owns (a session that resumes tells the directory the pages indexed before).
+    pub fn announce(&mut self, process: u32, id: u32, query: &Query) {
+        let page = Entry::Indexed { process, id };
+        let owned: Vec<Piece> = query
+            .pieces(self.k)
+            .filter(|(piece, read_only)| !read_only && piece.owner(self.processes) == self.me)
+            .map(|(piece, _)| piece)
+            .collect();
+        for piece in owned {
+            let slots = self.slots.entry(piece).or_default();
+            if !slots.iter().any(|s| s.page == page) {
+                slots.push(Slot {
+                    page,
+                    simhash: query.simhash,
+                    read_only: false,
+                });
+            }
+        }
     }
 
-    /// Pages not yet decided.
+    /// `process`'s indexed page `id` has SimHash `new` instead of `old` (made again without its
+    /// host's template): its blocks that this process owns move.
+    pub fn moved(&mut self, process: u32, id: u32, old: u64, new: u64) {
+        let page = Entry::Indexed { process, id };
+        for (i, bits) in blocks(old, self.k) {
+            let piece = Piece::Block(i, bits);
+            if piece.owner(self.processes) != self.me {
+                continue;
+            }
+            if let Some(slots) = self.slots.get_mut(&piece) {
+                slots.retain(|s| s.page != page);
+                if slots.is_empty() {
+                    self.slots.remove(&piece);
+                }
+            }
+        }
+        for (i, bits) in blocks(new, self.k) {
+            let piece = Piece::Block(i, bits);
+            if piece.owner(self.processes) == self.me {
+                self.slots.entry(piece).or_default().push(Slot {
+                    page,
+                    simhash: new,
+                    read_only: false,
+                });
+            }
+        }
+    }
+
+    /// Pages probed here and not yet decided.
+    pub fn undecided(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Pieces listed.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.slots.len()
     }
 
-    /// No page undecided.
+    /// No piece listed.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.slots.is_empty()
     }
 }
 
@@ -279,22 +656,69 @@ fn url_authority(url: &str) -> Option<&str> {
 /// What one process tells another in a round of a partitioned crawl.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PartEvent {
-    /// A page fetched, to every process: its place is the round, the sender and the number of
-    /// the query among the sender's.
-    Query(Query),
-    /// To the owner of the page at `to`: this process's pages it may copy.
+    /// To the owner of some of a fetched page's pieces: those pieces. The page's place is the
+    /// round, the sender and the probe's `seq`.
+    Probe(Probe),
+    /// To the owner of the page at `to`: pages of this process it may copy, as a lookup asked.
     Answer {
         /// The page asked about.
         to: Place,
         /// The pages.
         records: Vec<RemoteRecord>,
     },
-    /// To every process: the page at `place` is decided (`indexed`, or skipped).
-    Verdict {
+    /// To the owners of a page's pieces: the page at `place` is decided, indexed as its owner's
+    /// page `indexed`, or not.
+    Resolved {
         /// The page.
         place: Place,
-        /// It was indexed.
-        indexed: bool,
+        /// Its id at its owner, if indexed.
+        indexed: Option<u32>,
+    },
+    /// From the owner of a piece to the process that indexed page `id`: send its record to
+    /// the owner of the page at `to`, which may copy it (found by `keys`, among others).
+    Lookup {
+        /// The page that may copy it.
+        to: Place,
+        /// The indexed page.
+        id: u32,
+        /// The keys the page found it by.
+        keys: Vec<u128>,
+    },
+    /// From the owner of a piece to the owners of both pages: the page at `waiter` waits for
+    /// the verdict on the earlier page at `on`, which it may copy.
+    Wait {
+        /// The later page.
+        waiter: Place,
+        /// The earlier page, not yet decided.
+        on: Place,
+    },
+    /// To the owner of the page at `to`, which waited for it: the page at `place` is decided,
+    /// with its record when it was indexed.
+    Settled {
+        /// The page that waited.
+        to: Place,
+        /// The page decided.
+        place: Place,
+        /// Its record, if it was indexed (and is another process's).
+        records: Vec<RemoteRecord>,
+    },
+    /// To the owners of its pieces: page `id` of the sender is indexed, as `query` describes it
+    /// (said again when a session resumes: the directory is kept in memory).
+    Indexed {
+        /// Its id at the sender.
+        id: u32,
+        /// Its digests, SimHash and key.
+        query: Query,
+    },
+    /// To the owners of its old and new blocks: page `id` of the sender has SimHash `new` for
+    /// `old`, made again without its host's template.
+    Moved {
+        /// Its id at the sender.
+        id: u32,
+        /// Its SimHash before.
+        old: u64,
+        /// Its SimHash now.
+        new: u64,
     },
     /// To the owner of its site: a URL met here, and the address class its referrer answered from
     /// (the owner's fetcher lets a private page's links reach private addresses, as here).
@@ -325,9 +749,14 @@ impl PartEvent {
     /// Its kind, in a word.
     pub fn kind(&self) -> &'static str {
         match self {
-            PartEvent::Query(_) => "query",
+            PartEvent::Probe(_) => "probe",
             PartEvent::Answer { .. } => "answer",
-            PartEvent::Verdict { .. } => "verdict",
+            PartEvent::Resolved { .. } => "resolved",
+            PartEvent::Lookup { .. } => "lookup",
+            PartEvent::Wait { .. } => "wait",
+            PartEvent::Settled { .. } => "settled",
+            PartEvent::Indexed { .. } => "indexed",
+            PartEvent::Moved { .. } => "moved",
             PartEvent::Link(..) => "link",
             PartEvent::Claim { .. } => "claim",
             PartEvent::Claimed { .. } => "claimed",
@@ -339,22 +768,48 @@ impl PartEvent {
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(128);
         match self {
-            PartEvent::Query(q) => {
+            PartEvent::Probe(p) => {
                 out.push(1);
-                q.encode_into(&mut out);
+                p.encode_into(&mut out);
             }
             PartEvent::Answer { to, records } => {
                 out.push(2);
                 put_place(to, &mut out);
-                write_element(&(records.len() as u32), &mut out);
-                for r in records {
-                    write_bytes_element(&r.encode(), &mut out);
-                }
+                put_records(records, &mut out);
             }
-            PartEvent::Verdict { place, indexed } => {
+            PartEvent::Resolved { place, indexed } => {
                 out.push(3);
                 put_place(place, &mut out);
-                write_element(indexed, &mut out);
+                // 0 for a page not indexed, else its id + 1.
+                put_varint(indexed.map_or(0, |id| u64::from(id) + 1), &mut out);
+            }
+            PartEvent::Lookup { to, id, keys } => {
+                out.push(8);
+                put_place(to, &mut out);
+                put_varint(u64::from(*id), &mut out);
+                put_keys(keys, &mut out);
+            }
+            PartEvent::Wait { waiter, on } => {
+                out.push(9);
+                put_place(waiter, &mut out);
+                put_place(on, &mut out);
+            }
+            PartEvent::Settled { to, place, records } => {
+                out.push(10);
+                put_place(to, &mut out);
+                put_place(place, &mut out);
+                put_records(records, &mut out);
+            }
+            PartEvent::Indexed { id, query } => {
+                out.push(11);
+                write_element(id, &mut out);
+                query.encode_into(&mut out);
+            }
+            PartEvent::Moved { id, old, new } => {
+                out.push(12);
+                write_element(id, &mut out);
+                write_element(old, &mut out);
+                write_element(new, &mut out);
             }
             PartEvent::Rule { rule, active } => {
                 out.push(7);
@@ -394,23 +849,63 @@ impl PartEvent {
             .split_first()
             .ok_or_else(|| CodecError::invalid::<PartEvent>("an empty event"))?;
         let event = match tag {
-            1 => PartEvent::Query(Query::decode(rest)?),
+            1 => PartEvent::Probe(Probe::decode(rest)?),
             2 => {
                 let mut r = Reader::new::<PartEvent>(rest);
                 let to = get_place(&mut r)?;
-                let n: u32 = r.element()?;
-                let records = (0..n.min(1 << 16))
-                    .map(|_| RemoteRecord::decode(&r.element::<Vec<u8>>()?))
-                    .collect::<Result<Vec<_>, _>>()?;
+                let records = get_records(&mut r)?;
                 r.finish()?;
                 PartEvent::Answer { to, records }
             }
             3 => {
                 let mut r = Reader::new::<PartEvent>(rest);
                 let place = get_place(&mut r)?;
-                let indexed = r.element()?;
+                let indexed =
+                    match get_varint(&mut r)? {
+                        0 => None,
+                        n => Some(u32::try_from(n - 1).map_err(|_| {
+                            CodecError::invalid::<PartEvent>("a page id past 32 bits")
+                        })?),
+                    };
                 r.finish()?;
-                PartEvent::Verdict { place, indexed }
+                PartEvent::Resolved { place, indexed }
+            }
+            8 => {
+                let mut r = Reader::new::<PartEvent>(rest);
+                let to = get_place(&mut r)?;
+                let id = get_varint32(&mut r)?;
+                let keys = get_keys(&mut r)?;
+                r.finish()?;
+                PartEvent::Lookup { to, id, keys }
+            }
+            9 => {
+                let mut r = Reader::new::<PartEvent>(rest);
+                let waiter = get_place(&mut r)?;
+                let on = get_place(&mut r)?;
+                r.finish()?;
+                PartEvent::Wait { waiter, on }
+            }
+            10 => {
+                let mut r = Reader::new::<PartEvent>(rest);
+                let to = get_place(&mut r)?;
+                let place = get_place(&mut r)?;
+                let records = get_records(&mut r)?;
+                r.finish()?;
+                PartEvent::Settled { to, place, records }
+            }
+            11 => {
+                let mut r = Reader::new::<PartEvent>(rest);
+                let id = r.element()?;
+                let query = Query::decode(r.rest())?;
+                PartEvent::Indexed { id, query }
+            }
+            12 => {
+                let mut r = Reader::new::<PartEvent>(rest);
+                let id = r.element()?;
+                let old = r.element()?;
+                let new = r.element()?;
+                r.finish()?;
+                PartEvent::Moved { id, old, new }
             }
             4 => {
                 let mut r = Reader::new::<PartEvent>(rest);
@@ -472,51 +967,58 @@ impl PartEvent {
     }
 }
 
+fn put_records(records: &[RemoteRecord], out: &mut Vec<u8>) {
+    write_element(&(records.len() as u32), out);
+    for r in records {
+        write_bytes_element(&r.encode(), out);
+    }
+}
+
+fn get_records(r: &mut Reader<'_>) -> Result<Vec<RemoteRecord>, CodecError> {
+    let n: u32 = r.element()?;
+    (0..n.min(1 << 16))
+        .map(|_| RemoteRecord::decode(&r.element::<Vec<u8>>()?))
+        .collect()
+}
+
 fn put_place(place: &Place, out: &mut Vec<u8>) {
-    write_element(&place.round, out);
-    write_element(&place.process, out);
-    write_element(&place.seq, out);
+    put_varint(place.round, out);
+    put_varint(u64::from(place.process), out);
+    put_varint(u64::from(place.seq), out);
 }
 
 fn get_place(r: &mut Reader<'_>) -> Result<Place, CodecError> {
     Ok(Place {
-        round: r.element()?,
-        process: r.element()?,
-        seq: r.element()?,
+        round: get_varint(r)?,
+        process: get_varint32(r)?,
+        seq: get_varint32(r)?,
     })
 }
 
-/// The answer of `index` (this process's pages, `process`) to `query`: the records of its pages
-/// the query's page may copy (the same body or text, within k, indexed under a key it reads),
-/// each with its text without its host's template (`templates`) when the host has one.
-pub fn answer<T: TemplateView + ?Sized>(
+/// The records of `index`'s pages (this process's, `process`) that lookups asked for, by id,
+/// each with the keys it was found by that it is indexed under here (a directory can list a
+/// page under a key its index gave another page), and its text without its host's template
+/// (`templates`) when the host has one. An id this index does not hold is left out.
+pub fn records_of<T: TemplateView + ?Sized>(
     index: &PageIndex,
     templates: &mut T,
     process: u32,
-    query: &Query,
+    lookups: &BTreeMap<u32, Vec<u128>>,
 ) -> Result<Vec<RemoteRecord>, CrawlError> {
-    let mut ids: Vec<u32> = Vec::new();
-    ids.extend(IndexView::body_copy(index, query.body)?);
-    ids.extend(IndexView::text_copy(index, query.text)?);
-    ids.extend(
-        IndexView::near(index, SimHash(query.simhash))
-            .into_iter()
-            .map(|(_, id)| id),
-    );
-    let mut keyed: Vec<(u128, u32)> = Vec::new();
-    for key in query.keys.iter().chain(&query.wanted) {
-        if let Some(id) = index.by_key(*key)? {
-            keyed.push((*key, id));
-            ids.push(id);
-        }
-    }
-    ids.sort_unstable();
-    ids.dedup();
-    let mut out = Vec::with_capacity(ids.len());
-    for id in ids {
-        let Some(record) = index.get(id)? else {
+    let mut out = Vec::with_capacity(lookups.len());
+    for (id, keys) in lookups {
+        let Some(record) = index.get(*id)? else {
             continue;
         };
+        if index.is_foreign(*id) {
+            continue;
+        }
+        let mut held = Vec::new();
+        for key in keys {
+            if index.by_key(*key)? == Some(*id) {
+                held.push(*key);
+            }
+        }
         let host = url::Url::parse(&record.url)
             .map(|u| crate::learn::authority(&u))
             .unwrap_or_default();
@@ -527,11 +1029,7 @@ pub fn answer<T: TemplateView + ?Sized>(
         };
         out.push(RemoteRecord {
             process,
-            keys: keyed
-                .iter()
-                .filter(|(_, i)| *i == id)
-                .map(|(k, _)| *k)
-                .collect(),
+            keys: held,
             record,
             without_template,
         });
@@ -551,15 +1049,22 @@ impl Remote {
         self.records.is_empty()
     }
 
-    /// Adds the pages of an answer (a page already here is kept once).
+    /// Adds the pages of an answer (a page already here is kept once, with the keys of both).
     pub fn extend(&mut self, records: impl IntoIterator<Item = RemoteRecord>) {
         for record in records {
-            if !self
+            match self
                 .records
-                .iter()
-                .any(|r| r.process == record.process && r.record.id == record.record.id)
+                .iter_mut()
+                .find(|r| r.process == record.process && r.record.id == record.record.id)
             {
-                self.records.push(record);
+                Some(had) => {
+                    for key in record.keys {
+                        if !had.keys.contains(&key) {
+                            had.keys.push(key);
+                        }
+                    }
+                }
+                None => self.records.push(record),
             }
         }
     }
@@ -751,40 +1256,193 @@ mod tests {
         }
     }
 
+    /// Whether the page of `later` may copy the page of `earlier` or decides with its record,
+    /// compared whole: the relation the directory's pieces must find.
+    fn may_copy(later: &Query, earlier: &Query, k: u32) -> bool {
+        later.body == earlier.body
+            || later.text == earlier.text
+            || (later.simhash ^ earlier.simhash).count_ones() <= k
+            || earlier
+                .keys
+                .iter()
+                .any(|key| later.keys.contains(key) || later.wanted.contains(key))
+            || later.keys.iter().any(|key| earlier.wanted.contains(key))
+    }
+
+    /// A crawl's directory over `processes`: every process's share.
+    struct Shares(Vec<Directory>);
+
+    impl Shares {
+        fn new(k: u32, processes: u32) -> Shares {
+            Shares(
+                (0..processes)
+                    .map(|me| Directory::new(k, me, processes))
+                    .collect(),
+            )
+        }
+
+        /// The page at `place` probed at the owners of its pieces: what they found, together.
+        fn probe(&mut self, place: Place, query: &Query) -> Found {
+            let k = self.0[0].k;
+            let mut all = Found::default();
+            for (owner, probe) in query.route(place.seq, k, self.0.len() as u32) {
+                let found = self.0[owner as usize].probe(place, &probe);
+                all.wait.extend(found.wait);
+                for (page, keys) in found.indexed {
+                    all.indexed.entry(page).or_default().extend(keys);
+                }
+            }
+            all
+        }
+
+        fn resolve(&mut self, place: Place, query: &Query, indexed: Option<u32>) {
+            let k = self.0[0].k;
+            for owner in query.owners(k, self.0.len() as u32) {
+                self.0[owner as usize].resolve(place, indexed);
+            }
+        }
+    }
+
     #[test]
-    fn a_query_waits_for_the_earlier_undecided_pages_it_may_copy_and_no_other() {
-        let mut ledger = Ledger::new(3);
-        let a = place(1, 0, 0);
-        let b = place(1, 1, 0);
-        let c = place(1, 1, 1);
-        let d = place(2, 0, 0);
-        assert!(ledger.enter(a, query(0, 1, 1)).is_empty());
-        // Far from a, another body and text: no wait.
-        assert!(ledger.enter(b, query(u64::MAX, 2, 2)).is_empty());
-        // The same text as a, far in SimHash: waits for a.
-        assert_eq!(ledger.enter(c, query(0xFFFF, 3, 1)), vec![a]);
-        // A key b is indexed under, read by d: waits for b; within 3 bits of a: waits for a.
-        let mut q = query(0b111, 4, 4);
-        q.wanted = vec![77];
-        ledger.resolve(b);
-        assert_eq!(ledger.enter(d, q.clone()), vec![a]);
-        assert_eq!(ledger.waiters(a), &[c, d]);
-        let e = place(2, 0, 1);
-        let mut keyed = query(u64::MAX, 5, 5);
-        keyed.keys = vec![77];
-        let mut ledger2 = Ledger::new(3);
-        ledger2.enter(b, keyed);
-        assert_eq!(ledger2.enter(e, q.clone()), vec![b]);
-        // An earlier page that reads a key this one is indexed under: this one waits for it too.
-        let mut ledger3 = Ledger::new(3);
-        let mut reads = query(u64::MAX, 6, 6);
-        reads.wanted = vec![88];
-        ledger3.enter(b, reads);
-        let mut has = query(0, 7, 7);
-        has.keys = vec![88];
-        assert_eq!(ledger3.enter(e, has), vec![b]);
-        assert_eq!(ledger.resolve(a), vec![c, d]);
-        assert_eq!(ledger.len(), 2);
+    fn a_page_waits_for_the_earlier_undecided_pages_it_may_copy_and_no_other() {
+        for processes in 1..=4 {
+            let mut shares = Shares::new(3, processes);
+            let a = place(1, 0, 0);
+            let b = place(1, 1, 0);
+            let c = place(1, 1, 1);
+            let d = place(2, 0, 0);
+            let qa = query(0, 1, 1);
+            assert!(shares.probe(a, &qa).wait.is_empty());
+            // Far from a, another body and text: no wait.
+            let qb = query(u64::MAX, 2, 2);
+            assert!(shares.probe(b, &qb).wait.is_empty());
+            // The same text as a, far in SimHash: waits for a.
+            let qc = query(0xFFFF, 3, 1);
+            assert_eq!(shares.probe(c, &qc).wait, BTreeSet::from([a]));
+            // b is skipped; d reads a key and is within 3 bits of a: waits for a alone.
+            shares.resolve(b, &qb, None);
+            let mut qd = query(0b111, 4, 4);
+            qd.wanted = vec![77];
+            assert_eq!(shares.probe(d, &qd).wait, BTreeSet::from([a]));
+            // a is indexed (page 5 of process 0): a later page within k finds it, not waits.
+            shares.resolve(a, &qa, Some(5));
+            let e = place(3, 1, 0);
+            let qe = query(0b1, 6, 6);
+            let found = shares.probe(e, &qe);
+            assert_eq!(found.wait, BTreeSet::from([d]), "{processes} processes");
+            assert_eq!(
+                found.indexed.keys().copied().collect::<Vec<_>>(),
+                vec![(0, 5)]
+            );
+            // A page indexed under a key d reads, probed after d: it waits for d, which reads it.
+            let mut keyed = query(u64::MAX - 1, 7, 7);
+            keyed.keys = vec![77];
+            let f = place(3, 1, 1);
+            assert_eq!(shares.probe(f, &keyed).wait, BTreeSet::from([d]));
+            // Two pages that read the same key relate by it to neither.
+            let mut reads = query(0x0F0F_0000_0000_0000, 8, 8);
+            reads.wanted = vec![88];
+            let g = place(4, 0, 0);
+            assert!(shares.probe(g, &reads).wait.is_empty());
+            let mut also = query(0xF0F0_0000_0000_0000, 9, 9);
+            also.wanted = vec![88];
+            let h = place(4, 0, 1);
+            assert!(shares.probe(h, &also).wait.is_empty());
+            // Every piece of a decided page is gone from the pending lists.
+            for (p, q) in [
+                (c, &qc),
+                (d, &qd),
+                (e, &qe),
+                (f, &keyed),
+                (g, &reads),
+                (h, &also),
+            ] {
+                shares.resolve(p, q, None);
+            }
+            assert!(shares.0.iter().all(|d| d.undecided() == 0));
+        }
+    }
+
+    #[test]
+    fn the_shares_find_what_a_whole_comparison_finds_at_every_process_count() {
+        // Pages drawn so that many share a digest, a key or lie within k bits of another.
+        let mut state = 0x1234_5678_9abc_def1u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for k in [0, 3, 8] {
+            for processes in [1, 2, 3, 5] {
+                let mut pages: Vec<(Place, Query, Option<u32>)> = Vec::new();
+                let mut shares = Shares::new(k, processes);
+                for n in 0..300u32 {
+                    let base = if pages.is_empty() || next() % 3 == 0 {
+                        next()
+                    } else {
+                        pages[next() as usize % pages.len()].1.simhash
+                    };
+                    let mut simhash = base;
+                    for _ in 0..next() % 6 {
+                        simhash ^= 1 << (next() % 64);
+                    }
+                    let mut q = query(simhash, u128::from(next() % 40), u128::from(next() % 40));
+                    q.keys = vec![u128::from(next() % 60)];
+                    if next() % 4 == 0 {
+                        q.wanted = vec![u128::from(next() % 60)];
+                    }
+                    let here = place(u64::from(n / 7), (next() % u64::from(processes)) as u32, n);
+                    let found = shares.probe(here, &q);
+                    let mut wait = BTreeSet::new();
+                    let mut indexed = BTreeSet::new();
+                    for (earlier, eq, id) in &pages {
+                        match id {
+                            None if may_copy(&q, eq, k) => {
+                                wait.insert(*earlier);
+                            }
+                            // An indexed page is found by the keys it is indexed under: the
+                            // keys it read were for its own decision.
+                            Some(id)
+                                if may_copy(
+                                    &q,
+                                    &Query {
+                                        wanted: vec![],
+                                        ..eq.clone()
+                                    },
+                                    k,
+                                ) =>
+                            {
+                                indexed.insert((earlier.process, *id));
+                            }
+                            _ => {}
+                        }
+                    }
+                    let found_indexed: BTreeSet<(u32, u32)> =
+                        found.indexed.keys().copied().collect();
+                    assert_eq!(found.wait, wait, "k {k}, {processes} processes, page {n}");
+                    assert_eq!(
+                        found_indexed, indexed,
+                        "k {k}, {processes} processes, page {n}"
+                    );
+                    pages.push((here, q, None));
+                    // Now and then the earliest undecided page is decided.
+                    while next() % 2 == 0 {
+                        let Some(i) = pages.iter().position(|(_, _, id)| id.is_none()) else {
+                            break;
+                        };
+                        let (p, q, _) = pages[i].clone();
+                        let indexed = (next() % 2 == 0).then_some(p.seq);
+                        shares.resolve(p, &q, indexed);
+                        if indexed.is_some() {
+                            pages[i].2 = indexed;
+                        } else {
+                            pages.remove(i);
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]
@@ -802,7 +1460,13 @@ mod tests {
         let id = index.insert(url.as_str(), 5, 0, 0, &analysis).unwrap();
         let mut ask = query(analysis.simhash.0, 0, 0);
         ask.wanted = vec![5];
-        let found = answer(&index, &mut crate::decider::NoTemplates, 2, &ask).unwrap();
+        let found = records_of(
+            &index,
+            &mut crate::decider::NoTemplates,
+            2,
+            &BTreeMap::from([(id, vec![5, 6])]),
+        )
+        .unwrap();
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].keys, vec![5]);
         let back = RemoteRecord::decode(&found[0].encode()).unwrap();
@@ -828,14 +1492,50 @@ mod tests {
         );
         assert_eq!(merged.page_by_key(6).unwrap(), None);
         let events = [
-            PartEvent::Query(ask),
+            PartEvent::Probe(ask.route(4, 3, 2).remove(&0).unwrap_or_default()),
+            PartEvent::Probe(Probe {
+                seq: 1,
+                simhash: 7,
+                body: Some(3),
+                text: None,
+                blocks: 0b1_0000_1010,
+                keys: vec![1],
+                wanted: vec![2, 3],
+            }),
+            PartEvent::Lookup {
+                to: place(3, 1, 4),
+                id: 12,
+                keys: vec![5],
+            },
+            PartEvent::Wait {
+                waiter: place(3, 1, 4),
+                on: place(2, 0, 9),
+            },
+            PartEvent::Settled {
+                to: place(3, 1, 4),
+                place: place(2, 0, 9),
+                records: remote.records.clone(),
+            },
+            PartEvent::Indexed {
+                id: 3,
+                query: ask.clone(),
+            },
+            PartEvent::Moved {
+                id: 3,
+                old: 1,
+                new: 2,
+            },
+            PartEvent::Resolved {
+                place: place(9, 2, 0),
+                indexed: None,
+            },
             PartEvent::Answer {
                 to: place(3, 1, 4),
                 records: remote.records.clone(),
             },
-            PartEvent::Verdict {
+            PartEvent::Resolved {
                 place: place(9, 2, 0),
-                indexed: true,
+                indexed: Some(4),
             },
             PartEvent::Link(
                 simcrawl_frontier::Forwarded {

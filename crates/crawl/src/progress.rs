@@ -120,7 +120,7 @@ pub struct Report {
 }
 
 /// What a process of a sharded crawl exchanged with the others.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShardReport {
     /// This process's index.
     pub process: u32,
@@ -130,10 +130,13 @@ pub struct ShardReport {
     pub rounds: u64,
     /// Bytes of this process's messages to the other processes (summed over them).
     pub bytes_sent: u64,
-    /// This process's pages queried (see [`crate::partition`]).
+    /// This process's pages probed (see [`crate::partition`]).
     pub queried: u64,
-    /// The other processes' queries answered here.
+    /// Probes looked up in this process's share of the directory (its own included).
     pub answered: u64,
+    /// The bytes of the events sent to the other processes, by kind (`probe`, `resolved`,
+    /// `answer`, `link`, …), largest first: what a page costs the network.
+    pub bytes_by_kind: Vec<(&'static str, u64)>,
 }
 
 impl Report {

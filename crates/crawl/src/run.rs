@@ -191,6 +191,10 @@ async fn run_with(
         Some(archive) => Some(Archive::open(&store, archive, warcinfo(&config))?),
         None => None,
     };
+    if rounds.is_some() {
+        // The owners of an indexed page's SimHash blocks are told when it changes.
+        core.track_moves();
+    }
     let driver = Driver {
         core,
         crawl_meta: store.tree(layout::CRAWL_META_TREE)?,
@@ -205,7 +209,8 @@ async fn run_with(
         fetched_before,
         shard: rounds.map(|r| {
             let processes = config.frontier.shard.map_or(1, |s| s.count() as usize);
-            ShardState::new(r, processes, config.k)
+            let me = config.frontier.shard.map_or(0, |s| s.index());
+            ShardState::new(r, processes, me, config.k)
         }),
         gates: std::collections::HashMap::new(),
         live_templates: None,
@@ -618,6 +623,7 @@ impl Driver {
                     bytes_sent: state.bytes_sent,
                     queried: state.queried,
                     answered: state.answered,
+                    bytes_by_kind: state.bytes_by_kind(),
                 }),
         })
     }

@@ -382,15 +382,31 @@ fn print_report(report: &Report, seeds_given: bool) {
         }
     }
     if let Some(shard) = &report.shard {
-        let per_page = shard.bytes_sent as f64 / p.fetched.max(1) as f64;
+        // Per page fetched here, by kind (a process whose sites gave it no page only answers).
+        let per_page = if p.fetched == 0 {
+            String::new()
+        } else {
+            let fetched = p.fetched as f64;
+            let kinds: Vec<String> = shard
+                .bytes_by_kind
+                .iter()
+                .filter(|(_, bytes)| *bytes as f64 / fetched >= 0.5)
+                .map(|(kind, bytes)| format!("{kind} {:.0}", *bytes as f64 / fetched))
+                .collect();
+            format!(
+                " ({:.0} per page fetched here{}{})",
+                shard.bytes_sent as f64 / fetched,
+                if kinds.is_empty() { "" } else { ": " },
+                kinds.join(", ")
+            )
+        };
         println!(
-            "  processes       this is {} of {}: {} rounds, {} of this process's pages queried, {} bytes sent to the others ({:.0} per page fetched here, answers to theirs included), {} queries of theirs answered",
+            "  processes       this is {} of {}: {} rounds, {} of this process's pages probed, {} bytes sent to the others{per_page}, {} probes looked up here",
             shard.process,
             shard.processes,
             shard.rounds,
             shard.queried,
             shard.bytes_sent,
-            per_page,
             shard.answered
         );
     }

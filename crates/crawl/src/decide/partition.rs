@@ -93,11 +93,45 @@ impl Core {
         Ok((analysis.simhash, analysis.text_digest) != before)
     }
 
-    /// This process's answer to another process's query: the records of its pages the query's
-    /// page may copy ([`crate::partition::answer`]).
-    pub fn answer_query(&mut self, query: &Query) -> Result<Vec<RemoteRecord>, CrawlError> {
+    /// This process's pages that lookups asked for, by id with the keys they were found by
+    /// ([`crate::partition::records_of`]).
+    pub fn lookup_records(
+        &mut self,
+        lookups: &std::collections::BTreeMap<u32, Vec<u128>>,
+    ) -> Result<Vec<RemoteRecord>, CrawlError> {
         let me = self.shard_index() as u32;
-        crate::partition::answer(&self.pages, &mut self.templates, me, query)
+        crate::partition::records_of(&self.pages, &mut self.templates, me, lookups)
+    }
+
+    /// This process's indexed pages as the crawl's directory lists them, by id (a session that
+    /// resumes tells the owners of their pieces; the directory is kept in memory).
+    pub fn indexed_queries(&self) -> Result<Vec<(u32, Query)>, CrawlError> {
+        let mut out = Vec::new();
+        for record in self.pages.own_records() {
+            let record = record?;
+            out.push((
+                record.id,
+                Query {
+                    body: record.body_digest,
+                    text: record.text_digest,
+                    simhash: record.simhash,
+                    keys: record.key_hash.into_iter().collect(),
+                    wanted: Vec::new(),
+                },
+            ));
+        }
+        Ok(out)
+    }
+
+    /// Keeps the pages whose SimHash changes from now on ([`Core::take_moved`]).
+    pub fn track_moves(&mut self) {
+        self.pages.track_moves();
+    }
+
+    /// This process's indexed pages whose SimHash changed since the last call (made again
+    /// without their host's template), as (id, old, new).
+    pub fn take_moved(&mut self) -> Vec<(u32, u64, u64)> {
+        self.pages.take_moved()
     }
 
     /// Page `id` of this process, for a later page (of another process) that waited for it,

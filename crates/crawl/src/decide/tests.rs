@@ -1568,7 +1568,7 @@ fn process_of_two(index: u32, web: &BTreeMap<String, Answer>, seeds: &[&str]) ->
 
 #[test]
 fn two_processes_judge_a_copy_fetched_at_once_as_one_does() {
-    use crate::partition::{Ledger, Place, Remote};
+    use crate::partition::{Directory, Place, Remote};
     // Two hosts owned by the two processes, serving the same page.
     let shard = |i| simcrawl_frontier::Shard::new(i, 2).expect("a shard");
     let hosts: Vec<String> = (0..40).map(|i| format!("http://h{i}.test/")).collect();
@@ -1615,44 +1615,35 @@ fn two_processes_judge_a_copy_fetched_at_once_as_one_does() {
             seq: 0,
         })
         .collect();
-    // Every process enters both queries in the same order and answers the other's.
-    let mut ledgers = [Ledger::new(3), Ledger::new(3)];
-    let mut waits = Vec::new();
-    for (p, ledger) in ledgers.iter_mut().enumerate() {
-        for (q, (_, _, query)) in held.iter().enumerate() {
-            if q != p {
-                assert!(
-                    sims[p]
-                        .core
-                        .answer_query(query)
-                        .expect("an answer")
-                        .is_empty()
-                );
-            }
-            let wait = ledger.enter(places[q], query.clone());
-            if q == p {
-                waits.push(wait);
-            }
+    // Each process's share of the directory looks up the pieces it owns of both pages, in the
+    // crawl's order: nothing is indexed yet, so nothing is looked up.
+    let mut shares = [Directory::new(3, 0, 2), Directory::new(3, 1, 2)];
+    let mut waits = vec![std::collections::BTreeSet::new(); 2];
+    for (q, (_, _, query)) in held.iter().enumerate() {
+        for (owner, probe) in query.route(0, 3, 2) {
+            let found = shares[owner as usize].probe(places[q], &probe);
+            assert!(found.indexed.is_empty());
+            waits[q].extend(found.wait);
         }
     }
     // Process 0's page came first and waits for nothing; process 1's waits for it.
     assert!(waits[0].is_empty());
-    assert_eq!(waits[1], vec![places[0]]);
-    let (lease, mut result, _) = held.remove(0);
+    assert_eq!(waits[1], [places[0]].into_iter().collect());
+    let (lease, mut result, query) = held.remove(0);
     let indexed = sims[0]
         .core
         .completed_with(lease, &mut result, None, Remote::default(), sims[0].now)
         .expect("decided")
         .expect("indexed: nothing before it");
-    // Its verdict resolves the ledger; its record goes to the page that waited.
-    for ledger in &mut ledgers {
-        assert_eq!(ledger.resolve(places[0]), vec![places[1]]);
+    // Its verdict goes to the owners of its pieces; its record to the page that waited.
+    for owner in query.owners(3, 2) {
+        shares[owner as usize].resolve(places[0], Some(indexed));
     }
     let mut remote = Remote::default();
     remote.extend(
         sims[0]
             .core
-            .record_for(indexed, held[0].2.keys.clone())
+            .record_for(indexed, query.keys.clone())
             .expect("a record"),
     );
     let (lease, mut result, _) = held.remove(0);

@@ -1,7 +1,8 @@
 //! A sharded crawl's rounds, as the driver sees them: the pump thread that talks to the other
-//! processes, this process's pages waiting for their verdict, applying a round (the others'
-//! queries answered, this process's pages decided once every earlier page they may copy is)
-//! and catching up after a kill. The protocol is [`crate::partition`]'s; a message is a
+//! processes, this process's pages waiting for their verdict, applying a round (the probes of
+//! the pieces this process owns looked up in its share of the directory, the lookups answered,
+//! this process's pages decided once every earlier page they may copy is) and catching up after
+//! a kill. The protocol is [`crate::partition`]'s; a message is a
 //! [`crate::shard::Message`] of [`PartEvent`]s.
 
 use super::{Driver, open_store};
@@ -10,7 +11,7 @@ use crate::config::CrawlConfig;
 use crate::decide::{Now, PageResult};
 use crate::error::CrawlError;
 use crate::layout;
-use crate::partition::{Ledger, PartEvent, Place, Query, Remote};
+use crate::partition::{Directory, PartEvent, Place, Query, Remote};
 use simcrawl_frontier::Lease;
 use simcrawl_store::{Store, Tree};
 use std::collections::{BTreeMap, BTreeSet};
@@ -107,7 +108,7 @@ pub(super) fn check_shard(store: &Store, config: &CrawlConfig) -> Result<(), Cra
 }
 
 /// A sharded crawl's side of the rounds: the pump thread that talks to the other processes,
-/// this process's pages waiting for their verdict, and the ledger of undecided pages.
+/// this process's pages waiting for their verdict, and its share of the directory.
 pub(super) struct ShardState {
     /// Messages to the pump, one per process.
     pub(super) out: Option<std::sync::mpsc::Sender<Vec<Vec<u8>>>>,
@@ -116,12 +117,17 @@ pub(super) struct ShardState {
     pub(super) pump: Option<std::thread::JoinHandle<Result<(), CrawlError>>>,
     /// Pages fetched since the last message, with their queries.
     pub(super) held: Vec<(Held, Query)>,
-    /// The pages of the message in the round under way, in the order of their queries.
-    pub(super) sent: Vec<Held>,
-    /// This process's pages queried and not yet decided, by place.
+    /// The pages probed in the round under way, in order, with their queries.
+    pub(super) sent: Vec<(Held, Query)>,
+    /// This process's pages probed and not yet decided, by place.
     pub(super) undecided: BTreeMap<Place, Undecided>,
-    /// Every process's pages queried and not yet decided.
-    pub(super) ledger: Ledger,
+    /// This process's pages decided in the last rounds: a page that waits for one of them may
+    /// say so after its verdict (see [`RECENT_ROUNDS`]).
+    recent: BTreeMap<Place, Recent>,
+    /// This process's share of the crawl's directory.
+    pub(super) directory: Directory,
+    /// The crawl's near-duplicate distance.
+    k: u32,
     /// Events for the next message, by addressee (those to everyone under each).
     pub(super) outgoing: Vec<Vec<Vec<u8>>>,
     /// A round is under way.
@@ -132,9 +138,9 @@ pub(super) struct ShardState {
     /// Bytes sent in messages to the other processes, for the report.
     pub(super) bytes_sent: u64,
     pub(super) rounds_done: u64,
-    /// This process's pages queried.
+    /// This process's pages probed.
     pub(super) queried: u64,
-    /// The other processes' queries answered.
+    /// Probes looked up in this process's share of the directory.
     pub(super) answered: u64,
     /// The number of the next round, counted over the whole crawl (every session).
     pub(super) next_round: u64,
@@ -144,8 +150,10 @@ pub(super) struct ShardState {
     /// then had its young rules' skips checked (`Core::verify_unverified_rules`): another such
     /// round ends the crawl.
     pub(super) end_checked: bool,
-    /// Bytes of events queued for the others, by kind (logged at the end, at debug level).
+    /// Bytes of events queued for the others, by kind.
     bytes_by_kind: BTreeMap<&'static str, u64>,
+    /// This process's index.
+    me: usize,
 }
 
 /// One of this process's fetches, decided when the earlier pages it may copy are.
@@ -156,20 +164,37 @@ pub(super) struct Held {
     pub(super) exchange: Option<Box<Exchange>>,
 }
 
-/// A page of this process queried: what its decision waits for.
+/// A page of this process probed: what its decision waits for.
 pub(super) struct Undecided {
     held: Held,
-    /// The keys it is indexed under, for a later page that waits for it.
-    keys: Vec<u128>,
+    /// What it was probed with: the owners of its pieces hear its verdict.
+    query: Query,
     /// The earlier pages, anywhere, not yet decided, that it may copy.
     pending: BTreeSet<Place>,
-    /// The round whose application brings the other processes' answers.
+    /// The earlier pages it waited for that are decided (a verdict can come before the notice
+    /// that a page waits for it, from another owner).
+    settled: BTreeSet<Place>,
+    /// The later pages, anywhere, that wait for its verdict.
+    waiters: BTreeSet<Place>,
+    /// The round whose application brings the records the lookups asked for: its probes are
+    /// looked up in the round they are sent in, and the lookups answered in the next.
     answers_in: u64,
     /// The other processes' pages it may copy.
     remote: Remote,
     /// The mirror it waits for, and the round it began waiting in (see [`mirror_wait_rounds`]).
     waits: Option<(crate::learn::Rule, u64)>,
 }
+
+/// A page decided here: what a page that says it waits for it, after its verdict, is told.
+struct Recent {
+    round: u64,
+    indexed: Option<u32>,
+    keys: Vec<u128>,
+}
+
+/// The rounds a verdict is kept for pages that wait for it and have not said so yet: a probe
+/// looked up in the round the page is decided in says so in the next.
+const RECENT_ROUNDS: u64 = 3;
 
 /// At least this many rounds (about a second and a half at [`ROUND_GAP`]) a page may wait for a
 /// mirror its host's next pages are learning, under which it would be a copy
@@ -207,7 +232,12 @@ impl Undecided {
 }
 
 impl ShardState {
-    pub(super) fn new(mut rounds: Box<dyn Rounds>, processes: usize, k: u32) -> ShardState {
+    pub(super) fn new(
+        mut rounds: Box<dyn Rounds>,
+        processes: usize,
+        me: u32,
+        k: u32,
+    ) -> ShardState {
         let (out, requests) = std::sync::mpsc::channel::<Vec<Vec<u8>>>();
         let (replies, inbox) = mpsc::unbounded_channel();
         let pump = std::thread::Builder::new()
@@ -249,7 +279,10 @@ impl ShardState {
             held: Vec::new(),
             sent: Vec::new(),
             undecided: BTreeMap::new(),
-            ledger: Ledger::new(k),
+            recent: BTreeMap::new(),
+            directory: Directory::new(k, me, processes as u32),
+            k,
+            me: me as usize,
             outgoing: vec![Vec::new(); processes],
             waiting: false,
             last_sent: std::time::Instant::now(),
@@ -270,11 +303,30 @@ impl ShardState {
         self.held.len() + self.sent.len() + self.undecided.len()
     }
 
+    /// The bytes of the events sent to the others, by kind, largest first.
+    pub(super) fn bytes_by_kind(&self) -> Vec<(&'static str, u64)> {
+        let mut kinds: Vec<(&'static str, u64)> =
+            self.bytes_by_kind.iter().map(|(k, b)| (*k, *b)).collect();
+        kinds.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        kinds
+    }
+
+    /// Queues `event` for the next message to process `to`, which may be this one (`me`).
+    fn push_to(&mut self, to: usize, me: usize, event: &PartEvent) {
+        let bytes = event.encode();
+        if to != me {
+            *self.bytes_by_kind.entry(event.kind()).or_default() += bytes.len() as u64;
+        }
+        if let Some(out) = self.outgoing.get_mut(to) {
+            out.push(bytes);
+        }
+    }
+
     /// Queues `event` for the next message: to `to`, or to every process.
     fn push(&mut self, to: Option<usize>, event: &PartEvent) {
         let bytes = event.encode();
         let n = match to {
-            Some(_) => 1,
+            Some(to) => usize::from(to != self.me),
             None => self.outgoing.len().saturating_sub(1),
         };
         *self.bytes_by_kind.entry(event.kind()).or_default() += (bytes.len() * n) as u64;
@@ -295,20 +347,19 @@ impl ShardState {
     /// This process's messages for the next round (`idle`: nothing queued or in flight), the
     /// held pages' queries first. Also logs them (see [`Driver::send_round`]).
     fn compose(&mut self, idle: bool, me: usize, leases_waiting: usize) -> Vec<Vec<u8>> {
-        let queries: Vec<Vec<u8>> = self
-            .held
-            .iter()
-            .map(|(_, q)| PartEvent::Query(q.clone()).encode())
-            .collect();
-        let others = self.outgoing.len().saturating_sub(1) as u64;
-        self.queried += queries.len() as u64;
-        *self.bytes_by_kind.entry("query").or_default() +=
-            queries.iter().map(|q| q.len() as u64).sum::<u64>() * others;
-        self.sent = std::mem::take(&mut self.held)
-            .into_iter()
-            .map(|(h, _)| h)
-            .collect();
-        let silent = queries.is_empty() && self.outgoing.iter().all(Vec::is_empty);
+        let processes = self.outgoing.len() as u32;
+        self.sent = std::mem::take(&mut self.held);
+        self.queried += self.sent.len() as u64;
+        let mut probes = Vec::new();
+        for (seq, (_, query)) in self.sent.iter().enumerate() {
+            for (owner, probe) in query.route(seq as u32, self.k, processes) {
+                probes.push((owner as usize, PartEvent::Probe(probe)));
+            }
+        }
+        for (owner, probe) in probes {
+            self.push_to(owner, me, &probe);
+        }
+        let silent = self.outgoing.iter().all(Vec::is_empty);
         let status = crate::shard::Status {
             idle: idle && silent && self.undecided.is_empty() && leases_waiting == 0,
             stop: self.stop,
@@ -317,8 +368,7 @@ impl ShardState {
             .outgoing
             .iter_mut()
             .map(|out| {
-                let mut events = queries.clone();
-                events.append(out);
+                let events = std::mem::take(out);
                 crate::shard::Message { status, events }.encode()
             })
             .collect();
@@ -378,14 +428,26 @@ impl Driver {
             .map_err(|_| CrawlError::Shard("the rounds' thread stopped".into()))
     }
 
-    /// The links of other processes' sites met since the last call, and the keys to ask them
-    /// about, queued for their owners.
+    /// The links of other processes' sites met since the last call, the keys to ask them
+    /// about, and the new SimHashes of this process's pages, queued for their owners.
     fn collect_forwarded(&mut self) {
         let forwarded = self.core.take_forwarded();
         let claims = self.core.take_claims();
         let round = self.shard.as_ref().map_or(0, |s| s.next_round);
         let rules = self.core.take_rules(round);
+        let moved = self.core.take_moved();
+        let me = self.core.shard_index();
         if let Some(shard) = self.shard.as_mut() {
+            let processes = shard.outgoing.len() as u32;
+            for (id, old, new) in moved {
+                let owners: BTreeSet<u32> = crate::partition::blocks(old, shard.k)
+                    .chain(crate::partition::blocks(new, shard.k))
+                    .map(|(i, bits)| crate::partition::Piece::Block(i, bits).owner(processes))
+                    .collect();
+                for owner in owners {
+                    shard.push_to(owner as usize, me, &PartEvent::Moved { id, old, new });
+                }
+            }
             for (rule, active) in rules {
                 shard.push(None, &PartEvent::Rule { rule, active });
             }
@@ -400,7 +462,7 @@ impl Driver {
     }
 
     /// A fetch of this process that brought a page to compare: held for the next message, its
-    /// query to every process. Anything else is decided now, and so is a page with the bytes of
+    /// probes to the owners of its pieces. Anything else is decided now, and so is a page with the bytes of
     /// a page indexed here ([`Core::copies_a_page_here`]).
     pub(super) fn hold_or_complete(
         &mut self,
@@ -436,11 +498,12 @@ impl Driver {
         self.after(exchange)
     }
 
-    /// Applies a round (see [`crate::partition`]): the verdicts of the pages decided in the
-    /// last round resolved, the answers to this process's queries taken, every process's
-    /// queries answered from this process's pages and entered in the ledger, the links
-    /// forwarded here admitted, and this process's pages decided once every earlier page they
-    /// may copy is decided and the answers are in.
+    /// Applies a round (see [`crate::partition`]): this process's pages of the round placed;
+    /// the verdicts and pages the others announce entered in this process's share of the
+    /// directory; the records, verdicts and waits for this process's pages taken, and the
+    /// lookups of its pages answered; every probe of a piece owned here looked up, in the
+    /// crawl's order, and entered; the links forwarded here admitted; and this process's pages
+    /// decided once every earlier page they may copy is decided and the records are in.
     pub(super) fn apply_round(
         &mut self,
         round: Option<Result<Vec<Vec<u8>>, CrawlError>>,
@@ -456,7 +519,6 @@ impl Driver {
         shard.waiting = false;
         shard.rounds_done += 1;
         shard.next_round = number + 1;
-        let mut mine = std::mem::take(&mut shard.sent).into_iter();
         let mut events: Vec<(usize, PartEvent)> = Vec::new();
         for (process, message) in messages.iter().enumerate() {
             for bytes in &message.events {
@@ -466,72 +528,153 @@ impl Driver {
                 events.push((process, event));
             }
         }
-        // 1. Verdicts: out of the ledger; this process's pages that waited for them go on.
-        for (_, event) in &events {
-            if let PartEvent::Verdict { place, .. } = event {
-                for waiter in shard.ledger.resolve(*place) {
-                    if let Some(u) = shard.undecided.get_mut(&waiter) {
+        // 0. This process's pages probed in this round: placed, to wait for what their probes
+        // find.
+        for (seq, (held, query)) in std::mem::take(&mut shard.sent).into_iter().enumerate() {
+            let place = Place {
+                round: number,
+                process: me as u32,
+                seq: seq as u32,
+            };
+            shard.undecided.insert(
+                place,
+                Undecided {
+                    held,
+                    query,
+                    pending: BTreeSet::new(),
+                    settled: BTreeSet::new(),
+                    waiters: BTreeSet::new(),
+                    answers_in: number + 2,
+                    remote: Remote::default(),
+                    waits: None,
+                },
+            );
+        }
+        // 1. The directory: verdicts, pages indexed before a resume, SimHashes made again.
+        for (process, event) in &events {
+            match event {
+                PartEvent::Resolved { place, indexed } => {
+                    shard.directory.resolve(*place, *indexed);
+                }
+                PartEvent::Indexed { id, query } => {
+                    shard.directory.announce(*process as u32, *id, query);
+                }
+                PartEvent::Moved { id, old, new } => {
+                    shard.directory.moved(*process as u32, *id, *old, *new);
+                }
+                _ => {}
+            }
+        }
+        // 2. What this process's pages wait for and receive, and the lookups of its own.
+        let mut lookups: BTreeMap<Place, BTreeMap<u32, Vec<u128>>> = BTreeMap::new();
+        let mut late: Vec<(Place, Place)> = Vec::new();
+        for (_, event) in &mut events {
+            match event {
+                PartEvent::Answer { to, records } => {
+                    if let Some(u) = shard.undecided.get_mut(to) {
+                        u.remote.extend(std::mem::take(records));
+                    }
+                }
+                PartEvent::Settled { to, place, records } => {
+                    if let Some(u) = shard.undecided.get_mut(to) {
+                        u.remote.extend(std::mem::take(records));
+                        u.settled.insert(*place);
                         u.pending.remove(place);
                     }
                 }
+                PartEvent::Wait { waiter, on } => {
+                    if on.process as usize == me {
+                        match shard.undecided.get_mut(on) {
+                            Some(u) => {
+                                u.waiters.insert(*waiter);
+                            }
+                            None => late.push((*waiter, *on)),
+                        }
+                    }
+                    if waiter.process as usize == me
+                        && let Some(u) = shard.undecided.get_mut(waiter)
+                        && !u.settled.contains(on)
+                    {
+                        u.pending.insert(*on);
+                    }
+                }
+                PartEvent::Lookup { to, id, keys } => {
+                    let asked = lookups.entry(*to).or_default().entry(*id).or_default();
+                    for key in keys.iter() {
+                        if !asked.contains(key) {
+                            asked.push(*key);
+                        }
+                    }
+                }
+                _ => {}
             }
         }
-        // 2. The answers to this process's queries.
-        for (_, event) in &mut events {
-            if let PartEvent::Answer { to, records } = event
-                && let Some(u) = shard.undecided.get_mut(to)
+        // A page that says it waits for a page of this process already decided is told now.
+        for (waiter, on) in late {
+            let recent = self
+                .shard
+                .as_ref()
+                .and_then(|s| s.recent.get(&on).map(|r| (r.indexed, r.keys.clone())));
+            let Some((indexed, keys)) = recent else {
+                // Never probed here, or decided long ago: the directory lists it as indexed
+                // or not at all, and the waiter's lookups bring its record.
+                tracing::debug!(?waiter, ?on, "a wait for a page not known here");
+                self.settle(waiter, on, None, me)?;
+                continue;
+            };
+            let record = match indexed {
+                Some(id) if waiter.process as usize != me => self.core.record_for(id, keys)?,
+                _ => None,
+            };
+            self.settle(waiter, on, record, me)?;
+        }
+        for (to, asked) in lookups {
+            let records = self.core.lookup_records(&asked)?;
+            if let Some(shard) = self.shard.as_mut()
+                && !records.is_empty()
             {
-                u.remote.extend(std::mem::take(records));
+                shard.push(
+                    Some(to.process as usize),
+                    &PartEvent::Answer { to, records },
+                );
             }
         }
-        // 3. Every process's queries, in order: answered from this process's pages, entered
-        // in the ledger.
-        let mut seqs = vec![0u32; messages.len()];
+        // 3. Every probe of a piece owned here, in the crawl's order: looked up, then entered.
+        let Some(shard) = self.shard.as_mut() else {
+            return Ok(RoundEnd::Continue);
+        };
         for (process, event) in &events {
-            let PartEvent::Query(query) = event else {
+            let PartEvent::Probe(probe) = event else {
                 continue;
             };
             let place = Place {
                 round: number,
                 process: *process as u32,
-                seq: seqs[*process],
+                seq: probe.seq,
             };
-            seqs[*process] += 1;
-            if *process != me {
-                let records = self.core.answer_query(query)?;
-                if !records.is_empty() {
-                    shard.push(Some(*process), &PartEvent::Answer { to: place, records });
+            let found = shard.directory.probe(place, probe);
+            shard.answered += 1;
+            for on in found.wait {
+                let wait = PartEvent::Wait { waiter: place, on };
+                shard.push_to(on.process as usize, me, &wait);
+                if on.process != place.process {
+                    shard.push_to(*process, me, &wait);
                 }
-                shard.answered += 1;
             }
-            let pending: BTreeSet<Place> = shard
-                .ledger
-                .enter(place, query.clone())
-                .into_iter()
-                .collect();
-            if *process == me {
-                let Some(held) = mine.next() else {
-                    return Err(CrawlError::Shard(format!(
-                        "round {number} holds more queries of this process than it sent"
-                    )));
-                };
-                shard.undecided.insert(
-                    place,
-                    Undecided {
-                        held,
-                        keys: query.keys.clone(),
-                        pending,
-                        answers_in: number + 1,
-                        remote: Remote::default(),
-                        waits: None,
-                    },
-                );
+            for ((owner, id), keys) in found.indexed {
+                // This process's own pages are in its index, which the decision reads.
+                if owner != place.process {
+                    shard.push_to(
+                        owner as usize,
+                        me,
+                        &PartEvent::Lookup {
+                            to: place,
+                            id,
+                            keys,
+                        },
+                    );
+                }
             }
-        }
-        if mine.next().is_some() {
-            return Err(CrawlError::Shard(format!(
-                "round {number} holds fewer queries of this process than it sent"
-            )));
         }
         // 4. The links of this process's sites that the others met, and the keys they ask
         // about.
@@ -556,9 +699,14 @@ impl Driver {
             }
         }
         self.after(None)?;
-        // 5. This process's pages whose answers are in and whose earlier pages are decided.
+        // 5. This process's pages whose records are in and whose earlier pages are decided.
         self.decide_ready(number, me)?;
         self.collect_forwarded();
+        if let Some(shard) = self.shard.as_mut() {
+            shard
+                .recent
+                .retain(|_, r| r.round + RECENT_ROUNDS >= number);
+        }
         self.note_applied(number)?;
         if number.is_multiple_of(DURABLE_EVERY)
             && let Some(shard) = self.shard.as_mut()
@@ -587,9 +735,67 @@ impl Driver {
         Ok(RoundEnd::Continue)
     }
 
+    /// Tells the owner of the page at `waiter` that the page at `on` is decided, with its
+    /// record when it was indexed.
+    fn settle(
+        &mut self,
+        waiter: Place,
+        on: Place,
+        record: Option<crate::partition::RemoteRecord>,
+        me: usize,
+    ) -> Result<(), CrawlError> {
+        if let Some(shard) = self.shard.as_mut() {
+            let settled = PartEvent::Settled {
+                to: waiter,
+                place: on,
+                records: record.into_iter().collect(),
+            };
+            shard.push_to(waiter.process as usize, me, &settled);
+        }
+        Ok(())
+    }
+
+    /// Tells the owners of the pieces of this process's page at `place` (probed with `query`)
+    /// its verdict, and the pages that waited for it too, with its record if it was indexed
+    /// (`indexed`, under `keys`). Withdrawn pages are told as not indexed.
+    fn announce_verdict(
+        &mut self,
+        place: Place,
+        query: &Query,
+        waiters: &BTreeSet<Place>,
+        indexed: Option<u32>,
+        me: usize,
+    ) -> Result<(), CrawlError> {
+        let Some(shard) = self.shard.as_mut() else {
+            return Ok(());
+        };
+        let processes = shard.outgoing.len() as u32;
+        for owner in query.owners(shard.k, processes) {
+            shard.push_to(owner as usize, me, &PartEvent::Resolved { place, indexed });
+        }
+        shard.recent.insert(
+            place,
+            Recent {
+                round: shard.next_round.saturating_sub(1),
+                indexed,
+                keys: query.keys.clone(),
+            },
+        );
+        for waiter in waiters {
+            let record = match indexed {
+                Some(id) if waiter.process as usize != me => {
+                    self.core.record_for(id, query.keys.clone())?
+                }
+                _ => None,
+            };
+            self.settle(*waiter, place, record, me)?;
+        }
+        Ok(())
+    }
+
     /// Decides, in the crawl's order, this process's pages that wait for nothing any more;
-    /// each verdict goes to every process, and an indexed page's record to the later pages
-    /// that waited for it.
+    /// each verdict goes to the owners of the page's pieces, and to the later pages that
+    /// waited for it, with its record if it was indexed.
     fn decide_ready(&mut self, number: u64, me: usize) -> Result<(), CrawlError> {
         loop {
             let core = &self.core;
@@ -626,24 +832,20 @@ impl Driver {
             }
             let Undecided {
                 mut held,
-                keys,
+                query,
+                waiters,
                 remote,
                 ..
             } = u;
-            // Its host's template changed since its query: its fingerprints are made again, and
-            // it is asked about again under a new place (this one is withdrawn as a verdict).
+            // Its host's template changed since its probes: its fingerprints are made again,
+            // and it is probed again under a new place (this one is withdrawn as a verdict).
             if self.core.refresh_fingerprints(&mut held.result)?
-                && let Some(query) = self.core.query_of(&held.lease, &held.result)
-                && let Some(shard) = self.shard.as_mut()
+                && let Some(again) = self.core.query_of(&held.lease, &held.result)
             {
-                shard.push(
-                    None,
-                    &PartEvent::Verdict {
-                        place,
-                        indexed: false,
-                    },
-                );
-                shard.held.push((held, query));
+                self.announce_verdict(place, &query, &waiters, None, me)?;
+                if let Some(shard) = self.shard.as_mut() {
+                    shard.held.push((held, again));
+                }
                 continue;
             }
             let mut result = held.result;
@@ -656,40 +858,7 @@ impl Driver {
                 Now::system(),
             )?;
             self.after(held.exchange)?;
-            let waiters: Vec<Place> = self
-                .shard
-                .as_ref()
-                .map(|s| s.ledger.waiters(place).to_vec())
-                .unwrap_or_default();
-            let mut answers = Vec::new();
-            if let Some(id) = indexed {
-                for waiter in waiters {
-                    if waiter.process as usize != me
-                        && let Some(record) = self.core.record_for(id, keys.clone())?
-                    {
-                        answers.push((waiter, record));
-                    }
-                }
-            }
-            let Some(shard) = self.shard.as_mut() else {
-                return Ok(());
-            };
-            for (waiter, record) in answers {
-                shard.push(
-                    Some(waiter.process as usize),
-                    &PartEvent::Answer {
-                        to: waiter,
-                        records: vec![record],
-                    },
-                );
-            }
-            shard.push(
-                None,
-                &PartEvent::Verdict {
-                    place,
-                    indexed: indexed.is_some(),
-                },
-            );
+            self.announce_verdict(place, &query, &waiters, indexed, me)?;
         }
     }
 
@@ -755,8 +924,9 @@ impl Driver {
     /// The first round of a session: every process says which round it applied last and the
     /// messages it sent in its last rounds. One that is behind (killed before it applied them)
     /// admits the links the others forwarded it in the rounds it lacks; the rest of those rounds
-    /// (queries, answers, verdicts) is of pages not decided then, which are fetched again. Every
-    /// process then counts the rounds from the same number.
+    /// (probes, lookups, waits, verdicts) is of pages not decided then, which are fetched again.
+    /// Every process then counts the rounds from the same number, and lists its indexed pages
+    /// with the owners of their pieces (the directory is kept in memory).
     pub(super) async fn catch_up(&mut self) -> Result<(), CrawlError> {
         let applied = self
             .crawl_meta
@@ -854,6 +1024,21 @@ impl Driver {
                 }
             }
             self.after(None)?;
+        }
+        // The directory is kept in memory: this process's indexed pages are listed again with
+        // the owners of their pieces, before any probe of this session is looked up.
+        let indexed = self.core.indexed_queries()?;
+        if let Some(shard) = self.shard.as_mut() {
+            let processes = shard.outgoing.len() as u32;
+            for (id, query) in indexed {
+                for owner in query.owners(shard.k, processes) {
+                    let event = PartEvent::Indexed {
+                        id,
+                        query: query.clone(),
+                    };
+                    shard.push_to(owner as usize, me, &event);
+                }
+            }
         }
         // Links held for an answer when the crawl stopped are this process's to fetch, and the
         // mirror rules in force here are announced again (the others forgot them).
