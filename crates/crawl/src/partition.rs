@@ -589,9 +589,11 @@ pub struct RemoteRecord {
     pub record: PageRecord,
     /// The key hashes of the query it is indexed under there.
     pub keys: Vec<u128>,
-    /// Its main text without its host's template lines, normalised, when its host has a
-    /// template.
-    pub without_template: Option<String>,
+    /// When its host has a template: the hashes of its main text's lines that are template
+    /// lines there ([`crate::template::lines`]), from which the receiver makes its text without
+    /// them ([`RemoteRecord::without_template`]), as its owner would (a few bytes a line, where
+    /// the text without them would be most of the text again).
+    pub template_lines: Option<Vec<u64>>,
 }
 
 impl Codec for RemoteRecord {
@@ -599,9 +601,12 @@ impl Codec for RemoteRecord {
         write_element(&self.process, out);
         write_bytes_element(&self.record.encode(), out);
         put_keys(&self.keys, out);
-        write_element(&self.without_template.is_some(), out);
-        if let Some(text) = &self.without_template {
-            write_element(text, out);
+        write_element(&self.template_lines.is_some(), out);
+        if let Some(lines) = &self.template_lines {
+            put_varint(lines.len() as u64, out);
+            for line in lines {
+                write_element(line, out);
+            }
         }
     }
 
@@ -610,8 +615,13 @@ impl Codec for RemoteRecord {
         let process = r.element()?;
         let record = PageRecord::decode(&r.element::<Vec<u8>>()?)?;
         let keys = get_keys(&mut r)?;
-        let without_template = if r.element::<bool>()? {
-            Some(r.element()?)
+        let template_lines = if r.element::<bool>()? {
+            let n = get_varint32(&mut r)?;
+            Some(
+                (0..n.min(1 << 16))
+                    .map(|_| r.element())
+                    .collect::<Result<Vec<u64>, _>>()?,
+            )
         } else {
             None
         };
@@ -620,12 +630,59 @@ impl Codec for RemoteRecord {
             process,
             record,
             keys,
-            without_template,
+            template_lines,
         })
     }
 }
 
 impl RemoteRecord {
+    /// Page `record` of process `process` as it goes to another process, found by `keys`, with
+    /// its template lines when its host has a template (`templates`, its owner's).
+    pub fn of<T: TemplateView + ?Sized>(
+        templates: &mut T,
+        process: u32,
+        record: PageRecord,
+        keys: Vec<u128>,
+    ) -> Result<RemoteRecord, CrawlError> {
+        let host = url::Url::parse(&record.url)
+            .map(|u| crate::learn::authority(&u))
+            .unwrap_or_default();
+        let template_lines = if templates.has_template(&host)? {
+            let kept: std::collections::HashSet<u64> = templates
+                .without_template(&host, &record.text)?
+                .lines()
+                .map(|line| xxhash_rust::xxh3::xxh3_64(line.as_bytes()))
+                .collect();
+            Some(
+                crate::template::lines(&record.text)
+                    .into_iter()
+                    .map(|(hash, ..)| hash)
+                    .filter(|hash| !kept.contains(hash))
+                    .collect(),
+            )
+        } else {
+            None
+        };
+        Ok(RemoteRecord {
+            process,
+            record,
+            keys,
+            template_lines,
+        })
+    }
+
+    /// Its main text without its host's template lines, normalised, as its owner makes it, when
+    /// its host has a template.
+    pub fn without_template(&self) -> Option<String> {
+        let template = self.template_lines.as_ref()?;
+        let kept: Vec<String> = crate::template::lines(&self.record.text)
+            .into_iter()
+            .filter(|(hash, ..)| !template.contains(hash))
+            .map(|(.., text)| text)
+            .collect();
+        Some(kept.join("\n"))
+    }
+
     /// Its id for the decider ([`remote_id`]).
     fn id(&self) -> Option<u32> {
         remote_id(self.process, self.record.id)
@@ -1019,20 +1076,7 @@ pub fn records_of<T: TemplateView + ?Sized>(
                 held.push(*key);
             }
         }
-        let host = url::Url::parse(&record.url)
-            .map(|u| crate::learn::authority(&u))
-            .unwrap_or_default();
-        let without_template = if templates.has_template(&host)? {
-            Some(templates.without_template(&host, &record.text)?)
-        } else {
-            None
-        };
-        out.push(RemoteRecord {
-            process,
-            keys: held,
-            record,
-            without_template,
-        });
+        out.push(RemoteRecord::of(templates, process, record, held)?);
     }
     Ok(out)
 }
@@ -1190,7 +1234,7 @@ impl<T: TemplateView + ?Sized> TemplateView for PartTemplates<'_, T> {
                 .remote
                 .records
                 .iter()
-                .any(|r| r.without_template.is_some() && r.on_host(host))),
+                .any(|r| r.template_lines.is_some() && r.on_host(host))),
             None => self.local.has_template(host),
         }
     }
@@ -1202,7 +1246,7 @@ impl<T: TemplateView + ?Sized> TemplateView for PartTemplates<'_, T> {
                 .records
                 .iter()
                 .find(|r| r.record.text == main_text && r.on_host(host))
-                .and_then(|r| r.without_template.clone())
+                .and_then(RemoteRecord::without_template)
             {
                 return Ok(text);
             }
@@ -1443,6 +1487,39 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_record_s_template_lines_give_the_receiver_its_owner_s_text_without_them() {
+        let store = simcrawl_store::Store::temporary().unwrap();
+        let mut templates = crate::template::HostTemplates::open(&store).unwrap();
+        for i in 0..8 {
+            templates
+                .observe(
+                    "docs.test",
+                    &format!("Site tagline here\nPage {i} content words\nFooter: all rights"),
+                )
+                .unwrap();
+        }
+        let text =
+            "Site tagline here\nThe page's own   Words\nFooter: all rights\nThe page's own words";
+        let url = url::Url::parse("http://docs.test/p").unwrap();
+        let html = "<title>T</title><article><p>Some words of a page</p></article>";
+        let analysis = crate::Analyzer::default().analyze_html(html.as_bytes(), html, &url, None);
+        let mut record = PageRecord::of(0, url.as_str(), 1, 0, 0, &analysis);
+        record.text = text.into();
+        let remote = RemoteRecord::of(&mut templates, 1, record, vec![]).unwrap();
+        assert_eq!(remote.template_lines.as_ref().map(Vec::len), Some(2));
+        let owner = templates.without_template("docs.test", text).unwrap();
+        assert_eq!(remote.without_template(), Some(owner.clone()));
+        assert!(owner.contains("own") && !owner.contains("tagline") && owner.lines().count() == 1);
+        let back = RemoteRecord::decode(&remote.encode()).unwrap();
+        assert_eq!(back.without_template(), Some(owner));
+        // A host without a template: nothing to send, nothing to remove.
+        let mut none = crate::decider::NoTemplates;
+        let plain = RemoteRecord::of(&mut none, 1, back.record, vec![]).unwrap();
+        assert_eq!(plain.template_lines, None);
+        assert_eq!(plain.without_template(), None);
     }
 
     #[test]

@@ -144,21 +144,13 @@ impl Core {
         let Some(record) = self.pages.get(id)? else {
             return Ok(None);
         };
-        let host = url::Url::parse(&record.url)
-            .map(|u| crate::learn::authority(&u))
-            .unwrap_or_default();
-        let without_template =
-            if crate::decider::TemplateView::has_template(&mut self.templates, &host)? {
-                Some(self.templates.without_template(&host, &record.text)?)
-            } else {
-                None
-            };
-        Ok(Some(RemoteRecord {
-            process: self.shard_index() as u32,
+        let me = self.shard_index() as u32;
+        Ok(Some(RemoteRecord::of(
+            &mut self.templates,
+            me,
             record,
             keys,
-            without_template,
-        }))
+        )?))
     }
 
     /// The mirror a fetched page waits for before its verdict, if one does: a mirror the learner
