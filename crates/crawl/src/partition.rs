@@ -759,8 +759,9 @@ pub enum PartEvent {
         /// Its record, if it was indexed (and is another process's).
         records: Vec<RemoteRecord>,
     },
-    /// To the owners of its pieces: page `id` of the sender is indexed, as `query` describes it
-    /// (said again when a session resumes: the directory is kept in memory).
+    /// To the owners of its pieces: page `id` of the sender is indexed, as `query` describes it:
+    /// a page decided without its probes (an exact copy of a page there that the evidence kept
+    /// apart), and every page again when a session resumes (the directory is kept in memory).
     Indexed {
         /// Its id at the sender.
         id: u32,

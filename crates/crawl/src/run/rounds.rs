@@ -493,8 +493,29 @@ impl Driver {
             ));
             return Ok(());
         }
+        // Decided now without its probes: an exact copy of a page here is mostly skipped, but one
+        // the evidence keeps apart (two versions' URLs) is indexed, and the directory must list
+        // it for the others' later pages, as the verdict of a probed page lists it.
+        let query = self.core.query_of(&lease, &result);
+        let before = self.core.pages.len();
         let exchange = result.take_exchange();
         self.core.completed(lease, &mut result, now)?;
+        if let Some(query) = query
+            && self.core.pages.len() > before
+            && let Ok(id) = u32::try_from(before)
+        {
+            let me = self.core.shard_index();
+            if let Some(shard) = self.shard.as_mut() {
+                let processes = shard.outgoing.len() as u32;
+                for owner in query.owners(shard.k, processes) {
+                    let event = PartEvent::Indexed {
+                        id,
+                        query: query.clone(),
+                    };
+                    shard.push_to(owner as usize, me, &event);
+                }
+            }
+        }
         self.after(exchange)
     }
 
