@@ -650,9 +650,10 @@ fn real_documents(
 /// copy host's page that one crawl skipped unfetched under the host's mirror while the other,
 /// whose verdicts come a round or more after the fetches, fetched it before the mirror was learned
 /// and found it no copy by its content (Django's noisy copy's `faq/index.html`, its noise past
-/// the rule's resemblance). Such a page must be in the skipping crawl's log as a rule's skip.
+/// the rule's resemblance). Such a page must be in the skipping crawl's log as a rule's skip. And a
+/// page of a host whose every response differs, judged on two responses.
 #[test]
-#[ignore = "issue 41, open: two processes index vim's os_msdos.html on its origin and on a copy host, where one process indexes it once (seen in three runs of 2026-12-01, with the routed build and with the broadcast build before it: not the routing); the pages that a crawl skipped unfetched under a rule and the other fetched before the rule are told apart above"]
+#[ignore = "issue 41, open: two processes still index some copies one process skips, by the order of fetches: a copy on a mirror's source host indexed before the mirror is learned, whose original on another process comes later (one process skips the original unfetched under the key the rule gives the copy, RuleBook::rekeyed, which another process does not know: libstdc++'s user/a01561.html), and a tracking copy's utm page (qtnetwork's qdnstextrecord-members.html); one of these in each of five runs on 2026-12-01. Pages skipped unfetched under a rule and a noisy copy's pages judged on two responses are told apart above"]
 fn on_real_pages_two_processes_index_the_documents_one_does() {
     let web = RealWeb::slice();
     let seeds = vec![web.seed()];
@@ -684,8 +685,29 @@ fn on_real_pages_two_processes_index_the_documents_one_does() {
             .map(|s| s.url)
             .collect()
     };
-    let skipped_by_one = rule_skipped(&[dir.store()]);
-    let skipped_by_two = rule_skipped(&stores);
+    // And a page of a host whose every response differs (the noisy copy's ads, timestamp and
+    // session id): the other crawl skipped another response of it, within k of its original,
+    // where this one's response was not (vim's os_msdos.html: 3 bits from the origin's in one
+    // crawl, 5 in the other).
+    let noisy: Vec<String> = web
+        .config()
+        .hosts
+        .iter()
+        .filter(|h| h.role == simcrawl_testsite::RealRole::Noisy)
+        .filter_map(|h| web.url(&h.name, ""))
+        .collect();
+    let judged_on_another_response = |stores: &[PathBuf]| -> BTreeSet<String> {
+        stores
+            .iter()
+            .flat_map(|store| skips(store))
+            .filter(|s| noisy.iter().any(|base| s.url.starts_with(base.as_str())))
+            .map(|s| s.url)
+            .collect()
+    };
+    let mut skipped_by_one = rule_skipped(&[dir.store()]);
+    skipped_by_one.extend(judged_on_another_response(&[dir.store()]));
+    let mut skipped_by_two = rule_skipped(&stores);
+    skipped_by_two.extend(judged_on_another_response(&stores));
     let mut by_order = Vec::new();
     // A document one crawl indexed more often than the other: its extra URLs that the other
     // skipped under a rule before any fetch are the order of fetches (which copy is kept under
@@ -712,7 +734,9 @@ fn on_real_pages_two_processes_index_the_documents_one_does() {
     };
     let two_fetched = drop_unfetched(&two, &one, &skipped_by_one, &mut by_order);
     let one_fetched = drop_unfetched(&one, &two, &skipped_by_two, &mut by_order);
-    eprintln!("pages one crawl skipped unfetched under a rule and the other indexed: {by_order:?}");
+    eprintln!(
+        "pages one crawl skipped (unfetched under a rule, or another response) and the other indexed: {by_order:?}"
+    );
     let (two, one) = (two_fetched, one_fetched);
     // A document two processes index twice is one that one process indexes twice too (RubyMail's
     // ChangeLog behind its notice copy: `realweb::a_noisy_or_notice_copy_indexes_no_file_twice`).
