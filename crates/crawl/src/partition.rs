@@ -122,13 +122,7 @@ fn fold(digest: u128) -> u64 {
 impl Piece {
     /// The process, of `processes`, that owns it.
     pub fn owner(self, processes: u32) -> u32 {
-        let hash = match self {
-            Piece::Body(d) => mix(d ^ 0x0b0d),
-            Piece::Text(d) => mix(d ^ 0x7e47),
-            Piece::Key(d) => mix(fold(d) ^ 0x4e75),
-            Piece::Block(i, bits) => mix(mix(bits) ^ (u64::from(i) + 1).wrapping_mul(0x9e37_79b9)),
-        };
-        (hash % u64::from(processes.max(1))) as u32
+        (self.hash64() % u64::from(processes.max(1))) as u32
     }
 }
 
@@ -370,23 +364,10 @@ impl Codec for Query {
     }
 }
 
-/// A page a directory lists under a piece.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Entry {
-    /// Probed, not yet decided.
-    Pending(Place),
-    /// Indexed by `process` as its page `id`.
-    Indexed {
-        /// The process that indexed it.
-        process: u32,
-        /// Its id there.
-        id: u32,
-    },
-}
-
+/// A page probed and not yet decided, as a directory lists it under a piece.
 #[derive(Debug, Clone, Copy)]
-struct Slot {
-    page: Entry,
+struct Waiting {
+    place: Place,
     simhash: u64,
     /// The page reads the key and is not indexed under it.
     read_only: bool,
@@ -401,16 +382,46 @@ pub struct Found {
     pub indexed: BTreeMap<(u32, u32), Vec<u128>>,
 }
 
+/// An indexed page as the directory keeps it: its process in the high 32 bits, its id in the low.
+fn pack(process: u32, id: u32) -> u64 {
+    (u64::from(process) << 32) | u64::from(id)
+}
+
+fn unpack(page: u64) -> (u32, u32) {
+    ((page >> 32) as u32, page as u32)
+}
+
+impl Piece {
+    /// Its 64-bit hash, under which the directory lists the pages indexed with it (two pieces
+    /// that share it only cost a wait or a lookup for nothing: a decision compares digests and
+    /// keys whole, and a block's pages are kept with their SimHashes).
+    fn hash64(self) -> u64 {
+        match self {
+            Piece::Body(d) => mix(d ^ 0x0b0d),
+            Piece::Text(d) => mix(d ^ 0x7e47),
+            Piece::Key(d) => mix(fold(d) ^ 0x4e75),
+            Piece::Block(i, bits) => mix(mix(bits) ^ (u64::from(i) + 1).wrapping_mul(0x9e37_79b9)),
+        }
+    }
+}
+
 /// One process's share of the crawl's directory: by piece it owns, the pages indexed anywhere
-/// and the pages probed and not yet decided (see the module's documentation).
+/// and the pages probed and not yet decided (see the module's documentation). The indexed
+/// pages, which stay, take about 24 bytes a piece: a map from the piece's 64-bit hash to the
+/// first page and its SimHash, and a second map for the pages after the first.
 #[derive(Debug)]
 pub struct Directory {
     k: u32,
     me: u32,
     processes: u32,
-    slots: HashMap<Piece, Vec<Slot>>,
+    /// The first indexed page of each piece (by [`Piece::hash64`]), with its SimHash.
+    first: HashMap<u64, (u64, u64)>,
+    /// The indexed pages after the first of a piece.
+    more: HashMap<u64, Vec<(u64, u64)>>,
+    /// The pages probed and not yet decided, by piece.
+    waiting: HashMap<Piece, Vec<Waiting>>,
     /// The pieces of each page not yet decided, for its verdict.
-    pending: HashMap<Place, Vec<(Piece, bool)>>,
+    pending: HashMap<Place, (u64, Vec<(Piece, bool)>)>,
 }
 
 impl Directory {
@@ -420,8 +431,52 @@ impl Directory {
             k,
             me,
             processes: processes.max(1),
-            slots: HashMap::new(),
+            first: HashMap::new(),
+            more: HashMap::new(),
+            waiting: HashMap::new(),
             pending: HashMap::new(),
+        }
+    }
+
+    /// The indexed pages listed under `piece`, with their SimHashes.
+    fn indexed_under(&self, hash: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.first
+            .get(&hash)
+            .into_iter()
+            .chain(self.more.get(&hash).into_iter().flatten())
+            .copied()
+    }
+
+    fn add_indexed(&mut self, hash: u64, page: u64, simhash: u64) {
+        if self.indexed_under(hash).any(|(p, _)| p == page) {
+            return;
+        }
+        match self.first.entry(hash) {
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert((page, simhash));
+            }
+            std::collections::hash_map::Entry::Occupied(_) => {
+                self.more.entry(hash).or_default().push((page, simhash));
+            }
+        }
+    }
+
+    fn remove_indexed(&mut self, hash: u64, page: u64) {
+        if let Some(more) = self.more.get_mut(&hash) {
+            more.retain(|(p, _)| *p != page);
+        }
+        if self.first.get(&hash).is_some_and(|(p, _)| *p == page) {
+            match self.more.get_mut(&hash).and_then(Vec::pop) {
+                Some(next) => {
+                    self.first.insert(hash, next);
+                }
+                None => {
+                    self.first.remove(&hash);
+                }
+            }
+        }
+        if self.more.get(&hash).is_some_and(Vec::is_empty) {
+            self.more.remove(&hash);
         }
     }
 
@@ -431,122 +486,91 @@ impl Directory {
     pub fn probe(&mut self, place: Place, probe: &Probe) -> Found {
         let mut found = Found::default();
         let pieces = probe.pieces(self.k);
+        let near = |simhash: u64| (simhash ^ probe.simhash).count_ones() <= self.k;
         for (piece, read_only) in &pieces {
-            let Some(slots) = self.slots.get(piece) else {
-                continue;
-            };
-            for slot in slots {
+            let block = matches!(piece, Piece::Block(..));
+            for (page, simhash) in self.indexed_under(piece.hash64()) {
+                if block && !near(simhash) {
+                    continue;
+                }
+                let keys = found.indexed.entry(unpack(page)).or_default();
+                if let Piece::Key(key) = piece
+                    && !keys.contains(key)
+                {
+                    keys.push(*key);
+                }
+            }
+            for slot in self.waiting.get(piece).into_iter().flatten() {
                 let matches = match piece {
-                    Piece::Block(..) => (slot.simhash ^ probe.simhash).count_ones() <= self.k,
+                    Piece::Block(..) => near(slot.simhash),
                     // A key read by both pages relates neither to the other.
                     Piece::Key(_) => !(*read_only && slot.read_only),
                     Piece::Body(_) | Piece::Text(_) => true,
                 };
-                if !matches {
-                    continue;
-                }
-                match slot.page {
-                    Entry::Pending(earlier) => {
-                        found.wait.insert(earlier);
-                    }
-                    Entry::Indexed { process, id } => {
-                        let keys = found.indexed.entry((process, id)).or_default();
-                        if let Piece::Key(key) = piece
-                            && !keys.contains(key)
-                        {
-                            keys.push(*key);
-                        }
-                    }
+                if matches {
+                    found.wait.insert(slot.place);
                 }
             }
         }
         for (piece, read_only) in &pieces {
-            self.slots.entry(*piece).or_default().push(Slot {
-                page: Entry::Pending(place),
+            self.waiting.entry(*piece).or_default().push(Waiting {
+                place,
                 simhash: probe.simhash,
                 read_only: *read_only,
             });
         }
-        self.pending.insert(place, pieces);
+        self.pending.insert(place, (probe.simhash, pieces));
         found
     }
 
     /// The page at `place` is decided: indexed as its process's page `id`, or not (skipped, or
     /// withdrawn to be probed again).
     pub fn resolve(&mut self, place: Place, indexed: Option<u32>) {
-        let Some(pieces) = self.pending.remove(&place) else {
+        let Some((simhash, pieces)) = self.pending.remove(&place) else {
             return;
         };
-        for (piece, _) in pieces {
-            let Some(slots) = self.slots.get_mut(&piece) else {
-                continue;
-            };
-            slots.retain_mut(|slot| {
-                if slot.page != Entry::Pending(place) {
-                    return true;
+        for (piece, read_only) in pieces {
+            if let Some(slots) = self.waiting.get_mut(&piece) {
+                slots.retain(|slot| slot.place != place);
+                if slots.is_empty() {
+                    self.waiting.remove(&piece);
                 }
-                match indexed {
-                    Some(id) if !slot.read_only => {
-                        slot.page = Entry::Indexed {
-                            process: place.process,
-                            id,
-                        };
-                        true
-                    }
-                    _ => false,
-                }
-            });
-            if slots.is_empty() {
-                self.slots.remove(&piece);
+            }
+            if let Some(id) = indexed
+                && !read_only
+            {
+                self.add_indexed(piece.hash64(), pack(place.process, id), simhash);
             }
         }
     }
 
     /// Lists `process`'s indexed page `id`, described by `query`, under the pieces this process
-    /// owns (a session that resumes tells the directory the pages indexed before).
+    /// owns (a page indexed without its probes, and every page of a session that resumes).
     pub fn announce(&mut self, process: u32, id: u32, query: &Query) {
-        let page = Entry::Indexed { process, id };
         let owned: Vec<Piece> = query
             .pieces(self.k)
             .filter(|(piece, read_only)| !read_only && piece.owner(self.processes) == self.me)
             .map(|(piece, _)| piece)
             .collect();
         for piece in owned {
-            let slots = self.slots.entry(piece).or_default();
-            if !slots.iter().any(|s| s.page == page) {
-                slots.push(Slot {
-                    page,
-                    simhash: query.simhash,
-                    read_only: false,
-                });
-            }
+            self.add_indexed(piece.hash64(), pack(process, id), query.simhash);
         }
     }
 
     /// `process`'s indexed page `id` has SimHash `new` instead of `old` (made again without its
     /// host's template): its blocks that this process owns move.
     pub fn moved(&mut self, process: u32, id: u32, old: u64, new: u64) {
-        let page = Entry::Indexed { process, id };
+        let page = pack(process, id);
         for (i, bits) in blocks(old, self.k) {
             let piece = Piece::Block(i, bits);
-            if piece.owner(self.processes) != self.me {
-                continue;
-            }
-            if let Some(slots) = self.slots.get_mut(&piece) {
-                slots.retain(|s| s.page != page);
-                if slots.is_empty() {
-                    self.slots.remove(&piece);
-                }
+            if piece.owner(self.processes) == self.me {
+                self.remove_indexed(piece.hash64(), page);
             }
         }
         for (i, bits) in blocks(new, self.k) {
             let piece = Piece::Block(i, bits);
             if piece.owner(self.processes) == self.me {
-                self.slots.entry(piece).or_default().push(Slot {
-                    page,
-                    simhash: new,
-                    read_only: false,
-                });
+                self.add_indexed(piece.hash64(), page, new);
             }
         }
     }
@@ -556,14 +580,14 @@ impl Directory {
         self.pending.len()
     }
 
-    /// Pieces listed.
+    /// Entries of indexed pages listed.
     pub fn len(&self) -> usize {
-        self.slots.len()
+        self.first.len() + self.more.values().map(Vec::len).sum::<usize>()
     }
 
-    /// No piece listed.
+    /// No indexed page listed.
     pub fn is_empty(&self) -> bool {
-        self.slots.is_empty()
+        self.first.is_empty()
     }
 }
 
@@ -1405,6 +1429,36 @@ mod tests {
                 shares.resolve(p, q, None);
             }
             assert!(shares.0.iter().all(|d| d.undecided() == 0));
+        }
+    }
+
+    #[test]
+    fn a_page_whose_simhash_moves_is_found_by_its_new_one_and_its_neighbours_stay() {
+        for processes in 1..=3 {
+            let mut shares = Shares::new(3, processes);
+            // Two pages on one process, one SimHash: both listed under its blocks.
+            let a = query(0, 1, 1);
+            let b = query(0b1, 2, 2);
+            shares.probe(place(1, 0, 0), &a);
+            shares.probe(place(1, 0, 1), &b);
+            shares.resolve(place(1, 0, 0), &a, Some(10));
+            shares.resolve(place(1, 0, 1), &b, Some(11));
+            // Page 10's SimHash moves far away.
+            let far = u64::MAX;
+            for share in &mut shares.0 {
+                share.moved(0, 10, 0, far);
+            }
+            let found = |shares: &mut Shares, seq, simhash| -> Vec<(u32, u32)> {
+                shares
+                    .probe(place(2, 1, seq), &query(simhash, 100 + u128::from(seq), 200))
+                    .indexed
+                    .keys()
+                    .copied()
+                    .collect()
+            };
+            assert_eq!(found(&mut shares, 0, 0), vec![(0, 11)], "{processes}");
+            assert_eq!(found(&mut shares, 1, far), vec![(0, 10)], "{processes}");
+            assert!(shares.0.iter().map(Directory::len).sum::<usize>() >= 8);
         }
     }
 
