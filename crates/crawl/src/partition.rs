@@ -620,10 +620,38 @@ pub struct RemoteRecord {
     pub template_lines: Option<Vec<u64>>,
 }
 
+/// The most bytes a remote record's page record may claim to take once decompressed.
+const MAX_RECORD_BYTES: usize = 64 << 20;
+
+/// A page record's bytes, compressed with LZ4 behind their length (a record is mostly its main
+/// text, which LZ4 takes to about half, at a few GB/s).
+fn compress_record(bytes: &[u8]) -> Vec<u8> {
+    lz4_flex::block::compress_prepend_size(bytes)
+}
+
+fn decompress_record(bytes: &[u8]) -> Result<Vec<u8>, CodecError> {
+    let bad = |detail: String| CodecError::invalid::<RemoteRecord>(detail);
+    let (size, body) = bytes
+        .split_first_chunk::<4>()
+        .ok_or_else(|| bad("a compressed record without its length".into()))?;
+    let size = u32::from_le_bytes(*size) as usize;
+    if size > MAX_RECORD_BYTES {
+        return Err(bad(format!("a record of {size} bytes")));
+    }
+    let mut out = vec![0; size];
+    let got = lz4_flex::block::decompress_into(body, &mut out).map_err(|e| bad(e.to_string()))?;
+    if got != size {
+        return Err(bad(format!(
+            "a record of {got} bytes where {size} were said"
+        )));
+    }
+    Ok(out)
+}
+
 impl Codec for RemoteRecord {
     fn encode_into(&self, out: &mut Vec<u8>) {
         write_element(&self.process, out);
-        write_bytes_element(&self.record.encode(), out);
+        write_bytes_element(&compress_record(&self.record.encode()), out);
         put_keys(&self.keys, out);
         write_element(&self.template_lines.is_some(), out);
         if let Some(lines) = &self.template_lines {
@@ -637,7 +665,7 @@ impl Codec for RemoteRecord {
     fn decode(bytes: &[u8]) -> Result<Self, CodecError> {
         let mut r = Reader::new::<RemoteRecord>(bytes);
         let process = r.element()?;
-        let record = PageRecord::decode(&r.element::<Vec<u8>>()?)?;
+        let record = PageRecord::decode(&decompress_record(&r.element::<Vec<u8>>()?)?)?;
         let keys = get_keys(&mut r)?;
         let template_lines = if r.element::<bool>()? {
             let n = get_varint32(&mut r)?;
@@ -1450,7 +1478,10 @@ mod tests {
             }
             let found = |shares: &mut Shares, seq, simhash| -> Vec<(u32, u32)> {
                 shares
-                    .probe(place(2, 1, seq), &query(simhash, 100 + u128::from(seq), 200))
+                    .probe(
+                        place(2, 1, seq),
+                        &query(simhash, 100 + u128::from(seq), 200),
+                    )
                     .indexed
                     .keys()
                     .copied()
@@ -1575,6 +1606,23 @@ mod tests {
         let plain = RemoteRecord::of(&mut none, 1, back.record, vec![]).unwrap();
         assert_eq!(plain.template_lines, None);
         assert_eq!(plain.without_template(), None);
+    }
+
+    #[test]
+    fn a_compressed_record_that_lies_about_its_size_is_an_error() {
+        let packed = compress_record(b"some bytes of a record, some bytes of a record");
+        assert_eq!(
+            decompress_record(&packed).unwrap(),
+            b"some bytes of a record, some bytes of a record"
+        );
+        let mut huge = packed.clone();
+        huge[..4].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(decompress_record(&huge).is_err());
+        let mut short = packed.clone();
+        short[..4].copy_from_slice(&3u32.to_le_bytes());
+        assert!(decompress_record(&short).is_err());
+        assert!(decompress_record(&packed[..2]).is_err());
+        assert!(decompress_record(&packed[..packed.len() - 3]).is_err());
     }
 
     #[test]
