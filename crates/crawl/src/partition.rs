@@ -338,7 +338,9 @@ fn put_keys(keys: &[u128], out: &mut Vec<u8>) {
 
 fn get_keys(r: &mut Reader<'_>) -> Result<Vec<u128>, CodecError> {
     let n = get_varint32(r)?;
-    (0..n.min(1 << 16)).map(|_| r.element()).collect()
+    // No cap that would cut a longer list short: a count past the bytes fails at its first
+    // missing element, and nothing is allocated ahead of the elements read.
+    (0..n).map(|_| r.element()).collect()
 }
 
 impl Codec for Query {
@@ -620,8 +622,9 @@ pub struct RemoteRecord {
     pub template_lines: Option<Vec<u64>>,
 }
 
-/// The most bytes a remote record's page record may claim to take once decompressed.
-const MAX_RECORD_BYTES: usize = 64 << 20;
+/// The most bytes a remote record's page record may claim to take once decompressed (a record
+/// holds a page's main text and fingerprints: far less than the largest body fetched).
+const MAX_RECORD_BYTES: usize = 1 << 30;
 
 /// A page record's bytes, compressed with LZ4 behind their length (a record is mostly its main
 /// text, which LZ4 takes to about half, at a few GB/s).
@@ -670,7 +673,7 @@ impl Codec for RemoteRecord {
         let template_lines = if r.element::<bool>()? {
             let n = get_varint32(&mut r)?;
             Some(
-                (0..n.min(1 << 16))
+                (0..n)
                     .map(|_| r.element())
                     .collect::<Result<Vec<u64>, _>>()?,
             )
@@ -1086,7 +1089,7 @@ fn put_records(records: &[RemoteRecord], out: &mut Vec<u8>) {
 
 fn get_records(r: &mut Reader<'_>) -> Result<Vec<RemoteRecord>, CodecError> {
     let n: u32 = r.element()?;
-    (0..n.min(1 << 16))
+    (0..n)
         .map(|_| RemoteRecord::decode(&r.element::<Vec<u8>>()?))
         .collect()
 }

@@ -106,16 +106,28 @@ impl Core {
     /// This process's indexed pages as the crawl's directory lists them, by id (a session that
     /// resumes tells the owners of their pieces; the directory is kept in memory).
     pub fn indexed_queries(&self) -> Result<Vec<(u32, Query)>, CrawlError> {
+        let canon = std::sync::Arc::clone(self.book.canon());
+        let plain = std::sync::Arc::clone(self.book.plain());
         let mut out = Vec::new();
         for record in self.pages.own_records() {
             let record = record?;
+            // Its key as indexed, and its URL's keys under the rules now and under none, as its
+            // probe had them (the key of a URL that redirected to it is not kept).
+            let mut keys: Vec<u128> = record.key_hash.into_iter().collect();
+            for c in [&canon, &plain] {
+                if let Ok(key) = c.canonicalize(&record.url, None) {
+                    keys.push(key.key.hash128());
+                }
+            }
+            keys.sort_unstable();
+            keys.dedup();
             out.push((
                 record.id,
                 Query {
                     body: record.body_digest,
                     text: record.text_digest,
                     simhash: record.simhash,
-                    keys: record.key_hash.into_iter().collect(),
+                    keys,
                     wanted: Vec::new(),
                 },
             ));
@@ -141,16 +153,10 @@ impl Core {
         id: u32,
         keys: Vec<u128>,
     ) -> Result<Option<RemoteRecord>, CrawlError> {
-        let Some(record) = self.pages.get(id)? else {
-            return Ok(None);
-        };
-        let me = self.shard_index() as u32;
-        Ok(Some(RemoteRecord::of(
-            &mut self.templates,
-            me,
-            record,
-            keys,
-        )?))
+        // With the keys its index gives it, as a lookup's answer has them (an earlier page may
+        // hold one of the keys it was probed with).
+        let asked = std::collections::BTreeMap::from([(id, keys)]);
+        Ok(self.lookup_records(&asked)?.pop())
     }
 
     /// The mirror a fetched page waits for before its verdict, if one does: a mirror the learner

@@ -1046,21 +1046,6 @@ impl Driver {
             }
             self.after(None)?;
         }
-        // The directory is kept in memory: this process's indexed pages are listed again with
-        // the owners of their pieces, before any probe of this session is looked up.
-        let indexed = self.core.indexed_queries()?;
-        if let Some(shard) = self.shard.as_mut() {
-            let processes = shard.outgoing.len() as u32;
-            for (id, query) in indexed {
-                for owner in query.owners(shard.k, processes) {
-                    let event = PartEvent::Indexed {
-                        id,
-                        query: query.clone(),
-                    };
-                    shard.push_to(owner as usize, me, &event);
-                }
-            }
-        }
         // Links held for an answer when the crawl stopped are this process's to fetch, and the
         // mirror rules in force here are announced again (the others forgot them).
         self.core.release_pending_claims(Now::system())?;
@@ -1073,6 +1058,35 @@ impl Driver {
         if let Some(shard) = self.shard.as_mut() {
             shard.waiting = false;
             shard.next_round = next;
+        }
+        // The round log keeps the last rounds before `next` only: an entry a session wrote under
+        // a round number of its start (before the rounds were counted on) is not left for ever.
+        let stale: Vec<u64> = self
+            .round_log
+            .iter()
+            .filter_map(|item| item.ok().map(|(number, _)| number))
+            .filter(|number| *number + ROUND_LOG_WINDOW < next)
+            .collect();
+        for number in stale {
+            self.round_log.remove(&number)?;
+        }
+        // The directory is kept in memory: this process's indexed pages are listed again with
+        // the owners of their pieces, in this session's first message, before any probe of the
+        // session is looked up (each process applies a round's announcements before its probes).
+        // They go after the state above is on disk: they are made again at every start, and are
+        // no link a kill could lose.
+        let indexed = self.core.indexed_queries()?;
+        if let Some(shard) = self.shard.as_mut() {
+            let processes = shard.outgoing.len() as u32;
+            for (id, query) in indexed {
+                for owner in query.owners(shard.k, processes) {
+                    let event = PartEvent::Indexed {
+                        id,
+                        query: query.clone(),
+                    };
+                    shard.push_to(owner as usize, me, &event);
+                }
+            }
         }
         Ok(())
     }
