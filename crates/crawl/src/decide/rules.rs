@@ -25,6 +25,18 @@ impl Core {
         example: Option<(String, String)>,
         now: Now,
     ) -> Result<(), CrawlError> {
+        // A sharded crawl: a rule is its source host's owner's, whose pages are its evidence. A
+        // key this process's rules rewrote onto another process's host (a copy host mirrored
+        // onto a prefix mirror, whose pages then copy the origin) can make this learner propose a
+        // rule of that host; it is dropped here, or two stores would hold it.
+        if let Some(shard) = self.config.frontier.shard
+            && let Ok(source) = url::Url::parse(&format!("http://{}/", rule.source_authority()))
+            && shard.owner(&source) != shard.index()
+        {
+            tracing::debug!("{rule} not applied: its source host is another process's");
+            self.book.learner().contradict(&rule);
+            return Ok(());
+        }
         for moot in self.book.moot_for(&rule) {
             self.revoke(&moot)?;
         }

@@ -2114,3 +2114,47 @@ fn a_parameter_rule_whose_target_is_a_copy_is_checked_when_the_crawl_ends() {
     );
     assert_each_url_decided_once(&sim);
 }
+
+#[test]
+fn a_sharded_process_applies_no_rule_whose_source_host_is_another_process_s() {
+    use crate::learn::Rule;
+    use crate::rules::MirrorRule;
+    let shard = |i| simcrawl_frontier::Shard::new(i, 2).expect("a shard");
+    let hosts: Vec<String> = (0..40).map(|i| format!("http://h{i}.test/")).collect();
+    let owner = |u: &str| shard(0).owner(&Url::parse(u).expect("a URL"));
+    let mine = hosts
+        .iter()
+        .find(|h| owner(h) == 0)
+        .expect("a host of process 0");
+    let theirs = hosts
+        .iter()
+        .find(|h| owner(h) == 1)
+        .expect("a host of process 1");
+    let web: BTreeMap<String, Answer> = BTreeMap::new();
+    let mut sim = process_of_two(0, &web, &[mine.as_str()]);
+    let authority = |u: &str| crate::learn::authority(&Url::parse(u).expect("a URL"));
+    let mirror = |from: &str, to: &str| {
+        Rule::Mirror(MirrorRule {
+            from: authority(from),
+            to: authority(to),
+        })
+    };
+    // A key its own rules rewrote onto the other process's host gave this learner a rule of that
+    // host: it is not applied (its owner learns it from its own pages, or not at all).
+    sim.core
+        .apply_rule(mirror(theirs, mine), None, sim.now)
+        .expect("a rule");
+    assert_eq!(
+        sim.core.book.id_of(&mirror(theirs, mine)),
+        None,
+        "no record of it"
+    );
+    // A rule of its own host is.
+    sim.core
+        .apply_rule(mirror(mine, theirs), None, sim.now)
+        .expect("a rule");
+    assert!(
+        sim.core.book.id_of(&mirror(mine, theirs)).is_some(),
+        "its record"
+    );
+}
