@@ -1566,21 +1566,26 @@ fn process_of_two(index: u32, web: &BTreeMap<String, Answer>, seeds: &[&str]) ->
     })
 }
 
+/// A host of each process of a crawl of two (`http://hN.test/`).
+fn hosts_of_two() -> (String, String) {
+    let shard = simcrawl_frontier::Shard::new(0, 2).expect("a shard");
+    let hosts: Vec<String> = (0..40).map(|i| format!("http://h{i}.test/")).collect();
+    let of = |process| {
+        hosts
+            .iter()
+            .find(|h| shard.owner(&Url::parse(h).expect("a URL")) == process)
+            .unwrap_or_else(|| panic!("a host of process {process}"))
+            .clone()
+    };
+    (of(0), of(1))
+}
+
 #[test]
 fn two_processes_judge_a_copy_fetched_at_once_as_one_does() {
     use crate::partition::{Directory, Place, Remote};
     // Two hosts owned by the two processes, serving the same page.
-    let shard = |i| simcrawl_frontier::Shard::new(i, 2).expect("a shard");
-    let hosts: Vec<String> = (0..40).map(|i| format!("http://h{i}.test/")).collect();
-    let owner = |u: &str| shard(0).owner(&Url::parse(u).expect("a URL"));
-    let first = hosts
-        .iter()
-        .find(|h| owner(h) == 0)
-        .expect("a host of process 0");
-    let second = hosts
-        .iter()
-        .find(|h| owner(h) == 1)
-        .expect("a host of process 1");
+    let (first, second) = hosts_of_two();
+    let (first, second) = (&first, &second);
     let doc = page("A page", &article(7, 300), &[]);
     let web: BTreeMap<String, Answer> = [(first.clone(), doc.clone()), (second.clone(), doc)]
         .into_iter()
@@ -2119,17 +2124,8 @@ fn a_parameter_rule_whose_target_is_a_copy_is_checked_when_the_crawl_ends() {
 fn a_sharded_process_applies_no_rule_whose_source_host_is_another_process_s() {
     use crate::learn::Rule;
     use crate::rules::MirrorRule;
-    let shard = |i| simcrawl_frontier::Shard::new(i, 2).expect("a shard");
-    let hosts: Vec<String> = (0..40).map(|i| format!("http://h{i}.test/")).collect();
-    let owner = |u: &str| shard(0).owner(&Url::parse(u).expect("a URL"));
-    let mine = hosts
-        .iter()
-        .find(|h| owner(h) == 0)
-        .expect("a host of process 0");
-    let theirs = hosts
-        .iter()
-        .find(|h| owner(h) == 1)
-        .expect("a host of process 1");
+    let (mine, theirs) = hosts_of_two();
+    let (mine, theirs) = (&mine, &theirs);
     let web: BTreeMap<String, Answer> = BTreeMap::new();
     let mut sim = process_of_two(0, &web, &[mine.as_str()]);
     let authority = |u: &str| crate::learn::authority(&Url::parse(u).expect("a URL"));
