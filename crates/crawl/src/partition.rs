@@ -620,6 +620,10 @@ pub struct RemoteRecord {
     /// them ([`RemoteRecord::without_template`]), as its owner would (a few bytes a line, where
     /// the text without them would be most of the text again).
     pub template_lines: Option<Vec<u64>>,
+    /// The mirror rule in force at its process that gives its URL the key it was found by (a
+    /// mirror's page keyed as its original's page, on another process's host): the page of that
+    /// key is its copy by the rule, as its process would judge it ([`PartRules`]).
+    pub rule: Option<crate::learn::Rule>,
 }
 
 /// The most bytes a remote record's page record may claim to take once decompressed (a record
@@ -663,6 +667,10 @@ impl Codec for RemoteRecord {
                 write_element(line, out);
             }
         }
+        write_element(&self.rule.is_some(), out);
+        if let Some(rule) = &self.rule {
+            put_rule(rule, out);
+        }
     }
 
     fn decode(bytes: &[u8]) -> Result<Self, CodecError> {
@@ -680,12 +688,18 @@ impl Codec for RemoteRecord {
         } else {
             None
         };
+        let rule = if r.element::<bool>()? {
+            Some(get_rule::<RemoteRecord>(&mut r)?)
+        } else {
+            None
+        };
         r.finish()?;
         Ok(RemoteRecord {
             process,
             record,
             keys,
             template_lines,
+            rule,
         })
     }
 }
@@ -723,6 +737,7 @@ impl RemoteRecord {
             record,
             keys,
             template_lines,
+            rule: None,
         })
     }
 
@@ -927,10 +942,7 @@ impl PartEvent {
             PartEvent::Rule { rule, active } => {
                 out.push(7);
                 write_element(active, &mut out);
-                write_element(&rule.code(), &mut out);
-                for field in rule.kind().fields() {
-                    write_element(&field.to_string(), &mut out);
-                }
+                put_rule(rule, &mut out);
             }
             PartEvent::Claim { key } => {
                 out.push(5);
@@ -1059,15 +1071,8 @@ impl PartEvent {
             7 => {
                 let mut r = Reader::new::<PartEvent>(rest);
                 let active = r.element()?;
-                let code: u8 = r.element()?;
-                let count = crate::learn::Rule::field_count(code)
-                    .ok_or_else(|| CodecError::invalid::<PartEvent>(format!("rule kind {code}")))?;
-                let fields = (0..count)
-                    .map(|_| r.element::<String>())
-                    .collect::<Result<Vec<_>, _>>()?;
+                let rule = get_rule::<PartEvent>(&mut r)?;
                 r.finish()?;
-                let rule = crate::learn::Rule::from_fields(code, fields)
-                    .ok_or_else(|| CodecError::invalid::<PartEvent>("a rule's fields"))?;
                 PartEvent::Rule { rule, active }
             }
             _ => {
@@ -1078,6 +1083,25 @@ impl PartEvent {
         };
         Ok(event)
     }
+}
+
+/// A rule as its kind's code and its fields.
+fn put_rule(rule: &crate::learn::Rule, out: &mut Vec<u8>) {
+    write_element(&rule.code(), out);
+    for field in rule.kind().fields() {
+        write_element(&field.to_string(), out);
+    }
+}
+
+fn get_rule<T>(r: &mut Reader<'_>) -> Result<crate::learn::Rule, CodecError> {
+    let code: u8 = r.element()?;
+    let count = crate::learn::Rule::field_count(code)
+        .ok_or_else(|| CodecError::invalid::<T>(format!("rule kind {code}")))?;
+    let fields = (0..count)
+        .map(|_| r.element::<String>())
+        .collect::<Result<Vec<_>, _>>()?;
+    crate::learn::Rule::from_fields(code, fields)
+        .ok_or_else(|| CodecError::invalid::<T>("a rule's fields"))
 }
 
 fn put_records(records: &[RemoteRecord], out: &mut Vec<u8>) {
@@ -1112,9 +1136,15 @@ fn get_place(r: &mut Reader<'_>) -> Result<Place, CodecError> {
 /// each with the keys it was found by that it is indexed under here (a directory can list a
 /// page under a key its index gave another page), and its text without its host's template
 /// (`templates`) when the host has one. An id this index does not hold is left out.
+///
+/// A key that a mirror rule in force here (`book`) gives a page's URL counts as its key too,
+/// when no page here is indexed under it: a mirror learned after the page was indexed gave it
+/// its original's key ([`RuleBook::rekeyed_page`](crate::rules::RuleBook::rekeyed_page)), as
+/// one process would skip the original's URL as its copy. The record then names the rule.
 pub fn records_of<T: TemplateView + ?Sized>(
     index: &PageIndex,
     templates: &mut T,
+    book: &crate::rules::RuleBook,
     process: u32,
     lookups: &BTreeMap<u32, Vec<u128>>,
 ) -> Result<Vec<RemoteRecord>, CrawlError> {
@@ -1126,15 +1156,39 @@ pub fn records_of<T: TemplateView + ?Sized>(
         if index.is_foreign(*id) {
             continue;
         }
+        let ruled = mirror_key(book, &record.url);
         let mut held = Vec::new();
+        let mut rule = None;
         for key in keys {
-            if index.by_key(*key)? == Some(*id) {
+            let under = index.by_key(*key)?;
+            let by_rule = ruled.as_ref().filter(|(_, k)| k == key);
+            if under == Some(*id) || (under.is_none() && by_rule.is_some()) {
                 held.push(*key);
+                if let Some((r, _)) = by_rule {
+                    rule = Some(r.clone());
+                }
             }
         }
-        out.push(RemoteRecord::of(templates, process, record, held)?);
+        let mut found = RemoteRecord::of(templates, process, record, held)?;
+        found.rule = rule;
+        out.push(found);
     }
     Ok(out)
+}
+
+/// The mirror rule in force in `book` that keys `url` as another host's URL, with that key's
+/// hash.
+fn mirror_key(book: &crate::rules::RuleBook, url: &str) -> Option<(crate::learn::Rule, u128)> {
+    if !book.any() {
+        return None;
+    }
+    let parsed = url::Url::parse(url).ok()?;
+    let (rule, _) = crate::decider::RuleView::rule_of(book, &parsed)?;
+    if !rule.kind().skips_hosts() {
+        return None;
+    }
+    let key = book.canon().canonicalize(url, None).ok()?.key.hash128();
+    Some((rule, key))
 }
 
 /// The other processes' pages a page being decided may copy: what their answers brought.
@@ -1184,6 +1238,50 @@ impl Remote {
             .filter(|r| keep(r))
             .filter_map(RemoteRecord::id)
             .min()
+    }
+}
+
+/// This process's rules and the mirror rules the remote pages of one decision name, read as
+/// one book: a remote page that another process's mirror keyed as this page's key is this
+/// page's copy by that rule ([`crate::decider::rule_copy`]), as that process would judge it.
+/// Ids, rule counts and revocations are this process's own rules' only.
+pub struct PartRules<'a> {
+    /// This process's rules.
+    pub local: &'a crate::rules::RuleBook,
+    /// The others' pages of the decision.
+    pub remote: &'a Remote,
+}
+
+impl crate::decider::RuleView for PartRules<'_> {
+    fn rule_of(&self, url: &url::Url) -> Option<(crate::learn::Rule, crate::SkipReason)> {
+        self.local.rule_of(url).or_else(|| {
+            self.remote
+                .records
+                .iter()
+                .filter(|r| r.record.url == url.as_str())
+                .find_map(|r| r.rule.clone())
+                .map(|rule| {
+                    let reason = rule.skip_reason();
+                    (rule, reason)
+                })
+        })
+    }
+
+    fn rule_id(&self, rule: &crate::learn::Rule) -> Option<u32> {
+        self.local.rule_id(rule)
+    }
+
+    fn in_force(&self, rule: &crate::learn::Rule) -> bool {
+        self.local.in_force(rule)
+            || self
+                .remote
+                .records
+                .iter()
+                .any(|r| r.rule.as_ref() == Some(rule))
+    }
+
+    fn rekeyed(&self, key: u128) -> Option<(u32, crate::learn::Rule)> {
+        self.local.rekeyed(key)
     }
 }
 
@@ -1628,6 +1726,85 @@ mod tests {
         assert!(decompress_record(&packed[..packed.len() - 3]).is_err());
     }
 
+    /// A page of a mirror's host indexed before the mirror was learned here: the mirror gives
+    /// its URL its original's key, and a lookup by that key (the original's URL fetched by
+    /// another process) gets the page with the rule, which the other process reads as in force
+    /// for that page alone. Before the rule, or after its revocation, the key is not the page's.
+    #[test]
+    fn a_page_a_mirror_learned_here_keyed_as_its_original_is_found_by_that_key_with_the_rule() {
+        use crate::decider::RuleView;
+        let store = simcrawl_store::Store::temporary().unwrap();
+        let mut index = PageIndex::open(&store, 3, 0.8).unwrap();
+        let url = url::Url::parse("http://m.test/guide/a.html").unwrap();
+        let text: String = (0..80).map(|i| format!("w{} ", i * 31 % 97)).collect();
+        let html = format!("<title>T</title><article><p>{text}</p></article>");
+        let analysis = crate::Analyzer::default().analyze_html(html.as_bytes(), &html, &url, None);
+        let id = index.insert(url.as_str(), 7, 0, 0, &analysis).unwrap();
+        let open = |store: &simcrawl_store::Store| {
+            crate::rules::RuleBook::open(
+                store,
+                simcrawl_url::CanonOptions::default(),
+                crate::learn::LearnConfig::default(),
+            )
+            .unwrap()
+        };
+        let mut book = open(&store);
+        book.indexed(&url, id, url.as_str());
+        let key = book
+            .canon()
+            .canonicalize("http://o.test/guide/a.html", None)
+            .unwrap()
+            .key
+            .hash128();
+        let ask = BTreeMap::from([(id, vec![key, 99])]);
+        let before = records_of(&index, &mut crate::decider::NoTemplates, &book, 2, &ask).unwrap();
+        assert_eq!(
+            (before[0].keys.clone(), before[0].rule.clone()),
+            (vec![], None)
+        );
+        let rule = crate::learn::Rule::Mirror(crate::rules::MirrorRule {
+            from: "m.test".into(),
+            to: "o.test".into(),
+        });
+        // As the learner puts a rule in force, then the book.
+        book.learner()
+            .activate(rule.clone(), crate::learn::Evidence::default());
+        assert!(book.apply(rule.clone(), None, &index, 10).unwrap());
+        assert_eq!(book.rekeyed_by(&rule), vec![(id, key)]);
+        let found = records_of(&index, &mut crate::decider::NoTemplates, &book, 2, &ask).unwrap();
+        assert_eq!(found[0].keys, vec![key]);
+        assert_eq!(found[0].rule, Some(rule.clone()));
+        assert_eq!(RemoteRecord::decode(&found[0].encode()).unwrap(), found[0]);
+        // Another process, without the rule: the page is under the key, by the rule.
+        let other = simcrawl_store::Store::temporary().unwrap();
+        let (local, other_book) = (PageIndex::open(&other, 3, 0.8).unwrap(), open(&other));
+        let mut remote = Remote::default();
+        remote.extend(found);
+        let merged = Merged {
+            local: &local,
+            remote: &remote,
+        };
+        assert_eq!(merged.page_by_key(key).unwrap(), remote_id(2, id));
+        let rules = PartRules {
+            local: &other_book,
+            remote: &remote,
+        };
+        assert_eq!(
+            rules.rule_of(&url),
+            Some((rule.clone(), crate::SkipReason::Mirror))
+        );
+        assert!(rules.in_force(&rule) && !other_book.in_force(&rule));
+        let elsewhere = url::Url::parse("http://m.test/guide/b.html").unwrap();
+        assert_eq!(rules.rule_of(&elsewhere), None);
+        // Revoked: the key is no longer the page's.
+        book.revoke(&rule).unwrap();
+        let after = records_of(&index, &mut crate::decider::NoTemplates, &book, 2, &ask).unwrap();
+        assert_eq!(
+            (after[0].keys.clone(), after[0].rule.clone()),
+            (vec![], None)
+        );
+    }
+
     #[test]
     fn a_query_and_a_remote_record_come_back_as_they_went() {
         let mut q = query(42, 7, 9);
@@ -1643,9 +1820,16 @@ mod tests {
         let id = index.insert(url.as_str(), 5, 0, 0, &analysis).unwrap();
         let mut ask = query(analysis.simhash.0, 0, 0);
         ask.wanted = vec![5];
+        let book = crate::rules::RuleBook::open(
+            &store,
+            simcrawl_url::CanonOptions::default(),
+            crate::learn::LearnConfig::default(),
+        )
+        .unwrap();
         let found = records_of(
             &index,
             &mut crate::decider::NoTemplates,
+            &book,
             2,
             &BTreeMap::from([(id, vec![5, 6])]),
         )

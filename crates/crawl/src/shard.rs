@@ -18,7 +18,7 @@ use crate::error::CrawlError;
 use simcrawl_store::codec::{CodecError, Reader, write_bytes_element, write_element};
 
 /// The version of the messages' wire form: every process of a crawl runs the same simcrawl.
-const WIRE_VERSION: u8 = 5;
+const WIRE_VERSION: u8 = 6;
 
 /// What a process says in a round.
 #[derive(Debug, Clone, Default, PartialEq)]

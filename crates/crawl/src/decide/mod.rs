@@ -184,6 +184,9 @@ pub struct Core {
     /// In a partitioned crawl, the mirror rules this process put in force or revoked since the
     /// last call of [`Core::take_rules`], for the others.
     pub(crate) rules_out: Vec<(crate::learn::Rule, bool)>,
+    /// In a partitioned crawl, this process's indexed pages that a mirror rule learned here
+    /// gave another host's key since the last call of [`Core::take_rekeyed`], as (id, key).
+    pub(crate) rekeyed_out: Vec<(u32, u128)>,
     /// The place in the crawl's order (round, process) where each mirror rule in force here was
     /// announced to the others.
     pub(crate) announced: HashMap<crate::learn::Rule, (u64, u32)>,
@@ -224,6 +227,7 @@ impl Core {
             pending_claims_tree: store.tree(layout::PENDING_CLAIMS_TREE)?,
             claims_given: store.tree(layout::CLAIMS_GIVEN_TREE)?,
             rules_out: Vec::new(),
+            rekeyed_out: Vec::new(),
             announced: HashMap::new(),
             config,
         })

@@ -27,6 +27,16 @@ macro_rules! merged {
     };
 }
 
+/// The rules as a decision reads them ([`crate::partition::PartRules`]).
+macro_rules! rules {
+    ($core:ident) => {
+        &crate::partition::PartRules {
+            local: &$core.book,
+            remote: &$core.remote,
+        }
+    };
+}
+
 /// The host templates as a decision reads them ([`crate::partition::PartTemplates`]).
 macro_rules! templates {
     ($core:ident) => {
@@ -211,14 +221,14 @@ impl Core {
         let by_rule = if matches!(verdict, Verdict::Unique)
             && self.config.dedup
             && !analysis.document.meta_robots.noindex
-            && decider::rule_copy(merged!(self), templates!(self), &self.book, &facts, short)?
+            && decider::rule_copy(merged!(self), templates!(self), rules!(self), &facts, short)?
                 .is_some()
         {
             if !short {
                 self.evidence_against_mirrors(&page.final_url, analysis, None, now)?;
                 counted_against_mirrors = true;
             }
-            decider::rule_copy(merged!(self), templates!(self), &self.book, &facts, short)?
+            decider::rule_copy(merged!(self), templates!(self), rules!(self), &facts, short)?
         } else {
             None
         };

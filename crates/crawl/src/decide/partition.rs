@@ -100,7 +100,7 @@ impl Core {
         lookups: &std::collections::BTreeMap<u32, Vec<u128>>,
     ) -> Result<Vec<RemoteRecord>, CrawlError> {
         let me = self.shard_index() as u32;
-        crate::partition::records_of(&self.pages, &mut self.templates, me, lookups)
+        crate::partition::records_of(&self.pages, &mut self.templates, &self.book, me, lookups)
     }
 
     /// This process's indexed pages as the crawl's directory lists them, by id (a session that
@@ -131,6 +131,27 @@ impl Core {
                     wanted: Vec::new(),
                 },
             ));
+        }
+        Ok(out)
+    }
+
+    /// This process's indexed pages that a mirror learned here gave another host's key since
+    /// the last call, each with a query of that key alone (for the key's owner to list).
+    pub fn take_rekeyed(&mut self) -> Result<Vec<(u32, Query)>, CrawlError> {
+        let mut out = Vec::new();
+        for (id, key) in std::mem::take(&mut self.rekeyed_out) {
+            if let Some(record) = self.pages.get(id)? {
+                out.push((
+                    id,
+                    Query {
+                        body: record.body_digest,
+                        text: record.text_digest,
+                        simhash: record.simhash,
+                        keys: vec![key],
+                        wanted: Vec::new(),
+                    },
+                ));
+            }
         }
         Ok(out)
     }

@@ -46,6 +46,10 @@ impl Core {
         if let Some(rule) = learned
             && self.book.is_active(&rule)
         {
+            // The pages of its source host indexed before it, under the keys it gives them
+            // now: the owners of those keys list them, so that the original's URL on another
+            // process's host is judged their copy, as one process skips it when handed out.
+            self.rekeyed_out.extend(self.book.rekeyed_by(&rule));
             self.rules_out.push((rule, true));
         }
         Ok(())

@@ -494,6 +494,18 @@ impl RuleBook {
         self.rekeyed.contains_key(&key_hash)
     }
 
+    /// The indexed pages `rule` gave a key after they were indexed, as (page id, key hash).
+    pub fn rekeyed_by(&self, rule: &Rule) -> Vec<(u32, u128)> {
+        let mut out: Vec<(u32, u128)> = self
+            .rekeyed
+            .iter()
+            .filter(|(_, (_, r))| r == rule)
+            .map(|(key, (id, _))| (*id, *key))
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
     /// For a key a rule (still in force) gave an indexed page after it was indexed: the rule, its
     /// skip reason, and the page's URL.
     pub fn rekeyed_page(

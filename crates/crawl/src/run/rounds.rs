@@ -399,7 +399,7 @@ impl Driver {
     /// is never on disk without the links it forwards.
     pub(super) fn send_round(&mut self, idle: bool) -> Result<(), CrawlError> {
         let me = self.core.shard_index();
-        self.collect_forwarded();
+        self.collect_forwarded()?;
         let Some(shard) = self.shard.as_mut() else {
             return Ok(());
         };
@@ -429,16 +429,28 @@ impl Driver {
     }
 
     /// The links of other processes' sites met since the last call, the keys to ask them
-    /// about, and the new SimHashes of this process's pages, queued for their owners.
-    fn collect_forwarded(&mut self) {
+    /// about, the new SimHashes of this process's pages and the keys a mirror learned here gave
+    /// them, queued for their owners.
+    fn collect_forwarded(&mut self) -> Result<(), CrawlError> {
         let forwarded = self.core.take_forwarded();
         let claims = self.core.take_claims();
         let round = self.shard.as_ref().map_or(0, |s| s.next_round);
         let rules = self.core.take_rules(round);
         let moved = self.core.take_moved();
+        let rekeyed = self.core.take_rekeyed()?;
         let me = self.core.shard_index();
         if let Some(shard) = self.shard.as_mut() {
             let processes = shard.outgoing.len() as u32;
+            for (id, query) in rekeyed {
+                for key in &query.keys {
+                    let owner = crate::partition::Piece::Key(*key).owner(processes);
+                    let event = PartEvent::Indexed {
+                        id,
+                        query: query.clone(),
+                    };
+                    shard.push_to(owner as usize, me, &event);
+                }
+            }
             for (id, old, new) in moved {
                 let owners: BTreeSet<u32> = crate::partition::blocks(old, shard.k)
                     .chain(crate::partition::blocks(new, shard.k))
@@ -459,6 +471,7 @@ impl Driver {
                 shard.push(Some(to as usize), &PartEvent::Claim { key });
             }
         }
+        Ok(())
     }
 
     /// A fetch of this process that brought a page to compare: held for the next message, its
@@ -722,7 +735,7 @@ impl Driver {
         self.after(None)?;
         // 5. This process's pages whose records are in and whose earlier pages are decided.
         self.decide_ready(number, me)?;
-        self.collect_forwarded();
+        self.collect_forwarded()?;
         if let Some(shard) = self.shard.as_mut() {
             shard
                 .recent
@@ -916,7 +929,7 @@ impl Driver {
         if self.shard.is_none() {
             return Ok(());
         }
-        self.collect_forwarded();
+        self.collect_forwarded()?;
         let Some(shard) = self.shard.as_ref() else {
             return Ok(());
         };
