@@ -788,12 +788,23 @@ fn on_real_pages_two_processes_index_the_documents_one_does() {
                     .flat_map(|(_, urls)| urls.clone())
                     .collect()
             };
+            let path = f.split_once(':').map_or("", |(_, p)| p);
+            let skipped = |stores: &[PathBuf]| -> Vec<String> {
+                stores
+                    .iter()
+                    .flat_map(|store| skips(store))
+                    .filter(|s| s.url.split(['?', '#']).next().unwrap_or("").ends_with(path))
+                    .map(|s| format!("{} {} ({:?}, {:?})", s.reason, s.url, s.original, s.rule))
+                    .collect()
+            };
             format!(
-                "{f}: {} by two processes {:?}, {} by one {:?}",
+                "{f}: {} by two processes {:?}, skipped {:?}; {} by one {:?}, skipped {:?}",
                 two_files.get(f).copied().unwrap_or(0),
                 urls(&two),
+                skipped(&stores),
                 one_files.get(f).copied().unwrap_or(0),
                 urls(&one),
+                skipped(&[dir.store()]),
             )
         })
         .collect();

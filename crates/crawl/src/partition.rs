@@ -1156,7 +1156,12 @@ pub fn records_of<T: TemplateView + ?Sized>(
         if index.is_foreign(*id) {
             continue;
         }
-        let ruled = mirror_key(book, &record.url);
+        // Read only for a page found by a key (most are found by a digest or a SimHash block).
+        let ruled = if keys.is_empty() {
+            None
+        } else {
+            mirror_key(book, &record.url)
+        };
         let mut held = Vec::new();
         let mut rule = None;
         for key in keys {

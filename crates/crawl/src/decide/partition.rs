@@ -50,6 +50,33 @@ impl Core {
         })
     }
 
+    /// The query a fetched page, probed with `query`, asks again before its verdict: when a
+    /// mirror its host's pages began to teach after its probes (one the learner weighs, not in
+    /// force, whose source covers the page) names a counterpart of it the probes did not ask
+    /// for. Its host's pages decided in the same rounds teach the mirror; without the
+    /// counterpart's record the page could not wait for the mirror
+    /// ([`Core::awaits_mirror`]), and would be indexed beside its original where one process,
+    /// deciding at each fetch, meets the mirror first. `None` otherwise.
+    pub fn asks_again(&self, lease: &Lease, result: &PageResult, query: &Query) -> Option<Query> {
+        let PageResult::Done(page) = result else {
+            return None;
+        };
+        if self
+            .book
+            .learner_ref()
+            .pending_mirrors(&page.final_url)
+            .is_empty()
+        {
+            return None;
+        }
+        let again = self.query_of(lease, result)?;
+        again
+            .wanted
+            .iter()
+            .any(|k| !query.wanted.contains(k) && !query.keys.contains(k))
+            .then_some(again)
+    }
+
     /// Whether a fetched page has the bytes of a page this process indexed. Such a page is an
     /// exact copy whatever the other processes hold, and is decided at once instead of a round
     /// later with their answers: what it says of the rules (a `//` or `index.html` variant of a

@@ -2154,3 +2154,48 @@ fn a_sharded_process_applies_no_rule_whose_source_host_is_another_process_s() {
         "its record"
     );
 }
+
+/// A page probed before its host's pages began to teach a mirror is probed again, asking for
+/// its counterpart under the mirror, before its verdict: without that page's record it could not
+/// wait for the mirror, and would be indexed beside its original. Probed with the counterpart,
+/// or once the mirror is in force or has a page against it, it is not asked again.
+#[test]
+fn a_page_probed_before_its_host_s_mirror_was_weighed_asks_for_its_counterpart_again() {
+    let (first, second) = hosts_of_two();
+    let url = format!("{first}guide/a.html");
+    let web: BTreeMap<String, Answer> = [(url.clone(), page("A", &article(3, 300), &[]))]
+        .into_iter()
+        .collect();
+    let mut sim = process_of_two(0, &web, &[url.as_str()]);
+    let Next::Fetch(lease) = sim.core.frontier.next_ready(sim.now.at).expect("next") else {
+        panic!("a page to fetch");
+    };
+    let result = sim.fetch(&lease);
+    let query = sim
+        .core
+        .query_of(&lease, &result)
+        .expect("a page to compare");
+    assert!(query.wanted.is_empty(), "{:?}", query.wanted);
+    assert!(sim.core.asks_again(&lease, &result, &query).is_none());
+    // Two of its host's pages copy the other host's since: a mirror weighed, not in force.
+    let (from, to) = (Url::parse(&first).unwrap(), Url::parse(&second).unwrap());
+    for i in 0..2 {
+        let copy = from.join(&format!("{i}.html")).unwrap();
+        let original = to.join(&format!("{i}.html")).unwrap();
+        sim.core.book.learner().observe_duplicate(&copy, &original);
+    }
+    let again = sim
+        .core
+        .asks_again(&lease, &result, &query)
+        .expect("asked again");
+    let counterpart = sim
+        .core
+        .book
+        .canon()
+        .canonicalize(to.join("guide/a.html").unwrap().as_str(), None)
+        .unwrap()
+        .key
+        .hash128();
+    assert_eq!(again.wanted, vec![counterpart]);
+    assert!(sim.core.asks_again(&lease, &result, &again).is_none());
+}

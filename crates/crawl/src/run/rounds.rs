@@ -150,6 +150,9 @@ pub(super) struct ShardState {
     /// then had its young rules' skips checked (`Core::verify_unverified_rules`): another such
     /// round ends the crawl.
     pub(super) end_checked: bool,
+    /// The frontier had nothing to hand out and nothing was in flight when the last message
+    /// went: pages that wait for a mirror wait no longer once nothing else is undecided either.
+    fetches_done: bool,
     /// Bytes of events queued for the others, by kind.
     bytes_by_kind: BTreeMap<&'static str, u64>,
     /// This process's index.
@@ -162,6 +165,9 @@ pub(super) struct Held {
     pub(super) result: PageResult,
     pub(super) verifying: Option<crate::learn::Rule>,
     pub(super) exchange: Option<Box<Exchange>>,
+    /// It waited for a mirror once ([`Undecided::waits`]) and is probed again: it does not
+    /// wait again.
+    pub(super) waited: bool,
 }
 
 /// A page of this process probed: what its decision waits for.
@@ -196,17 +202,25 @@ struct Recent {
 /// looked up in the round the page is decided in says so in the next.
 const RECENT_ROUNDS: u64 = 3;
 
-/// At least this many rounds (about a second and a half at [`ROUND_GAP`]) a page may wait for a
-/// mirror its host's next pages are learning, under which it would be a copy
+/// At least this many rounds' time (about a second and a half at [`ROUND_GAP`]) one process's
+/// page may wait for a mirror its host's next pages are learning, under which it would be a copy
 /// ([`crate::decide::Core::awaits_mirror`]); then, or when the mirror is learned or dropped, it
-/// is decided. A polite crawl waits longer: see [`mirror_wait_rounds`].
+/// is decided. A sharded crawl's pages wait longer ([`SHARDED_MIRROR_WAIT_ROUNDS`]).
 pub(super) const MIRROR_WAIT_ROUNDS: u64 = 150;
+
+/// At least this many rounds (about ten seconds at [`ROUND_GAP`]) a sharded crawl's page waits
+/// for a mirror: its host's pages are decided rounds after their fetches, so the mirror's agreeing
+/// pages come slower than with one process (five seconds from a qtnetwork copy's first waiting
+/// page to its mirror on the real-page slice, where 150 rounds let three class pages go first and
+/// be indexed beside their originals). A page waits no longer once nothing else here is undecided
+/// and nothing is fetched ([`Undecided::still_waits`]), as one process releases its waits.
+pub(super) const SHARDED_MIRROR_WAIT_ROUNDS: u64 = 1_000;
 
 /// Requests to one host a page may wait for a mirror its host's next pages learn: the mirror
 /// needs a few more of them to agree.
 pub(super) const MIRROR_WAIT_REQUESTS: u32 = 8;
 
-/// How many rounds a page may wait for a mirror: [`MIRROR_WAIT_ROUNDS`], or the time
+/// How many rounds a page may wait for a mirror: [`SHARDED_MIRROR_WAIT_ROUNDS`], or the time
 /// [`MIRROR_WAIT_REQUESTS`] requests to its host take at the crawl's delay when that is longer
 /// (eight seconds at `--delay 1`).
 fn mirror_wait_rounds(delay: Duration) -> u64 {
@@ -214,16 +228,22 @@ fn mirror_wait_rounds(delay: Duration) -> u64 {
         .checked_mul(MIRROR_WAIT_REQUESTS)
         .map_or(u128::MAX, |wait| wait.as_millis())
         / ROUND_GAP.as_millis().max(1);
-    MIRROR_WAIT_ROUNDS.max(u64::try_from(polite).unwrap_or(u64::MAX))
+    SHARDED_MIRROR_WAIT_ROUNDS.max(u64::try_from(polite).unwrap_or(u64::MAX))
 }
 
 impl Undecided {
     /// Whether it still waits for its mirror in round `number`: the mirror is neither in force
-    /// nor dropped (a page against it), and it has not waited [`mirror_wait_rounds`] yet.
-    fn still_waits(&self, core: &crate::decide::Core, number: u64) -> bool {
+    /// nor dropped (a page against it), it has not waited [`mirror_wait_rounds`] yet, and
+    /// something fetched could still teach the mirror (not `quiet`: this process has fetches to
+    /// make or pages to decide besides those that wait, as one process releases its waits when
+    /// nothing is in flight).
+    fn still_waits(&self, core: &crate::decide::Core, number: u64, quiet: bool) -> bool {
         let Some((rule, since)) = &self.waits else {
             return false;
         };
+        if quiet {
+            return false;
+        }
         let evidence = core.book.learner_ref().evidence(rule);
         number < since.saturating_add(mirror_wait_rounds(core.config.frontier.delay))
             && evidence.disagree == 0
@@ -294,6 +314,7 @@ impl ShardState {
             next_round: 0,
             durable_due: false,
             end_checked: false,
+            fetches_done: false,
             bytes_by_kind: BTreeMap::new(),
         }
     }
@@ -403,6 +424,7 @@ impl Driver {
         let Some(shard) = self.shard.as_mut() else {
             return Ok(());
         };
+        shard.fetches_done = idle;
         let messages = shard.compose(idle, me, self.core.leases_waiting());
         let number = shard.next_round;
         let durable = std::mem::take(&mut shard.durable_due);
@@ -501,6 +523,7 @@ impl Driver {
                     result,
                     verifying,
                     exchange,
+                    waited: false,
                 },
                 query,
             ));
@@ -836,11 +859,18 @@ impl Driver {
             let Some(shard) = self.shard.as_mut() else {
                 return Ok(());
             };
+            let quiet = shard.fetches_done
+                && core.leases_waiting() == 0
+                && shard.held.is_empty()
+                && shard.sent.is_empty()
+                && shard.undecided.values().all(|u| u.waits.is_some());
             let Some(place) = shard
                 .undecided
                 .iter()
                 .find(|(_, u)| {
-                    u.answers_in <= number && u.pending.is_empty() && !u.still_waits(core, number)
+                    u.answers_in <= number
+                        && u.pending.is_empty()
+                        && !u.still_waits(core, number, quiet)
                 })
                 .map(|(p, _)| *p)
             else {
@@ -849,18 +879,57 @@ impl Driver {
             let Some(mut u) = shard.undecided.remove(&place) else {
                 return Ok(());
             };
+            // A mirror its host's pages began to teach since its probes names a counterpart it
+            // did not ask for: it is probed again, asking for it (its verdict withdrawn from
+            // the owners and the pages that waited for it, as when its template changes).
+            if u.waits.is_none()
+                && let Some(again) = self
+                    .core
+                    .asks_again(&u.held.lease, &u.held.result, &u.query)
+            {
+                tracing::debug!(url = %u.held.lease.url, "probed again for a mirror's counterpart");
+                let Undecided {
+                    held,
+                    query,
+                    waiters,
+                    ..
+                } = u;
+                self.announce_verdict(place, &query, &waiters, None, me)?;
+                if let Some(shard) = self.shard.as_mut() {
+                    shard.held.push((held, again));
+                }
+                continue;
+            }
             // Distinct now, a copy under a mirror its host's next pages are learning: it waits
             // for the mirror, without keeping its host's slot, so that those pages are fetched.
+            // Its place is withdrawn, as one process's waiting page is in no index: the later
+            // pages that waited for its verdict are decided without it (the host's pages that
+            // teach the mirror may be among them), and it is probed again when its wait is over,
+            // against what is indexed by then.
             if u.waits.is_none()
+                && !u.held.waited
                 && let Some(rule) = self.core.awaits_mirror(&u.held.result, &mut u.remote)?
             {
                 tracing::debug!(url = %u.held.lease.url, "waits for {rule}");
                 let _ = self.core.frontier.set_aside(&u.held.lease);
                 self.core
                     .offer_links_early(&u.held.lease, &u.held.result, Now::system())?;
+                self.announce_verdict(place, &u.query, &u.waiters, None, me)?;
+                u.waiters.clear();
                 u.waits = Some((rule, number));
                 if let Some(shard) = self.shard.as_mut() {
                     shard.undecided.insert(place, u);
+                }
+                continue;
+            }
+            if u.waits.is_some()
+                && let Some(again) = self.core.query_of(&u.held.lease, &u.held.result)
+            {
+                tracing::debug!(url = %u.held.lease.url, quiet, "probed again after its mirror wait");
+                let mut held = u.held;
+                held.waited = true;
+                if let Some(shard) = self.shard.as_mut() {
+                    shard.held.push((held, again));
                 }
                 continue;
             }
@@ -1132,12 +1201,15 @@ mod tests {
 
     #[test]
     fn a_polite_crawl_waits_for_a_mirror_as_long_as_its_hosts_next_requests_take() {
-        assert_eq!(mirror_wait_rounds(Duration::ZERO), MIRROR_WAIT_ROUNDS);
         assert_eq!(
-            mirror_wait_rounds(Duration::from_millis(100)),
-            MIRROR_WAIT_ROUNDS
+            mirror_wait_rounds(Duration::ZERO),
+            SHARDED_MIRROR_WAIT_ROUNDS
         );
-        assert_eq!(mirror_wait_rounds(Duration::from_secs(1)), 800);
+        assert_eq!(
+            mirror_wait_rounds(Duration::from_secs(1)),
+            SHARDED_MIRROR_WAIT_ROUNDS
+        );
+        assert_eq!(mirror_wait_rounds(Duration::from_secs(2)), 1_600);
         assert_eq!(
             mirror_wait_rounds(Duration::from_secs(u64::MAX / 2)),
             u64::MAX
