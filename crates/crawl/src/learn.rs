@@ -396,6 +396,7 @@ impl Learner {
         let evidence = self.evidence_mut(&rule);
         evidence.agree += 1;
         let evidence = *evidence;
+        tracing::debug!(%url, %original, agree = evidence.agree, "a copy for {rule}");
         // A mirror rule skips the rest of a host unfetched, and which of its pages differ can
         // only be known by fetching them: it is proposed only while every page sampled agrees
         // (two versions of one manual agree on most pages, and the first few may all agree; a

@@ -153,6 +153,9 @@ pub(super) struct ShardState {
     /// The frontier had nothing to hand out and nothing was in flight when the last message
     /// went: pages that wait for a mirror wait no longer once nothing else is undecided either.
     fetches_done: bool,
+    /// The round since which nothing here but pages waiting for a mirror is undecided or
+    /// fetched ([`QUIET_ROUNDS`]).
+    quiet_since: Option<u64>,
     /// Bytes of events queued for the others, by kind.
     bytes_by_kind: BTreeMap<&'static str, u64>,
     /// This process's index.
@@ -215,6 +218,13 @@ pub(super) const MIRROR_WAIT_ROUNDS: u64 = 150;
 /// be indexed beside their originals). A page waits no longer once nothing else here is undecided
 /// and nothing is fetched ([`Undecided::still_waits`]), as one process releases its waits.
 pub(super) const SHARDED_MIRROR_WAIT_ROUNDS: u64 = 1_000;
+
+/// Rounds (about half a second at [`ROUND_GAP`]) in which nothing here but pages waiting for a
+/// mirror is undecided or fetched, after which they wait no longer: the verdicts that teach a
+/// mirror may come a few rounds after the last page is decided (a copy's evidence from the other
+/// processes' answers), and three qtnetwork class pages released at once were indexed a tenth of
+/// a second before their mirror.
+const QUIET_ROUNDS: u64 = 50;
 
 /// Requests to one host a page may wait for a mirror its host's next pages learn: the mirror
 /// needs a few more of them to agree.
@@ -315,6 +325,7 @@ impl ShardState {
             durable_due: false,
             end_checked: false,
             fetches_done: false,
+            quiet_since: None,
             bytes_by_kind: BTreeMap::new(),
         }
     }
@@ -854,16 +865,31 @@ impl Driver {
     /// each verdict goes to the owners of the page's pieces, and to the later pages that
     /// waited for it, with its record if it was indexed.
     fn decide_ready(&mut self, number: u64, me: usize) -> Result<(), CrawlError> {
+        // Whether the pages that wait for a mirror wait no longer: the round's state before any
+        // of them is probed again (all go at once).
+        let leases_waiting = self.core.leases_waiting();
+        let quiet = match self.shard.as_mut() {
+            Some(shard)
+                if shard.fetches_done
+                    && leases_waiting == 0
+                    && shard.held.is_empty()
+                    && shard.sent.is_empty()
+                    && shard.undecided.values().all(|u| u.waits.is_some()) =>
+            {
+                let since = *shard.quiet_since.get_or_insert(number);
+                number >= since.saturating_add(QUIET_ROUNDS)
+            }
+            Some(shard) => {
+                shard.quiet_since = None;
+                false
+            }
+            None => false,
+        };
         loop {
             let core = &self.core;
             let Some(shard) = self.shard.as_mut() else {
                 return Ok(());
             };
-            let quiet = shard.fetches_done
-                && core.leases_waiting() == 0
-                && shard.held.is_empty()
-                && shard.sent.is_empty()
-                && shard.undecided.values().all(|u| u.waits.is_some());
             let Some(place) = shard
                 .undecided
                 .iter()
