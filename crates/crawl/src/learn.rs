@@ -197,6 +197,10 @@ pub struct Learner {
     /// Mirror rules in force at other processes of a partitioned crawl (each learns the rules
     /// of its own hosts): a rule back the other way is never proposed here.
     elsewhere: HashSet<MirrorRule>,
+    /// The copy pairs counted for a mirror (a hash of the copy's key and its original's): one
+    /// page is one page of evidence, however often it is met (a mirror's page fetched to verify
+    /// another mirror is keyed as that mirror's source page, which may have been counted already).
+    copies_counted: HashSet<u64>,
 }
 
 /// `host[:port]` as keys spell it (no default port).
@@ -390,6 +394,10 @@ impl Learner {
         if self.mirrors_into(&mirror.to, &mirror.from) {
             // The reverse is in force (the pages fetched before it went one way, these the
             // other): a rule both ways would skip both hosts and lose their pages.
+            return None;
+        }
+        let pair = xxhash_rust::xxh3::xxh3_64(format!("{url} {original}").as_bytes());
+        if !self.copies_counted.insert(pair) {
             return None;
         }
         let rule = Rule::Mirror(mirror);
@@ -1048,6 +1056,30 @@ mod tests {
             ),
             None
         );
+    }
+
+    /// One copy met twice is one page of evidence: a mirror's page fetched to verify another
+    /// mirror is keyed as that mirror's source page, which its own fetch counted already.
+    #[test]
+    fn a_copy_met_twice_counts_once_for_its_mirror() {
+        let mut l = Learner::new(LearnConfig::default());
+        let rule = Rule::Mirror(MirrorRule {
+            from: "127.0.0.1:9002".into(),
+            to: "127.0.0.1:9001".into(),
+        });
+        let copy = |l: &mut Learner, i: u32| {
+            l.observe_duplicate(
+                &u(&format!("http://127.0.0.1:9002/{i}.html")),
+                &u(&format!("http://127.0.0.1:9001/{i}.html")),
+            )
+        };
+        for i in 0..4 {
+            assert_eq!(copy(&mut l, i), None);
+            assert_eq!(copy(&mut l, i), None);
+        }
+        assert_eq!(l.evidence(&rule).agree, 4);
+        assert_eq!(copy(&mut l, 4), Some(rule.clone()));
+        assert_eq!(l.evidence(&rule).agree, 5);
     }
 
     #[test]
