@@ -1208,7 +1208,8 @@ impl Remote {
         self.records.is_empty()
     }
 
-    /// Adds the pages of an answer (a page already here is kept once, with the keys of both).
+    /// Adds the pages of an answer (a page already here is kept once, with the keys of both and
+    /// the rule either names).
     pub fn extend(&mut self, records: impl IntoIterator<Item = RemoteRecord>) {
         for record in records {
             match self
@@ -1221,6 +1222,9 @@ impl Remote {
                         if !had.keys.contains(&key) {
                             had.keys.push(key);
                         }
+                    }
+                    if had.rule.is_none() {
+                        had.rule = record.rule;
                     }
                 }
                 None => self.records.push(record),

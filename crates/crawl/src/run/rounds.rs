@@ -653,10 +653,12 @@ impl Driver {
                 PartEvent::Wait { waiter, on } => {
                     if on.process as usize == me {
                         match shard.undecided.get_mut(on) {
-                            Some(u) => {
+                            // A page that waits for a mirror withdrew its place: a probe looked
+                            // up before the owners heard it is settled as by a verdict.
+                            Some(u) if u.waits.is_none() => {
                                 u.waiters.insert(*waiter);
                             }
-                            None => late.push((*waiter, *on)),
+                            _ => late.push((*waiter, *on)),
                         }
                     }
                     if waiter.process as usize == me
@@ -952,6 +954,11 @@ impl Driver {
                 && let Some(again) = self.core.query_of(&u.held.lease, &u.held.result)
             {
                 tracing::debug!(url = %u.held.lease.url, quiet, "probed again after its mirror wait");
+                // No page waits for its withdrawn place (late waits are settled at once), but
+                // one that did would wait for ever: settled all the same.
+                if !u.waiters.is_empty() {
+                    self.announce_verdict(place, &u.query, &u.waiters, None, me)?;
+                }
                 let mut held = u.held;
                 held.waited = true;
                 if let Some(shard) = self.shard.as_mut() {
