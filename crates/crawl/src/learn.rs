@@ -78,6 +78,10 @@ struct Verification {
     checked_at_end: bool,
     /// A verification fetch has confirmed it ([`Learner::confirm`]).
     confirmed: bool,
+    /// A verification fetch has judged it, for or against ([`Learner::confirm`],
+    /// [`Learner::verification_failed`]): a verification due that judged nothing (its original
+    /// never indexed, a dead link) leaves it unchecked.
+    judged: bool,
 }
 
 impl Verification {
@@ -88,6 +92,7 @@ impl Verification {
             gap: every,
             checked_at_end: false,
             confirmed: false,
+            judged: false,
         }
     }
 
@@ -691,18 +696,20 @@ impl Learner {
         rules
     }
 
-    /// The rules in force that skipped URLs and never reached their first verification; each
-    /// rule is returned once. For the end of a crawl: a mirror learned from a few agreeing pages
-    /// of a small site (two versions of a manual whose first sampled pages are the same) would
-    /// otherwise keep the pages that differ skipped, never fetched, and so would a host option
-    /// learned from five pages a server answers in any case (`/About` and `/about`) on a site
-    /// whose glossary has `/term/Polish` and `/term/polish`.
+    /// The rules in force that skipped URLs and that no verification fetch has judged yet (none
+    /// was due, or those due judged nothing: a skip of a dead link, whose original is never
+    /// indexed); each rule is returned once. For the end of a crawl: a mirror learned from a few
+    /// agreeing pages of a small site (two versions of a manual whose first sampled pages are the
+    /// same) would otherwise keep the pages that differ skipped, never fetched, and so would a
+    /// host option learned from five pages a server answers in any case (`/About` and `/about`)
+    /// on a site whose glossary has `/term/Polish` and `/term/polish`. (Until 2026-12-01 a rule
+    /// past its first verification was left out, judged or not: Boost 1.81's mirror of 1.74 was,
+    /// its 20th skip a dead link, and kept `stacktrace.html` skipped.)
     pub fn unverified(&mut self) -> Vec<Rule> {
-        let first = self.config.verify_every;
         let mut rules: Vec<Rule> = self
             .active
             .iter_mut()
-            .filter(|(_, v)| v.skips > 0 && v.next == first && !v.checked_at_end)
+            .filter(|(_, v)| v.skips > 0 && !v.judged && !v.checked_at_end)
             .map(|(rule, v)| {
                 v.checked_at_end = true;
                 rule.clone()
@@ -761,6 +768,9 @@ impl Learner {
             return true;
         }
         *evidence = after;
+        if let Some(v) = self.active.get_mut(rule) {
+            v.judged = true;
+        }
         false
     }
 
@@ -768,6 +778,7 @@ impl Learner {
     pub fn confirm(&mut self, rule: &Rule) {
         if let Some(v) = self.active.get_mut(rule) {
             v.confirmed = true;
+            v.judged = true;
         }
         self.evidence_mut(rule).agree += 1;
     }
@@ -1523,5 +1534,34 @@ mod tests {
         let mut young = Learner::new(config);
         young.resume(rule.clone(), Evidence::default(), 7);
         assert_eq!(young.unverified(), [rule]);
+    }
+
+    /// A rule past its first verification whose verifications judged nothing (a dead link's
+    /// skip, its original never indexed) is checked at the crawl's end; one that a verification
+    /// confirmed, or counted a page against, is not.
+    #[test]
+    fn a_rule_whose_verifications_judged_nothing_is_checked_at_the_end() {
+        let rule = |from: &str| {
+            Rule::Mirror(MirrorRule {
+                from: from.into(),
+                to: "o.test".into(),
+            })
+        };
+        let mut l = Learner::new(LearnConfig::default());
+        for from in ["a.test", "b.test", "c.test"] {
+            l.activate(
+                rule(from),
+                Evidence {
+                    agree: 50,
+                    disagree: 0,
+                },
+            );
+            // Its 20th skip was due for a verification.
+            assert!((0..25).any(|_| l.should_verify(&rule(from))));
+        }
+        l.confirm(&rule("b.test"));
+        assert!(!l.verification_failed(&rule("c.test")));
+        assert_eq!(l.unverified(), [rule("a.test")]);
+        assert!(l.unverified().is_empty(), "each rule once");
     }
 }

@@ -128,10 +128,10 @@ impl Core {
         Ok(())
     }
 
-    /// The frontier ran dry: each whole-host rule in force that skipped URLs and never reached its
-    /// first verification (its [`verify_every`](crate::learn::LearnConfig::verify_every)th skip)
-    /// has them fetched now as verifications: all of them up to [`VERIFY_AT_END`], else that many
-    /// spread over them. A page that differs is indexed, and may revoke the rule. When unsure,
+    /// The frontier ran dry: each whole-host rule in force that skipped URLs and that no
+    /// verification fetch judged yet ([`Learner::unverified`](crate::learn::Learner::unverified))
+    /// has them fetched now as verifications, those whose original is indexed first: all of them
+    /// up to [`VERIFY_AT_END`], else that many spread over them. A page that differs is indexed, and may revoke the rule. When unsure,
     /// fetch: a mirror learned from five agreeing pages of a small site may be two versions of a
     /// manual, and its first verification would never have come. So are a rule's skips onto keys
     /// never indexed, and the verifications that still wait for such originals
@@ -144,6 +144,25 @@ impl Core {
         let mut queued: u64 = 0;
         let standing = self.standing_skips_of(&rules)?;
         for (rule, skipped) in rules.into_iter().zip(standing) {
+            // The skips whose original is indexed first: a skip onto a key no page has (a dead
+            // link both hosts share) verifies nothing. (All of them when none has one.)
+            let with_original: Vec<(u64, crate::SkipRecord)> = skipped
+                .iter()
+                .filter(|(_, record)| {
+                    record
+                        .original
+                        .as_deref()
+                        .and_then(|o| self.book.canon().canonicalize(o, None).ok())
+                        .and_then(|c| self.pages.by_key(c.key.hash128()).ok().flatten())
+                        .is_some()
+                })
+                .cloned()
+                .collect();
+            let skipped = if with_original.is_empty() {
+                skipped
+            } else {
+                with_original
+            };
             let picked: Vec<usize> = if skipped.len() <= VERIFY_AT_END {
                 (0..skipped.len()).collect()
             } else {
