@@ -113,6 +113,9 @@ impl Verification {
                 }
             }
         }
+        // Whether its verifications judged it is not kept: one past its first is taken as
+        // judged, or every resumed crawl would fetch its skips again at its end.
+        v.judged = v.next != every;
         v
     }
 }
