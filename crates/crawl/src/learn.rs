@@ -709,10 +709,20 @@ impl Learner {
     /// past its first verification was left out, judged or not: Boost 1.81's mirror of 1.74 was,
     /// its 20th skip a dead link, and kept `stacktrace.html` skipped.)
     pub fn unverified(&mut self) -> Vec<Rule> {
+        let first = self.config.verify_every;
         let mut rules: Vec<Rule> = self
             .active
             .iter_mut()
-            .filter(|(_, v)| v.skips > 0 && !v.judged && !v.checked_at_end)
+            // A whole-host rule until a verification judged it; another (a parameter's, on one
+            // host: a session-id trap's rule skips hundreds) until its first verification.
+            .filter(|(rule, v)| {
+                let due = if rule.kind().skips_hosts() {
+                    !v.judged
+                } else {
+                    v.next == first
+                };
+                v.skips > 0 && due && !v.checked_at_end
+            })
             .map(|(rule, v)| {
                 v.checked_at_end = true;
                 rule.clone()
