@@ -1735,6 +1735,25 @@ mod tests {
         assert!(decompress_record(&packed[..packed.len() - 3]).is_err());
     }
 
+    /// A store whose index holds one page of 80 words at `url`, under key hash `key`.
+    fn one_page(
+        url: &url::Url,
+        key: u128,
+    ) -> (
+        simcrawl_store::Store,
+        PageIndex,
+        u32,
+        crate::page::PageAnalysis,
+    ) {
+        let store = simcrawl_store::Store::temporary().unwrap();
+        let mut index = PageIndex::open(&store, 3, 0.8).unwrap();
+        let text: String = (0..80).map(|i| format!("w{} ", i * 31 % 97)).collect();
+        let html = format!("<title>T</title><article><p>{text}</p></article>");
+        let analysis = crate::Analyzer::default().analyze_html(html.as_bytes(), &html, url, None);
+        let id = index.insert(url.as_str(), key, 0, 0, &analysis).unwrap();
+        (store, index, id, analysis)
+    }
+
     /// A page of a mirror's host indexed before the mirror was learned here: the mirror gives
     /// its URL its original's key, and a lookup by that key (the original's URL fetched by
     /// another process) gets the page with the rule, which the other process reads as in force
@@ -1742,13 +1761,8 @@ mod tests {
     #[test]
     fn a_page_a_mirror_learned_here_keyed_as_its_original_is_found_by_that_key_with_the_rule() {
         use crate::decider::RuleView;
-        let store = simcrawl_store::Store::temporary().unwrap();
-        let mut index = PageIndex::open(&store, 3, 0.8).unwrap();
         let url = url::Url::parse("http://m.test/guide/a.html").unwrap();
-        let text: String = (0..80).map(|i| format!("w{} ", i * 31 % 97)).collect();
-        let html = format!("<title>T</title><article><p>{text}</p></article>");
-        let analysis = crate::Analyzer::default().analyze_html(html.as_bytes(), &html, &url, None);
-        let id = index.insert(url.as_str(), 7, 0, 0, &analysis).unwrap();
+        let (store, index, id, _) = one_page(&url, 7);
         let open = |store: &simcrawl_store::Store| {
             crate::rules::RuleBook::open(
                 store,
@@ -1820,13 +1834,8 @@ mod tests {
         q.keys = vec![1, 2];
         q.wanted = vec![3];
         assert_eq!(Query::decode(&q.encode()).unwrap(), q);
-        let store = simcrawl_store::Store::temporary().unwrap();
-        let mut index = PageIndex::open(&store, 3, 0.8).unwrap();
         let url = url::Url::parse("http://127.0.0.1:1/a").unwrap();
-        let text: String = (0..80).map(|i| format!("w{} ", i * 31 % 97)).collect();
-        let html = format!("<title>T</title><article><p>{text}</p></article>");
-        let analysis = crate::Analyzer::default().analyze_html(html.as_bytes(), &html, &url, None);
-        let id = index.insert(url.as_str(), 5, 0, 0, &analysis).unwrap();
+        let (store, index, id, analysis) = one_page(&url, 5);
         let mut ask = query(analysis.simhash.0, 0, 0);
         ask.wanted = vec![5];
         let book = crate::rules::RuleBook::open(
