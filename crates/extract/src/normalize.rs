@@ -138,10 +138,28 @@ pub fn normalize_text(text: &str, options: NormalizeOptions) -> String {
 /// assert_eq!(normalized_words(&text), 2);
 /// ```
 pub fn normalized_words(normalized: &str) -> usize {
-    normalized
-        .split(' ')
-        .filter(|w| !w.is_empty() && !is_operator_token(w))
-        .count()
+    // One pass over the bytes (the crawl counts every page's main text, its whole text and each
+    // of its lines: `split(' ')` searched for each space anew, 8% of a crawl's CPU). A word ends
+    // at a space or at the end; it counts unless every byte of it is operator punctuation.
+    let mut words = 0;
+    let mut in_word = false;
+    let mut operator = true;
+    for &b in normalized.as_bytes() {
+        if b == b' ' {
+            words += usize::from(in_word && !operator);
+            in_word = false;
+            operator = true;
+        } else {
+            in_word = true;
+            operator &= is_operator_byte(b);
+        }
+    }
+    words + usize::from(in_word && !operator)
+}
+
+/// A byte of an operator's name ([`is_operator_token`]).
+fn is_operator_byte(b: u8) -> bool {
+    b.is_ascii_punctuation() && b != b'\''
 }
 
 /// A token of ASCII punctuation alone, white space around it (`+=`, `&&`, `->`, `|`, `-`):
@@ -150,10 +168,7 @@ pub fn normalized_words(normalized: &str) -> usize {
 /// so that two index pages of a manual that list `+` and `-`, or `<#` and `>#`, differ as their
 /// readers see them. [`normalized_words`] does not count it: it says how much text a page has.
 fn is_operator_token(token: &str) -> bool {
-    !token.is_empty()
-        && token
-            .bytes()
-            .all(|b| b.is_ascii_punctuation() && b != b'\'')
+    !token.is_empty() && token.bytes().all(is_operator_byte)
 }
 
 /// [`normalize_text`] of `text`, and of each of its lines ([`str::lines`]) as `normalize_text`
@@ -1192,6 +1207,15 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn words_are_counted_as_the_tokens_between_single_spaces(text in "[ a+\\-'é(.,]{0,24}") {
+            let words = text
+                .split(' ')
+                .filter(|w| !w.is_empty() && !is_operator_token(w))
+                .count();
+            prop_assert_eq!(normalized_words(&text), words, "{:?}", text);
+        }
+
         #[test]
         fn is_month_matches_the_list_of_names(token in "[(«—\\-.,éa-zA-Z0-9]{0,12}") {
             prop_assert_eq!(is_month(&token), reference_is_month(&token), "{:?}", token);
