@@ -260,17 +260,20 @@ impl Analyzer {
         // The whole text's lines feed its windows; the whole text and the main text are
         // normalised in one scan when the main text's lines are some of the whole text's, in
         // order.
-        let mut windows = Windows::default();
+        let mut windows = Windows {
+            joined: String::with_capacity(document.full_text.len()),
+            lines: Vec::new(),
+        };
         // Where the main text's words are in the whole text's, when they are the same words.
         let mut spans = None;
         let (text, full, lines, line_texts, norm_lines) =
             if self.normalize == NormalizeOptions::FINGERPRINT {
                 let mut lines = Vec::new();
-                let mut line_texts = String::new();
+                let mut line_texts = String::with_capacity(document.main_text.len());
                 let mut seen = std::collections::HashSet::new();
                 let mut kept = String::new();
                 let mut any_stripped = false;
-                let mut norm_lines = String::new();
+                let mut norm_lines = String::with_capacity(document.main_text.len());
                 let mut line_number = 0u32;
                 let mut main_line = |line: &str| {
                     if !line.is_empty() {

@@ -416,7 +416,9 @@ fn emit_marked(
     line: &mut impl FnMut(&str),
     mut mark: Option<(&[usize], &mut Vec<std::ops::Range<usize>>)>,
 ) -> String {
-    let mut whole = String::with_capacity(contents.len());
+    // Every token's content and a space before it: the most the text can take, so that it is
+    // never copied as it grows.
+    let mut whole = String::with_capacity(contents.len() + tokens.len());
     let mut scratch = String::new();
     let mut next = 0;
     for index in lines {
