@@ -241,11 +241,43 @@ fn clock_times(t: &str) -> impl Iterator<Item = &str> {
         .filter(|w| holds_a_clock_time(w))
 }
 
-/// Whether a token holds a clock time: digits on both sides of a colon (`10:32`, a timestamp).
-fn holds_a_clock_time(w: &str) -> bool {
-    w.as_bytes()
-        .windows(3)
-        .any(|x| x[0].is_ascii_digit() && x[1] == b':' && x[2].is_ascii_digit())
+use simcrawl_extract::holds_a_clock_time;
+
+/// `t` with the colons between digits that are no clock time ([`holds_a_clock_time`]: a score
+/// `3:1`, a verse `1:3`, a section `12:104`) written as spaces, so that [`numbers`] and
+/// [`signed_numbers`] read their numbers (a colon glues a clock time's digits into no number).
+fn colons_apart(t: &str) -> std::borrow::Cow<'_, str> {
+    let bytes = t.as_bytes();
+    let apart = |i: usize| {
+        bytes[i] == b':'
+            && i > 0
+            && i + 1 < bytes.len()
+            && bytes[i - 1].is_ascii_digit()
+            && bytes[i + 1].is_ascii_digit()
+            && {
+                // The run of digits and colons around it.
+                let start = bytes[..i]
+                    .iter()
+                    .rposition(|b| !b.is_ascii_digit() && *b != b':')
+                    .map_or(0, |p| p + 1);
+                let end = bytes[i..]
+                    .iter()
+                    .position(|b| !b.is_ascii_digit() && *b != b':')
+                    .map_or(bytes.len(), |p| i + p);
+                !holds_a_clock_time(&t[start..end])
+            }
+    };
+    if !(0..bytes.len()).any(apart) {
+        return std::borrow::Cow::Borrowed(t);
+    }
+    let mut out = bytes.to_vec();
+    for (i, b) in out.iter_mut().enumerate() {
+        if apart(i) {
+            *b = b' ';
+        }
+    }
+    // Only ASCII colons were replaced by ASCII spaces.
+    std::borrow::Cow::Owned(String::from_utf8(out).unwrap_or_else(|_| t.to_owned()))
 }
 
 /// Whether two titles name other ids or stamps: the tokens the normalisation drops as noise
@@ -295,6 +327,8 @@ pub fn titles_name_other_ids(a: &str, b: &str) -> bool {
 /// assert!(!numbers_name_the_pages_apart(c.0, c.1, d.0, d.1));
 /// ```
 pub fn numbers_name_the_pages_apart(a: &str, a_url: &str, b: &str, b_url: &str) -> bool {
+    let (a, b) = (colons_apart(a), colons_apart(b));
+    let (a, b) = (a.as_ref(), b.as_ref());
     let differs = |this: &str, this_url: &str, other: &str| {
         let theirs: std::collections::HashSet<&str> =
             numbers(other).chain(compact_date_parts(other)).collect();
@@ -328,6 +362,10 @@ pub fn numbers_name_the_pages_apart(a: &str, a_url: &str, b: &str, b_url: &str) 
 /// assert!(texts_hold_other_numbers("Salary £30000", "Salary £37000"));
 /// // The same numbers in another order, a clock time: the same numbers.
 /// assert!(!texts_hold_other_numbers("1 then 2", "2 then 1"));
+/// // But not a date's: a nightly build of 4 March and one of 3 April. And a score is numbers.
+/// assert!(texts_hold_other_numbers("Nightly 2025-03-04 for Linux", "Nightly 2025-04-03 for Linux"));
+/// assert!(texts_hold_other_numbers("Final score 3:1", "Final score 2:1"));
+/// assert!(texts_hold_other_numbers("See R.S. 12:104.", "See R.S. 12:210."));
 /// assert!(!texts_hold_other_numbers("Updated 10:32", "Updated 11:05"));
 /// // A timetable's departures.
 /// assert!(texts_hold_other_numbers("dep 08:39 09:09 09:39", "dep 08:40 09:10 09:40"));
@@ -342,10 +380,19 @@ pub fn numbers_name_the_pages_apart(a: &str, a_url: &str, b: &str, b_url: &str) 
 /// ));
 /// ```
 pub fn texts_hold_other_numbers(a: &str, b: &str) -> bool {
+    let (a, b) = (colons_apart(a), colons_apart(b));
+    let (a, b) = (a.as_ref(), b.as_ref());
     fn counted(t: &str) -> Vec<&str> {
         let mut n = signed_numbers(t);
         // A date written compactly, glued to letters (iCalendar's `DTSTART:20240418T183000`).
         n.extend(compact_date_parts(t));
+        // And each date whole, as written: its numbers alone, counted, are the same for
+        // 2025-03-04 and 2025-04-03.
+        n.extend(
+            t.split_whitespace()
+                .filter(|w| simcrawl_extract::holds_a_date(w))
+                .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric())),
+        );
         n.sort_unstable();
         n
     }
@@ -402,6 +449,8 @@ pub const MIN_DATA_NUMBERS: usize = 12;
 /// ));
 /// ```
 pub fn data_pages_hold_other_numbers(a: &str, b: &str) -> bool {
+    let (a, b) = (colons_apart(a), colons_apart(b));
+    let (a, b) = (a.as_ref(), b.as_ref());
     fn facts(t: &str) -> Vec<&str> {
         let mut n = signed_numbers(t);
         n.extend(clock_times(t));

@@ -170,8 +170,8 @@ pub use main_content::{DENSE_SIBLING, MIN_PARAGRAPH};
 pub use meta::{MetaRefresh, MetaRobots};
 pub use nesting::{MAX_NESTING, MAX_OPEN_FORMATTING};
 pub use normalize::{
-    NormalizeOptions, Within, is_ideograph, is_noise_number, normalize_lines,
-    normalize_lines_spanned, normalize_text, normalized_words, text_words,
+    NormalizeOptions, Within, holds_a_clock_time, holds_a_date, is_ideograph, is_noise_number,
+    normalize_lines, normalize_lines_spanned, normalize_text, normalized_words, text_words,
 };
 
 use crate::dom::LinkText;

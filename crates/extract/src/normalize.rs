@@ -809,8 +809,98 @@ pub fn text_words(text: &str) -> usize {
     words
 }
 
+/// The runs of digits of `bytes`, each with the byte after it (0 at the end), and the longest.
+fn digit_groups(bytes: &[u8]) -> (Vec<(usize, u8)>, usize) {
+    let mut groups: Vec<(usize, u8)> = Vec::new();
+    let mut run = 0usize;
+    let mut longest = 0usize;
+    for &b in bytes {
+        if b.is_ascii_digit() {
+            run += 1;
+            longest = longest.max(run);
+        } else if run > 0 {
+            groups.push((run, b));
+            run = 0;
+        }
+    }
+    if run > 0 {
+        groups.push((run, 0));
+    }
+    (groups, longest)
+}
+
+/// A date among digit groups: three joined by one separator, with a year of four digits (or
+/// two, for d/m/y and m-d-y).
+fn groups_hold_a_date(groups: &[(usize, u8)]) -> bool {
+    groups.windows(3).any(|w| {
+        let (a, sa) = w[0];
+        let (b, sb) = w[1];
+        let (c, _) = w[2];
+        if sa != sb || !matches!(sa, b'-' | b'/' | b'.') || a > 4 || b > 2 || c > 4 {
+            return false;
+        }
+        let year_first = a == 4 && c <= 2;
+        let year_last = a <= 2 && (c == 4 || (c == 2 && sa != b'.'));
+        year_first || year_last
+    })
+}
+
+/// Whether a token holds a date written with separators (`2024-05-01`, `01/05/2024`,
+/// `1.5.2024`, `2024-05-01T10:32:07Z`), as [`is_noise_number`] reads one.
+///
+/// ```
+/// use simcrawl_extract::holds_a_date;
+/// assert!(holds_a_date("2025-03-04") && holds_a_date("(04/03/2025),") && holds_a_date("1.5.2024"));
+/// assert!(!holds_a_date("2.2.25") && !holds_a_date("10:32") && !holds_a_date("2025"));
+/// ```
+pub fn holds_a_date(token: &str) -> bool {
+    groups_hold_a_date(&digit_groups(token.as_bytes()).0)
+}
+
+/// Whether a token holds a clock time: one or two digits up to 24, a colon, and two digits up to 59
+/// (`8:05`, `10:32`, `10:32:07`, `T18:30:00Z`, `(09:15)`), not glued to more digits. Digits on both
+/// sides of a colon are not enough: a score (`3:1`), an aspect ratio (`16:9`), a verse (`1:3`), a
+/// section (`R.S. 12:104`) or a port (`:8080`) is content, and a copy's stamp is a time of day.
+///
+/// ```
+/// use simcrawl_extract::holds_a_clock_time;
+/// assert!(holds_a_clock_time("10:32") && holds_a_clock_time("8:05,") && holds_a_clock_time("2024-05-01T10:32:07Z"));
+/// assert!(!holds_a_clock_time("3:1") && !holds_a_clock_time("12:104") && !holds_a_clock_time("125:30"));
+/// assert!(!holds_a_clock_time("16:9") && !holds_a_clock_time("25:00") && !holds_a_clock_time("10:75"));
+/// ```
+pub fn holds_a_clock_time(token: &str) -> bool {
+    let bytes = token.as_bytes();
+    let digit_run = |from: usize, step: isize| {
+        let mut i = from as isize;
+        let mut n = 0;
+        while i >= 0 && (i as usize) < bytes.len() && bytes[i as usize].is_ascii_digit() {
+            n += 1;
+            i += step;
+        }
+        n
+    };
+    let value = |a: usize, b: usize| {
+        bytes[a..b]
+            .iter()
+            .fold(0u32, |v, d| v * 10 + u32::from(d - b'0'))
+    };
+    (1..bytes.len().saturating_sub(1)).any(|colon| {
+        if bytes[colon] != b':' {
+            return false;
+        }
+        let hours = digit_run(colon - 1, -1);
+        let minutes = digit_run(colon + 1, 1);
+        (1..=2).contains(&hours)
+            && minutes == 2
+            && value(colon - hours, colon) <= 24
+            && value(colon + 1, colon + 3) <= 59
+    })
+}
+
 /// Whether a white-space-free token is a number that varies between two copies of one page rather
-/// than a number that says something: a time (`10:32`, `2024-05-01T10:32:07Z`), a date
+/// than a number that says something: a clock time ([`holds_a_clock_time`]: `10:32`,
+/// `2024-05-01T10:32:07Z`; not a score, a ratio, a verse or a section, `3:1`, `16:9`, `1:3`,
+/// `12:104`), a date
 /// (`2024-05-01`, `01/05/2024`, `1.5.2024`), a run of seven or more digits (counters, Unix times,
 /// ids), or an id mixing letters and digits (`7736a42555420db9`, `a1b2c3d4e5f6`). Versions
 /// (`2.2.25`), sizes (`64`), years alone (`2024`) and words with a digit (`utf8`, `x86_64`) are
@@ -821,52 +911,19 @@ pub fn text_words(text: &str) -> usize {
 /// assert!(is_noise_number("10:32:07,") && is_noise_number("(2024-05-01)") && is_noise_number("1700000000"));
 /// assert!(is_noise_number("sessionid=7736a42555420db9"));
 /// assert!(!is_noise_number("2.2.25") && !is_noise_number("64-bit") && !is_noise_number("utf8"));
+/// assert!(!is_noise_number("3:1") && !is_noise_number("12:104") && !is_noise_number("25:00"));
 /// ```
 pub fn is_noise_number(token: &str) -> bool {
     let bytes = token.as_bytes();
     if !bytes.iter().any(u8::is_ascii_digit) {
         return false;
     }
-    // A time: digits on both sides of a colon.
-    if bytes
-        .windows(3)
-        .any(|w| w[0].is_ascii_digit() && w[1] == b':' && w[2].is_ascii_digit())
-    {
+    if holds_a_clock_time(token) {
         return true;
     }
-    // Digit groups and what separates them.
-    let mut groups: Vec<(usize, u8)> = Vec::new(); // (length, separator after)
-    let mut run = 0usize;
-    let mut longest_digits = 0usize;
-    for &b in bytes {
-        if b.is_ascii_digit() {
-            run += 1;
-            longest_digits = longest_digits.max(run);
-        } else if run > 0 {
-            groups.push((run, b));
-            run = 0;
-        }
-    }
-    if run > 0 {
-        groups.push((run, 0));
-    }
-    if longest_digits >= 7 {
+    let (groups, longest_digits) = digit_groups(bytes);
+    if longest_digits >= 7 || groups_hold_a_date(&groups) {
         return true;
-    }
-    // A date: three digit groups joined by one separator, with a year of four digits (or two,
-    // for d/m/y and m-d-y).
-    for w in groups.windows(3) {
-        let (a, sa) = w[0];
-        let (b, sb) = w[1];
-        let (c, _) = w[2];
-        if sa != sb || !matches!(sa, b'-' | b'/' | b'.') || a > 4 || b > 2 || c > 4 {
-            continue;
-        }
-        let year_first = a == 4 && c <= 2;
-        let year_last = a <= 2 && (c == 4 || (c == 2 && sa != b'.'));
-        if year_first || year_last {
-            return true;
-        }
     }
     // An id: a long alphanumeric stretch mixing letters and digits.
     let (mut letters, mut digits, mut len, mut hex_only) = (0usize, 0usize, 0usize, true);

@@ -529,6 +529,35 @@ fn one_host_s_pages_that_hold_other_numbers_are_two_pages() {
         "",
     );
     assert_eq!(why_not(&index, &other, 0), NotACopy::OneHostNumbersDiffer);
+    // Two nightly builds' download pages under one title, their dates the same numbers in
+    // another order (4 March and 3 April), and two sections of a code that cite others by a
+    // colon (no clock time): the dates and the sections are the pages' facts.
+    for (a, b) in [
+        (
+            "Built on 2025-03-04 from main.",
+            "Built on 2025-04-03 from main.",
+        ),
+        ("As provided in R.S. 12:104.", "As provided in R.S. 12:210."),
+    ] {
+        let body = |line: &str| format!("{} {line}", text(79, 300));
+        let index = index_of(&[(
+            "http://dl.example/nightly/linux-a.html",
+            "Nightly build for Linux",
+            &body(a),
+            "",
+        )]);
+        let other = page(
+            "http://dl.example/nightly/linux-b.html",
+            "Nightly build for Linux",
+            &body(b),
+            "",
+        );
+        assert_eq!(
+            why_not(&index, &other, 0),
+            NotACopy::OneHostNumbersDiffer,
+            "{b}"
+        );
+    }
     // A source file at two commits, a sign apart.
     let source = |value: &str| format!("{} if (n == 0) return {value};", text(78, 220));
     let index = index_of(&[(
