@@ -325,6 +325,10 @@ pub fn titles_name_other_ids(a: &str, b: &str) -> bool {
 /// let c = ("Updated 10:32 (sid 19ab). The tide", "http://a.example/articles/19.html");
 /// let d = ("Updated 11:23 (sid 23cd). The tide", "http://a.example/articles/23.html");
 /// assert!(!numbers_name_the_pages_apart(c.0, c.1, d.0, d.1));
+/// // Two verses of one text, their references like clock times that their URLs name.
+/// let e = ("Proverbs 14:12 (KJV). There is a way", "http://s.example/kjv/proverbs/14/12");
+/// let f = ("Proverbs 16:25 (KJV). There is a way", "http://s.example/kjv/proverbs/16/25");
+/// assert!(numbers_name_the_pages_apart(e.0, e.1, f.0, f.1));
 /// ```
 pub fn numbers_name_the_pages_apart(a: &str, a_url: &str, b: &str, b_url: &str) -> bool {
     let (a, b) = (colons_apart(a), colons_apart(b));
@@ -332,12 +336,37 @@ pub fn numbers_name_the_pages_apart(a: &str, a_url: &str, b: &str, b_url: &str) 
     let differs = |this: &str, this_url: &str, other: &str| {
         let theirs: std::collections::HashSet<&str> =
             numbers(other).chain(compact_date_parts(other)).collect();
-        let url: std::collections::HashSet<&str> = numbers(this_url).collect();
+        let url_numbers: Vec<&str> = numbers(this_url).collect();
+        let url: std::collections::HashSet<&str> = url_numbers.iter().copied().collect();
+        // A pair that reads as a clock time and that the URL names, its two numbers one after
+        // the other (`Proverbs 14:12` at `/proverbs/14/12`): a verse, a chapter and section, no
+        // copy's stamp, which no URL names.
+        let url_pairs: std::collections::HashSet<String> = url_numbers
+            .windows(2)
+            .map(|w| format!("{}:{}", w[0], w[1]))
+            .collect();
+        let their_pairs: std::collections::HashSet<String> = clock_pairs(other).collect();
         numbers(this)
             .chain(compact_date_parts(this))
             .any(|n| !theirs.contains(n) && url.contains(n))
+            || clock_pairs(this).any(|p| url_pairs.contains(&p) && !their_pairs.contains(&p))
     };
     differs(a, a_url, b) || differs(b, b_url, a)
+}
+
+/// The clock times of a text as their first two numbers without leading zeros (`09:05:30` is
+/// `9:5`), as [`numbers`] writes a URL's.
+fn clock_pairs(t: &str) -> impl Iterator<Item = String> + '_ {
+    clock_times(t).filter_map(|time| {
+        let mut parts =
+            time.split(':')
+                .filter(|p| !p.is_empty())
+                .map(|p| match p.trim_start_matches('0') {
+                    "" => "0",
+                    n => n,
+                });
+        Some(format!("{}:{}", parts.next()?, parts.next()?))
+    })
 }
 
 /// Whether two texts (a page's title and main text, as extracted) differ in their numbers
@@ -485,7 +514,7 @@ pub fn data_pages_hold_other_numbers(a: &str, b: &str) -> bool {
 /// Whether a URL's path segment or query value names a release or a branch: `1.0`, `v1.1.2`,
 /// `3.x`, `2.0-rc1`, `v2`, or a channel (`latest`, `stable`, `main`, `master`, `trunk`, `dev`,
 /// `nightly`, `next`, `current`, `lts`, `head`). A bare number (`15`) is an id or a page, not one.
-fn names_a_version(token: &str) -> bool {
+pub(crate) fn names_a_version(token: &str) -> bool {
     let t = token.to_ascii_lowercase();
     if matches!(
         t.as_str(),

@@ -613,6 +613,13 @@ impl Learner {
         let auth = authority(key);
         let mut proposed = Vec::new();
         for (i, (name, value)) in pairs.iter().enumerate() {
+            // A value that names a day or a release (`?asof=2019-01-01`, `?h=v1.1.2`) selects a
+            // version of the page: that most versions are the same proves nothing of the next,
+            // and a rule would skip the versions that changed (a code's sections at the dates
+            // they were amended). Such URLs are fetched, and a copy is skipped by its content.
+            if simcrawl_extract::holds_a_date(value) || crate::evidence::names_a_version(value) {
+                continue;
+            }
             let mut group = format!("{auth}{}?", key.path());
             for (j, (n, v)) in pairs.iter().enumerate() {
                 if i != j {
@@ -1328,6 +1335,35 @@ mod tests {
                 param: "visit".into()
             })]
         );
+    }
+
+    #[test]
+    fn a_parameter_whose_values_name_days_or_releases_is_never_learned() {
+        let mut l = Learner::new(LearnConfig::default());
+        let mut proposed = Vec::new();
+        // Most sections are the same at every date and in every release: no evidence of the
+        // sections amended at one date, which a rule would skip unfetched.
+        for section in 0..5u32 {
+            for value in [
+                "2019-01-01",
+                "2021-06-01",
+                "2023-06-01",
+                "v1.1.2",
+                "main",
+                "1.0",
+            ] {
+                proposed.extend(l.observe_params(
+                    &u(&format!("http://law.example/rs/12/{section}?asof={value}")),
+                    section,
+                ));
+            }
+        }
+        assert!(proposed.is_empty(), "{proposed:?}");
+        let asof = Rule::Param(ParamRule {
+            authority: "law.example".into(),
+            param: "asof".into(),
+        });
+        assert_eq!(l.evidence(&asof).agree + l.evidence(&asof).disagree, 0);
     }
 
     #[test]

@@ -470,6 +470,26 @@ fn one_event_s_dates_under_other_names_are_two_pages() {
         "",
     );
     assert_eq!(why_not(&index, &next, 0), NotACopy::OtherNamesNumbersDiffer);
+    // Two verses of one text that say the same words (a refrain), their references like clock
+    // times, which the normalisation drops: the URLs name them.
+    let verse =
+        "There is a way which seemeth right unto a man, but the end thereof are the ways of death.";
+    let index = index_of(&[(
+        "http://s.example/kjv/proverbs/14/12",
+        "Proverbs 14:12 (KJV)",
+        &format!("Proverbs 14:12. {verse}"),
+        "",
+    )]);
+    let refrain = page(
+        "http://s.example/kjv/proverbs/16/25",
+        "Proverbs 16:25 (KJV)",
+        &format!("Proverbs 16:25. {verse}"),
+        "",
+    );
+    assert_eq!(
+        why_not(&index, &refrain, 0),
+        NotACopy::OtherNamesNumbersDiffer
+    );
 }
 
 #[test]
