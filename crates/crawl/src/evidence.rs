@@ -329,6 +329,14 @@ pub fn titles_name_other_ids(a: &str, b: &str) -> bool {
 /// let e = ("Proverbs 14:12 (KJV). There is a way", "http://s.example/kjv/proverbs/14/12");
 /// let f = ("Proverbs 16:25 (KJV). There is a way", "http://s.example/kjv/proverbs/16/25");
 /// assert!(numbers_name_the_pages_apart(e.0, e.1, f.0, f.1));
+/// // Two builds of one day, named by their commits.
+/// let g = ("Development build. Commit c143869838.", "http://d.example/builds/c143869838/");
+/// let h = ("Development build. Commit 49d59b90c1.", "http://d.example/builds/49d59b90c1/");
+/// assert!(numbers_name_the_pages_apart(g.0, g.1, h.0, h.1));
+/// // A session id in the query is no name of the page.
+/// let i = ("Guide. Session 7736a42555.", "http://a.example/guide?sid=7736a42555");
+/// let j = ("Guide. Session 19ab23cd45.", "http://a.example/guide?sid=19ab23cd45");
+/// assert!(!numbers_name_the_pages_apart(i.0, i.1, j.0, j.1));
 /// ```
 pub fn numbers_name_the_pages_apart(a: &str, a_url: &str, b: &str, b_url: &str) -> bool {
     let (a, b) = (colons_apart(a), colons_apart(b));
@@ -346,12 +354,36 @@ pub fn numbers_name_the_pages_apart(a: &str, a_url: &str, b: &str, b_url: &str) 
             .map(|w| format!("{}:{}", w[0], w[1]))
             .collect();
         let their_pairs: std::collections::HashSet<String> = clock_pairs(other).collect();
+        // An id of its text that its URL's path names (a build's commit, `/builds/c143869838/`):
+        // a copy's session id is no part of a path its copy shares.
+        let path_ids: std::collections::HashSet<&str> = ids(url_path(this_url)).collect();
+        let their_ids: std::collections::HashSet<&str> = ids(other).collect();
         numbers(this)
             .chain(compact_date_parts(this))
             .any(|n| !theirs.contains(n) && url.contains(n))
             || clock_pairs(this).any(|p| url_pairs.contains(&p) && !their_pairs.contains(&p))
+            || (!path_ids.is_empty()
+                && ids(this).any(|id| path_ids.contains(id) && !their_ids.contains(id)))
     };
     differs(a, a_url, b) || differs(b, b_url, a)
+}
+
+/// The ids of a text: its runs of letters and digits that the normalisation drops as a copy's
+/// noise ([`simcrawl_extract::is_noise_number`]) and that are neither a clock time, a date nor
+/// digits alone (which [`numbers`] reads): hashes and other ids mixing letters and digits.
+fn ids(t: &str) -> impl Iterator<Item = &str> {
+    t.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| {
+        !w.is_empty()
+            && !w.bytes().all(|b| b.is_ascii_digit())
+            && simcrawl_extract::is_noise_number(w)
+    })
+}
+
+/// The path of a serialised absolute URL (`http://h/a/b?q` → `/a/b`).
+fn url_path(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let path = rest.find('/').map_or("", |i| &rest[i..]);
+    path.split(['?', '#']).next().unwrap_or("")
 }
 
 /// The clock times of a text as their first two numbers without leading zeros (`09:05:30` is

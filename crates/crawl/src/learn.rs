@@ -617,7 +617,10 @@ impl Learner {
             // version of the page: that most versions are the same proves nothing of the next,
             // and a rule would skip the versions that changed (a code's sections at the dates
             // they were amended). Such URLs are fetched, and a copy is skipped by its content.
-            if simcrawl_extract::holds_a_date(value) || crate::evidence::names_a_version(value) {
+            // (A release with its dots: `v1`, a campaign's or a referrer's tag, is no version
+            // here.)
+            let release = value.contains('.') && crate::evidence::names_a_version(value);
+            if release || simcrawl_extract::holds_a_date(value) {
                 continue;
             }
             let mut group = format!("{auth}{}?", key.path());
@@ -1349,7 +1352,7 @@ mod tests {
                 "2021-06-01",
                 "2023-06-01",
                 "v1.1.2",
-                "main",
+                "2.0-rc1",
                 "1.0",
             ] {
                 proposed.extend(l.observe_params(

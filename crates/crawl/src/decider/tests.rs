@@ -490,6 +490,30 @@ fn one_event_s_dates_under_other_names_are_two_pages() {
         why_not(&index, &refrain, 0),
         NotACopy::OtherNamesNumbersDiffer
     );
+    // Two development builds of one day, one text but for the commit that names each (and the
+    // file and checksum): ids to the normalisation, which the paths name.
+    let build = |commit: &str| {
+        format!(
+            "{} Commit {commit}. File app-dev-{commit}.tar.gz.",
+            text(80, 120)
+        )
+    };
+    let index = index_of(&[(
+        "http://dl.example/builds/c143869838/",
+        "Development build",
+        &build("c143869838"),
+        "",
+    )]);
+    let other = page(
+        "http://dl.example/builds/49d59b90c1/",
+        "Development build",
+        &build("49d59b90c1"),
+        "",
+    );
+    assert_eq!(
+        why_not(&index, &other, 0),
+        NotACopy::OtherNamesNumbersDiffer
+    );
 }
 
 #[test]
