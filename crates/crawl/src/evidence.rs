@@ -147,6 +147,10 @@ pub struct TextEvidence {
     /// ([`urls_name_two_versions`]: `/1.0/` and `/1.1/`, `?h=v1.1.2` and `?h=main`). Not written
     /// with a skip's evidence (such a pair with other texts is no copy).
     pub other_versions: bool,
+    /// The two URLs, on one host, are one path with one query value apart
+    /// ([`urls_select_other_content`]: `?photo=3` and `?photo=4`, `?term=2255` and `?term=2258`).
+    /// Not written with a skip's evidence (such a pair with other texts is no copy).
+    pub other_selection: bool,
 }
 
 /// The numbers of a text: its tokens of ASCII digits alone between other characters than
@@ -657,6 +661,54 @@ pub fn urls_name_two_versions(a: &str, b: &str) -> bool {
     pair.is_some_and(|(x, y)| names_a_version(&x) && names_a_version(&y))
 }
 
+/// Whether two URLs of one host are one path whose query has the same parameters, one of them
+/// with another value (`/gallery/harbour?photo=3` and `?photo=4`, `/course/cs101?term=2255` and
+/// `?term=2258`, `/live/election?update=12` and `?update=13`). Such a parameter chooses what the
+/// page shows: with other texts, the two are two pages (another photo's caption, another term's
+/// sections, a live page's next entry), however much of the text they share. A tracking or
+/// session parameter never gets here: the URL's key drops it, and its variants are skipped
+/// unfetched.
+///
+/// ```
+/// use simcrawl_crawl::evidence::urls_select_other_content;
+/// assert!(urls_select_other_content("http://n.example/gallery/harbour?photo=3", "http://n.example/gallery/harbour?photo=4"));
+/// assert!(urls_select_other_content("http://u.example/course?id=cs101&term=2255", "http://u.example/course?id=cs101&term=2258"));
+/// assert!(!urls_select_other_content("http://u.example/a?x=1", "http://u.example/b?x=2"));
+/// assert!(!urls_select_other_content("http://u.example/a?x=1", "http://u.example/a?x=1&y=2"));
+/// assert!(!urls_select_other_content("http://n.example/gallery/harbour", "http://n.example/gallery/harbour?photo=4"));
+/// assert!(!urls_select_other_content("http://u.example/a?x=1&y=1", "http://u.example/a?x=2&y=2"));
+/// assert!(!urls_select_other_content("http://u.example/a?x=1", "http://v.example/a?x=2"));
+/// ```
+pub fn urls_select_other_content(a: &str, b: &str) -> bool {
+    let split = |u: &str| -> Option<(String, Vec<(String, String)>)> {
+        let u = u.split('#').next()?;
+        let (base, query) = u.split_once('?')?;
+        let mut pairs: Vec<(String, String)> = query
+            .split('&')
+            .filter(|p| !p.is_empty())
+            .map(|p| {
+                let (k, v) = p.split_once('=').unwrap_or((p, ""));
+                (k.to_owned(), v.to_owned())
+            })
+            .collect();
+        pairs.sort();
+        Some((base.to_owned(), pairs))
+    };
+    let (Some((base_a, qa)), Some((base_b, qb))) = (split(a), split(b)) else {
+        return false;
+    };
+    // Not one parameter more: a page and its variant under a parameter no rule knows
+    // (`?from=feed`), whose per-response noise (an ad) makes other text, are one page.
+    if base_a != base_b || qa.len() != qb.len() {
+        return false;
+    }
+    let names = |q: &[(String, String)]| q.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>();
+    if names(&qa) != names(&qb) {
+        return false;
+    }
+    qa.iter().zip(&qb).filter(|(x, y)| x.1 != y.1).count() == 1
+}
+
 /// The words of a URL that may name its page: its path's segments and its query's values, split
 /// at what is not a letter, lowercased, of three letters or more, less the file extensions and
 /// index names every page has.
@@ -780,6 +832,9 @@ pub enum NotACopy {
     DataDiffers,
     /// Two versions of one document whose texts differ ([`TextEvidence::other_versions`]).
     OtherVersions,
+    /// One path's content under two values of one query parameter, the texts other
+    /// ([`TextEvidence::other_selection`]).
+    OtherSelection,
     /// Two pages of other file names that differ in a number their URLs name: a
     /// calendar's days, one weekly event's dates (the normalisation drops dates and times, so
     /// that a copy's timestamp is no difference).
@@ -815,6 +870,9 @@ impl fmt::Display for NotACopy {
             }
             NotACopy::OneHostNumbersDiffer => {
                 "two pages of one host whose texts differ in their numbers alone (a version, a default, an object's number, a date): a copy on its own host has its original's"
+            }
+            NotACopy::OtherSelection => {
+                "one path under two values of one query parameter (`?photo=3`, `?photo=4`) and the texts differ: the parameter chooses what the page shows"
             }
             NotACopy::OtherVersions => {
                 "the URLs name two versions of one document (`/1.0/` and `/1.1/`) and the texts differ: a version's changed words are what its readers look for"
@@ -1002,6 +1060,10 @@ pub fn judge(e: &TextEvidence, policy: &Policy) -> Result<SkipReason, NotACopy> 
     }
     if e.other_name && e.numbers_differ && !e.declares_copy {
         return Err(NotACopy::OtherNamesNumbersDiffer);
+    }
+    // The most general of the rules of URLs: a more telling reason above is given first.
+    if e.other_selection && e.same_host && !e.same_text && !e.names_original && !e.declares_copy {
+        return Err(NotACopy::OtherSelection);
     }
     let resembles = e.same_text
         || (e.distance <= policy.k
@@ -1272,6 +1334,7 @@ impl Codec for TextEvidence {
             url_words_differ: false,
             data_differs: false,
             other_versions: false,
+            other_selection: false,
             same_whole,
         })
     }
@@ -1411,6 +1474,7 @@ mod tests {
             url_words_differ: false,
             data_differs: false,
             other_versions: false,
+            other_selection: false,
             ..declared
         };
         assert_eq!(judge(&declared, &POLICY), Ok(SkipReason::Canonical));
@@ -1449,6 +1513,7 @@ mod tests {
             url_words_differ: false,
             data_differs: false,
             other_versions: false,
+            other_selection: false,
             ..TextEvidence::default()
         };
         let verdict = judge(&print, &POLICY);
@@ -1468,6 +1533,7 @@ mod tests {
             url_words_differ: false,
             data_differs: false,
             other_versions: false,
+            other_selection: false,
             declares_copy: false,
             ..print
         };
@@ -1521,6 +1587,7 @@ mod tests {
             url_words_differ: false,
             data_differs: false,
             other_versions: false,
+            other_selection: false,
             ..siblings
         };
         assert_eq!(judge(&canonical, &policy), Ok(SkipReason::Canonical));
@@ -1616,6 +1683,7 @@ mod tests {
                         url_words_differ: false,
                         data_differs: false,
                         other_versions: false,
+                        other_selection: false,
                     }
                 },
             )

@@ -160,6 +160,10 @@ pub(crate) fn evidence_of(
             page.document.base_url.as_str(),
             &record.url,
         ),
+        other_selection: crate::evidence::urls_select_other_content(
+            page.document.base_url.as_str(),
+            &record.url,
+        ),
         numbers_differ,
         other_numbers,
         url_words_differ,
@@ -232,6 +236,7 @@ fn record_evidence(b: &PageRecord, a: &PageRecord, jaccard: Option<f64>) -> Text
         canonicals_differ: b.canonical.zip(a.canonical).is_some_and(|(x, y)| x != y),
         other_name: crate::evidence::file_name(&b.url) != crate::evidence::file_name(&a.url),
         other_versions: crate::evidence::urls_name_two_versions(&b.url, &a.url),
+        other_selection: crate::evidence::urls_select_other_content(&b.url, &a.url),
         numbers_differ,
         other_numbers,
         url_words_differ,

@@ -2027,6 +2027,38 @@ fn two_data_pages_that_hold_other_numbers_are_two_pages() {
 }
 
 #[test]
+fn one_path_under_two_values_of_a_parameter_with_other_texts_is_two_pages() {
+    // A gallery's photos, one per page: a long introduction both share, another caption each;
+    // within k and above the Jaccard threshold as fingerprinted.
+    let intro = text(81, 600);
+    let photo = |caption: &str| format!("{intro}\n{caption}");
+    let index = index_of(&[(
+        "http://news.example/gallery/harbour?photo=3",
+        "The harbour festival in pictures",
+        &photo("Boats leave the inner basin at dawn for the parade."),
+        "",
+    )]);
+    let other = page(
+        "http://news.example/gallery/harbour?photo=4",
+        "The harbour festival in pictures",
+        &photo("A brass band plays on the quay as the boats return."),
+        "",
+    );
+    assert_fingerprints_agree(&index, &other, 0);
+    assert_eq!(judged(&index, &other).verdict, Verdict::Unique);
+    assert_eq!(why_not(&index, &other, 0), NotACopy::OtherSelection);
+    // The same photo's page under another value of a parameter that changes nothing is its
+    // copy: the same text.
+    let same = page(
+        "http://news.example/gallery/harbour?photo=3&view=full",
+        "The harbour festival in pictures",
+        &photo("Boats leave the inner basin at dawn for the parade."),
+        "",
+    );
+    assert!(skip_of(&judged(&index, &same)).is_some());
+}
+
+#[test]
 fn two_versions_of_a_page_that_differ_are_two_pages() {
     // A type's page in two releases of an API reference, 300 words under one title, one
     // signature changed: within k and above the Jaccard threshold.
