@@ -184,6 +184,21 @@ pub(crate) fn assert_explained(
         let out = explain.output().expect("simcrawl explain runs");
         assert_success(&out);
         let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        if checked == 0 {
+            // The pair the other way round: the crawl's verdict line says which was skipped.
+            let mut swapped = simcrawl();
+            swapped.args(["explain", &skip.url, original]);
+            for store in stores {
+                swapped.arg("--store").arg(store);
+            }
+            let out = swapped.output().expect("simcrawl explain runs");
+            assert_success(&out);
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                text.contains("the crawl's verdict: A was skipped as B's copy"),
+                "{text}"
+            );
+        }
         checked += 1;
         if json["verdict"].as_str() != Some(reason) {
             wrong.push(format!(

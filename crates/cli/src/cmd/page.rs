@@ -258,6 +258,11 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode> {
     // What the crawl wrote when it skipped B against A: its verdict with the evidence of that
     // moment. A host's template learned since (or a rule) can make the pair judge otherwise now.
     let recorded = recorded_skip(&stores, &a.url, &b.url)?;
+    // Or A against B: the pair given the other way round.
+    let reversed = match recorded {
+        Some(_) => None,
+        None => recorded_skip(&stores, &b.url, &a.url)?,
+    };
     // B's rel=canonical as the crawl read it when it skipped B against A: the URL keys of that
     // moment (a mirror rule then in force) are not those of the default normalisation.
     let decided = match recorded.as_ref().and_then(|r| r.evidence.as_ref()) {
@@ -415,10 +420,17 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode> {
         );
     }
     if let Some(r) = &recorded {
+        // The skip log's evidence names the skipped page first: B's numbers, then A's.
         println!(
-            "the crawl's verdict: {}: {} (skipped {})",
+            "the crawl's verdict: {}: {} (skipped {}; B's numbers first)",
             r.reason.as_str(),
             r.evidence_text(),
+            super::inspect::rfc3339(r.time_ms)
+        );
+    } else if let Some(r) = &reversed {
+        println!(
+            "the crawl's verdict: A was skipped as B's copy ({}, {}): give them the other way round for its evidence",
+            r.reason.as_str(),
             super::inspect::rfc3339(r.time_ms)
         );
     }
