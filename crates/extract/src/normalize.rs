@@ -870,30 +870,26 @@ pub fn holds_a_date(token: &str) -> bool {
 /// ```
 pub fn holds_a_clock_time(token: &str) -> bool {
     let bytes = token.as_bytes();
-    let digit_run = |from: usize, step: isize| {
-        let mut i = from as isize;
-        let mut n = 0;
-        while i >= 0 && (i as usize) < bytes.len() && bytes[i as usize].is_ascii_digit() {
-            n += 1;
-            i += step;
-        }
-        n
-    };
-    let value = |a: usize, b: usize| {
-        bytes[a..b]
+    let value = |digits: &[u8]| {
+        digits
             .iter()
             .fold(0u32, |v, d| v * 10 + u32::from(d - b'0'))
     };
-    (1..bytes.len().saturating_sub(1)).any(|colon| {
-        if bytes[colon] != b':' {
+    bytes.iter().enumerate().any(|(colon, &b)| {
+        if b != b':' {
             return false;
         }
-        let hours = digit_run(colon - 1, -1);
-        let minutes = digit_run(colon + 1, 1);
+        let (before, after) = (&bytes[..colon], &bytes[colon + 1..]);
+        let hours = before
+            .iter()
+            .rev()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        let minutes = after.iter().take_while(|b| b.is_ascii_digit()).count();
         (1..=2).contains(&hours)
             && minutes == 2
-            && value(colon - hours, colon) <= 24
-            && value(colon + 1, colon + 3) <= 59
+            && value(&before[colon - hours..]) <= 24
+            && value(&after[..2]) <= 59
     })
 }
 
