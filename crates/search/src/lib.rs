@@ -211,6 +211,13 @@ pub struct SearchIndex {
     /// batches of [`BATCH`] (one wake-up of that thread each, instead of one per page) and
     /// before every commit.
     pending: Vec<UserOperation>,
+    /// The page count the last commit recorded, and whether anything was queued since: a commit
+    /// with nothing to add to it is not made (tantivy makes a new 10,000-slot document channel,
+    /// restarts its indexing thread and writes and syncs `meta.json` at every commit, empty or
+    /// not: a crawl's first checkpoint, before any page, was a third of a one-page crawl's
+    /// search index).
+    last_commit: Option<u32>,
+    queued_since_commit: bool,
 }
 
 /// Operations handed to tantivy's indexing thread at once.
@@ -332,8 +339,11 @@ impl SearchIndex {
             committed: 0,
             put_since_commit: std::collections::HashSet::new(),
             pending: Vec::new(),
+            last_commit: None,
+            queued_since_commit: false,
         };
         index.committed = index.committed_pages()?;
+        index.last_commit = Some(index.committed);
         // An index written by a crash-interrupted crawl, or by an older build, may hold entries
         // above its recorded page count: then every put replaces.
         let docs = index.len();
@@ -353,6 +363,7 @@ impl SearchIndex {
     /// Queues `op` behind the operations before it; a full batch goes to the indexing thread.
     fn queue(&mut self, op: UserOperation) -> Result<(), SearchError> {
         self.writer()?;
+        self.queued_since_commit = true;
         self.pending.push(op);
         if self.pending.len() >= BATCH {
             self.send_pending()?;
@@ -450,8 +461,12 @@ impl SearchIndex {
     }
 
     /// Makes every change durable and visible, recording that the store's pages `0..pages` are
-    /// in the index.
+    /// in the index. Nothing is written when nothing was added or deleted since the last commit
+    /// and it recorded the same count.
     pub fn commit(&mut self, pages: u32) -> Result<(), SearchError> {
+        if !self.queued_since_commit && self.last_commit == Some(pages) {
+            return Ok(());
+        }
         let payload = serde_json::json!({ "pages": pages }).to_string();
         self.send_pending()?;
         let writer = self.writer()?;
@@ -467,6 +482,8 @@ impl SearchIndex {
             .max()
             .map_or(0, |id| id.saturating_add(1));
         self.committed = self.committed.max(pages).max(highest_put);
+        self.last_commit = Some(pages);
+        self.queued_since_commit = false;
         self.reader.reload().map_err(|e| self.err(e))
     }
 
@@ -829,6 +846,37 @@ mod tests {
         }
         let reader = SearchIndex::open_read_only(dir.path()).expect("read-only");
         assert_eq!(reader.search("beta", 10).expect("search").len(), 1);
+    }
+
+    #[test]
+    fn a_commit_with_nothing_new_writes_nothing() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut index = SearchIndex::open(dir.path()).expect("open");
+        let opstamp = |index: &SearchIndex| index.index.load_metas().expect("metas").opstamp;
+        let fresh = opstamp(&index);
+        // A crawl's first checkpoint, before any page.
+        index.commit(0).expect("commit");
+        assert_eq!(opstamp(&index), fresh);
+        index.put(&page(0, "http://h/a", "alpha")).expect("put");
+        index.commit(1).expect("commit");
+        let one = opstamp(&index);
+        assert!(one > fresh);
+        index.commit(1).expect("commit");
+        assert_eq!(opstamp(&index), one, "nothing new: no commit");
+        // A new count is recorded, even with no page added (pages the store keeps out).
+        index.commit(2).expect("commit");
+        assert!(opstamp(&index) > one);
+        assert_eq!(index.committed_pages().expect("payload"), 2);
+        // Opened again, the count is known: the same count is not committed again.
+        drop(index);
+        let mut index = SearchIndex::open(dir.path()).expect("open");
+        let two = opstamp(&index);
+        index.commit(2).expect("commit");
+        assert_eq!(opstamp(&index), two);
+        index.delete(0).expect("delete");
+        index.commit(2).expect("commit");
+        assert!(opstamp(&index) > two, "a delete is committed");
+        assert_eq!(index.search("alpha", 10).expect("search").len(), 0);
     }
 
     #[test]
